@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpu_hw.h - hardware definitions of the emulated TPU card.
+ *
+ * The one description of the card shared by the QEMU device model, the Linux driver and the
+ * runtime's program builder: PCI identity, the BAR0 register map, command ring entries,
+ * completion records, the device MMU's context table and page-table format, and the
+ * instruction encoding. docs/hardware.md is the prose version of this file; the two change
+ * together. Everything is little-endian.
+ */
+#ifndef TPU_HW_H
+#define TPU_HW_H
+
+#include <linux/types.h>
+
+/* ---- PCI identity ------------------------------------------------------------------- */
+
+#define TPU_PCI_VENDOR_ID	0x1234	/* QEMU's experimental vendor id */
+#define TPU_PCI_DEVICE_ID	0x7470
+#define TPU_PCI_REVISION	0x01
+#define TPU_PCI_CLASS		0x1200	/* processing accelerator */
+
+#define TPU_BAR_REGS		0	/* BAR0: registers, 32-bit memory */
+#define TPU_BAR_REGS_SIZE	0x1000
+#define TPU_BAR_MSIX		2	/* BAR2: MSI-X table and PBA, 64-bit memory */
+
+#define TPU_MSIX_VEC_DONE	0	/* a job completed successfully */
+#define TPU_MSIX_VEC_ERROR	1	/* a job failed or a queue entered error state */
+#define TPU_MSIX_VECTORS	2
+
+/* ---- BAR0 registers (32-bit unless marked 64; 64-bit registers take 8-byte accesses) ---- */
+
+#define TPU_REG_ID		0x000	/* RO  TPU_ID_MAGIC */
+#define TPU_REG_VERSION		0x004	/* RO  spec version, major << 16 | minor */
+#define TPU_REG_CAPS		0x008	/* RO  TPU_CAP_* */
+#define TPU_REG_MXU_DIM		0x00c	/* RO  rows << 16 | cols of the systolic array */
+#define TPU_REG_UB_SIZE		0x010	/* RO  unified buffer size, bytes */
+#define TPU_REG_ACC_SIZE	0x014	/* RO  accumulator memory size, bytes */
+#define TPU_REG_CLOCK_MHZ	0x018	/* RO  modelled clock */
+#define TPU_REG_NUM_QUEUES	0x01c	/* RO  command queues */
+#define TPU_REG_NUM_CTX		0x020	/* RO  entries of the context table */
+
+#define TPU_REG_CONTROL		0x040	/* RW  TPU_CONTROL_* */
+#define TPU_REG_STATUS		0x044	/* RO  TPU_STATUS_* */
+#define TPU_REG_RESET		0x048	/* WO  write TPU_RESET_MAGIC: global reset */
+#define TPU_REG_IRQ_STATUS	0x050	/* RW1C TPU_IRQ_* */
+#define TPU_REG_IRQ_MASK	0x054	/* RW  TPU_IRQ_*, 1 = delivered */
+
+#define TPU_REG_CTX_TABLE	0x060	/* RW64 physical address of the context table, 4 KiB aligned */
+#define TPU_REG_TLB_INVAL	0x068	/* WO  context id to invalidate, TPU_TLB_INVAL_ALL for all */
+
+#define TPU_REG_ERR_CODE	0x080	/* RO  TPU_ERR_* of the last failed job */
+#define TPU_REG_ERR_QUEUE	0x084	/* RO  queue of the last failed job */
+#define TPU_REG_ERR_ADDR	0x088	/* RO64 fault address of the last failed job */
+
+/* Performance counters, RO64, cleared by global reset. */
+#define TPU_REG_CNT_CYCLES	0x100	/* modelled cycles spent on jobs */
+#define TPU_REG_CNT_MXU_BUSY	0x108	/* cycles the systolic array was computing */
+#define TPU_REG_CNT_MACS	0x110	/* multiply-accumulates performed */
+#define TPU_REG_CNT_DMA_RD	0x118	/* bytes read from host memory by programs */
+#define TPU_REG_CNT_DMA_WR	0x120	/* bytes written to host memory by programs */
+#define TPU_REG_CNT_JOBS_DONE	0x128
+#define TPU_REG_CNT_JOBS_FAILED	0x130
+#define TPU_REG_CNT_MMU_FAULTS	0x138
+
+/* Per-queue register blocks. */
+#define TPU_REG_QUEUE_BASE	0x400
+#define TPU_REG_QUEUE_STRIDE	0x40
+#define TPU_REG_QUEUE(q, r)	(TPU_REG_QUEUE_BASE + (q) * TPU_REG_QUEUE_STRIDE + (r))
+
+#define TPU_QREG_RING_BASE	0x00	/* RW64 physical address of the ring, 4 KiB aligned */
+#define TPU_QREG_RING_SIZE	0x08	/* RW  entries, power of two in [2, TPU_RING_MAX_ENTRIES] */
+#define TPU_QREG_RING_HEAD	0x0c	/* RO  index of the next entry the device fetches */
+#define TPU_QREG_RING_TAIL	0x10	/* RW  doorbell: index one past the last valid entry */
+#define TPU_QREG_COMPL_BASE	0x18	/* RW64 physical address of RING_SIZE completion records */
+#define TPU_QREG_CONTROL	0x20	/* RW  TPU_QCTRL_* */
+#define TPU_QREG_STATUS		0x24	/* RO  TPU_QSTAT_* */
+#define TPU_QREG_DONE_SEQ	0x28	/* RO64 seqno of the last retired job (done or failed) */
+
+#define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
+#define TPU_SPEC_VERSION	0x00010000u	/* 1.0 */
+#define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
+#define TPU_TLB_INVAL_ALL	0xffffffffu
+
+#define TPU_CAP_INT8		(1u << 0)	/* int8 x int8 -> int32 matmul */
+#define TPU_CAP_BF16		(1u << 1)	/* bf16 x bf16 -> fp32 matmul */
+
+#define TPU_CONTROL_ENABLE	(1u << 0)	/* process command queues */
+
+#define TPU_STATUS_READY	(1u << 0)	/* reset complete, registers usable */
+#define TPU_STATUS_BUSY		(1u << 1)	/* a job is executing */
+
+#define TPU_IRQ_DONE		(1u << 0)
+#define TPU_IRQ_ERROR		(1u << 1)
+
+#define TPU_QCTRL_ENABLE	(1u << 0)	/* fetch entries between HEAD and TAIL */
+
+#define TPU_QSTAT_ACTIVE	(1u << 0)	/* enabled and configured */
+#define TPU_QSTAT_ERROR		(1u << 1)	/* bad ring configuration; cleared by re-enable */
+
+#define TPU_RING_MAX_ENTRIES	4096
+
+/* ---- command ring entry (64 bytes) ---------------------------------------------------- */
+
+#define TPU_RING_OP_RUN		1	/* execute a program */
+
+struct tpu_ring_entry {
+	__u32 opcode;		/* TPU_RING_OP_* */
+	__u32 ctx_id;		/* context whose page tables translate the program's addresses */
+	__u64 seqno;		/* echoed in the completion record and DONE_SEQ */
+	__u64 program_addr;	/* device virtual address of the first instruction */
+	__u32 program_size;	/* bytes, a multiple of sizeof(struct tpu_insn) */
+	__u32 flags;		/* must be 0 */
+	__u64 reserved[4];	/* must be 0 */
+};
+
+/* ---- completion record (64 bytes), written at COMPL_BASE + slot * 64 ------------------ */
+
+#define TPU_COMPL_VALID		(1u << 0)
+
+struct tpu_completion {
+	__u64 seqno;
+	__u32 status;		/* TPU_ERR_NONE or the TPU_ERR_* that ended the job */
+	__u32 error_pc;		/* index of the failing instruction */
+	__u64 fault_addr;	/* device VA (MMU fault) or offset that was out of range */
+	__u64 cycles;		/* modelled cycles of the job */
+	__u64 mxu_busy_cycles;
+	__u64 macs;
+	__u32 flags;		/* TPU_COMPL_VALID */
+	__u32 reserved0;
+	__u64 reserved1;
+};
+
+/* Job status codes: completion status and TPU_REG_ERR_CODE. */
+#define TPU_ERR_NONE		0
+#define TPU_ERR_BAD_OPCODE	1	/* unknown instruction opcode */
+#define TPU_ERR_BAD_OPERAND	2	/* bad dtype, flags, reserved bits, zero or oversized shape */
+#define TPU_ERR_UB_RANGE	3	/* unified buffer access out of range */
+#define TPU_ERR_ACC_RANGE	4	/* accumulator access out of range or misaligned */
+#define TPU_ERR_MMU_FAULT	5	/* unmapped device VA or permission denied */
+#define TPU_ERR_BUS		6	/* host memory access failed at a physical address */
+#define TPU_ERR_BAD_CTX		7	/* context id out of range or context not valid */
+#define TPU_ERR_PROGRAM		8	/* program size zero, misaligned or over the limit */
+#define TPU_ERR_RING_ENTRY	9	/* bad ring entry opcode, flags or reserved fields */
+#define TPU_ERR_NO_WEIGHTS	10	/* MATMUL without matching loaded weights */
+#define TPU_ERR_ABORTED		11	/* stopped by a reset */
+#define TPU_ERR_COUNT		12
+
+#define TPU_PROGRAM_MAX_BYTES	(1u << 20)
+
+/* ---- device MMU ------------------------------------------------------------------------ */
+
+/*
+ * CTX_TABLE points at NUM_CTX 16-byte entries; entry i describes context i. A valid entry holds
+ * the physical address of a 3-level page-table root. Device virtual addresses are 39 bits:
+ * bits 38..30 index level 0, 29..21 level 1, 20..12 level 2 (the leaf), 11..0 the page offset.
+ * Every table is one 4 KiB page of 512 little-endian 64-bit entries.
+ */
+struct tpu_ctx_entry {
+	__u64 pt_root;		/* TPU_PTE_VALID | physical address of the level-0 table */
+	__u64 reserved;		/* must be 0 */
+};
+
+#define TPU_PAGE_SHIFT		12
+#define TPU_PAGE_SIZE		(1ull << TPU_PAGE_SHIFT)
+#define TPU_PT_LEVELS		3
+#define TPU_PT_ENTRIES		512
+#define TPU_VA_BITS		39
+#define TPU_PT_INDEX(va, level)	(((va) >> (TPU_PAGE_SHIFT + 9 * (TPU_PT_LEVELS - 1 - (level)))) & 511)
+
+#define TPU_PTE_VALID		(1ull << 0)
+#define TPU_PTE_READ		(1ull << 1)	/* leaf: device may read */
+#define TPU_PTE_WRITE		(1ull << 2)	/* leaf: device may write */
+#define TPU_PTE_ADDR_MASK	0x000ffffffffff000ull
+
+/* ---- instructions (32 bytes each) ------------------------------------------------------ */
+
+enum tpu_opcode {
+	TPU_OP_NOP = 0,
+	TPU_OP_HALT = 1,	/* end of program */
+	TPU_OP_DMA_IN = 2,	/* host memory -> unified buffer */
+	TPU_OP_DMA_OUT = 3,	/* unified buffer or accumulators -> host memory */
+	TPU_OP_LOAD_W = 4,	/* unified buffer -> weight tile of the systolic array */
+	TPU_OP_MATMUL = 5,	/* unified buffer activations x weights -> accumulators */
+};
+
+enum tpu_dtype {
+	TPU_DT_INT8 = 0,
+	TPU_DT_BF16 = 1,
+	TPU_DT_INT32 = 2,
+	TPU_DT_FP32 = 3,
+};
+
+/* DMA_OUT: read the accumulators instead of the unified buffer. */
+#define TPU_F_SRC_ACC		(1u << 0)
+/* MATMUL: add into the accumulators instead of overwriting them. */
+#define TPU_F_ACCUMULATE	(1u << 0)
+
+/*
+ * DMA_IN / DMA_OUT: move rows x cols elements of dtype. Host rows are host_stride bytes apart
+ * (device VA), local rows local_stride bytes apart (unified buffer, or accumulators for
+ * DMA_OUT with TPU_F_SRC_ACC, where dtype must be INT32 or FP32).
+ */
+struct tpu_insn_dma {
+	__u8 opcode;
+	__u8 dtype;
+	__u16 flags;
+	__u16 rows;
+	__u16 cols;
+	__u64 host_addr;
+	__u32 host_stride;
+	__u32 local_addr;
+	__u32 local_stride;
+	__u32 reserved;		/* must be 0 */
+};
+
+/*
+ * LOAD_W: load a rows(K) x cols(N) weight tile from the unified buffer (K <= MXU rows,
+ * N <= MXU cols), row k at src_addr + k * src_stride.
+ * MATMUL: stream rows(M) x cols(K) activations from the unified buffer through the loaded
+ * K x N tile (dtype and K must match LOAD_W); result row m, column n goes to the accumulator
+ * element at acc_addr + m * acc_stride + 4 * n (int32 for int8, fp32 for bf16).
+ */
+struct tpu_insn_mxu {
+	__u8 opcode;
+	__u8 dtype;
+	__u16 flags;
+	__u16 rows;
+	__u16 cols;
+	__u32 src_addr;
+	__u32 src_stride;
+	__u32 acc_addr;
+	__u32 acc_stride;
+	__u32 reserved[2];	/* must be 0 */
+};
+
+union tpu_insn {
+	struct {
+		__u8 opcode;
+		__u8 dtype;
+		__u16 flags;
+	} hdr;
+	struct tpu_insn_dma dma;
+	struct tpu_insn_mxu mxu;
+	__u64 raw[4];
+};
+
+#define TPU_INSN_SIZE		32
+
+#ifdef __cplusplus
+static_assert(sizeof(struct tpu_ring_entry) == 64, "ring entry is 64 bytes");
+static_assert(sizeof(struct tpu_completion) == 64, "completion record is 64 bytes");
+static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
+static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
+#else
+_Static_assert(sizeof(struct tpu_ring_entry) == 64, "ring entry is 64 bytes");
+_Static_assert(sizeof(struct tpu_completion) == 64, "completion record is 64 bytes");
+_Static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
+_Static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
+#endif
+
+#endif /* TPU_HW_H */

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpu_accel.h - userspace interface of the tpu DRM accel driver (/dev/accel/accelN).
+ *
+ * Shared by driver/ and runtime/. Rules for growth: ioctl numbers are append-only, pointers are
+ * __u64, structs are padded explicitly, reserved fields and unknown flags must be zero (the
+ * driver rejects them with -EINVAL), and new fields are only ever appended.
+ */
+#ifndef _UAPI_DRM_TPU_ACCEL_H
+#define _UAPI_DRM_TPU_ACCEL_H
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/* ioctl numbers, append-only */
+#define DRM_TPU_GET_PARAM	0x00
+#define DRM_TPU_BO_CREATE	0x01
+#define DRM_TPU_BO_INFO		0x02
+#define DRM_TPU_SUBMIT		0x03
+#define DRM_TPU_WAIT		0x04
+
+/**
+ * enum drm_tpu_param - what DRM_IOCTL_TPU_GET_PARAM can report
+ * @DRM_TPU_PARAM_DEVICE_ID: PCI device id
+ * @DRM_TPU_PARAM_SPEC_VERSION: the card's spec version, major << 16 | minor
+ * @DRM_TPU_PARAM_CAPS: TPU_CAP_* bits of the card (tpu_hw.h)
+ * @DRM_TPU_PARAM_MXU_ROWS: rows of the systolic array (max K of a weight tile)
+ * @DRM_TPU_PARAM_MXU_COLS: columns of the systolic array (max N of a weight tile)
+ * @DRM_TPU_PARAM_UB_SIZE: unified buffer bytes
+ * @DRM_TPU_PARAM_ACC_SIZE: accumulator memory bytes
+ * @DRM_TPU_PARAM_CLOCK_MHZ: modelled clock
+ * @DRM_TPU_PARAM_VA_START: first device virtual address the driver hands out
+ * @DRM_TPU_PARAM_VA_SIZE: size of the per-file device address space
+ * @DRM_TPU_PARAM_CNT_CYCLES: performance counter: modelled cycles of all jobs
+ * @DRM_TPU_PARAM_CNT_MACS: performance counter: multiply-accumulates of all jobs
+ * @DRM_TPU_PARAM_CNT_JOBS_DONE: performance counter: jobs completed without error
+ * @DRM_TPU_PARAM_CNT_JOBS_FAILED: performance counter: jobs ended by an error
+ */
+enum drm_tpu_param {
+	DRM_TPU_PARAM_DEVICE_ID = 0,
+	DRM_TPU_PARAM_SPEC_VERSION = 1,
+	DRM_TPU_PARAM_CAPS = 2,
+	DRM_TPU_PARAM_MXU_ROWS = 3,
+	DRM_TPU_PARAM_MXU_COLS = 4,
+	DRM_TPU_PARAM_UB_SIZE = 5,
+	DRM_TPU_PARAM_ACC_SIZE = 6,
+	DRM_TPU_PARAM_CLOCK_MHZ = 7,
+	DRM_TPU_PARAM_VA_START = 8,
+	DRM_TPU_PARAM_VA_SIZE = 9,
+	DRM_TPU_PARAM_CNT_CYCLES = 10,
+	DRM_TPU_PARAM_CNT_MACS = 11,
+	DRM_TPU_PARAM_CNT_JOBS_DONE = 12,
+	DRM_TPU_PARAM_CNT_JOBS_FAILED = 13,
+};
+
+/**
+ * struct drm_tpu_get_param - query a device property or counter
+ * @param: in, enum drm_tpu_param
+ * @pad: must be zero
+ * @value: out
+ */
+struct drm_tpu_get_param {
+	__u32 param;
+	__u32 pad;
+	__u64 value;
+};
+
+/**
+ * struct drm_tpu_bo_create - create a buffer object mapped into the file's device address space
+ * @size: in, bytes (rounded up to the page size); out, the rounded size
+ * @flags: in, must be zero
+ * @handle: out, GEM handle
+ * @device_addr: out, device virtual address of the first byte, valid in programs of this file
+ */
+struct drm_tpu_bo_create {
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u64 device_addr;
+};
+
+/**
+ * struct drm_tpu_bo_info - look up a buffer object
+ * @handle: in, GEM handle
+ * @pad: must be zero
+ * @mmap_offset: out, offset to pass to mmap() on the device file
+ * @device_addr: out, device virtual address
+ * @size: out, bytes
+ */
+struct drm_tpu_bo_info {
+	__u32 handle;
+	__u32 pad;
+	__u64 mmap_offset;
+	__u64 device_addr;
+	__u64 size;
+};
+
+/**
+ * struct drm_tpu_submit - queue a program for execution
+ * @program_handle: in, BO holding the program
+ * @program_offset: in, byte offset of the first instruction in that BO, 32-byte aligned
+ * @program_size: in, bytes, a non-zero multiple of 32, within the BO
+ * @bo_count: in, number of handles at @bo_handles
+ * @bo_handles: in, user pointer to __u32[@bo_count]: every BO the program reads or writes; the
+ *	job waits for earlier jobs writing them and keeps them alive until it ends
+ * @flags: in, must be zero
+ * @out_syncobj: in, 0 or a DRM syncobj handle that receives the job's fence
+ * @job_id: out, id to pass to DRM_IOCTL_TPU_WAIT, unique within the file
+ * @reserved: must be zero
+ */
+struct drm_tpu_submit {
+	__u32 program_handle;
+	__u32 program_offset;
+	__u32 program_size;
+	__u32 bo_count;
+	__u64 bo_handles;
+	__u32 flags;
+	__u32 out_syncobj;
+	__u64 job_id;
+	__u64 reserved[2];
+};
+
+/* Job status codes returned by DRM_IOCTL_TPU_WAIT, beyond the card's TPU_ERR_* (tpu_hw.h). */
+#define DRM_TPU_JOB_TIMEOUT	0x100	/* the job hung and the card was reset */
+#define DRM_TPU_JOB_CANCELED	0x101	/* the card was reset before the job ran */
+
+/**
+ * struct drm_tpu_wait - wait for a job and collect its result
+ * @job_id: in, from DRM_IOCTL_TPU_SUBMIT
+ * @timeout_ns: in, relative timeout; 0 polls. -ETIMEDOUT if the job has not ended by then
+ * @status: out, TPU_ERR_NONE (0) on success, a TPU_ERR_* of the card or a DRM_TPU_JOB_*
+ * @error_pc: out, index of the failing instruction
+ * @fault_addr: out, the faulting device address or out-of-range offset
+ * @cycles: out, modelled cycles of the job
+ * @macs: out, multiply-accumulates of the job
+ * @reserved: must be zero
+ *
+ * A successful wait retires the job: its id is then unknown (-ENOENT).
+ */
+struct drm_tpu_wait {
+	__u64 job_id;
+	__s64 timeout_ns;
+	__u32 status;
+	__u32 error_pc;
+	__u64 fault_addr;
+	__u64 cycles;
+	__u64 macs;
+	__u64 reserved;
+};
+
+#define DRM_IOCTL_TPU_GET_PARAM \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_GET_PARAM, struct drm_tpu_get_param)
+#define DRM_IOCTL_TPU_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_BO_CREATE, struct drm_tpu_bo_create)
+#define DRM_IOCTL_TPU_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_BO_INFO, struct drm_tpu_bo_info)
+#define DRM_IOCTL_TPU_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_SUBMIT, struct drm_tpu_submit)
+#define DRM_IOCTL_TPU_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_WAIT, struct drm_tpu_wait)
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* _UAPI_DRM_TPU_ACCEL_H */

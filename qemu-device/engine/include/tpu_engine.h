@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpu_engine.h - C interface of the card's engine: the program executor, device MMU and
+ * systolic matrix unit, with no QEMU or kernel types. The QEMU device (qemu-device/tpu.c)
+ * owns registers, rings and interrupts and calls tpu_engine_run() once per job from its
+ * worker thread; host tests call the same entry points with a plain memory callback.
+ */
+#ifndef TPU_ENGINE_H
+#define TPU_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tpu_engine;
+
+/*
+ * Reads (is_write false) or writes len bytes of host physical memory at addr.
+ * Returns 0 on success, non-zero if any byte could not be accessed.
+ * Called from the thread that called tpu_engine_run(), possibly concurrently from the
+ * engine's own worker threads.
+ */
+typedef int (*tpu_phys_rw_fn)(void *opaque, uint64_t addr, void *buf, uint64_t len,
+			      bool is_write);
+
+struct tpu_engine_config {
+	uint32_t mxu_rows;	/* systolic array rows (K of a weight tile), 1..4096 */
+	uint32_t mxu_cols;	/* systolic array columns (N of a weight tile), 1..4096 */
+	uint32_t ub_bytes;	/* unified buffer size */
+	uint32_t acc_bytes;	/* accumulator memory size, multiple of 4 */
+	uint32_t clock_mhz;	/* modelled clock, for the cycle model */
+	uint32_t threads;	/* worker threads for fast mode, 0 = one per host CPU */
+};
+
+struct tpu_job_result {
+	uint32_t status;	/* TPU_ERR_* (tpu_hw.h) */
+	uint32_t error_pc;	/* index of the failing instruction */
+	uint64_t fault_addr;
+	uint64_t cycles;
+	uint64_t mxu_busy_cycles;
+	uint64_t macs;
+	uint64_t dma_read_bytes;
+	uint64_t dma_write_bytes;
+	uint32_t mmu_faults;
+	uint32_t reserved;
+};
+
+/*
+ * Creates an engine. Returns NULL and a message in err (if errlen > 0) when the
+ * configuration is invalid or memory cannot be allocated.
+ */
+struct tpu_engine *tpu_engine_create(const struct tpu_engine_config *cfg, tpu_phys_rw_fn rw,
+				     void *opaque, char *err, size_t errlen);
+void tpu_engine_destroy(struct tpu_engine *eng);
+
+/* Physical address and entry count of the context table (TPU_REG_CTX_TABLE, NUM_CTX). */
+void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t entries);
+
+/*
+ * Runs one program to completion (HALT or its last instruction) or to its first error.
+ * Never aborts on guest input: every malformed program ends with result->status set.
+ */
+void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_addr,
+		    uint32_t program_size, struct tpu_job_result *result);
+
+/*
+ * Asks a running tpu_engine_run() to stop at the next instruction boundary with
+ * TPU_ERR_ABORTED. Safe from any thread. The request is cleared by tpu_engine_reset().
+ */
+void tpu_engine_abort(struct tpu_engine *eng);
+
+/* Clears on-chip state (unified buffer, accumulators, weights) and any abort request. */
+void tpu_engine_reset(struct tpu_engine *eng);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPU_ENGINE_H */

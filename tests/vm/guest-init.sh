@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# /init of the test guest (busybox). Mounts the basics, loads the DRM/9p module chain baked into
+# the initramfs, mounts the host's source tree at the same path as on the host (9p tag "src") and
+# the job directory (tag "job"), loads driver/tpu.ko, runs /job/run.sh, checks the kernel log for
+# oopses and warnings, and reports the exit status to the host through the isa-debug-exit port.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /tmp /job && mount -t devpts devpts /dev/pts && mount -t tmpfs tmp /tmp
+echo 0 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
+
+finish() {
+	rc=$1
+	if dmesg | grep -E -q 'WARNING:|BUG:|Oops|Call Trace:|general protection|KASAN|UBSAN'; then
+		echo "tpu-vm: the kernel log shows a warning or oops:"
+		dmesg | grep -E -B2 -A20 'WARNING:|BUG:|Oops|Call Trace:|general protection' | head -n 80
+		[ "$rc" -eq 0 ] && rc=99
+	fi
+	echo "TPU-VM-EXIT rc=$rc"
+	printf "\\$(printf %03o "$rc")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+	poweroff -f
+}
+
+while read -r mod; do
+	insmod "/lib/modules/$mod" || { echo "tpu-vm: cannot load $mod"; finish 90; }
+done < /lib/modules/load-order
+
+src=$(sed -n 's/.*tpusrc=\([^ ]*\).*/\1/p' /proc/cmdline)
+mkdir -p "$src"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 src "$src" || finish 91
+mount -t 9p -o trans=virtio,version=9p2000.L job /job || finish 92
+
+if grep -q 'tpunodriver' /proc/cmdline; then
+	echo "tpu-vm: not loading tpu.ko (tpunodriver)"
+else
+	insmod "$src/driver/tpu.ko" || { echo "tpu-vm: insmod tpu.ko failed"; finish 93; }
+fi
+
+cd "$src" || finish 94
+if grep -q 'tpuinteractive' /proc/cmdline; then
+	echo "tpu-vm: interactive shell; the source tree is at $src, 'poweroff -f' to leave"
+	setsid cttyhack sh -l
+	finish 0
+fi
+sh /job/run.sh
+finish $?

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Boots the test guest (cached 6.12 kernel, our QEMU with -device tpu, TCG) with this source tree
+# shared at the same path, loads the module chain and driver/tpu.ko, runs a command inside and
+# exits with its status. A hang (timeout), a panic or an oops/warning in the guest's kernel log is
+# a failure; the guest console is kept in the log file either way.
+#
+#   run-in-vm.sh [options] -- command [args...]     run a command in the guest (cwd: source root)
+#   run-in-vm.sh --interactive                      a shell in the guest on this terminal
+# Options:
+#   --log FILE         console log (default: build/vm-logs/vm.log)
+#   --timeout SECONDS  wall-clock limit for the whole boot-run-poweroff (default 900)
+#   --no-driver        do not load tpu.ko
+#   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
+qemu=${TPU_QEMU:-$cache/qemu/current}
+kernel=$cache/kernel/current/vmlinuz
+log=$src/build/vm-logs/vm.log
+timeout_s=900
+interactive=0
+driver=1
+extra=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--log) log=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	--interactive) interactive=1; shift ;;
+	--no-driver) driver=0; shift ;;
+	--qemu-args) read -r -a more <<<"$2"; extra+=("${more[@]}"); shift 2 ;;
+	--) shift; break ;;
+	*) echo "run-in-vm: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+	esac
+done
+[ $interactive -eq 1 ] || [ $# -gt 0 ] || { echo "run-in-vm: no command given" >&2; exit 2; }
+[ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
+[ -f "$kernel" ] || { echo "run-in-vm: no guest kernel at $kernel: run 'make deps'" >&2; exit 2; }
+[ $driver -eq 0 ] || [ -f "$src/driver/tpu.ko" ] || { echo "run-in-vm: no driver/tpu.ko: run 'make module'" >&2; exit 2; }
+initrd=$("$here/mkinitramfs.sh")
+
+job=$(mktemp -d)
+trap 'rm -rf "$job"' EXIT
+{
+	echo "cd '$PWD' || exit 95"
+	printf '%q ' "$@"
+	echo
+} > "$job/run.sh"
+
+append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet tpusrc=$src"
+[ $driver -eq 1 ] || append+=" tpunodriver"
+[ $interactive -eq 0 ] || append+=" tpuinteractive"
+
+args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none
+      -L /usr/share/seabios -L /usr/share/qemu
+      -kernel "$kernel" -initrd "$initrd" -append "$append"
+      -device isa-debug-exit,iobase=0xf4,iosize=0x04
+      -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on"
+      -virtfs "local,path=$job,mount_tag=job,security_model=none"
+      -device tpu "${extra[@]}")
+
+if [ $interactive -eq 1 ]; then
+	exec "$qemu" "${args[@]}" -nographic
+fi
+
+mkdir -p "$(dirname "$log")"
+set +e
+timeout -k 10 "$timeout_s" "$qemu" "${args[@]}" -display none -serial stdio -monitor none \
+	</dev/null | tee "$log"
+qrc=${PIPESTATUS[0]}
+set -e
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	echo "run-in-vm: the guest hung (no exit after ${timeout_s}s); console log: $log" >&2
+	tail -n 30 "$log" >&2
+	exit 124
+fi
+if [ $((qrc & 1)) -eq 1 ]; then
+	rc=$((qrc >> 1))
+elif rc=$(sed -n 's/.*TPU-VM-EXIT rc=\([0-9]*\).*/\1/p' "$log" | tail -n1) && [ -n "$rc" ]; then
+	:
+else
+	echo "run-in-vm: the guest died without reporting (QEMU exit $qrc, panic?); console log: $log" >&2
+	tail -n 30 "$log" >&2
+	exit 125
+fi
+if [ "$rc" -ne 0 ]; then
+	echo "run-in-vm: guest command failed with status $rc; console log: $log" >&2
+fi
+exit "$rc"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs the host packages the stack needs to build and test itself on Debian 12:
+# compilers, libdrm/libnuma/Catch2 for the runtime, QEMU's build dependencies (meson from
+# bookworm-backports), and what the guest harness uses (busybox, kmod, cpio, firmware ROMs).
+# Idempotent: a second run only checks. Adds bookworm-backports and deb-src sources if missing.
+set -euo pipefail
+
+[ "$(id -u)" -eq 0 ] || { echo "setup-host: run as root (apt-get install)" >&2; exit 1; }
+
+src=/etc/apt/sources.list.d/tpu-stack.sources
+if [ ! -f "$src" ]; then
+	cat >"$src" <<'SRC'
+# Added by the TPU stack's tools/setup-host.sh: guest kernel and meson come from
+# bookworm-backports, QEMU's source tarball from its deb-src.
+Types: deb deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	rm -f /var/lib/apt/tpu-stack.updated
+fi
+
+pkgs=(build-essential cmake ninja-build pkg-config ccache git
+      libdrm-dev libnuma-dev catch2
+      libglib2.0-dev libslirp-dev python3-venv flex bison
+      seabios qemu-system-data
+      busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+meson_ok=0
+if command -v meson >/dev/null && dpkg --compare-versions "$(meson --version)" ge 1.5; then
+	meson_ok=1
+fi
+
+if [ ${#missing[@]} -eq 0 ] && [ $meson_ok -eq 1 ]; then
+	echo "setup-host: all packages present"
+	exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if [ ! -f /var/lib/apt/tpu-stack.updated ] || [ -n "$(find /var/lib/apt/tpu-stack.updated -mmin +720)" ]; then
+	apt-get update -q
+	touch /var/lib/apt/tpu-stack.updated
+fi
+[ ${#missing[@]} -eq 0 ] || apt-get install -y -q --no-install-recommends "${missing[@]}"
+[ $meson_ok -eq 1 ] || apt-get install -y -q --no-install-recommends -t bookworm-backports meson
+echo "setup-host: done"
