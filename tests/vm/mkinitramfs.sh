@@ -11,7 +11,7 @@ kroot=$cache/kernel/current/root
 [ -d "$kroot/lib/modules" ] || { echo "mkinitramfs: no guest kernel; run tools/fetch-guest-kernel.sh" >&2; exit 1; }
 abi=$(ls "$kroot/lib/modules")
 mods=(drm_shmem_helper gpu-sched 9p 9pnet_virtio)
-key=$( (echo "$abi ${mods[*]}"; cat "$here/guest-init.sh" "$0"; readlink -f /bin/busybox; busybox | head -1) | sha256sum | cut -c1-16)
+key=$( (echo "$abi ${mods[*]}"; cat "$here/guest-init.sh" "$0"; sha256sum /bin/busybox) | sha256sum | cut -c1-16)
 out=$cache/initramfs/initramfs-$key.cpio.gz
 if [ -f "$out" ]; then echo "$out"; exit 0; fi
 
@@ -19,7 +19,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work"/{bin,sbin,proc,sys,dev,tmp,lib/modules}
 cp /bin/busybox "$work/bin/busybox"
-for applet in $(/bin/busybox --list); do ln -sf busybox "$work/bin/$applet"; done
+for applet in $(/bin/busybox --list); do
+	[ "$applet" = busybox ] || ln -s busybox "$work/bin/$applet"
+done
 install -m 755 "$here/guest-init.sh" "$work/init"
 
 modprobe -d "$kroot" -S "$abi" --show-depends -a "${mods[@]}" | awk '$1 == "insmod" { print $2 }' |

@@ -52,7 +52,7 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet tpusrc=$src"
 [ $driver -eq 1 ] || append+=" tpunodriver"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 
-args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none
+args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
       -kernel "$kernel" -initrd "$initrd" -append "$append"
       -device isa-debug-exit,iobase=0xf4,iosize=0x04
