@@ -136,7 +136,7 @@ struct tpu_completion {
 #define TPU_ERR_BAD_OPCODE	1	/* unknown instruction opcode */
 #define TPU_ERR_BAD_OPERAND	2	/* bad dtype, flags, reserved bits, zero or oversized shape */
 #define TPU_ERR_UB_RANGE	3	/* unified buffer access out of range */
-#define TPU_ERR_ACC_RANGE	4	/* accumulator access out of range or misaligned */
+#define TPU_ERR_ACC_RANGE	4	/* accumulator access out of range */
 #define TPU_ERR_MMU_FAULT	5	/* unmapped device VA or permission denied */
 #define TPU_ERR_BUS		6	/* host memory access failed at a physical address */
 #define TPU_ERR_BAD_CTX		7	/* context id out of range or context not valid */

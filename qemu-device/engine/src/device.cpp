@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// Engine configuration checks and construction of the device state.
+#include "device.hpp"
+
+#include <thread>
+
+namespace tpu::engine {
+namespace {
+
+unsigned pool_threads(uint32_t requested) {
+    if (requested != 0)
+        return requested;
+    unsigned cpus = std::thread::hardware_concurrency();
+    if (cpus == 0)
+        return 1;
+    return cpus < kMaxThreads ? cpus : kMaxThreads;
+}
+
+} // namespace
+
+const char *config_error(const tpu_engine_config &cfg) {
+    if (cfg.mxu_rows == 0 || cfg.mxu_rows > kMaxMxuDim || cfg.mxu_cols == 0 ||
+        cfg.mxu_cols > kMaxMxuDim)
+        return "mxu_rows and mxu_cols must be in 1..4096";
+    if (cfg.ub_bytes == 0)
+        return "ub_bytes must not be 0";
+    if (cfg.acc_bytes == 0 || cfg.acc_bytes % 4 != 0)
+        return "acc_bytes must be a non-zero multiple of 4";
+    if (cfg.clock_mhz == 0)
+        return "clock_mhz must not be 0";
+    if (cfg.threads > kMaxThreads)
+        return "threads must be at most 256 (0 = one per host CPU)";
+    return nullptr;
+}
+
+Device::Device(const tpu_engine_config &cfg, tpu_phys_rw_fn rw, void *opaque)
+    : limits{cfg.mxu_rows, cfg.mxu_cols, cfg.ub_bytes, cfg.acc_bytes}, phys(rw, opaque), mmu(phys),
+      dma(phys, mmu), ub(cfg.ub_bytes), acc(cfg.acc_bytes), weights(cfg.mxu_rows, cfg.mxu_cols),
+      pool(pool_threads(cfg.threads)), mxu(pool) {}
+
+void Device::clear_state() {
+    ub.clear();
+    acc.clear();
+    weights.unload();
+}
+
+} // namespace tpu::engine

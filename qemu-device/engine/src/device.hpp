@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// Device: everything one engine instance owns — the validated configuration, the host memory
+// callback, MMU and DMA, the on-chip unified buffer and accumulators, the weight tile, the fast
+// matrix unit with its thread pool, and the abort request. All sized at creation; nothing is
+// allocated while a job runs.
+#pragma once
+
+#include <atomic>
+
+#include "decoder.hpp"
+#include "dma.hpp"
+#include "local_memory.hpp"
+#include "mmu.hpp"
+#include "mxu.hpp"
+#include "phys_memory.hpp"
+#include "thread_pool.hpp"
+#include "tpu_engine.h"
+#include "weight_tile.hpp"
+
+namespace tpu::engine {
+
+// Limits of a configuration (tpu_engine.h).
+inline constexpr uint32_t kMaxMxuDim = 4096;
+inline constexpr uint32_t kMaxThreads = 256;
+
+// nullptr if cfg is usable, else the reason it is not.
+const char *config_error(const tpu_engine_config &cfg);
+
+class Device {
+  public:
+    // cfg must pass config_error(). Throws std::bad_alloc or std::system_error when memory or
+    // threads cannot be had.
+    Device(const tpu_engine_config &cfg, tpu_phys_rw_fn rw, void *opaque);
+
+    // Empties the unified buffer and accumulators and unloads the weights.
+    void clear_state();
+
+    const DecoderLimits limits;
+    const PhysMemory phys;
+    Mmu mmu;
+    HostDma dma;
+    LocalMemory ub;
+    LocalMemory acc;
+    WeightTile weights;
+    ThreadPool pool;
+    FastMxu mxu;
+    std::atomic<bool> abort_requested{false};
+};
+
+} // namespace tpu::engine

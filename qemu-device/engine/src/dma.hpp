@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// HostDma: moves bytes between device virtual memory (the bound context's address space) and
+// on-chip buffers, page by page through the MMU. Used for DMA_IN / DMA_OUT and program fetch.
+#pragma once
+
+#include <cstdint>
+
+#include "decoder.hpp"
+#include "fault.hpp"
+#include "local_memory.hpp"
+#include "mmu.hpp"
+#include "phys_memory.hpp"
+
+namespace tpu::engine {
+
+class HostDma {
+  public:
+    HostDma(const PhysMemory &phys, Mmu &mmu) : phys_(phys), mmu_(mmu) {}
+
+    // Copies len bytes at device VA va into dst (needs READ permission). *done = the bytes
+    // copied before a fault (all of them on success).
+    Fault read(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done);
+    // Copies len bytes from src to device VA va (needs WRITE permission).
+    Fault write(uint64_t va, const uint8_t *src, uint64_t len);
+
+    // Executes a decoded DMA_IN / DMA_OUT between host memory and local (UB or ACC), row by
+    // row in ascending order.
+    Fault transfer(const DmaInsn &insn, LocalMemory &local);
+
+  private:
+    const PhysMemory &phys_;
+    Mmu &mmu_;
+};
+
+} // namespace tpu::engine

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// The engine's C interface (tpu_engine.h): creation with configuration checks, context table,
+// job runs, abort and reset. No exception crosses this boundary.
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "device.hpp"
+#include "executor.hpp"
+#include "tpu_engine.h"
+
+struct tpu_engine {
+    tpu::engine::Device dev;
+};
+
+namespace {
+
+void set_error(char *err, size_t errlen, const char *what) {
+    if (err && errlen > 0)
+        std::snprintf(err, errlen, "tpu engine: %s", what);
+}
+
+} // namespace
+
+extern "C" {
+
+struct tpu_engine *tpu_engine_create(const struct tpu_engine_config *cfg, tpu_phys_rw_fn rw,
+                                     void *opaque, char *err, size_t errlen) {
+    if (!cfg || !rw) {
+        set_error(err, errlen, "no configuration or memory callback");
+        return nullptr;
+    }
+    if (const char *why = tpu::engine::config_error(*cfg)) {
+        set_error(err, errlen, why);
+        return nullptr;
+    }
+    try {
+        return new tpu_engine{tpu::engine::Device(*cfg, rw, opaque)};
+    } catch (const std::bad_alloc &) {
+        set_error(err, errlen, "out of memory for the unified buffer, accumulators or weights");
+    } catch (const std::exception &e) {
+        set_error(err, errlen, e.what());
+    }
+    return nullptr;
+}
+
+void tpu_engine_destroy(struct tpu_engine *eng) {
+    delete eng;
+}
+
+void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t entries) {
+    eng->dev.mmu.set_ctx_table(addr, entries);
+}
+
+void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_addr,
+                    uint32_t program_size, struct tpu_job_result *result) {
+    tpu::engine::Executor executor(eng->dev);
+    *result = executor.run(ctx_id, program_addr, program_size);
+}
+
+void tpu_engine_abort(struct tpu_engine *eng) {
+    eng->dev.abort_requested.store(true);
+}
+
+void tpu_engine_reset(struct tpu_engine *eng) {
+    eng->dev.clear_state();
+    eng->dev.abort_requested.store(false);
+}
+
+} // extern "C"

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// Cycle-accurate weight-stationary systolic array: weight shift-in, skewed activation flow to
+// the right, partial sums flowing down, fill and drain, one synchronous update per cycle.
+#include "systolic_array.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "fp_env.hpp"
+
+namespace tpu::engine {
+namespace {
+
+// The multiply-accumulate of one PE and how an activation enters the array, per input type.
+struct Int8Mac {
+    static uint32_t activation(const uint8_t *row, uint32_t k) {
+        return uint32_t(int32_t(int8_t(row[k])));
+    }
+    static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) { return psum + a * w; }
+};
+
+struct Bf16Mac {
+    static uint32_t activation(const uint8_t *row, uint32_t k) {
+        uint16_t bits;
+        std::memcpy(&bits, row + 2 * k, sizeof(bits));
+        return uint32_t(bits) << 16;
+    }
+    static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) {
+        float r =
+            std::fma(std::bit_cast<float>(a), std::bit_cast<float>(w), std::bit_cast<float>(psum));
+        return std::bit_cast<uint32_t>(r);
+    }
+};
+
+} // namespace
+
+SystolicArray::SystolicArray(uint32_t rows, uint32_t cols)
+    : cols_(cols), grid_(uint64_t(rows) * cols), next_(uint64_t(rows) * cols) {}
+
+uint64_t SystolicArray::load_weights(const WeightTile &tile) {
+    type_ = tile.type();
+    k_ = tile.k();
+    n_ = tile.n();
+    for (Pe &p : grid_)
+        p = Pe{};
+    for (uint32_t cycle = 0; cycle < k_; cycle++) {
+        for (uint32_t k = k_ - 1; k > 0; k--)
+            for (uint32_t n = 0; n < n_; n++)
+                pe(grid_, k, n).weight = pe(grid_, k - 1, n).weight;
+        const uint32_t *entering = tile.words() + uint64_t(k_ - 1 - cycle) * n_;
+        for (uint32_t n = 0; n < n_; n++)
+            pe(grid_, 0, n).weight = entering[n];
+    }
+    next_ = grid_;
+    return k_;
+}
+
+uint64_t SystolicArray::run(const MatmulArgs &args) {
+    FpEnvGuard fp_env;
+    return type_ == MxuType::Int8 ? run_with<Int8Mac>(args) : run_with<Bf16Mac>(args);
+}
+
+template <class Mac> uint64_t SystolicArray::run_with(const MatmulArgs &args) {
+    const int64_t m_count = args.rows;
+    const uint64_t cycles = uint64_t(args.rows) + k_ + n_ - 1;
+    auto acc_word = [&](int64_t m, uint32_t n) { return args.acc + m * args.acc_stride + 4 * n; };
+
+    for (uint64_t t = 0; t < cycles; t++) {
+        // Drain: the bottom PEs computed row m = t - 1 - (K - 1) - n last cycle.
+        for (uint32_t n = 0; n < n_; n++) {
+            const Pe &bottom = pe(grid_, k_ - 1, n);
+            if (bottom.valid) {
+                int64_t m = int64_t(t) - 1 - (k_ - 1) - n;
+                std::memcpy(acc_word(m, n), &bottom.psum, sizeof(bottom.psum));
+            }
+        }
+        // Compute: every PE latches its inputs from the previous cycle's state.
+        for (uint32_t k = 0; k < k_; k++) {
+            for (uint32_t n = 0; n < n_; n++) {
+                Pe &out = pe(next_, k, n);
+                int64_t m = int64_t(t) - k - n; // the row arriving now, if any
+                if (n == 0) {
+                    // Skewed injection: array row k takes row m's element k at cycle m + k.
+                    out.valid = m >= 0 && m < m_count;
+                    if (out.valid)
+                        out.act = Mac::activation(args.src + m * args.src_stride, k);
+                } else {
+                    out.valid = pe(grid_, k, n - 1).valid;
+                    out.act = pe(grid_, k, n - 1).act;
+                }
+                if (!out.valid)
+                    continue;
+                uint32_t psum_in = 0; // +0.0f or integer 0
+                if (k > 0)
+                    psum_in = pe(grid_, k - 1, n).psum;
+                else if (args.accumulate)
+                    std::memcpy(&psum_in, acc_word(m, n), sizeof(psum_in));
+                out.psum = Mac::mac(psum_in, out.act, out.weight);
+            }
+        }
+        std::swap(grid_, next_);
+    }
+    return cycles;
+}
+
+} // namespace tpu::engine

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// Persistent worker pool: batch hand-off under a mutex, tasks claimed with an atomic counter.
+#include "thread_pool.hpp"
+
+namespace tpu::engine {
+
+ThreadPool::ThreadPool(unsigned threads) {
+    workers_.reserve(threads > 1 ? threads - 1 : 0);
+    try {
+        for (unsigned i = 1; i < threads; i++)
+            workers_.emplace_back([this] { worker_main(); });
+    } catch (...) {
+        shutdown();
+        throw;
+    }
+}
+
+ThreadPool::~ThreadPool() {
+    shutdown();
+}
+
+void ThreadPool::shutdown() {
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread &t : workers_)
+        t.join();
+    workers_.clear();
+}
+
+void ThreadPool::work_on_tasks() {
+    for (uint32_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1))
+        fn_(ctx_, i);
+}
+
+void ThreadPool::run(uint32_t count, TaskFn fn, void *ctx) {
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        fn_ = fn;
+        ctx_ = ctx;
+        count_ = count;
+        next_.store(0);
+        busy_ = unsigned(workers_.size());
+        batch_++;
+    }
+    wake_.notify_all();
+    work_on_tasks();
+    std::unique_lock<std::mutex> guard(lock_);
+    idle_.wait(guard, [this] { return busy_ == 0; });
+}
+
+void ThreadPool::worker_main() {
+    uint64_t seen = 0;
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> guard(lock_);
+            wake_.wait(guard, [&] { return stop_ || batch_ != seen; });
+            if (stop_)
+                return;
+            seen = batch_;
+        }
+        work_on_tasks();
+        std::lock_guard<std::mutex> guard(lock_);
+        if (--busy_ == 0)
+            idle_.notify_one();
+    }
+}
+
+} // namespace tpu::engine

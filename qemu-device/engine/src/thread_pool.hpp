@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// ThreadPool: a small persistent pool for the fast MXU. parallel_for() hands out task indices to
+// the calling thread and the workers and returns when all have run. One parallel_for at a time
+// (the engine runs one job at a time); nothing is allocated per call. Threads are never pinned
+// or re-prioritised (QEMU's sandbox may forbid it).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tpu::engine {
+
+class ThreadPool {
+  public:
+    // threads >= 1 participants: the caller of parallel_for plus threads - 1 workers.
+    explicit ThreadPool(unsigned threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool &) = delete;
+    ThreadPool &operator=(const ThreadPool &) = delete;
+
+    unsigned size() const { return unsigned(workers_.size()) + 1; }
+
+    // Runs body(i) for every i in [0, count), spread over the pool; returns when all are done.
+    template <class Body> void parallel_for(uint32_t count, Body &body) {
+        run(
+            count, [](void *ctx, uint32_t i) { (*static_cast<Body *>(ctx))(i); }, &body);
+    }
+
+  private:
+    using TaskFn = void (*)(void *ctx, uint32_t index);
+
+    void run(uint32_t count, TaskFn fn, void *ctx);
+    void work_on_tasks();
+    void worker_main();
+    void shutdown(); // stops and joins the workers
+
+    std::vector<std::thread> workers_;
+    std::mutex lock_;
+    std::condition_variable wake_; // a new batch or shutdown
+    std::condition_variable idle_; // the last worker finished the batch
+    uint64_t batch_ = 0;           // generation of the current batch
+    unsigned busy_ = 0;            // workers still on the current batch
+    bool stop_ = false;
+
+    TaskFn fn_ = nullptr;
+    void *ctx_ = nullptr;
+    uint32_t count_ = 0;
+    std::atomic<uint32_t> next_{0};
+};
+
+} // namespace tpu::engine

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+// Whole jobs: engine creation checks, per-job counters against the cycle model, clean on-chip
+// state at the start of every job (isolation between processes), and counters of failed jobs.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+
+#include "tpu_test/card.hpp"
+#include "tpu_test/reference.hpp"
+
+using namespace tpu::test;
+
+namespace {
+
+constexpr uint64_t kHost = 0x100000;
+
+tpu_engine_config small_config() {
+    tpu_engine_config cfg = Card::default_config();
+    cfg.mxu_rows = 8;
+    cfg.mxu_cols = 8;
+    cfg.ub_bytes = 4096;
+    cfg.acc_bytes = 4096;
+    return cfg;
+}
+
+} // namespace
+
+TEST_CASE("engine creation rejects bad configurations with a reason", "[job]") {
+    HostMemory mem(64ull << 20);
+    auto reject = [&](tpu_engine_config cfg) {
+        char err[128] = "";
+        tpu_engine *e = tpu_engine_create(&cfg, HostMemory::phys_rw, &mem, err, sizeof(err));
+        CHECK(e == nullptr);
+        CHECK(std::string(err).find("tpu engine:") == 0);
+        tpu_engine_destroy(e);
+    };
+    tpu_engine_config cfg = small_config();
+    SECTION("rows 0") {
+        cfg.mxu_rows = 0;
+    }
+    SECTION("cols above 4096") {
+        cfg.mxu_cols = 4097;
+    }
+    SECTION("no unified buffer") {
+        cfg.ub_bytes = 0;
+    }
+    SECTION("accumulators not a multiple of 4") {
+        cfg.acc_bytes = 4094;
+    }
+    SECTION("no clock") {
+        cfg.clock_mhz = 0;
+    }
+    SECTION("absurd thread count") {
+        cfg.threads = 100000;
+    }
+    reject(cfg);
+}
+
+TEST_CASE("engine creation needs a configuration and a memory callback", "[job]") {
+    tpu_engine_config cfg = small_config();
+    CHECK(tpu_engine_create(nullptr, HostMemory::phys_rw, nullptr, nullptr, 0) == nullptr);
+    CHECK(tpu_engine_create(&cfg, nullptr, nullptr, nullptr, 0) == nullptr);
+}
+
+TEST_CASE("a job reports counters from the cycle model", "[job]") {
+    HostMemory mem(64ull << 20);
+    Card card(mem, small_config());
+    AddressSpace space = card.address_space(0);
+    space.map(kHost, 4096, kReadWrite);
+    const int8_t a[5][3] = {{1, -2, 3}, {4, 5, -6}, {-7, 8, 9}, {127, -128, 0}, {-1, -1, -1}};
+    const int8_t w[3][4] = {{1, 2, 3, 4}, {-5, 6, -7, 8}, {9, -10, 11, -128}};
+    space.write(kHost, a, sizeof(a));
+    space.write(kHost + 64, w, sizeof(w));
+    Program p{dma_in(TPU_DT_INT8, 5, 3, kHost, 3, 0, 3),               // 15 bytes: 1 cycle
+              dma_in(TPU_DT_INT8, 3, 4, kHost + 64, 4, 64, 4),         // 12 bytes: 1 cycle
+              load_w(TPU_DT_INT8, 3, 4, 64, 4),                        // K = 3 cycles
+              matmul(TPU_DT_INT8, 5, 3, 0, 3, 0, 16),                  // 5 + 3 + 4 - 1 = 11
+              dma_out_acc(TPU_DT_INT32, 5, 4, kHost + 128, 16, 0, 16), // 80 bytes: 2
+              halt()};                                                 // 1
+    tpu_job_result r = card.run(space, p);
+    REQUIRE(r.status == TPU_ERR_NONE);
+    CHECK(r.error_pc == 0);
+    CHECK(r.fault_addr == 0);
+    CHECK(r.cycles == 19);
+    CHECK(r.mxu_busy_cycles == 11);
+    CHECK(r.macs == 60);
+    CHECK(r.dma_read_bytes == 27);
+    CHECK(r.dma_write_bytes == 80);
+    CHECK(r.mmu_faults == 0);
+    std::vector<int32_t> want = reference_matmul_int8(&a[0][0], &w[0][0], 5, 3, 4);
+    CHECK(space.read_vector<int32_t>(kHost + 128, 20) == want);
+}
+
+TEST_CASE("a failed job counts only the instructions before the failure", "[job]") {
+    HostMemory mem(64ull << 20);
+    Card card(mem, small_config());
+    AddressSpace space = card.address_space(0);
+    space.map(kHost, 4096, kRead);
+    Program p{dma_in(TPU_DT_INT8, 1, 128, kHost, 0, 0, 0), // 2 cycles
+              dma_out(TPU_DT_INT8, 1, 128, kHost, 0, 0, 0), halt()};
+    tpu_job_result r = card.run(space, p);
+    CHECK(r.status == TPU_ERR_MMU_FAULT);
+    CHECK(r.error_pc == 1);
+    CHECK(r.fault_addr == kHost);
+    CHECK(r.cycles == 2);
+    CHECK(r.dma_read_bytes == 128);
+    CHECK(r.dma_write_bytes == 0);
+    CHECK(r.mmu_faults == 1);
+}
+
+TEST_CASE("every job starts with zeroed buffers and no weights", "[job]") {
+    HostMemory mem(64ull << 20);
+    Card card(mem, small_config());
+    AddressSpace first = card.address_space(1);
+    AddressSpace second = card.address_space(2);
+    first.map(kHost, 4096, kReadWrite);
+    second.map(kHost, 4096, kReadWrite);
+    std::vector<uint8_t> ones(4096, 1);
+    first.write(kHost, ones.data(), ones.size());
+
+    // Job 1 fills the whole UB, loads weights and leaves results in the accumulators.
+    Program fill{dma_in(TPU_DT_INT8, 1, 4096, kHost, 0, 0, 0), load_w(TPU_DT_INT8, 8, 8, 0, 8),
+                 matmul(TPU_DT_INT8, 64, 8, 0, 8, 0, 32), halt()};
+    REQUIRE(card.run(first, fill).status == TPU_ERR_NONE);
+
+    // Job 2 (another context) sees none of it.
+    Program peek{dma_out(TPU_DT_INT8, 1, 2048, kHost, 0, 0, 0),
+                 dma_out_acc(TPU_DT_INT32, 1, 512, kHost + 2048, 0, 0, 0), halt()};
+    REQUIRE(card.run(second, peek).status == TPU_ERR_NONE);
+    CHECK(second.read_vector<uint8_t>(kHost, 4096) == std::vector<uint8_t>(4096, 0));
+
+    tpu_job_result r = card.run(second, Program{matmul(TPU_DT_INT8, 1, 8, 0, 8, 0, 32)});
+    CHECK(r.status == TPU_ERR_NO_WEIGHTS);
+}
+
+TEST_CASE("reset clears on-chip state between jobs too", "[job]") {
+    HostMemory mem(64ull << 20);
+    Card card(mem, small_config());
+    AddressSpace space = card.address_space(0);
+    space.map(kHost, 4096, kReadWrite);
+    std::vector<uint8_t> ones(64, 0xff);
+    space.write(kHost, ones.data(), ones.size());
+    REQUIRE(card.run(space, Program{dma_in(TPU_DT_INT8, 1, 64, kHost, 0, 0, 0)}).status ==
+            TPU_ERR_NONE);
+    tpu_engine_reset(card.engine());
+    REQUIRE(card.run(space, Program{dma_out(TPU_DT_INT8, 1, 64, kHost, 0, 0, 0)}).status ==
+            TPU_ERR_NONE);
+    CHECK(space.read_vector<uint8_t>(kHost, 64) == std::vector<uint8_t>(64, 0));
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+// End-to-end matmul exactness: hand-tiled programs run on the engine through the MMU, compared
+// bit for bit with the independent reference loops, for int8 and bf16, several array shapes,
+// thread counts and matrix shapes up to 1024^3; plus int32 wrap-around over long K chains.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <tuple>
+
+#include "compare.hpp"
+#include "cycle_model.hpp"
+#include "tiled_matmul.hpp"
+#include "tpu_test/card.hpp"
+#include "tpu_test/random_data.hpp"
+#include "tpu_test/reference.hpp"
+
+using namespace tpu::test;
+namespace cycles = tpu::engine::cycles;
+
+namespace {
+
+tpu_engine_config config(uint32_t rows, uint32_t cols, uint32_t threads) {
+    tpu_engine_config cfg = Card::default_config();
+    cfg.mxu_rows = rows;
+    cfg.mxu_cols = cols;
+    cfg.threads = threads;
+    return cfg;
+}
+
+// Cycles the tiled program must report, from the documented cycle model.
+uint64_t expected_cycles(const TiledMatmul &mm, uint32_t rows, uint32_t cols, uint32_t es) {
+    uint64_t total = cycles::dma(uint64_t(mm.m) * mm.k * es) +
+                     cycles::dma(uint64_t(mm.k) * mm.n * es) +
+                     cycles::dma(uint64_t(mm.m) * mm.n * 4) + cycles::kIssue;
+    for (uint32_t n0 = 0; n0 < mm.n; n0 += cols)
+        for (uint32_t k0 = 0; k0 < mm.k; k0 += rows) {
+            uint32_t kk = std::min(rows, mm.k - k0), nn = std::min(cols, mm.n - n0);
+            total += cycles::load_w(kk) + cycles::matmul(mm.m, kk, nn);
+        }
+    return total;
+}
+
+void check_counters(const MatmulRun &run, const TiledMatmul &mm, const tpu_engine_config &cfg,
+                    uint32_t es) {
+    REQUIRE(run.result.status == TPU_ERR_NONE);
+    CHECK(run.result.macs == uint64_t(mm.m) * mm.k * mm.n);
+    CHECK(run.result.dma_read_bytes == (uint64_t(mm.m) * mm.k + uint64_t(mm.k) * mm.n) * es);
+    CHECK(run.result.dma_write_bytes == uint64_t(mm.m) * mm.n * 4);
+    CHECK(run.result.cycles == expected_cycles(mm, cfg.mxu_rows, cfg.mxu_cols, es));
+    CHECK(run.result.mmu_faults == 0);
+}
+
+void check_int8(const tpu_engine_config &cfg, uint32_t m, uint32_t k, uint32_t n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<int8_t> a = random_int8(rng, uint64_t(m) * k);
+    std::vector<int8_t> b = random_int8(rng, uint64_t(k) * n);
+    std::vector<int32_t> want = reference_matmul_int8(a.data(), b.data(), m, k, n);
+
+    HostMemory mem;
+    Card card(mem, cfg);
+    AddressSpace space = card.address_space(3);
+    TiledMatmul mm{TPU_DT_INT8, m, k, n};
+    MatmulRun run = run_tiled_matmul(card, space, mm, a.data(), b.data());
+    check_counters(run, mm, cfg, 1);
+    CHECK(first_difference(run.c.data(), want.data(), want.size()) == "");
+}
+
+void check_bf16(const tpu_engine_config &cfg, uint32_t m, uint32_t k, uint32_t n, uint64_t seed,
+                const Bf16Mix &mix) {
+    std::mt19937_64 rng(seed);
+    std::vector<uint16_t> a = random_bf16(rng, uint64_t(m) * k, mix);
+    std::vector<uint16_t> b = random_bf16(rng, uint64_t(k) * n, mix);
+    std::vector<float> want = reference_matmul_bf16(a.data(), b.data(), m, k, n);
+
+    HostMemory mem;
+    Card card(mem, cfg);
+    AddressSpace space = card.address_space(3);
+    TiledMatmul mm{TPU_DT_BF16, m, k, n};
+    MatmulRun run = run_tiled_matmul(card, space, mm, a.data(), b.data());
+    check_counters(run, mm, cfg, 2);
+    CHECK(first_difference(run.c.data(), want.data(), want.size()) == "");
+}
+
+} // namespace
+
+TEST_CASE("int8 matmul on the engine equals the int32 wrap-around reference", "[matmul]") {
+    auto [rows, cols, threads] = GENERATE(
+        table<uint32_t, uint32_t, uint32_t>({{128, 128, 0}, {8, 16, 1}, {200, 48, 3}, {2, 3, 2}}));
+    auto [m, k, n] = GENERATE(table<uint32_t, uint32_t, uint32_t>({{1, 1, 1}, {127, 129, 131}}));
+    CAPTURE(rows, cols, threads, m, k, n);
+    check_int8(config(rows, cols, threads), m, k, n, 1000 + m + rows);
+}
+
+TEST_CASE("bf16 matmul on the engine equals the fmaf reference", "[matmul]") {
+    auto [rows, cols, threads] = GENERATE(
+        table<uint32_t, uint32_t, uint32_t>({{128, 128, 0}, {8, 16, 1}, {200, 48, 3}, {2, 3, 2}}));
+    auto [m, k, n] = GENERATE(table<uint32_t, uint32_t, uint32_t>({{1, 1, 1}, {127, 129, 131}}));
+    CAPTURE(rows, cols, threads, m, k, n);
+    check_bf16(config(rows, cols, threads), m, k, n, 2000 + m + rows, Bf16Mix{});
+}
+
+TEST_CASE("bf16 matmul with many specials: subnormals, overflow to inf and NaN", "[matmul]") {
+    Bf16Mix mix;
+    mix.zero = 100;
+    mix.subnormal = 300;
+    mix.tiny = 200;
+    mix.large = 200;
+    check_bf16(config(16, 32, 2), 37, 70, 45, 7, mix);
+}
+
+TEST_CASE("int8 matmul 1024x1024x1024", "[matmul][large]") {
+    check_int8(config(128, 128, 0), 1024, 1024, 1024, 42);
+}
+
+TEST_CASE("bf16 matmul 1024x1024x1024", "[matmul][large]") {
+    check_bf16(config(128, 128, 0), 1024, 1024, 1024, 43, Bf16Mix{});
+}
+
+TEST_CASE("int8 accumulation wraps around modulo 2^32", "[matmul]") {
+    // 1100 MATMULs of -128 * -128 over K = 128 add 2^21 each: 1100 * 2^21 > 2^31.
+    constexpr uint32_t kK = 128, kReps = 1100;
+    std::vector<int8_t> a(2 * kK), w(kK * 2);
+    std::mt19937_64 rng(5);
+    for (uint32_t i = 0; i < kK; i++) {
+        a[i] = -128; // row 0: saturating pattern
+        a[kK + i] = int8_t(rng());
+        w[2 * i] = -128;
+        w[2 * i + 1] = int8_t(rng());
+    }
+    // Reference over K * kReps: A repeated along k, W stacked kReps times.
+    std::vector<int8_t> a_long(2 * kK * kReps), w_long(kK * kReps * 2);
+    for (uint32_t r = 0; r < kReps; r++)
+        for (uint32_t i = 0; i < kK; i++) {
+            a_long[r * kK + i] = a[i];
+            a_long[kK * kReps + r * kK + i] = a[kK + i];
+            w_long[(r * kK + i) * 2] = w[2 * i];
+            w_long[(r * kK + i) * 2 + 1] = w[2 * i + 1];
+        }
+    std::vector<int32_t> want =
+        reference_matmul_int8(a_long.data(), w_long.data(), 2, kK * kReps, 2);
+    CHECK(int64_t(want[0]) != int64_t(16384) * kK * kReps); // it did wrap
+
+    HostMemory mem;
+    Card card(mem, config(128, 128, 0));
+    AddressSpace space = card.address_space(0);
+    space.map(0x10000, 4096, kReadWrite);
+    space.write(0x10000, a.data(), a.size());
+    space.write(0x10000 + 1024, w.data(), w.size());
+    Program p{dma_in(TPU_DT_INT8, 1, 2 * kK, 0x10000, 0, 0, 0),
+              dma_in(TPU_DT_INT8, 1, 2 * kK, 0x10000 + 1024, 0, 1024, 0),
+              load_w(TPU_DT_INT8, kK, 2, 1024, 2)};
+    for (uint32_t r = 0; r < kReps; r++)
+        p.push_back(matmul(TPU_DT_INT8, 2, kK, 0, kK, 0, 8, r ? TPU_F_ACCUMULATE : 0));
+    p.push_back(dma_out_acc(TPU_DT_INT32, 2, 2, 0x10000 + 2048, 8, 0, 8));
+    p.push_back(halt());
+    tpu_job_result r = card.run(space, p);
+    REQUIRE(r.status == TPU_ERR_NONE);
+    std::vector<int32_t> got = space.read_vector<int32_t>(0x10000 + 2048, 4);
+    CHECK(first_difference(got.data(), want.data(), 4) == "");
+}

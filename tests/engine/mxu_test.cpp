@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+// The matrix unit in isolation: every row-kernel set this CPU supports (AVX-512, AVX2+FMA,
+// scalar) against the reference, including ACCUMULATE chains; and the fast functional mode
+// against the cycle-accurate systolic array, bit for bit and with the documented cycle counts.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+
+#include "compare.hpp"
+#include "cycle_model.hpp"
+#include "mxu.hpp"
+#include "systolic_array.hpp"
+#include "tpu_test/random_data.hpp"
+#include "tpu_test/reference.hpp"
+#include "weight_tile.hpp"
+
+using namespace tpu::engine;
+using namespace tpu::test;
+
+namespace {
+
+// Operands of one random MATMUL laid out as in the on-chip buffers: activations with a row
+// stride larger than K, accumulator rows with a stride larger than 4 N.
+struct Operands {
+    MxuType type;
+    uint32_t m, k, n;
+    std::vector<uint8_t> a;   // m rows of k elements, src_stride apart
+    std::vector<uint8_t> w;   // k x n packed
+    std::vector<uint8_t> acc; // m rows of n words, acc_stride apart
+    uint64_t src_stride, acc_stride;
+
+    MatmulArgs args(std::vector<uint8_t> &acc_buf, bool accumulate) const {
+        MatmulArgs r;
+        r.src = a.data();
+        r.src_stride = src_stride;
+        r.acc = acc_buf.data();
+        r.acc_stride = acc_stride;
+        r.rows = m;
+        r.accumulate = accumulate;
+        return r;
+    }
+};
+
+Operands random_operands(std::mt19937_64 &rng, MxuType type, uint32_t m, uint32_t k, uint32_t n) {
+    uint32_t es = mxu_elem_bytes(type);
+    Operands op{type, m, k, n, {}, {}, {}, uint64_t(k) * es + 2 * es, uint64_t(n) * 4 + 12};
+    op.a.resize(op.src_stride * m);
+    op.w.resize(uint64_t(k) * n * es);
+    op.acc.resize(op.acc_stride * m);
+    auto fill = [&](std::vector<uint8_t> &v) {
+        if (type == MxuType::Int8) {
+            std::vector<int8_t> r = random_int8(rng, v.size());
+            std::memcpy(v.data(), r.data(), v.size());
+        } else {
+            std::vector<uint16_t> r = random_bf16(rng, v.size() / 2);
+            std::memcpy(v.data(), r.data(), v.size());
+        }
+    };
+    fill(op.a);
+    fill(op.w);
+    // Starting accumulators for ACCUMULATE: random int32, or fp32 made from bf16 values.
+    for (uint64_t i = 0; i + 4 <= op.acc.size(); i += 4) {
+        uint32_t word = type == MxuType::Int8 ? uint32_t(rng()) : uint32_t(random_bf16(rng)) << 16;
+        std::memcpy(&op.acc[i], &word, 4);
+    }
+    return op;
+}
+
+// The m x n result rows of acc, packed.
+std::vector<uint8_t> packed_result(const Operands &op, const std::vector<uint8_t> &acc) {
+    std::vector<uint8_t> out(uint64_t(op.m) * op.n * 4);
+    for (uint32_t i = 0; i < op.m; i++)
+        std::memcpy(&out[uint64_t(i) * op.n * 4], &acc[i * op.acc_stride], op.n * 4);
+    return out;
+}
+
+// Reference for a MATMUL without ACCUMULATE followed by one with ACCUMULATE on the same
+// operands: one fma chain over 2K (A repeated along k, W stacked twice).
+std::vector<uint8_t> reference_twice(const Operands &op) {
+    uint32_t es = mxu_elem_bytes(op.type);
+    std::vector<uint8_t> a2(uint64_t(op.m) * 2 * op.k * es), w2(2 * op.w.size());
+    for (uint32_t i = 0; i < op.m; i++)
+        for (int rep = 0; rep < 2; rep++)
+            std::memcpy(&a2[(uint64_t(i) * 2 * op.k + rep * op.k) * es], &op.a[i * op.src_stride],
+                        op.k * es);
+    std::memcpy(w2.data(), op.w.data(), op.w.size());
+    std::memcpy(w2.data() + op.w.size(), op.w.data(), op.w.size());
+    std::vector<uint8_t> out(uint64_t(op.m) * op.n * 4);
+    if (op.type == MxuType::Int8) {
+        auto c = reference_matmul_int8(reinterpret_cast<const int8_t *>(a2.data()),
+                                       reinterpret_cast<const int8_t *>(w2.data()), op.m, 2 * op.k,
+                                       op.n);
+        std::memcpy(out.data(), c.data(), out.size());
+    } else {
+        auto c = reference_matmul_bf16(reinterpret_cast<const uint16_t *>(a2.data()),
+                                       reinterpret_cast<const uint16_t *>(w2.data()), op.m,
+                                       2 * op.k, op.n);
+        std::memcpy(out.data(), c.data(), out.size());
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("every supported row-kernel set matches the reference", "[mxu]") {
+    std::mt19937_64 rng(11);
+    ThreadPool pool(2);
+    std::atomic<bool> abort{false};
+    for (const RowKernels *kernels : supported_row_kernels()) {
+        FastMxu mxu(pool, *kernels);
+        for (MxuType type : {MxuType::Int8, MxuType::Bf16}) {
+            // n covers the wide blocks, single vectors and a masked tail of every kernel set.
+            for (auto [m, k, n] : {std::tuple{1u, 1u, 1u},
+                                   {37u, 50u, 173u},
+                                   {300u, 7u, 9u},
+                                   {5u, 256u, 256u},
+                                   {70u, 3u, 131u}}) {
+                CAPTURE(kernels->name, int(type), m, k, n);
+                Operands op = random_operands(rng, type, m, k, n);
+                WeightTile tile(256, 256);
+                tile.load(type, k, n, op.w.data(), uint64_t(n) * mxu_elem_bytes(type));
+                std::vector<uint8_t> acc = op.acc;
+                REQUIRE(mxu.run(tile, op.args(acc, false), abort));
+                REQUIRE(mxu.run(tile, op.args(acc, true), abort));
+                std::vector<uint8_t> want = reference_twice(op);
+                CHECK(first_difference(packed_result(op, acc).data(), want.data(),
+                                       uint64_t(m) * n) == "");
+            }
+        }
+    }
+}
+
+TEST_CASE("fast mode and the cycle-accurate systolic array are bit-identical", "[mxu]") {
+    std::mt19937_64 rng(12);
+    ThreadPool pool(2);
+    FastMxu fast(pool);
+    std::atomic<bool> abort{false};
+    auto [rows, cols, max_m] = GENERATE(
+        table<uint32_t, uint32_t, uint32_t>({{4, 4, 40}, {8, 16, 40}, {16, 8, 20}, {128, 128, 6}}));
+    SystolicArray array(rows, cols);
+    for (int iter = 0; iter < 12; iter++) {
+        MxuType type = iter % 2 ? MxuType::Bf16 : MxuType::Int8;
+        uint32_t m = 1 + uint32_t(rng() % max_m);
+        uint32_t k = 1 + uint32_t(rng() % rows);
+        uint32_t n = 1 + uint32_t(rng() % cols);
+        if (iter == 0)
+            k = rows, n = cols; // the full array once
+        bool accumulate = iter % 3 == 2;
+        CAPTURE(rows, cols, int(type), m, k, n, accumulate);
+
+        Operands op = random_operands(rng, type, m, k, n);
+        WeightTile tile(rows, cols);
+        tile.load(type, k, n, op.w.data(), uint64_t(n) * mxu_elem_bytes(type));
+
+        std::vector<uint8_t> fast_acc = op.acc, array_acc = op.acc;
+        REQUIRE(fast.run(tile, op.args(fast_acc, accumulate), abort));
+        CHECK(array.load_weights(tile) == cycles::load_w(k));
+        CHECK(array.run(op.args(array_acc, accumulate)) == cycles::matmul(m, k, n));
+        // Whole buffers, so the gaps between rows must be untouched by both.
+        CHECK(fast_acc == array_acc);
+    }
+}
+
+TEST_CASE("fast mode stops between row blocks when aborted", "[mxu]") {
+    ThreadPool pool(2);
+    FastMxu fast(pool);
+    std::atomic<bool> abort{true};
+    std::mt19937_64 rng(13);
+    Operands op = random_operands(rng, MxuType::Int8, 64, 8, 8);
+    WeightTile tile(8, 8);
+    tile.load(MxuType::Int8, 8, 8, op.w.data(), 8);
+    std::vector<uint8_t> acc = op.acc;
+    CHECK_FALSE(fast.run(tile, op.args(acc, false), abort));
+    CHECK(acc == op.acc); // aborted before the first block
+}

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+// Reference matrix multiplies written straight from the numerics spec, independent of the
+// engine: C (M x N) = A (M x K) x B (K x N), all row-major and packed.
+//   int8: int32 sums with two's-complement wrap-around.
+//   bf16: per element, acc = +0.0f, then for k ascending acc = fmaf(a, b, acc) in fp32.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tpu::test {
+
+std::vector<int32_t> reference_matmul_int8(const int8_t *a, const int8_t *b, uint32_t m, uint32_t k,
+                                           uint32_t n);
+
+// a and b hold bf16 bit patterns.
+std::vector<float> reference_matmul_bf16(const uint16_t *a, const uint16_t *b, uint32_t m,
+                                         uint32_t k, uint32_t n);
+
+} // namespace tpu::test
