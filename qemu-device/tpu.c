@@ -1,0 +1,725 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * TPU card - QEMU PCIe device "tpu": PCI identity, BAR0 registers, MSI-X,
+ * global reset and the engine's lifetime. The command queues are processed
+ * by the worker in tpu-queue.c; the matrix unit, device MMU and program
+ * executor are the engine library (tpu_engine.h). The register map is
+ * include/tpu_hw.h; docs/hardware.md describes the card.
+ *
+ * Properties:
+ *   mxu-rows, mxu-cols  systolic array size (default 128 x 128, 1..4096)
+ *   ub-size             unified buffer bytes (default 8 MiB)
+ *   acc-size            accumulator memory bytes (default 4 MiB)
+ *   clock-mhz           modelled clock for the cycle counters (default 700)
+ *   num-queues          command queues (default 1, 1..8)
+ *   num-ctx             context table entries (default 256, 1..65536)
+ *   threads             engine worker threads (default 0: one per host CPU)
+ *
+ * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
+ *
+ * Behaviour tpu_hw.h leaves open:
+ *   - All DMA (ring entries, completion records, programs' host accesses)
+ *     needs PCI bus mastering and reaches guest RAM only.
+ *   - COMPL_BASE must be 64-byte aligned. Writing RING_BASE or RING_SIZE
+ *     restarts HEAD and TAIL at 0; RING_BASE, RING_SIZE and COMPL_BASE are
+ *     ignored while the queue is enabled. A ring entry that cannot be read
+ *     or a completion that cannot be written stops the queue (QSTAT_ERROR).
+ *   - Every retired job sets IRQ_STATUS.DONE or .ERROR and, if unmasked,
+ *     sends MSI-X vector DONE or ERROR; unmasking a set bit sends it too.
+ *   - RESET waits up to TPU_RESET_WAIT_MS for the running job to stop at an
+ *     instruction boundary. If it has not, the registers are reset anyway,
+ *     the job's results are dropped and STATUS.READY comes back once the job
+ *     is gone; queues may be programmed meanwhile.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/atomic.h"
+#include "qemu/bitops.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "tpu-dev.h"
+
+/* How long a global reset waits for the running job to stop. */
+#define TPU_RESET_WAIT_MS 100
+
+#define TPU_PCIE_CAP_OFFSET 0x80
+#define TPU_MSIX_BAR_SIZE 4096
+#define TPU_MSIX_PBA_OFFSET (TPU_MSIX_BAR_SIZE / 2)
+
+#define TPU_MAX_CTX 65536
+
+/*
+ * Interrupts: the lock is held. Delivery waits for the bottom half so that
+ * the worker never needs the BQL.
+ */
+void tpu_raise_irq(TPUState *s, uint32_t bits)
+{
+    s->irq_status |= bits;
+    s->pending_irqs |= bits;
+    qemu_bh_schedule(s->irq_bh);
+}
+
+static void tpu_irq_bh(void *opaque)
+{
+    TPUState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint32_t bits;
+
+    qemu_mutex_lock(&s->lock);
+    bits = s->pending_irqs & s->irq_mask;
+    s->pending_irqs = 0;
+    qemu_mutex_unlock(&s->lock);
+
+    if (bits & TPU_IRQ_DONE) {
+        msix_notify(pdev, TPU_MSIX_VEC_DONE);
+    }
+    if (bits & TPU_IRQ_ERROR) {
+        msix_notify(pdev, TPU_MSIX_VEC_ERROR);
+    }
+}
+
+/* Registers, queues and counters to their reset values; lock held. */
+static void tpu_clear_registers(TPUState *s)
+{
+    s->control = 0;
+    s->irq_status = 0;
+    s->irq_mask = 0;
+    s->pending_irqs = 0;
+    s->ctx_table = 0;
+    s->err_code = TPU_ERR_NONE;
+    s->err_queue = 0;
+    s->err_addr = 0;
+    memset(s->counters, 0, sizeof(s->counters));
+    memset(s->queues, 0, sizeof(s->queues));
+    s->next_queue = 0;
+}
+
+/*
+ * Global reset (RESET register, device reset); BQL held. Aborts the running
+ * job and waits for the worker to drop it. A job stuck in one long
+ * instruction past TPU_RESET_WAIT_MS is left orphaned: its results are
+ * discarded and STATUS.READY returns once the worker has reset the engine.
+ */
+static void tpu_global_reset(TPUState *s)
+{
+    int64_t deadline = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+                       TPU_RESET_WAIT_MS;
+
+    qemu_mutex_lock(&s->lock);
+    qatomic_set(&s->generation, s->generation + 1);
+    tpu_clear_registers(s);
+    s->status &= ~TPU_STATUS_READY;     /* the worker starts nothing new */
+    if (s->job_running) {
+        tpu_engine_abort(s->engine);
+    }
+    while (s->job_running) {
+        int64_t left = deadline - qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+
+        if (left <= 0) {
+            break;
+        }
+        qemu_cond_timedwait(&s->idle_cond, &s->lock, left);
+    }
+    if (s->job_running) {
+        s->engine_dirty = true;
+    } else {
+        tpu_engine_reset(s->engine);
+        s->engine_dirty = false;
+        s->status = TPU_STATUS_READY;
+    }
+    qemu_mutex_unlock(&s->lock);
+}
+
+/* ---- queue registers ---------------------------------------------------- */
+
+static TPUQueue *tpu_queue_of(TPUState *s, hwaddr addr, unsigned *qid,
+                              hwaddr *qreg)
+{
+    if (addr < TPU_REG_QUEUE_BASE) {
+        return NULL;
+    }
+    *qid = (addr - TPU_REG_QUEUE_BASE) / TPU_REG_QUEUE_STRIDE;
+    *qreg = (addr - TPU_REG_QUEUE_BASE) % TPU_REG_QUEUE_STRIDE;
+    return *qid < s->num_queues ? &s->queues[*qid] : NULL;
+}
+
+static void tpu_queue_error(TPUState *s, unsigned qid, const char *why,
+                            uint64_t value)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "tpu: queue %u: %s (0x%" PRIx64 ")\n",
+                  qid, why, value);
+    s->queues[qid].status = TPU_QSTAT_ERROR;
+    tpu_raise_irq(s, TPU_IRQ_ERROR);
+}
+
+/* Checks a queue's ring on enable; lock held. */
+static bool tpu_queue_configured(TPUState *s, unsigned qid)
+{
+    TPUQueue *q = &s->queues[qid];
+
+    if (q->ring_size < 2 || q->ring_size > TPU_RING_MAX_ENTRIES ||
+        !is_power_of_2(q->ring_size)) {
+        tpu_queue_error(s, qid, "RING_SIZE is not a power of two in "
+                        "[2, " stringify(TPU_RING_MAX_ENTRIES) "]",
+                        q->ring_size);
+    } else if (q->ring_base & (TPU_PAGE_SIZE - 1)) {
+        tpu_queue_error(s, qid, "RING_BASE is not 4 KiB aligned",
+                        q->ring_base);
+    } else if (q->compl_base & (sizeof(struct tpu_completion) - 1)) {
+        tpu_queue_error(s, qid, "COMPL_BASE is not 64-byte aligned",
+                        q->compl_base);
+    } else if (q->tail >= q->ring_size) {
+        tpu_queue_error(s, qid, "RING_TAIL is not below RING_SIZE", q->tail);
+    } else {
+        return true;
+    }
+    return false;
+}
+
+/*
+ * A new ring: HEAD and TAIL restart at 0 and a job still running on the old
+ * ring will not move HEAD.
+ */
+static bool tpu_queue_reprogram(TPUState *s, unsigned qid, const char *reg)
+{
+    TPUQueue *q = &s->queues[qid];
+
+    if (q->control & TPU_QCTRL_ENABLE) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "tpu: queue %u: %s written while enabled, ignored\n",
+                      qid, reg);
+        return false;
+    }
+    q->head = 0;
+    q->tail = 0;
+    q->epoch++;
+    return true;
+}
+
+static void tpu_queue_write_control(TPUState *s, unsigned qid, uint32_t val)
+{
+    TPUQueue *q = &s->queues[qid];
+
+    if (val & ~TPU_QCTRL_ENABLE) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "tpu: queue %u: unknown CONTROL bits 0x%x ignored\n",
+                      qid, val & ~TPU_QCTRL_ENABLE);
+    }
+    if (!(val & TPU_QCTRL_ENABLE)) {
+        q->control = 0;
+        q->status &= ~TPU_QSTAT_ACTIVE;
+        return;
+    }
+    if ((q->control & TPU_QCTRL_ENABLE) && !(q->status & TPU_QSTAT_ERROR)) {
+        return;
+    }
+    q->control = TPU_QCTRL_ENABLE;
+    if (tpu_queue_configured(s, qid)) {
+        q->status = TPU_QSTAT_ACTIVE;
+        qemu_cond_signal(&s->work_cond);
+    }
+}
+
+static void tpu_queue_write_tail(TPUState *s, unsigned qid, uint32_t val)
+{
+    TPUQueue *q = &s->queues[qid];
+
+    if (!(q->control & TPU_QCTRL_ENABLE)) {
+        q->tail = val;      /* checked when the queue is enabled */
+    } else if (val >= q->ring_size) {
+        tpu_queue_error(s, qid, "RING_TAIL is not below RING_SIZE", val);
+    } else {
+        q->tail = val;
+        qemu_cond_signal(&s->work_cond);
+    }
+}
+
+static bool tpu_queue_read(TPUState *s, hwaddr addr, uint64_t *val)
+{
+    unsigned qid;
+    hwaddr qreg;
+    TPUQueue *q = tpu_queue_of(s, addr, &qid, &qreg);
+
+    if (!q) {
+        return false;
+    }
+    switch (qreg) {
+    case TPU_QREG_RING_BASE:
+        *val = q->ring_base;
+        break;
+    case TPU_QREG_RING_SIZE:
+        *val = q->ring_size;
+        break;
+    case TPU_QREG_RING_HEAD:
+        *val = q->head;
+        break;
+    case TPU_QREG_RING_TAIL:
+        *val = q->tail;
+        break;
+    case TPU_QREG_COMPL_BASE:
+        *val = q->compl_base;
+        break;
+    case TPU_QREG_CONTROL:
+        *val = q->control;
+        break;
+    case TPU_QREG_STATUS:
+        *val = q->status;
+        break;
+    case TPU_QREG_DONE_SEQ:
+        *val = q->done_seq;
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+static bool tpu_queue_write(TPUState *s, hwaddr addr, uint64_t val)
+{
+    unsigned qid;
+    hwaddr qreg;
+    TPUQueue *q = tpu_queue_of(s, addr, &qid, &qreg);
+
+    if (!q) {
+        return false;
+    }
+    switch (qreg) {
+    case TPU_QREG_RING_BASE:
+        if (tpu_queue_reprogram(s, qid, "RING_BASE")) {
+            q->ring_base = val;
+        }
+        break;
+    case TPU_QREG_RING_SIZE:
+        if (tpu_queue_reprogram(s, qid, "RING_SIZE")) {
+            q->ring_size = val;
+        }
+        break;
+    case TPU_QREG_COMPL_BASE:
+        if (q->control & TPU_QCTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "tpu: queue %u: COMPL_BASE "
+                          "written while enabled, ignored\n", qid);
+        } else {
+            q->compl_base = val;
+        }
+        break;
+    case TPU_QREG_RING_TAIL:
+        tpu_queue_write_tail(s, qid, val);
+        break;
+    case TPU_QREG_CONTROL:
+        tpu_queue_write_control(s, qid, val);
+        break;
+    case TPU_QREG_RING_HEAD:
+    case TPU_QREG_STATUS:
+    case TPU_QREG_DONE_SEQ:
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only queue "
+                      "register 0x%" HWADDR_PRIx "\n", addr);
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* ---- global registers --------------------------------------------------- */
+
+static bool tpu_reg_is_64bit(hwaddr reg)
+{
+    hwaddr qreg;
+
+    if (reg >= TPU_REG_QUEUE_BASE) {
+        qreg = (reg - TPU_REG_QUEUE_BASE) % TPU_REG_QUEUE_STRIDE;
+        return qreg == TPU_QREG_RING_BASE || qreg == TPU_QREG_COMPL_BASE ||
+               qreg == TPU_QREG_DONE_SEQ;
+    }
+    return reg == TPU_REG_CTX_TABLE || reg == TPU_REG_ERR_ADDR ||
+           (reg >= TPU_REG_CNT_CYCLES && reg <= TPU_REG_CNT_MMU_FAULTS);
+}
+
+/* Reads a register at its natural width; lock held. */
+static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
+{
+    switch (addr) {
+    case TPU_REG_ID:
+        *val = TPU_ID_MAGIC;
+        break;
+    case TPU_REG_VERSION:
+        *val = TPU_SPEC_VERSION;
+        break;
+    case TPU_REG_CAPS:
+        *val = TPU_CAP_INT8 | TPU_CAP_BF16;
+        break;
+    case TPU_REG_MXU_DIM:
+        *val = s->mxu_rows << 16 | s->mxu_cols;
+        break;
+    case TPU_REG_UB_SIZE:
+        *val = s->ub_size;
+        break;
+    case TPU_REG_ACC_SIZE:
+        *val = s->acc_size;
+        break;
+    case TPU_REG_CLOCK_MHZ:
+        *val = s->clock_mhz;
+        break;
+    case TPU_REG_NUM_QUEUES:
+        *val = s->num_queues;
+        break;
+    case TPU_REG_NUM_CTX:
+        *val = s->num_ctx;
+        break;
+    case TPU_REG_CONTROL:
+        *val = s->control;
+        break;
+    case TPU_REG_STATUS:
+        *val = s->status;
+        break;
+    case TPU_REG_RESET:
+    case TPU_REG_TLB_INVAL:
+        *val = 0;           /* write-only */
+        break;
+    case TPU_REG_IRQ_STATUS:
+        *val = s->irq_status;
+        break;
+    case TPU_REG_IRQ_MASK:
+        *val = s->irq_mask;
+        break;
+    case TPU_REG_CTX_TABLE:
+        *val = s->ctx_table;
+        break;
+    case TPU_REG_ERR_CODE:
+        *val = s->err_code;
+        break;
+    case TPU_REG_ERR_QUEUE:
+        *val = s->err_queue;
+        break;
+    case TPU_REG_ERR_ADDR:
+        *val = s->err_addr;
+        break;
+    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_MMU_FAULTS:
+        *val = s->counters[(addr - TPU_REG_CNT_CYCLES) / 8];
+        break;
+    default:
+        return tpu_queue_read(s, addr, val);
+    }
+    return true;
+}
+
+static void tpu_write_irq_mask(TPUState *s, uint32_t val)
+{
+    uint32_t unmasked = val & ~s->irq_mask & s->irq_status;
+
+    s->irq_mask = val & (TPU_IRQ_DONE | TPU_IRQ_ERROR);
+    if (unmasked) {
+        /* Deliver what was pending while masked. */
+        s->pending_irqs |= unmasked;
+        qemu_bh_schedule(s->irq_bh);
+    }
+}
+
+static void tpu_write_ctx_table(TPUState *s, uint64_t val)
+{
+    if (val & (TPU_PAGE_SIZE - 1)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: CTX_TABLE 0x%" PRIx64
+                      " is not 4 KiB aligned, ignored\n", val);
+        return;
+    }
+    s->ctx_table = val;
+}
+
+/* Writes a register at its natural width (RESET aside); lock held. */
+static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
+{
+    switch (addr) {
+    case TPU_REG_CONTROL:
+        if (val & ~TPU_CONTROL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "tpu: unknown CONTROL bits 0x%"
+                          PRIx64 " ignored\n", val & ~TPU_CONTROL_ENABLE);
+        }
+        s->control = val & TPU_CONTROL_ENABLE;
+        qemu_cond_signal(&s->work_cond);
+        break;
+    case TPU_REG_IRQ_STATUS:
+        s->irq_status &= ~val;
+        break;
+    case TPU_REG_IRQ_MASK:
+        tpu_write_irq_mask(s, val);
+        break;
+    case TPU_REG_CTX_TABLE:
+        tpu_write_ctx_table(s, val);
+        break;
+    case TPU_REG_TLB_INVAL:
+        /* The engine caches translations per job only: nothing to drop. */
+        if (val != TPU_TLB_INVAL_ALL && val >= s->num_ctx) {
+            qemu_log_mask(LOG_GUEST_ERROR, "tpu: TLB_INVAL of context %"
+                          PRIu64 " beyond NUM_CTX\n", val);
+        }
+        break;
+    case TPU_REG_ID ... TPU_REG_NUM_CTX:
+    case TPU_REG_STATUS:
+    case TPU_REG_ERR_CODE ... TPU_REG_ERR_ADDR:
+    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_MMU_FAULTS:
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only register 0x%"
+                      HWADDR_PRIx "\n", addr);
+        break;
+    default:
+        return tpu_queue_write(s, addr, val);
+    }
+    return true;
+}
+
+/* ---- BAR0 --------------------------------------------------------------- */
+
+/*
+ * 64-bit registers take 8-byte accesses or 4-byte accesses to either half;
+ * 32-bit registers take 4-byte accesses.
+ */
+static uint64_t tpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    TPUState *s = opaque;
+    hwaddr reg = QEMU_ALIGN_DOWN(addr, 8);
+    uint64_t val = 0;
+    bool known;
+
+    qemu_mutex_lock(&s->lock);
+    if (tpu_reg_is_64bit(reg)) {
+        known = tpu_reg_read(s, reg, &val);
+        if (size == 4) {
+            val = extract64(val, (addr - reg) * 8, 32);
+        }
+    } else {
+        known = size == 4 && tpu_reg_read(s, addr, &val);
+    }
+    qemu_mutex_unlock(&s->lock);
+
+    if (!known) {
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: %u-byte read at 0x%" HWADDR_PRIx
+                      ": no register of that width\n", size, addr);
+        return 0;
+    }
+    return val;
+}
+
+static void tpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    TPUState *s = opaque;
+    hwaddr reg = QEMU_ALIGN_DOWN(addr, 8);
+    uint64_t old;
+    bool known;
+
+    if (addr == TPU_REG_RESET && size == 4) {
+        if (val == TPU_RESET_MAGIC) {
+            tpu_global_reset(s);
+        } else {
+            qemu_log_mask(LOG_GUEST_ERROR, "tpu: RESET needs 0x%x, not 0x%"
+                          PRIx64 "\n", TPU_RESET_MAGIC, val);
+        }
+        return;
+    }
+
+    qemu_mutex_lock(&s->lock);
+    if (tpu_reg_is_64bit(reg)) {
+        known = tpu_reg_read(s, reg, &old);
+        if (known && size == 4) {
+            val = deposit64(old, (addr - reg) * 8, 32, val);
+        }
+        known = known && tpu_reg_write(s, reg, val);
+    } else {
+        known = size == 4 && tpu_reg_write(s, addr, val);
+    }
+    qemu_mutex_unlock(&s->lock);
+
+    if (!known) {
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: %u-byte write at 0x%" HWADDR_PRIx
+                      ": no register of that width, 0x%" PRIx64 " ignored\n",
+                      size, addr, val);
+    }
+}
+
+static const MemoryRegionOps tpu_mmio_ops = {
+    .read = tpu_mmio_read,
+    .write = tpu_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+};
+
+/* ---- device ------------------------------------------------------------- */
+
+static bool tpu_check_properties(TPUState *s, Error **errp)
+{
+    if (s->num_queues < 1 || s->num_queues > TPU_MAX_QUEUES) {
+        error_setg(errp, "tpu: num-queues must be 1..%d", TPU_MAX_QUEUES);
+    } else if (s->num_ctx < 1 || s->num_ctx > TPU_MAX_CTX) {
+        error_setg(errp, "tpu: num-ctx must be 1..%d", TPU_MAX_CTX);
+    } else if (s->clock_mhz < 1) {
+        error_setg(errp, "tpu: clock-mhz must be at least 1");
+    } else {
+        return true;
+    }
+    return false;
+}
+
+static bool tpu_create_engine(TPUState *s, Error **errp)
+{
+    struct tpu_engine_config cfg = {
+        .mxu_rows = s->mxu_rows,
+        .mxu_cols = s->mxu_cols,
+        .ub_bytes = s->ub_size,
+        .acc_bytes = s->acc_size,
+        .clock_mhz = s->clock_mhz,
+        .threads = s->threads,
+    };
+    char err[256] = "";
+
+    s->engine = tpu_engine_create(&cfg, tpu_dma_rw, s, err, sizeof(err));
+    if (!s->engine) {
+        error_setg(errp, "tpu: cannot create the engine: %s", err);
+        return false;
+    }
+    return true;
+}
+
+static bool tpu_init_msix(TPUState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    unsigned i;
+
+    memory_region_init(&s->msix_bar, OBJECT(s), "tpu-msix", TPU_MSIX_BAR_SIZE);
+    if (msix_init(pdev, TPU_MSIX_VECTORS, &s->msix_bar, TPU_BAR_MSIX, 0,
+                  &s->msix_bar, TPU_BAR_MSIX, TPU_MSIX_PBA_OFFSET, 0, errp)) {
+        return false;
+    }
+    pci_register_bar(pdev, TPU_BAR_MSIX, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->msix_bar);
+    for (i = 0; i < TPU_MSIX_VECTORS; i++) {
+        msix_vector_use(pdev, i);
+    }
+    return true;
+}
+
+static void tpu_realize(PCIDevice *pdev, Error **errp)
+{
+    TPUState *s = TPU(pdev);
+
+    if (!tpu_check_properties(s, errp) || !tpu_create_engine(s, errp)) {
+        return;
+    }
+    if (pcie_endpoint_cap_init(pdev, TPU_PCIE_CAP_OFFSET) < 0) {
+        error_setg(errp, "tpu: cannot add the PCIe capability");
+        goto fail_engine;
+    }
+    if (!tpu_init_msix(s, errp)) {
+        goto fail_pcie;
+    }
+    memory_region_init_io(&s->mmio, OBJECT(s), &tpu_mmio_ops, s, "tpu-regs",
+                          TPU_BAR_REGS_SIZE);
+    pci_register_bar(pdev, TPU_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->mmio);
+
+    qemu_mutex_init(&s->lock);
+    qemu_cond_init(&s->work_cond);
+    qemu_cond_init(&s->idle_cond);
+    s->irq_bh = qemu_bh_new_guarded(tpu_irq_bh, s,
+                                    &DEVICE(s)->mem_reentrancy_guard);
+    s->stopping = false;
+    s->job_running = false;
+    s->engine_dirty = false;
+    tpu_clear_registers(s);
+    s->status = TPU_STATUS_READY;
+    tpu_worker_start(s);
+    return;
+
+fail_pcie:
+    pcie_cap_exit(pdev);
+fail_engine:
+    tpu_engine_destroy(s->engine);
+    s->engine = NULL;
+}
+
+static void tpu_exit(PCIDevice *pdev)
+{
+    TPUState *s = TPU(pdev);
+
+    tpu_worker_stop(s);
+    qemu_bh_delete(s->irq_bh);
+    qemu_cond_destroy(&s->idle_cond);
+    qemu_cond_destroy(&s->work_cond);
+    qemu_mutex_destroy(&s->lock);
+    msix_uninit(pdev, &s->msix_bar, &s->msix_bar);
+    pcie_cap_exit(pdev);
+    tpu_engine_destroy(s->engine);
+    s->engine = NULL;
+}
+
+static void tpu_reset_hold(Object *obj, ResetType type)
+{
+    tpu_global_reset(TPU(obj));
+}
+
+static const Property tpu_properties[] = {
+    DEFINE_PROP_UINT32("mxu-rows", TPUState, mxu_rows, 128),
+    DEFINE_PROP_UINT32("mxu-cols", TPUState, mxu_cols, 128),
+    DEFINE_PROP_SIZE32("ub-size", TPUState, ub_size, 8 * MiB),
+    DEFINE_PROP_SIZE32("acc-size", TPUState, acc_size, 4 * MiB),
+    DEFINE_PROP_UINT32("clock-mhz", TPUState, clock_mhz, 700),
+    DEFINE_PROP_UINT32("num-queues", TPUState, num_queues, 1),
+    DEFINE_PROP_UINT32("num-ctx", TPUState, num_ctx, 256),
+    DEFINE_PROP_UINT32("threads", TPUState, threads, 0),
+};
+
+static const VMStateDescription vmstate_tpu = {
+    .name = TYPE_TPU,
+    .unmigratable = 1,
+};
+
+static void tpu_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+
+    k->realize = tpu_realize;
+    k->exit = tpu_exit;
+    k->vendor_id = TPU_PCI_VENDOR_ID;
+    k->device_id = TPU_PCI_DEVICE_ID;
+    k->revision = TPU_PCI_REVISION;
+    k->class_id = TPU_PCI_CLASS;
+    rc->phases.hold = tpu_reset_hold;
+    dc->desc = "TPU-style matrix accelerator";
+    dc->vmsd = &vmstate_tpu;
+    device_class_set_props(dc, tpu_properties);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+}
+
+static const TypeInfo tpu_info = {
+    .name = TYPE_TPU,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(TPUState),
+    .class_init = tpu_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void tpu_register_types(void)
+{
+    type_register_static(&tpu_info);
+}
+
+type_init(tpu_register_types)
