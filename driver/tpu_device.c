@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The card's registers: identification at probe, global reset, programming
+ * the context table, queue 0 and the interrupt mask, and the interrupt handler.
+ */
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+
+#include "tpu_device.h"
+#include "tpu_drv.h"
+#include "tpu_ring.h"
+
+/* The card is emulated, possibly under slow TCG: be generous. */
+#define TPU_RESET_TIMEOUT_US	(5 * USEC_PER_SEC)
+#define TPU_MAX_CTX		65536
+#define TPU_IRQ_ALL		(TPU_IRQ_DONE | TPU_IRQ_ERROR)
+
+int tpu_device_identify(struct tpu_device *tdev)
+{
+	struct drm_device *drm = &tdev->drm;
+	u32 id = tpu_read(tdev, TPU_REG_ID);
+	u32 dim;
+
+	if (id != TPU_ID_MAGIC) {
+		drm_err(drm, "bad ID register 0x%08x, expected 0x%08x\n", id, TPU_ID_MAGIC);
+		return -ENODEV;
+	}
+
+	tdev->version = tpu_read(tdev, TPU_REG_VERSION);
+	if ((tdev->version >> 16) != (TPU_SPEC_VERSION >> 16)) {
+		drm_err(drm, "unsupported spec version %u.%u\n", tdev->version >> 16,
+			tdev->version & 0xffff);
+		return -ENODEV;
+	}
+
+	tdev->caps = tpu_read(tdev, TPU_REG_CAPS);
+	dim = tpu_read(tdev, TPU_REG_MXU_DIM);
+	tdev->mxu_rows = dim >> 16;
+	tdev->mxu_cols = dim & 0xffff;
+	tdev->ub_size = tpu_read(tdev, TPU_REG_UB_SIZE);
+	tdev->acc_size = tpu_read(tdev, TPU_REG_ACC_SIZE);
+	tdev->clock_mhz = tpu_read(tdev, TPU_REG_CLOCK_MHZ);
+	tdev->num_ctx = min(tpu_read(tdev, TPU_REG_NUM_CTX), TPU_MAX_CTX);
+
+	if (tpu_read(tdev, TPU_REG_NUM_QUEUES) <= TPU_QUEUE) {
+		drm_err(drm, "card has no command queue\n");
+		return -ENODEV;
+	}
+	/* Context 0 is never handed out: a stray ring entry cannot hit a live context. */
+	if (tdev->num_ctx < 2) {
+		drm_err(drm, "card has %u contexts, need at least 2\n", tdev->num_ctx);
+		return -ENODEV;
+	}
+
+	drm_info(drm, "TPU spec %u.%u, %ux%u MXU, UB %u KiB, ACC %u KiB, %u MHz, %u contexts\n",
+		 tdev->version >> 16, tdev->version & 0xffff, tdev->mxu_rows, tdev->mxu_cols,
+		 tdev->ub_size / SZ_1K, tdev->acc_size / SZ_1K, tdev->clock_mhz, tdev->num_ctx);
+	return 0;
+}
+
+/**
+ * tpu_device_reset - reset the whole card and wait until it is ready
+ * @tdev: the device
+ *
+ * Afterwards the card executes nothing and touches no host memory until
+ * tpu_device_start() programs and enables it again. The performance counters the reset
+ * clears are carried over in software.
+ *
+ * Return: 0, or -ETIMEDOUT if the card did not become ready.
+ */
+int tpu_device_reset(struct tpu_device *tdev)
+{
+	u32 status;
+	int ret, i;
+
+	mutex_lock(&tdev->counter_lock);
+	for (i = 0; i < TPU_NUM_COUNTERS; i++)
+		tdev->counter_base[i] += tpu_read64(tdev, TPU_REG_CNT_CYCLES + 8 * i);
+	tpu_write(tdev, TPU_REG_RESET, TPU_RESET_MAGIC);
+	ret = readl_poll_timeout(tdev->regs + TPU_REG_STATUS, status, status & TPU_STATUS_READY,
+				 100, TPU_RESET_TIMEOUT_US);
+	mutex_unlock(&tdev->counter_lock);
+	if (ret)
+		drm_err(&tdev->drm, "card not ready %lu ms after reset\n",
+			TPU_RESET_TIMEOUT_US / USEC_PER_MSEC);
+	return ret;
+}
+
+/**
+ * tpu_device_counter - read a performance counter, counting across global resets
+ * @tdev: the device
+ * @reg: TPU_REG_CNT_*
+ *
+ * Return: the count.
+ */
+u64 tpu_device_counter(struct tpu_device *tdev, u32 reg)
+{
+	u64 value;
+
+	mutex_lock(&tdev->counter_lock);
+	value = tdev->counter_base[(reg - TPU_REG_CNT_CYCLES) / 8] + tpu_read64(tdev, reg);
+	mutex_unlock(&tdev->counter_lock);
+	return value;
+}
+
+/* Program the context table, queue 0 and the interrupt mask of a freshly reset card. */
+void tpu_device_start(struct tpu_device *tdev)
+{
+	tpu_write64(tdev, TPU_REG_CTX_TABLE, tdev->ctx_table_dma);
+	tpu_ring_start(tdev);
+	tpu_write(tdev, TPU_REG_IRQ_STATUS, TPU_IRQ_ALL);
+	tpu_write(tdev, TPU_REG_IRQ_MASK, TPU_IRQ_ALL);
+	tpu_write(tdev, TPU_REG_CONTROL, TPU_CONTROL_ENABLE);
+}
+
+/* Stop the card: whatever it was doing is aborted, no more interrupts. */
+void tpu_device_stop(struct tpu_device *tdev)
+{
+	tpu_device_reset(tdev);
+	tpu_write(tdev, TPU_REG_CONTROL, 0);
+	tpu_write(tdev, TPU_REG_IRQ_MASK, 0);
+	tpu_write(tdev, TPU_REG_IRQ_STATUS, TPU_IRQ_ALL);
+}
+
+static void tpu_device_report_error(struct tpu_device *tdev)
+{
+	u32 qstat = tpu_read(tdev, TPU_QREG(TPU_QREG_STATUS));
+
+	drm_dbg(&tdev->drm, "job failed: error %u on queue %u at 0x%llx\n",
+		tpu_read(tdev, TPU_REG_ERR_CODE), tpu_read(tdev, TPU_REG_ERR_QUEUE),
+		tpu_read64(tdev, TPU_REG_ERR_ADDR));
+	if (qstat & TPU_QSTAT_ERROR)
+		drm_err_ratelimited(&tdev->drm, "queue %u stopped: bad ring configuration\n",
+				    TPU_QUEUE);
+}
+
+/* Both vectors (DONE and ERROR) and a shared INTx line land here. */
+static irqreturn_t tpu_irq_handler(int irq, void *arg)
+{
+	struct tpu_device *tdev = arg;
+	u32 status = tpu_read(tdev, TPU_REG_IRQ_STATUS);
+
+	/* All ones: the card is gone (surprise removal). */
+	if (!status || status == U32_MAX)
+		return IRQ_NONE;
+
+	/* Acknowledge first: a completion after the ring scan raises a new interrupt. */
+	tpu_write(tdev, TPU_REG_IRQ_STATUS, status);
+	if (status & TPU_IRQ_ERROR)
+		tpu_device_report_error(tdev);
+	tpu_ring_retire(tdev);
+	return IRQ_HANDLED;
+}
+
+/**
+ * tpu_irq_init - set up interrupts: two MSI-X vectors, or fewer, down to one shared INTx
+ * @tdev: the device
+ *
+ * Return: 0 or a negative error code.
+ */
+int tpu_irq_init(struct tpu_device *tdev)
+{
+	struct pci_dev *pdev = tdev->pdev;
+	unsigned long flags;
+	int ret, i;
+
+	ret = pci_alloc_irq_vectors(pdev, 1, TPU_MSIX_VECTORS,
+				    PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_INTX);
+	if (ret < 0) {
+		drm_err(&tdev->drm, "no interrupt vectors: %d\n", ret);
+		return ret;
+	}
+	tdev->num_irqs = ret;
+	if (tdev->num_irqs < TPU_MSIX_VECTORS || !pdev->msix_enabled)
+		drm_info(&tdev->drm, "using %d %s interrupt vector(s)\n", tdev->num_irqs,
+			 pdev->msix_enabled ? "MSI-X" : pdev->msi_enabled ? "MSI" : "INTx");
+
+	flags = pdev->msix_enabled || pdev->msi_enabled ? 0 : IRQF_SHARED;
+	for (i = 0; i < tdev->num_irqs; i++) {
+		ret = request_irq(pci_irq_vector(pdev, i), tpu_irq_handler, flags,
+				  TPU_DRIVER_NAME, tdev);
+		if (ret) {
+			drm_err(&tdev->drm, "request_irq of vector %d: %d\n", i, ret);
+			goto err_free;
+		}
+	}
+	return 0;
+
+err_free:
+	while (--i >= 0)
+		free_irq(pci_irq_vector(pdev, i), tdev);
+	pci_free_irq_vectors(pdev);
+	return ret;
+}
+
+void tpu_irq_fini(struct tpu_device *tdev)
+{
+	int i;
+
+	for (i = 0; i < tdev->num_irqs; i++)
+		free_irq(pci_irq_vector(tdev->pdev, i), tdev);
+	pci_free_irq_vectors(tdev->pdev);
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module and PCI driver of the emulated TPU card: probe and remove, the DRM
+ * accel driver (/dev/accel/accelN: file open/close, the ioctl table) and GET_PARAM.
+ */
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/tpu_accel.h>
+#include <linux/dma-mapping.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+
+#include "tpu_debugfs.h"
+#include "tpu_device.h"
+#include "tpu_drv.h"
+#include "tpu_gem.h"
+#include "tpu_job.h"
+#include "tpu_mmu.h"
+#include "tpu_ring.h"
+
+#ifndef __LITTLE_ENDIAN
+#error "the card's structures in host memory are little-endian, like this driver's host"
+#endif
+
+/* Page-table entries hold bits 51..12 of a physical address. */
+#define TPU_DMA_BITS		52
+
+static int tpu_read_counter(struct tpu_device *tdev, u32 reg, u64 *value)
+{
+	int idx;
+
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+	*value = tpu_device_counter(tdev, reg);
+	drm_dev_exit(idx);
+	return 0;
+}
+
+static int tpu_get_param_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct tpu_device *tdev = to_tpu_device(drm);
+	struct drm_tpu_get_param *args = data;
+
+	if (args->pad) {
+		drm_dbg(drm, "get_param: pad 0x%x, must be 0\n", args->pad);
+		return -EINVAL;
+	}
+
+	switch (args->param) {
+	case DRM_TPU_PARAM_DEVICE_ID:
+		args->value = tdev->pdev->device;
+		break;
+	case DRM_TPU_PARAM_SPEC_VERSION:
+		args->value = tdev->version;
+		break;
+	case DRM_TPU_PARAM_CAPS:
+		args->value = tdev->caps;
+		break;
+	case DRM_TPU_PARAM_MXU_ROWS:
+		args->value = tdev->mxu_rows;
+		break;
+	case DRM_TPU_PARAM_MXU_COLS:
+		args->value = tdev->mxu_cols;
+		break;
+	case DRM_TPU_PARAM_UB_SIZE:
+		args->value = tdev->ub_size;
+		break;
+	case DRM_TPU_PARAM_ACC_SIZE:
+		args->value = tdev->acc_size;
+		break;
+	case DRM_TPU_PARAM_CLOCK_MHZ:
+		args->value = tdev->clock_mhz;
+		break;
+	case DRM_TPU_PARAM_VA_START:
+		args->value = TPU_VA_START;
+		break;
+	case DRM_TPU_PARAM_VA_SIZE:
+		args->value = TPU_VA_SIZE;
+		break;
+	case DRM_TPU_PARAM_CNT_CYCLES:
+		return tpu_read_counter(tdev, TPU_REG_CNT_CYCLES, &args->value);
+	case DRM_TPU_PARAM_CNT_MACS:
+		return tpu_read_counter(tdev, TPU_REG_CNT_MACS, &args->value);
+	case DRM_TPU_PARAM_CNT_JOBS_DONE:
+		return tpu_read_counter(tdev, TPU_REG_CNT_JOBS_DONE, &args->value);
+	case DRM_TPU_PARAM_CNT_JOBS_FAILED:
+		return tpu_read_counter(tdev, TPU_REG_CNT_JOBS_FAILED, &args->value);
+	default:
+		drm_dbg(drm, "get_param: unknown param %u\n", args->param);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int tpu_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct tpu_file *tfile;
+	int ret;
+
+	tfile = kzalloc(sizeof(*tfile), GFP_KERNEL);
+	if (!tfile)
+		return -ENOMEM;
+	tfile->tdev = to_tpu_device(drm);
+
+	tfile->ctx = tpu_ctx_create(tfile->tdev);
+	if (IS_ERR(tfile->ctx)) {
+		ret = PTR_ERR(tfile->ctx);
+		drm_dbg(drm, "open: no device context: %d\n", ret);
+		goto err_free;
+	}
+	ret = tpu_job_open(tfile);
+	if (ret)
+		goto err_put_ctx;
+
+	file->driver_priv = tfile;
+	return 0;
+
+err_put_ctx:
+	tpu_ctx_put(tfile->ctx);
+err_free:
+	kfree(tfile);
+	return ret;
+}
+
+static void tpu_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct tpu_file *tfile = file->driver_priv;
+
+	tpu_job_close(tfile);
+	tpu_ctx_put(tfile->ctx);
+	kfree(tfile);
+}
+
+static const struct drm_ioctl_desc tpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(TPU_GET_PARAM, tpu_get_param_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(TPU_BO_CREATE, tpu_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(TPU_BO_INFO, tpu_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(TPU_SUBMIT, tpu_submit_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(TPU_WAIT, tpu_wait_ioctl, 0),
+};
+
+DEFINE_DRM_ACCEL_FOPS(tpu_fops);
+
+static const struct drm_driver tpu_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ,
+	.open = tpu_open,
+	.postclose = tpu_postclose,
+	.gem_create_object = tpu_gem_create_object,
+	.ioctls = tpu_ioctls,
+	.num_ioctls = ARRAY_SIZE(tpu_ioctls),
+	.fops = &tpu_fops,
+	.name = TPU_DRIVER_NAME,
+	.desc = "Emulated TPU accelerator",
+	.date = "20251130",
+	.major = 1,
+	.minor = 0,
+};
+
+static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct tpu_device *tdev;
+	int ret;
+
+	tdev = devm_drm_dev_alloc(&pdev->dev, &tpu_drm_driver, struct tpu_device, drm);
+	if (IS_ERR(tdev))
+		return PTR_ERR(tdev);
+	tdev->pdev = pdev;
+	pci_set_drvdata(pdev, tdev);
+	spin_lock_init(&tdev->job_lock);
+	spin_lock_init(&tdev->fence_lock);
+	ret = drmm_mutex_init(&tdev->drm, &tdev->counter_lock);
+	if (ret)
+		return ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	tdev->regs = pcim_iomap_region(pdev, TPU_BAR_REGS, TPU_DRIVER_NAME);
+	if (IS_ERR(tdev->regs))
+		return PTR_ERR(tdev->regs);
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(TPU_DMA_BITS));
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+
+	ret = tpu_device_identify(tdev);
+	if (ret)
+		return ret;
+	ret = tpu_mmu_init(tdev);
+	if (ret)
+		return ret;
+	ret = tpu_ring_init(tdev);
+	if (ret)
+		return ret;
+	ret = tpu_device_reset(tdev);
+	if (ret)
+		return ret;
+
+	ret = tpu_job_init(tdev);
+	if (ret)
+		return ret;
+	ret = tpu_irq_init(tdev);
+	if (ret)
+		goto err_job_fini;
+	tpu_device_start(tdev);
+
+	tpu_debugfs_init(tdev);
+	ret = drm_dev_register(&tdev->drm, 0);
+	if (ret)
+		goto err_stop;
+	return 0;
+
+err_stop:
+	tpu_device_stop(tdev);
+	tpu_irq_fini(tdev);
+err_job_fini:
+	tpu_job_fini(tdev);
+	return ret;
+}
+
+static void tpu_remove(struct pci_dev *pdev)
+{
+	struct tpu_device *tdev = pci_get_drvdata(pdev);
+
+	drm_dev_unplug(&tdev->drm);
+	tpu_device_stop(tdev);
+	tpu_irq_fini(tdev);
+	tpu_job_fini(tdev);
+}
+
+static const struct pci_device_id tpu_pci_ids[] = {
+	{ PCI_DEVICE(TPU_PCI_VENDOR_ID, TPU_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, tpu_pci_ids);
+
+static struct pci_driver tpu_pci_driver = {
+	.name = TPU_DRIVER_NAME,
+	.id_table = tpu_pci_ids,
+	.probe = tpu_probe,
+	.remove = tpu_remove,
+};
+module_pci_driver(tpu_pci_driver);
+
+MODULE_DESCRIPTION("DRM accel driver of the emulated TPU card");
+MODULE_AUTHOR("tpu-stack developers");
+MODULE_LICENSE("GPL");

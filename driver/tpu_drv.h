@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Device-wide and per-file state of the tpu DRM accel driver, register access.
+ */
+#ifndef TPU_DRV_H
+#define TPU_DRV_H
+
+#include <drm/drm_device.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+#include <drm/gpu_scheduler.h>
+#include <linux/io.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+
+#include "tpu_hw.h"
+
+#define TPU_DRIVER_NAME		"tpu"
+
+/* The driver uses queue 0 of the card, with a ring of this many entries. */
+#define TPU_QUEUE		0
+#define TPU_RING_ENTRIES	256
+
+/* Per-file device address space handed out by the VA allocator. */
+#define TPU_VA_START		0x100000ull
+#define TPU_VA_SIZE		((1ull << TPU_VA_BITS) - TPU_VA_START)
+
+/* Performance counters: TPU_REG_CNT_CYCLES .. TPU_REG_CNT_MMU_FAULTS, 8 bytes apart. */
+#define TPU_NUM_COUNTERS	((TPU_REG_CNT_MMU_FAULTS - TPU_REG_CNT_CYCLES) / 8 + 1)
+
+/* Limits that keep one process from eating kernel memory. */
+#define TPU_BO_MAX_SIZE		SZ_1G
+#define TPU_JOB_MAX_BOS		1024
+#define TPU_FILE_MAX_JOBS	4096
+
+struct tpu_ctx;
+struct tpu_job;
+
+/**
+ * struct tpu_ring - queue 0's command ring and completion records, in coherent DMA memory
+ * @entries: TPU_RING_ENTRIES ring entries the device fetches
+ * @entries_dma: bus address of @entries
+ * @compl: TPU_RING_ENTRIES completion records, slot i for ring entry i
+ * @compl_dma: bus address of @compl
+ * @tail: index of the next free entry (the value last written to RING_TAIL)
+ * @seqno: seqno of the last job written to the ring
+ * @inflight: jobs written to the ring and not yet retired, oldest first
+ */
+struct tpu_ring {
+	struct tpu_ring_entry *entries;
+	dma_addr_t entries_dma;
+	struct tpu_completion *compl;
+	dma_addr_t compl_dma;
+	u32 tail;
+	u64 seqno;
+	struct list_head inflight;
+};
+
+/**
+ * struct tpu_device - one TPU card
+ * @drm: DRM device, the base object
+ * @pdev: PCI device
+ * @regs: BAR0 registers
+ * @version: spec version register
+ * @caps: TPU_CAP_* bits
+ * @mxu_rows: rows of the systolic array
+ * @mxu_cols: columns of the systolic array
+ * @ub_size: unified buffer bytes
+ * @acc_size: accumulator memory bytes
+ * @clock_mhz: modelled clock
+ * @num_ctx: entries of the context table
+ * @num_irqs: interrupt vectors in use
+ * @ctx_table: context table shared with the device
+ * @ctx_table_dma: bus address of @ctx_table
+ * @ctx_ida: allocator of context ids
+ * @job_lock: protects @ring and the in-flight jobs' results; taken in the IRQ handler
+ * @ring: queue 0's ring
+ * @fence_lock: lock of the hardware fences
+ * @fence_context: dma_fence context of the hardware fences
+ * @sched: the scheduler feeding queue 0
+ * @sched_wq: ordered workqueue the scheduler runs and frees jobs on
+ * @reset_count: resets after a job timeout since probe
+ * @counter_lock: protects @counter_base against resets
+ * @counter_base: counts of the card's counters before its last reset, which cleared them
+ */
+struct tpu_device {
+	struct drm_device drm;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+
+	u32 version;
+	u32 caps;
+	u32 mxu_rows;
+	u32 mxu_cols;
+	u32 ub_size;
+	u32 acc_size;
+	u32 clock_mhz;
+	u32 num_ctx;
+	int num_irqs;
+
+	struct tpu_ctx_entry *ctx_table;
+	dma_addr_t ctx_table_dma;
+	struct ida ctx_ida;
+
+	spinlock_t job_lock;		/* ring, in-flight jobs */
+	struct tpu_ring ring;
+	spinlock_t fence_lock;		/* hardware fences */
+	u64 fence_context;
+
+	struct drm_gpu_scheduler sched;
+	struct workqueue_struct *sched_wq;
+	unsigned int reset_count;
+	struct mutex counter_lock;	/* counter_base vs. resets */
+	u64 counter_base[TPU_NUM_COUNTERS];
+};
+
+/**
+ * struct tpu_file - state of one open file of the device
+ * @tdev: the device
+ * @ctx: device address space (context id, page tables, VA allocator) of this file
+ * @entity: scheduler entity of this file's jobs
+ * @lock: protects @jobs, @next_job_id and @job_count; orders job ids with the entity's queue
+ * @jobs: submitted jobs not yet retired by DRM_IOCTL_TPU_WAIT, by id
+ * @next_job_id: next id the cyclic allocator tries
+ * @job_count: entries of @jobs
+ */
+struct tpu_file {
+	struct tpu_device *tdev;
+	struct tpu_ctx *ctx;
+	struct drm_sched_entity entity;
+	struct mutex lock;		/* jobs, ids, count, entity order */
+	struct xarray jobs;
+	u32 next_job_id;
+	unsigned int job_count;
+};
+
+static inline struct tpu_device *to_tpu_device(struct drm_device *drm)
+{
+	return container_of(drm, struct tpu_device, drm);
+}
+
+static inline u32 tpu_read(struct tpu_device *tdev, u32 reg)
+{
+	return readl(tdev->regs + reg);
+}
+
+static inline void tpu_write(struct tpu_device *tdev, u32 reg, u32 val)
+{
+	writel(val, tdev->regs + reg);
+}
+
+static inline u64 tpu_read64(struct tpu_device *tdev, u32 reg)
+{
+	return readq(tdev->regs + reg);
+}
+
+static inline void tpu_write64(struct tpu_device *tdev, u32 reg, u64 val)
+{
+	writeq(val, tdev->regs + reg);
+}
+
+/* Offset of register @r of the queue the driver uses. */
+#define TPU_QREG(r)		TPU_REG_QUEUE(TPU_QUEUE, r)
+
+#endif /* TPU_DRV_H */

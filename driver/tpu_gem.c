@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Buffer objects.
+ *
+ * A BO is a shmem GEM object whose pages are pinned and DMA-mapped at creation and mapped
+ * into the creating file's device address space until the BO is freed. Jobs hold references
+ * to the BOs they use, so a BO (and its mapping) outlives every job that may touch it.
+ * Userspace maps BOs with mmap() at the offset DRM_IOCTL_TPU_BO_INFO reports.
+ */
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+#include <drm/tpu_accel.h>
+
+#include "tpu_drv.h"
+#include "tpu_gem.h"
+#include "tpu_mmu.h"
+
+static void tpu_gem_free(struct drm_gem_object *obj)
+{
+	struct tpu_bo *bo = to_tpu_bo(obj);
+
+	if (bo->ctx) {
+		tpu_ctx_unmap(bo->ctx, &bo->va);
+		tpu_ctx_put(bo->ctx);
+	}
+	drm_gem_shmem_free(&bo->base);
+}
+
+static const struct drm_gem_object_funcs tpu_gem_funcs = {
+	.free = tpu_gem_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+/* drm_driver.gem_create_object: drm_gem_shmem_create() allocates a struct tpu_bo. */
+struct drm_gem_object *tpu_gem_create_object(struct drm_device *drm, size_t size)
+{
+	struct tpu_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->base.base.funcs = &tpu_gem_funcs;
+	return &bo->base.base;
+}
+
+int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct tpu_file *tfile = file->driver_priv;
+	struct drm_tpu_bo_create *args = data;
+	struct drm_gem_shmem_object *shmem;
+	struct sg_table *sgt;
+	struct tpu_bo *bo;
+	u64 size;
+	int ret;
+
+	if (args->flags) {
+		drm_dbg(drm, "bo_create: flags 0x%x, must be 0\n", args->flags);
+		return -EINVAL;
+	}
+	if (!args->size || args->size > TPU_BO_MAX_SIZE) {
+		drm_dbg(drm, "bo_create: size %llu not in [1, %u]\n", args->size, TPU_BO_MAX_SIZE);
+		return -EINVAL;
+	}
+	size = PAGE_ALIGN(args->size);
+
+	shmem = drm_gem_shmem_create(drm, size);
+	if (IS_ERR(shmem))
+		return PTR_ERR(shmem);
+	bo = container_of(shmem, struct tpu_bo, base);
+
+	sgt = drm_gem_shmem_get_pages_sgt(shmem);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		goto out_put;
+	}
+	ret = tpu_ctx_map(tfile->ctx, &bo->va, sgt, size);
+	if (ret)
+		goto out_put;
+	bo->ctx = tpu_ctx_get(tfile->ctx);
+
+	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	if (ret)
+		goto out_put;
+	args->size = size;
+	args->device_addr = bo->va.start;
+
+out_put:
+	/* The handle holds the BO now; on failure this frees it. */
+	drm_gem_object_put(&shmem->base);
+	return ret;
+}
+
+int tpu_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_tpu_bo_info *args = data;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->pad) {
+		drm_dbg(drm, "bo_info: pad 0x%x, must be 0\n", args->pad);
+		return -EINVAL;
+	}
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj) {
+		drm_dbg(drm, "bo_info: no BO with handle %u\n", args->handle);
+		return -ENOENT;
+	}
+
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret) {
+		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+		args->device_addr = to_tpu_bo(obj)->va.start;
+		args->size = obj->size;
+	}
+	drm_gem_object_put(obj);
+	return ret;
+}

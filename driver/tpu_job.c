@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Jobs: DRM_IOCTL_TPU_SUBMIT and DRM_IOCTL_TPU_WAIT, the DRM GPU scheduler that
+ * feeds queue 0's ring, job timeout and card reset.
+ *
+ * A job is pushed to its file's scheduler entity after waiting (implicitly) for the earlier
+ * jobs using its BOs; its finished fence is added to every BO it lists as a write fence and
+ * optionally to a syncobj. The scheduler writes it to the ring (run_job) when its
+ * dependencies are met and the ring has room (credit limit TPU_RING_ENTRIES - 1). The
+ * interrupt handler retires it from its completion record, signalling the hardware fence.
+ *
+ * Timeout: when the oldest job in the ring has run for job_timeout_ms, the whole card is
+ * reset. That job ends with DRM_TPU_JOB_TIMEOUT; the jobs behind it in the ring end with
+ * DRM_TPU_JOB_CANCELED and are not run again; jobs not yet written to the ring are not
+ * affected and run after the reset.
+ */
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
+#include <drm/tpu_accel.h>
+#include <linux/dma-resv.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+
+#include "tpu_device.h"
+#include "tpu_drv.h"
+#include "tpu_gem.h"
+#include "tpu_job.h"
+#include "tpu_mmu.h"
+#include "tpu_ring.h"
+
+static unsigned int tpu_job_timeout_ms = 10000;
+module_param_named(job_timeout_ms, tpu_job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "Time a job may run before the card is reset, 0 = never (default: 10000)");
+
+static inline struct tpu_job *to_tpu_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct tpu_job, base);
+}
+
+static const char *tpu_fence_get_driver_name(struct dma_fence *fence)
+{
+	return TPU_DRIVER_NAME;
+}
+
+static const char *tpu_fence_get_timeline_name(struct dma_fence *fence)
+{
+	return "tpu-queue0";
+}
+
+static const struct dma_fence_ops tpu_fence_ops = {
+	.get_driver_name = tpu_fence_get_driver_name,
+	.get_timeline_name = tpu_fence_get_timeline_name,
+};
+
+/* Frees only what may be freed in interrupt context: the last reference may be the ring's. */
+static void tpu_job_release(struct kref *kref)
+{
+	struct tpu_job *job = container_of(kref, struct tpu_job, refcount);
+
+	dma_fence_put(job->done);
+	if (job->hw_fence->ops)
+		dma_fence_put(job->hw_fence);
+	else
+		kfree(job->hw_fence);
+	kfree(job);
+}
+
+static void tpu_job_put(struct tpu_job *job)
+{
+	kref_put(&job->refcount, tpu_job_release);
+}
+
+/* Drop the BOs and the address space, once the job can no longer run. */
+static void tpu_job_put_resources(struct tpu_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++)
+		drm_gem_object_put(job->bos[i]);
+	kvfree(job->bos);
+	job->bos = NULL;
+	job->bo_count = 0;
+	tpu_ctx_put(job->ctx);
+	job->ctx = NULL;
+}
+
+/**
+ * tpu_job_complete - end a job of the ring
+ * @job: the job, on the ring's in-flight list
+ * @res: how it ended
+ * @error: 0, or the error of its fences
+ *
+ * Called with tdev->job_lock held.
+ */
+void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error)
+{
+	lockdep_assert_held(&job->tdev->job_lock);
+
+	list_del(&job->inflight_node);
+	job->result = *res;
+	if (error)
+		dma_fence_set_error(job->hw_fence, error);
+	dma_fence_signal(job->hw_fence);
+	tpu_job_put(job);
+}
+
+static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
+{
+	struct tpu_job *job = to_tpu_job(sched_job);
+	struct tpu_device *tdev = job->tdev;
+	unsigned long flags;
+	int idx;
+
+	/* Killed with its file, or the device is gone: end it, status CANCELED. */
+	if (unlikely(sched_job->s_fence->finished.error) || !drm_dev_enter(&tdev->drm, &idx))
+		return NULL;
+
+	spin_lock_irqsave(&tdev->job_lock, flags);
+	job->seqno = ++tdev->ring.seqno;
+	dma_fence_init(job->hw_fence, &tpu_fence_ops, &tdev->fence_lock, tdev->fence_context,
+		       job->seqno);
+	kref_get(&job->refcount);
+	tpu_ring_push(tdev, job);
+	spin_unlock_irqrestore(&tdev->job_lock, flags);
+
+	drm_dev_exit(idx);
+	return dma_fence_get(job->hw_fence);
+}
+
+static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
+{
+	struct tpu_job *job = to_tpu_job(sched_job);
+	struct tpu_device *tdev = job->tdev;
+	int idx, ret;
+
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return DRM_GPU_SCHED_STAT_ENODEV;
+
+	drm_sched_stop(&tdev->sched, sched_job);
+
+	/* The job may have ended just now, or never reached the ring: no reset then. */
+	tpu_ring_retire(tdev);
+	if (job->hw_fence->ops && !dma_fence_is_signaled(job->hw_fence)) {
+		tdev->reset_count++;
+		drm_err(&tdev->drm, "job with seqno %llu timed out after %u ms, resetting the card\n",
+			job->seqno, tpu_job_timeout_ms);
+		/* The card stops touching memory before the jobs' fences signal. */
+		ret = tpu_device_reset(tdev);
+		tpu_ring_cancel(tdev, job);
+		if (!ret)
+			tpu_device_start(tdev);
+	}
+
+	drm_sched_start(&tdev->sched);
+	drm_dev_exit(idx);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void tpu_job_free(struct drm_sched_job *sched_job)
+{
+	struct tpu_job *job = to_tpu_job(sched_job);
+
+	drm_sched_job_cleanup(sched_job);
+	tpu_job_put_resources(job);
+	tpu_job_put(job);
+}
+
+static const struct drm_sched_backend_ops tpu_sched_ops = {
+	.run_job = tpu_job_run,
+	.timedout_job = tpu_job_timedout,
+	.free_job = tpu_job_free,
+};
+
+int tpu_job_init(struct tpu_device *tdev)
+{
+	long timeout = tpu_job_timeout_ms ? msecs_to_jiffies(tpu_job_timeout_ms) :
+					    MAX_SCHEDULE_TIMEOUT;
+
+	tdev->fence_context = dma_fence_context_alloc(1);
+	return drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
+			      TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
+			      tdev->drm.dev);
+}
+
+/**
+ * tpu_job_fini - end all jobs and stop the scheduler when the device goes away
+ * @tdev: the device, stopped and without interrupts
+ */
+void tpu_job_fini(struct tpu_device *tdev)
+{
+	struct drm_sched_job *sched_job, *tmp;
+	LIST_HEAD(ended);
+
+	tpu_ring_cancel(tdev, NULL);
+	drm_sched_fini(&tdev->sched);
+
+	/* Jobs that ended but that the stopped scheduler did not free yet. */
+	spin_lock(&tdev->sched.job_list_lock);
+	list_splice_init(&tdev->sched.pending_list, &ended);
+	spin_unlock(&tdev->sched.job_list_lock);
+	list_for_each_entry_safe(sched_job, tmp, &ended, list) {
+		list_del_init(&sched_job->list);
+		tpu_job_free(sched_job);
+	}
+}
+
+int tpu_job_open(struct tpu_file *tfile)
+{
+	struct drm_gpu_scheduler *sched = &tfile->tdev->sched;
+	int ret;
+
+	mutex_init(&tfile->lock);
+	xa_init_flags(&tfile->jobs, XA_FLAGS_ALLOC1);
+	ret = drm_sched_entity_init(&tfile->entity, DRM_SCHED_PRIORITY_NORMAL, &sched, 1, NULL);
+	if (ret)
+		mutex_destroy(&tfile->lock);
+	return ret;
+}
+
+/*
+ * Close of a file: its queued jobs are flushed to the ring (or killed if the process is
+ * being killed); jobs in the ring run to completion and keep the address space alive.
+ */
+void tpu_job_close(struct tpu_file *tfile)
+{
+	struct tpu_job *job;
+	unsigned long id;
+
+	drm_sched_entity_destroy(&tfile->entity);
+	xa_for_each(&tfile->jobs, id, job)
+		tpu_job_put(job);
+	xa_destroy(&tfile->jobs);
+	mutex_destroy(&tfile->lock);
+}
+
+static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit *args)
+{
+	if (args->flags) {
+		drm_dbg(drm, "submit: flags 0x%x, must be 0\n", args->flags);
+		return -EINVAL;
+	}
+	if (args->reserved[0] || args->reserved[1]) {
+		drm_dbg(drm, "submit: reserved fields must be 0\n");
+		return -EINVAL;
+	}
+	if (!args->program_size || args->program_size % TPU_INSN_SIZE ||
+	    args->program_size > TPU_PROGRAM_MAX_BYTES) {
+		drm_dbg(drm, "submit: program_size %u not a multiple of %u in [%u, %u]\n",
+			args->program_size, TPU_INSN_SIZE, TPU_INSN_SIZE, TPU_PROGRAM_MAX_BYTES);
+		return -EINVAL;
+	}
+	if (args->program_offset % TPU_INSN_SIZE) {
+		drm_dbg(drm, "submit: program_offset %u not a multiple of %u\n",
+			args->program_offset, TPU_INSN_SIZE);
+		return -EINVAL;
+	}
+	if (args->bo_count > TPU_JOB_MAX_BOS) {
+		drm_dbg(drm, "submit: bo_count %u over %u\n", args->bo_count, TPU_JOB_MAX_BOS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int tpu_cmp_handle(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Look up the program BO and the listed BOs (a handle listed twice counts once), check they
+ * belong to this file and that the program lies within its BO.
+ */
+static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, struct tpu_job *job,
+			      const struct drm_tpu_submit *args)
+{
+	struct tpu_file *tfile = file->driver_priv;
+	struct drm_gem_object *program = NULL;
+	u32 count = args->bo_count + 1;
+	u32 *handles;
+	u32 i, n;
+	int ret = 0;
+
+	handles = kvmalloc_array(count, sizeof(*handles), GFP_KERNEL);
+	if (!handles)
+		return -ENOMEM;
+	if (copy_from_user(handles, u64_to_user_ptr(args->bo_handles),
+			   args->bo_count * sizeof(*handles))) {
+		drm_dbg(drm, "submit: cannot read %u handles at 0x%llx\n", args->bo_count,
+			args->bo_handles);
+		ret = -EFAULT;
+		goto out;
+	}
+	handles[args->bo_count] = args->program_handle;
+	sort(handles, count, sizeof(*handles), tpu_cmp_handle, NULL);
+	for (i = 1, n = 1; i < count; i++)
+		if (handles[i] != handles[n - 1])
+			handles[n++] = handles[i];
+
+	job->bos = kvcalloc(n, sizeof(*job->bos), GFP_KERNEL);
+	if (!job->bos) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct drm_gem_object *obj = drm_gem_object_lookup(file, handles[i]);
+
+		if (!obj) {
+			drm_dbg(drm, "submit: no BO with handle %u\n", handles[i]);
+			ret = -ENOENT;
+			goto out;
+		}
+		job->bos[job->bo_count++] = obj;
+		if (to_tpu_bo(obj)->ctx != tfile->ctx) {
+			drm_dbg(drm, "submit: BO %u is mapped in another file's address space\n",
+				handles[i]);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (handles[i] == args->program_handle)
+			program = obj;
+	}
+
+	if (args->program_offset > program->size ||
+	    args->program_size > program->size - args->program_offset) {
+		drm_dbg(drm, "submit: program at %u, %u bytes, outside BO %u of %zu bytes\n",
+			args->program_offset, args->program_size, args->program_handle,
+			program->size);
+		ret = -EINVAL;
+		goto out;
+	}
+	job->program_addr = to_tpu_bo(program)->va.start + args->program_offset;
+	job->program_size = args->program_size;
+out:
+	kvfree(handles);
+	return ret;
+}
+
+int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct tpu_file *tfile = file->driver_priv;
+	struct drm_tpu_submit *args = data;
+	struct drm_syncobj *syncobj = NULL;
+	struct ww_acquire_ctx acquire;
+	struct tpu_job *job;
+	u32 i, id;
+	int ret;
+
+	ret = tpu_submit_check(drm, args);
+	if (ret)
+		return ret;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return -ENOMEM;
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	if (!job->hw_fence) {
+		kfree(job);
+		return -ENOMEM;
+	}
+	kref_init(&job->refcount);
+	job->tdev = tfile->tdev;
+	job->ctx = tpu_ctx_get(tfile->ctx);
+	job->result.status = DRM_TPU_JOB_CANCELED;
+
+	ret = tpu_job_lookup_bos(drm, file, job, args);
+	if (ret)
+		goto err_put_job;
+
+	if (args->out_syncobj) {
+		syncobj = drm_syncobj_find(file, args->out_syncobj);
+		if (!syncobj) {
+			drm_dbg(drm, "submit: no syncobj with handle %u\n", args->out_syncobj);
+			ret = -ENOENT;
+			goto err_put_job;
+		}
+	}
+
+	ret = drm_sched_job_init(&job->base, &tfile->entity, 1, tfile);
+	if (ret)
+		goto err_put_syncobj;
+
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &acquire);
+	if (ret)
+		goto err_cleanup_job;
+	for (i = 0; i < job->bo_count; i++) {
+		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (ret)
+			goto err_unlock;
+		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], true);
+		if (ret)
+			goto err_unlock;
+	}
+
+	/* Ids and the entity's queue in the same order; WAIT sees the job once it is queued. */
+	mutex_lock(&tfile->lock);
+	if (tfile->job_count >= TPU_FILE_MAX_JOBS) {
+		drm_dbg(drm, "submit: %u jobs not yet waited for\n", tfile->job_count);
+		ret = -EBUSY;
+		goto err_unlock_file;
+	}
+	ret = xa_alloc_cyclic(&tfile->jobs, &id, job, XA_LIMIT(1, U32_MAX), &tfile->next_job_id,
+			      GFP_KERNEL);
+	if (ret < 0)
+		goto err_unlock_file;
+	tfile->job_count++;
+	kref_get(&job->refcount);
+
+	drm_sched_job_arm(&job->base);
+	job->done = dma_fence_get(&job->base.s_fence->finished);
+	for (i = 0; i < job->bo_count; i++)
+		dma_resv_add_fence(job->bos[i]->resv, job->done, DMA_RESV_USAGE_WRITE);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
+	if (syncobj) {
+		drm_syncobj_replace_fence(syncobj, job->done);
+		drm_syncobj_put(syncobj);
+	}
+	/* The scheduler owns the job from here; it may end and be freed at once. */
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&tfile->lock);
+
+	args->job_id = id;
+	return 0;
+
+err_unlock_file:
+	mutex_unlock(&tfile->lock);
+err_unlock:
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
+err_cleanup_job:
+	drm_sched_job_cleanup(&job->base);
+err_put_syncobj:
+	if (syncobj)
+		drm_syncobj_put(syncobj);
+err_put_job:
+	tpu_job_put_resources(job);
+	tpu_job_put(job);
+	return ret;
+}
+
+/* A relative timeout in jiffies for dma_fence_wait_timeout(): 0 polls, any other at least 1. */
+static long tpu_timeout_to_jiffies(s64 timeout_ns)
+{
+	if (!timeout_ns)
+		return 0;
+	return clamp_t(u64, nsecs_to_jiffies64(timeout_ns), 1, MAX_SCHEDULE_TIMEOUT);
+}
+
+int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct tpu_file *tfile = file->driver_priv;
+	struct drm_tpu_wait *args = data;
+	struct tpu_job *job = NULL;
+	long ret;
+
+	if (args->reserved) {
+		drm_dbg(drm, "wait: reserved field must be 0\n");
+		return -EINVAL;
+	}
+	if (args->timeout_ns < 0) {
+		drm_dbg(drm, "wait: negative timeout %lld\n", args->timeout_ns);
+		return -EINVAL;
+	}
+
+	mutex_lock(&tfile->lock);
+	if (args->job_id <= U32_MAX)
+		job = xa_load(&tfile->jobs, args->job_id);
+	if (job)
+		kref_get(&job->refcount);
+	mutex_unlock(&tfile->lock);
+	if (!job) {
+		drm_dbg(drm, "wait: no job with id %llu\n", args->job_id);
+		return -ENOENT;
+	}
+
+	ret = dma_fence_wait_timeout(job->done, true, tpu_timeout_to_jiffies(args->timeout_ns));
+	if (ret > 0) {
+		/* Pairs with the (fully ordered) signalling of the job's fences. */
+		smp_rmb();
+		args->status = job->result.status;
+		args->error_pc = job->result.error_pc;
+		args->fault_addr = job->result.fault_addr;
+		args->cycles = job->result.cycles;
+		args->macs = job->result.macs;
+
+		mutex_lock(&tfile->lock);
+		if (xa_erase(&tfile->jobs, args->job_id) == job) {
+			tfile->job_count--;
+			tpu_job_put(job);
+		}
+		mutex_unlock(&tfile->lock);
+		ret = 0;
+	} else if (!ret) {
+		ret = -ETIMEDOUT;
+	}
+
+	tpu_job_put(job);
+	return ret;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Jobs: SUBMIT and WAIT, the scheduler feeding the ring, timeout and reset.
+ */
+#ifndef TPU_JOB_H
+#define TPU_JOB_H
+
+#include <drm/gpu_scheduler.h>
+#include <linux/dma-fence.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+
+struct drm_gem_object;
+struct tpu_ctx;
+struct tpu_device;
+struct tpu_file;
+
+/**
+ * struct tpu_job_result - how a job ended, reported by DRM_IOCTL_TPU_WAIT
+ * @status: TPU_ERR_* of the card or DRM_TPU_JOB_*
+ * @error_pc: index of the failing instruction
+ * @fault_addr: faulting device address or out-of-range offset
+ * @cycles: modelled cycles
+ * @macs: multiply-accumulates
+ */
+struct tpu_job_result {
+	u32 status;
+	u32 error_pc;
+	u64 fault_addr;
+	u64 cycles;
+	u64 macs;
+};
+
+/**
+ * struct tpu_job - one program run
+ * @base: scheduler job
+ * @refcount: held by the scheduler (until free_job), the file's job table and the ring
+ * @tdev: the device
+ * @ctx: address space the program runs in
+ * @bos: BOs the job uses (the program's included), sorted by handle, no duplicates
+ * @bo_count: entries of @bos
+ * @program_addr: device VA of the first instruction
+ * @program_size: bytes of the program
+ * @seqno: seqno of the ring entry
+ * @slot: ring slot of the job, valid while in the ring
+ * @inflight_node: link in the ring's in-flight list
+ * @hw_fence: signalled when the card retires the job; initialised when written to the ring
+ * @done: the scheduler's finished fence: the job has ended, @result is valid
+ * @result: how the job ended
+ */
+struct tpu_job {
+	struct drm_sched_job base;
+	struct kref refcount;
+	struct tpu_device *tdev;
+	struct tpu_ctx *ctx;
+	struct drm_gem_object **bos;
+	u32 bo_count;
+	u64 program_addr;
+	u32 program_size;
+	u64 seqno;
+	u32 slot;
+	struct list_head inflight_node;
+	struct dma_fence *hw_fence;
+	struct dma_fence *done;
+	struct tpu_job_result result;
+};
+
+int tpu_job_init(struct tpu_device *tdev);
+void tpu_job_fini(struct tpu_device *tdev);
+int tpu_job_open(struct tpu_file *tfile);
+void tpu_job_close(struct tpu_file *tfile);
+void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error);
+int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+
+#endif /* TPU_JOB_H */

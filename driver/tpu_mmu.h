@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Device address spaces: contexts, page tables and VA allocation.
+ */
+#ifndef TPU_MMU_H
+#define TPU_MMU_H
+
+#include <drm/drm_mm.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+
+struct tpu_device;
+struct tpu_pt;
+
+/**
+ * struct tpu_ctx - one device address space, the one of an open file
+ * @refcount: held by the file, by each of its BOs and by each of its jobs
+ * @tdev: the device
+ * @id: index in the context table, the ctx_id of ring entries
+ * @lock: protects @root's tables and @va
+ * @root: level-0 page table
+ * @va: allocator of device virtual addresses
+ *
+ * The page tables and the context id live until the last job that may use them has ended;
+ * a context holds a reference to the DRM device.
+ */
+struct tpu_ctx {
+	struct kref refcount;
+	struct tpu_device *tdev;
+	u32 id;
+	struct mutex lock;		/* page tables, VA allocator */
+	struct tpu_pt *root;
+	struct drm_mm va;
+};
+
+int tpu_mmu_init(struct tpu_device *tdev);
+struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev);
+void tpu_ctx_put(struct tpu_ctx *ctx);
+int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *sgt, u64 size);
+void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node);
+
+static inline struct tpu_ctx *tpu_ctx_get(struct tpu_ctx *ctx)
+{
+	kref_get(&ctx->refcount);
+	return ctx;
+}
+
+#endif /* TPU_MMU_H */
