@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// device.hpp - tpurt::Device: finding and opening a TPU card (/dev/accel/accelN driven by
+// tpu.ko), its properties and counters, buffer allocation and job submission.
+#pragma once
+
+#include "tpurt/buffer.hpp"
+#include "tpurt/device_info.hpp"
+#include "tpurt/job.hpp"
+#include "tpurt/program_builder.hpp"
+
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tpurt {
+
+class Device {
+  public:
+    // Every TPU card the process can open, in /dev/accel order (their index is open()'s).
+    static std::vector<DeviceInfo> list();
+    // Opens the index-th TPU card. Throws Error(NoDevice) if there is none, with what to do.
+    static Device open(unsigned index = 0);
+    // Opens a specific node, e.g. "/dev/accel/accel1"; throws if it is not a TPU.
+    static Device open_path(const std::string &path);
+
+    const DeviceInfo &info() const { return info_; }
+    int fd() const; // for raw ioctls next to the runtime
+    // Reads the card's cumulative performance counters.
+    DeviceCounters counters() const;
+
+    // A buffer of at least `bytes`, with host pages placed on the card's NUMA node.
+    Buffer allocate(std::size_t bytes);
+
+    // Copies `program` into its own buffer and queues it. `buffers` are every buffer it reads
+    // or writes: the job runs after earlier jobs writing them, and they stay alive until it
+    // ends.
+    Job submit(const Program &program, std::span<const Buffer *const> buffers);
+    Job submit(const Program &program, std::initializer_list<const Buffer *> buffers) {
+        return submit(program, std::span<const Buffer *const>(buffers.begin(), buffers.size()));
+    }
+
+  private:
+    Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info);
+
+    std::shared_ptr<detail::DeviceFile> file_;
+    DeviceInfo info_;
+};
+
+} // namespace tpurt

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// device_info.hpp - what the runtime knows about one card: the limits of its matrix unit and
+// on-chip memories (all the matmul compiler needs) and the identity, capabilities and
+// placement of the device reported by the driver and sysfs.
+#pragma once
+
+#include "tpurt/dtype.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace tpurt {
+
+// The card's compute and on-chip memory limits; a pure value the compiler plans tiles with.
+struct ArrayLimits {
+    std::uint32_t mxu_rows = 0;  // max K of a weight tile
+    std::uint32_t mxu_cols = 0;  // max N of a weight tile
+    std::uint32_t ub_bytes = 0;  // unified buffer
+    std::uint32_t acc_bytes = 0; // accumulator memory
+};
+
+struct DeviceInfo {
+    std::string path;               // e.g. /dev/accel/accel0
+    unsigned minor = 0;             // N of accelN
+    std::string pci_slot;           // e.g. 0000:00:03.0, empty if sysfs does not say
+    int numa_node = -1;             // node of the PCI device, -1 if unknown or not NUMA
+    std::uint32_t device_id = 0;    // PCI device id
+    std::uint32_t spec_version = 0; // major << 16 | minor
+    std::uint32_t caps = 0;         // TPU_CAP_*
+    std::uint32_t clock_mhz = 0;    // modelled clock
+    ArrayLimits limits;
+    std::uint64_t va_start = 0; // device address space handed out to this process
+    std::uint64_t va_size = 0;
+
+    bool supports(DType input_type) const {
+        switch (input_type) {
+        case DType::Int8:
+            return caps & TPU_CAP_INT8;
+        case DType::Bf16:
+            return caps & TPU_CAP_BF16;
+        default:
+            return false;
+        }
+    }
+    unsigned spec_major() const { return spec_version >> 16; }
+    unsigned spec_minor() const { return spec_version & 0xffff; }
+    // Peak multiply-accumulates per modelled cycle.
+    std::uint64_t peak_macs_per_cycle() const {
+        return std::uint64_t{limits.mxu_rows} * limits.mxu_cols;
+    }
+};
+
+// Cumulative performance counters of the card (all processes).
+struct DeviceCounters {
+    std::uint64_t cycles = 0;
+    std::uint64_t macs = 0;
+    std::uint64_t jobs_done = 0;
+    std::uint64_t jobs_failed = 0;
+};
+
+} // namespace tpurt

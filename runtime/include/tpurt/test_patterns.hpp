@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// test_patterns.hpp - deterministic matrices for checking the card against the reference
+// model (tests, the demo, self-checks): full-range int8, moderate bf16 values, and bf16 values
+// spanning subnormals to large magnitudes that exercise every rounding case of the
+// accumulation. The same seed gives the same data on every machine.
+#pragma once
+
+#include "tpurt/bf16.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tpurt {
+
+// Uniform over all int8 values.
+std::vector<std::int8_t> random_int8(std::size_t count, std::uint64_t seed);
+// bf16 values in (-4, 4) with about 7 significant bits, zeros included.
+std::vector<Bf16> random_bf16(std::size_t count, std::uint64_t seed);
+// bf16 values of either sign from subnormals (and zeros) up to about 2^40: products underflow,
+// cancel and round in every way the fmaf accumulation defines, without reaching inf or NaN.
+std::vector<Bf16> wide_range_bf16(std::size_t count, std::uint64_t seed);
+
+} // namespace tpurt

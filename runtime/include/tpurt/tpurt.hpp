@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// tpurt.hpp - everything of libtpurt, the TPU runtime, in one include.
+//
+//   tpurt::Device dev = tpurt::Device::open();          // first card under /dev/accel
+//   tpurt::matmul(dev, a, b, c, M, K, N);                // host spans, exact int8/bf16
+//
+// Lower levels: Device::allocate() buffers, compile_matmul() / ProgramBuilder programs,
+// Device::submit() jobs and Job::wait() statistics; errors are tpurt::Error exceptions.
+#pragma once
+
+#include "tpurt/bf16.hpp"
+#include "tpurt/buffer.hpp"
+#include "tpurt/device.hpp"
+#include "tpurt/device_info.hpp"
+#include "tpurt/dtype.hpp"
+#include "tpurt/error.hpp"
+#include "tpurt/job.hpp"
+#include "tpurt/matmul.hpp"
+#include "tpurt/matmul_compiler.hpp"
+#include "tpurt/program_builder.hpp"
+#include "tpurt/reference.hpp"
+#include "tpurt/test_patterns.hpp"

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// matmul.cpp - runs compiled matmuls on a device: checks the operands, submits every program of
+// the plan and waits for all of them; the host-span overloads stage through device buffers.
+#include "tpurt/matmul.hpp"
+
+#include "tpurt/error.hpp"
+#include "tpurt/matmul_compiler.hpp"
+
+#include <cstring>
+#include <deque>
+#include <string>
+
+namespace tpurt {
+
+namespace {
+
+constexpr std::size_t max_jobs_in_flight = 32;
+
+void require_size(std::size_t have, std::uint64_t need, const char *what) {
+    if (have < need)
+        throw Error(ErrorCode::InvalidArgument, std::string("matmul ") + what + " holds " +
+                                                    std::to_string(have) + " bytes, needs " +
+                                                    std::to_string(need));
+}
+
+template <typename In, typename Out>
+MatmulStats matmul_host(Device &device, std::span<const In> a, std::span<const In> b,
+                        std::span<Out> c, std::uint32_t m, std::uint32_t k, std::uint32_t n,
+                        DType type) {
+    const std::uint64_t a_bytes = std::uint64_t{m} * k * sizeof(In);
+    const std::uint64_t b_bytes = std::uint64_t{k} * n * sizeof(In);
+    const std::uint64_t c_bytes = std::uint64_t{m} * n * sizeof(Out);
+    require_size(a.size_bytes(), a_bytes, "A");
+    require_size(b.size_bytes(), b_bytes, "B");
+    require_size(c.size_bytes(), c_bytes, "C");
+    if (a_bytes == 0 || b_bytes == 0)
+        throw Error(ErrorCode::InvalidArgument, "matmul dimensions must be non-zero");
+
+    Buffer a_buf = device.allocate(a_bytes);
+    Buffer b_buf = device.allocate(b_bytes);
+    Buffer c_buf = device.allocate(c_bytes);
+    std::memcpy(a_buf.data(), a.data(), a_bytes);
+    std::memcpy(b_buf.data(), b.data(), b_bytes);
+    const MatmulStats stats = matmul(device, a_buf, b_buf, c_buf, m, k, n, type);
+    std::memcpy(c.data(), c_buf.data(), c_bytes);
+    return stats;
+}
+
+} // namespace
+
+MatmulStats matmul(Device &device, const Buffer &a, const Buffer &b, Buffer &c, std::uint32_t m,
+                   std::uint32_t k, std::uint32_t n, DType type, std::chrono::nanoseconds timeout) {
+    if (is_matmul_input(type) && !device.info().supports(type))
+        throw Error(ErrorCode::Unsupported, std::string("this card has no ") + dtype_name(type) +
+                                                " matrix unit (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    MatmulProblem problem;
+    problem.type = type;
+    problem.m = m;
+    problem.k = k;
+    problem.n = n;
+    problem.a_addr = a.device_addr();
+    problem.b_addr = b.device_addr();
+    problem.c_addr = c.device_addr();
+    const MatmulPlan plan = compile_matmul(problem, device.info().limits);
+    const std::uint64_t elem = element_size(type);
+    require_size(a.size(), std::uint64_t{m} * k * elem, "A");
+    require_size(b.size(), std::uint64_t{k} * n * elem, "B");
+    require_size(c.size(), std::uint64_t{m} * n * element_size(accumulator_type(type)), "C");
+
+    // Keep a bounded number of jobs in flight: the driver limits jobs not yet waited for, and
+    // each holds its program buffer.
+    const auto start = std::chrono::steady_clock::now();
+    MatmulStats stats;
+    std::deque<Job> in_flight;
+    for (const Program &program : plan.programs) {
+        if (in_flight.size() == max_jobs_in_flight) {
+            stats += in_flight.front().wait(timeout);
+            in_flight.pop_front();
+        }
+        in_flight.push_back(device.submit(program, {&a, &b, &c}));
+    }
+    for (Job &job : in_flight)
+        stats += job.wait(timeout);
+    stats.wall = std::chrono::steady_clock::now() - start;
+    stats.jobs = plan.programs.size();
+    return stats;
+}
+
+MatmulStats matmul(Device &device, std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                   std::span<std::int32_t> c, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
+    return matmul_host(device, a, b, c, m, k, n, DType::Int8);
+}
+
+MatmulStats matmul(Device &device, std::span<const Bf16> a, std::span<const Bf16> b,
+                   std::span<float> c, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
+    return matmul_host(device, a, b, c, m, k, n, DType::Bf16);
+}
+
+} // namespace tpurt

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+// test_matmul.cpp - guest test: matmuls through libtpurt on the real card (driver + device)
+// must equal the reference loops exactly, for int8 and bf16, from 1x1x1 to 1024^3 and at sizes
+// that are not multiples of the systolic array.
+#include <tpurt/tpurt.h>
+#include <tpurt/tpurt.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Shape {
+    std::uint32_t m, k, n;
+};
+
+std::string describe(const Shape &s) {
+    return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
+}
+
+tpurt::Device &device() {
+    static tpurt::Device dev = tpurt::Device::open(0);
+    return dev;
+}
+
+// Shapes that straddle the card's array: one past, one short of and twice plus a bit.
+std::vector<Shape> awkward_shapes(const tpurt::ArrayLimits &l) {
+    const std::uint32_t r = l.mxu_rows, c = l.mxu_cols;
+    return {{r + 1, 2 * r - 1, c + 3},
+            {3, 2 * r + 5, 2 * c + 1},
+            {2 * r + 7, r + 1, c > 1 ? c - 1 : 1}};
+}
+
+std::string mismatch(std::size_t index, std::uint32_t n, const std::string &card,
+                     const std::string &ref) {
+    return "first mismatch at C[" + std::to_string(index / n) + "][" + std::to_string(index % n) +
+           "]: card " + card + ", reference " + ref;
+}
+
+void check_int8(const Shape &s, std::uint64_t seed) {
+    INFO("int8 " << describe(s));
+    const auto a = tpurt::random_int8(std::size_t{s.m} * s.k, seed);
+    const auto b = tpurt::random_int8(std::size_t{s.k} * s.n, seed + 1);
+    std::vector<std::int32_t> card(std::size_t{s.m} * s.n, 0x5a5a5a5a);
+    std::vector<std::int32_t> ref(card.size());
+    const tpurt::MatmulStats stats = tpurt::matmul(device(), a, b, card, s.m, s.k, s.n);
+    tpurt::reference_matmul(a, b, ref, s.m, s.k, s.n);
+    CHECK(stats.macs == std::uint64_t{s.m} * s.k * s.n);
+    for (std::size_t i = 0; i < card.size(); ++i) {
+        if (card[i] != ref[i])
+            FAIL(mismatch(i, s.n, std::to_string(card[i]), std::to_string(ref[i])));
+    }
+}
+
+void check_bf16(const Shape &s, const std::vector<tpurt::Bf16> &a,
+                const std::vector<tpurt::Bf16> &b) {
+    INFO("bf16 " << describe(s));
+    std::vector<float> card(std::size_t{s.m} * s.n, -1.0f);
+    std::vector<float> ref(card.size());
+    const tpurt::MatmulStats stats = tpurt::matmul(device(), a, b, card, s.m, s.k, s.n);
+    tpurt::reference_matmul(a, b, ref, s.m, s.k, s.n);
+    CHECK(stats.macs == std::uint64_t{s.m} * s.k * s.n);
+    for (std::size_t i = 0; i < card.size(); ++i) {
+        if (std::bit_cast<std::uint32_t>(card[i]) != std::bit_cast<std::uint32_t>(ref[i])) {
+            char c[48], r[48];
+            std::snprintf(c, sizeof(c), "%a", static_cast<double>(card[i]));
+            std::snprintf(r, sizeof(r), "%a", static_cast<double>(ref[i]));
+            FAIL(mismatch(i, s.n, c, r));
+        }
+    }
+}
+
+void check_bf16_random(const Shape &s, std::uint64_t seed) {
+    check_bf16(s, tpurt::random_bf16(std::size_t{s.m} * s.k, seed),
+               tpurt::random_bf16(std::size_t{s.k} * s.n, seed + 1));
+}
+
+} // namespace
+
+TEST_CASE("the card reports a usable matrix unit", "[device]") {
+    const tpurt::DeviceInfo &info = device().info();
+    CHECK(info.limits.mxu_rows > 0);
+    CHECK(info.limits.mxu_cols > 0);
+    CHECK(info.limits.ub_bytes > 0);
+    CHECK(info.limits.acc_bytes > 0);
+    CHECK(info.supports(tpurt::DType::Int8));
+    CHECK(info.supports(tpurt::DType::Bf16));
+    CHECK(info.spec_major() == 1);
+}
+
+TEST_CASE("int8 matmul is exact", "[int8]") {
+    check_int8({1, 1, 1}, 1);
+    check_int8({127, 129, 131}, 2);
+    for (const Shape &s : awkward_shapes(device().info().limits))
+        check_int8(s, 3);
+}
+
+TEST_CASE("bf16 matmul is exact", "[bf16]") {
+    check_bf16_random({1, 1, 1}, 11);
+    check_bf16_random({127, 129, 131}, 12);
+    for (const Shape &s : awkward_shapes(device().info().limits))
+        check_bf16_random(s, 13);
+}
+
+TEST_CASE("bf16 matmul rounds like fmaf with subnormal and large inputs", "[bf16]") {
+    const Shape s{127, 129, 131};
+    check_bf16(s, tpurt::wide_range_bf16(std::size_t{s.m} * s.k, 21),
+               tpurt::wide_range_bf16(std::size_t{s.k} * s.n, 22));
+}
+
+TEST_CASE("1024^3 matmuls are exact", "[large]") {
+    check_int8({1024, 1024, 1024}, 31);
+    check_bf16_random({1024, 1024, 1024}, 32);
+}
+
+TEST_CASE("matmul on device buffers, and the counters count it", "[buffers]") {
+    const Shape s{70, 300, 90};
+    tpurt::Buffer a = device().allocate(std::size_t{s.m} * s.k);
+    tpurt::Buffer b = device().allocate(std::size_t{s.k} * s.n);
+    tpurt::Buffer c = device().allocate(std::size_t{s.m} * s.n * 4);
+    const auto a_host = tpurt::random_int8(std::size_t{s.m} * s.k, 51);
+    const auto b_host = tpurt::random_int8(std::size_t{s.k} * s.n, 52);
+    std::copy(a_host.begin(), a_host.end(), a.as<std::int8_t>().begin());
+    std::copy(b_host.begin(), b_host.end(), b.as<std::int8_t>().begin());
+
+    const tpurt::DeviceCounters before = device().counters();
+    const tpurt::MatmulStats stats =
+        tpurt::matmul(device(), a, b, c, s.m, s.k, s.n, tpurt::DType::Int8);
+    const tpurt::DeviceCounters after = device().counters();
+    CHECK(after.jobs_done - before.jobs_done == stats.jobs);
+    CHECK(after.macs - before.macs == stats.macs);
+    CHECK(after.cycles - before.cycles == stats.cycles);
+
+    std::vector<std::int32_t> ref(std::size_t{s.m} * s.n);
+    tpurt::reference_matmul(a_host, b_host, ref, s.m, s.k, s.n);
+    const auto card = c.as<std::int32_t>().first(ref.size());
+    CHECK(std::equal(card.begin(), card.end(), ref.begin()));
+}
+
+TEST_CASE("a failing job reports where it failed", "[errors]") {
+    // The driver never hands out addresses outside [va_start, va_start + va_size).
+    const tpurt::DeviceInfo &info = device().info();
+    const std::uint64_t unmapped = info.va_start >= TPU_PAGE_SIZE ? info.va_start - TPU_PAGE_SIZE
+                                                                  : info.va_start + info.va_size;
+    tpurt::Buffer out = device().allocate(4096);
+    tpurt::ProgramBuilder builder;
+    builder.dma_in({.type = tpurt::DType::Int8,
+                    .host_addr = unmapped,
+                    .host_stride = 16,
+                    .local_addr = 0,
+                    .local_stride = 16,
+                    .rows = 1,
+                    .cols = 16});
+    tpurt::Job job = device().submit(builder.halt().finish(), {&out});
+    try {
+        job.wait();
+        FAIL("a DMA from an unmapped address succeeded");
+    } catch (const tpurt::JobError &error) {
+        CHECK(error.status() == TPU_ERR_MMU_FAULT);
+        CHECK(error.fault_addr() == unmapped);
+        CHECK(error.error_pc() == 0);
+        CHECK(std::string(error.what()).find("TPU_ERR_MMU_FAULT") != std::string::npos);
+    }
+}
+
+TEST_CASE("the C API runs matmuls", "[c-api]") {
+    tpurt_device *dev = nullptr;
+    REQUIRE(tpurt_open(0, &dev) == TPURT_OK);
+    struct tpurt_device_info info;
+    REQUIRE(tpurt_get_info(dev, &info) == TPURT_OK);
+    CHECK(info.mxu_rows == device().info().limits.mxu_rows);
+
+    const Shape s{33, 65, 17};
+    const auto a = tpurt::random_int8(std::size_t{s.m} * s.k, 41);
+    const auto b = tpurt::random_int8(std::size_t{s.k} * s.n, 42);
+    std::vector<std::int32_t> card(std::size_t{s.m} * s.n), ref(card.size());
+    CHECK(tpurt_matmul_int8(dev, a.data(), b.data(), card.data(), s.m, s.k, s.n) == TPURT_OK);
+    tpurt::reference_matmul(a, b, ref, s.m, s.k, s.n);
+    CHECK(card == ref);
+
+    CHECK(tpurt_matmul_int8(dev, a.data(), b.data(), card.data(), 0, s.k, s.n) == TPURT_E_INVALID);
+    CHECK(std::string(tpurt_last_error()).find("non-zero") != std::string::npos);
+    tpurt_close(dev);
+}

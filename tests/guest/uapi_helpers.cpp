@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// uapi_helpers.cpp - raw-ioctl helpers for the uapi test (see uapi_helpers.hpp).
+#include "uapi_helpers.hpp"
+
+#include <tpurt/device.hpp>
+
+#include <xf86drm.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <sys/mman.h>
+
+namespace uapi {
+
+int ioctl_errno(int fd, unsigned long request, void *arg) {
+    return drmIoctl(fd, request, arg) == 0 ? 0 : errno;
+}
+
+int device_fd() {
+    static const tpurt::Device device = tpurt::Device::open(0);
+    return device.fd();
+}
+
+std::uint64_t get_param(std::uint32_t param) {
+    struct drm_tpu_get_param arg = {};
+    arg.param = param;
+    if (const int err = ioctl_errno(device_fd(), DRM_IOCTL_TPU_GET_PARAM, &arg))
+        throw std::runtime_error("GET_PARAM " + std::to_string(param) + ": " + std::strerror(err));
+    return arg.value;
+}
+
+std::uint64_t unmapped_va() {
+    const std::uint64_t start = get_param(DRM_TPU_PARAM_VA_START);
+    return start >= TPU_PAGE_SIZE ? start - TPU_PAGE_SIZE
+                                  : start + get_param(DRM_TPU_PARAM_VA_SIZE);
+}
+
+RawBo::RawBo(std::uint64_t bytes) {
+    struct drm_tpu_bo_create create = {};
+    create.size = bytes;
+    if (const int err = ioctl_errno(device_fd(), DRM_IOCTL_TPU_BO_CREATE, &create))
+        throw std::runtime_error(std::string("BO_CREATE: ") + std::strerror(err));
+    handle = create.handle;
+    device_addr = create.device_addr;
+    size = create.size;
+    struct drm_tpu_bo_info info = {};
+    info.handle = handle;
+    void *mapped = MAP_FAILED;
+    if (ioctl_errno(device_fd(), DRM_IOCTL_TPU_BO_INFO, &info) == 0)
+        mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, device_fd(),
+                      static_cast<off_t>(info.mmap_offset));
+    if (mapped == MAP_FAILED) {
+        const int err = errno;
+        struct drm_gem_close close = {};
+        close.handle = handle;
+        ioctl_errno(device_fd(), DRM_IOCTL_GEM_CLOSE, &close);
+        throw std::runtime_error(std::string("BO_INFO/mmap: ") + std::strerror(err));
+    }
+    map = mapped;
+}
+
+RawBo::~RawBo() {
+    munmap(map, size);
+    struct drm_gem_close close = {};
+    close.handle = handle;
+    ioctl_errno(device_fd(), DRM_IOCTL_GEM_CLOSE, &close);
+}
+
+SubmittedProgram::SubmittedProgram(const std::vector<union tpu_insn> &insns,
+                                   std::vector<std::uint32_t> bos, std::uint32_t out_syncobj)
+    : code_(insns.size() * sizeof(union tpu_insn)) {
+    std::memcpy(code_.map, insns.data(), insns.size() * sizeof(union tpu_insn));
+    struct drm_tpu_submit submit = {};
+    submit.program_handle = code_.handle;
+    submit.program_size = static_cast<std::uint32_t>(insns.size() * sizeof(union tpu_insn));
+    submit.bo_count = static_cast<std::uint32_t>(bos.size());
+    submit.bo_handles = reinterpret_cast<std::uintptr_t>(bos.data());
+    submit.out_syncobj = out_syncobj;
+    if (const int err = ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit))
+        throw std::runtime_error(std::string("SUBMIT: ") + std::strerror(err));
+    job_id_ = submit.job_id;
+}
+
+int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result) {
+    result = {};
+    result.job_id = job_id;
+    result.timeout_ns = 10'000'000'000;
+    return ioctl_errno(device_fd(), DRM_IOCTL_TPU_WAIT, &result);
+}
+
+union tpu_insn insn_zero() {
+    union tpu_insn insn;
+    std::memset(&insn, 0, sizeof(insn));
+    return insn;
+}
+
+union tpu_insn insn_halt() {
+    union tpu_insn insn = insn_zero();
+    insn.hdr.opcode = TPU_OP_HALT;
+    return insn;
+}
+
+union tpu_insn insn_dma(std::uint8_t opcode, std::uint16_t flags, std::uint64_t host_addr,
+                        std::uint32_t local_addr, std::uint16_t rows, std::uint16_t cols) {
+    union tpu_insn insn = insn_zero();
+    insn.dma.opcode = opcode;
+    insn.dma.dtype = TPU_DT_INT8;
+    insn.dma.flags = flags;
+    insn.dma.rows = rows;
+    insn.dma.cols = cols;
+    insn.dma.host_addr = host_addr;
+    insn.dma.host_stride = cols;
+    insn.dma.local_addr = local_addr;
+    insn.dma.local_stride = cols;
+    return insn;
+}
+
+} // namespace uapi

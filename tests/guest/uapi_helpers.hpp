@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// uapi_helpers.hpp - raw-ioctl helpers for the uapi test: the device file, buffer objects made
+// without the runtime, program submission and waits, each returning the errno it got.
+#pragma once
+
+#include <drm/tpu_accel.h>
+#include <tpu_hw.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace uapi {
+
+// errno of an ioctl on `fd`, 0 on success.
+int ioctl_errno(int fd, unsigned long request, void *arg);
+
+// The file descriptor of the first TPU node (found and kept open by the runtime).
+int device_fd();
+std::uint64_t get_param(std::uint32_t param);
+// A device VA the driver never maps: just below VA_START, or the end of the VA range.
+std::uint64_t unmapped_va();
+
+// A buffer object created, looked up and mapped with raw ioctls; closed on destruction.
+class RawBo {
+  public:
+    explicit RawBo(std::uint64_t size);
+    ~RawBo();
+    RawBo(const RawBo &) = delete;
+    RawBo &operator=(const RawBo &) = delete;
+
+    std::uint32_t handle = 0;
+    std::uint64_t device_addr = 0;
+    std::uint64_t size = 0;
+    void *map = nullptr;
+};
+
+// A program in its own BO, submitted with `bo_handles`; the BO lives as long as the object.
+class SubmittedProgram {
+  public:
+    SubmittedProgram(const std::vector<union tpu_insn> &insns, std::vector<std::uint32_t> bos,
+                     std::uint32_t out_syncobj = 0);
+    std::uint64_t job_id() const { return job_id_; }
+
+  private:
+    RawBo code_;
+    std::uint64_t job_id_ = 0;
+};
+
+// DRM_IOCTL_TPU_WAIT with a generous timeout; returns the errno and fills `result`.
+int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
+
+union tpu_insn insn_zero();
+union tpu_insn insn_halt();
+union tpu_insn insn_dma(std::uint8_t opcode, std::uint16_t flags, std::uint64_t host_addr,
+                        std::uint32_t local_addr, std::uint16_t rows, std::uint16_t cols);
+
+} // namespace uapi

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// engine_runner.cpp - stages matmul operands in an engine address space, runs the compiled
+// programs and collects C (see engine_runner.hpp).
+#include "engine_runner.hpp"
+
+#include <tpu_test/card.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <tpurt/error.hpp>
+
+#include <cstring>
+
+namespace runtime_test {
+
+namespace {
+
+constexpr std::uint64_t a_va = 0x0100000000ull;
+constexpr std::uint64_t b_va = 0x0200000000ull;
+constexpr std::uint64_t c_va = 0x0300000000ull;
+
+// Writes `rows` rows of `row_bytes` from a dense array to va, `stride` bytes apart.
+void write_rows(tpu::test::AddressSpace &space, std::uint64_t va, const void *data,
+                std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t stride) {
+    const auto *bytes = static_cast<const std::byte *>(data);
+    for (std::uint64_t r = 0; r < rows; ++r)
+        space.write(va + r * stride, bytes + r * row_bytes, row_bytes);
+}
+
+} // namespace
+
+tpu_engine_config engine_config(std::uint32_t rows, std::uint32_t cols, std::uint32_t ub_bytes,
+                                std::uint32_t acc_bytes) {
+    tpu_engine_config cfg = tpu::test::Card::default_config();
+    cfg.mxu_rows = rows;
+    cfg.mxu_cols = cols;
+    cfg.ub_bytes = ub_bytes;
+    cfg.acc_bytes = acc_bytes;
+    return cfg;
+}
+
+tpurt::ArrayLimits limits_of(const tpu_engine_config &cfg) {
+    return {cfg.mxu_rows, cfg.mxu_cols, cfg.ub_bytes, cfg.acc_bytes};
+}
+
+EngineMatmul run_matmul_on_engine(const tpu_engine_config &cfg, tpurt::DType type, std::uint32_t m,
+                                  std::uint32_t k, std::uint32_t n, const void *a, const void *b,
+                                  const RowPadding &padding, std::size_t max_program_bytes) {
+    const std::uint64_t elem = tpurt::element_size(type);
+    const std::uint64_t acc_elem = tpurt::element_size(tpurt::accumulator_type(type));
+    tpurt::MatmulProblem problem;
+    problem.type = type;
+    problem.m = m;
+    problem.k = k;
+    problem.n = n;
+    problem.a_addr = a_va;
+    problem.b_addr = b_va;
+    problem.c_addr = c_va;
+    problem.a_stride = k * elem + padding.a;
+    problem.b_stride = n * elem + padding.b;
+    problem.c_stride = n * acc_elem + padding.c;
+
+    EngineMatmul run;
+    run.plan = tpurt::compile_matmul(problem, limits_of(cfg), max_program_bytes);
+
+    tpu::test::HostMemory memory;
+    tpu::test::Card card(memory, cfg);
+    tpu::test::AddressSpace space = card.address_space(1);
+    space.map(a_va, m * problem.a_stride, tpu::test::kRead);
+    space.map(b_va, k * problem.b_stride, tpu::test::kRead);
+    space.map(c_va, m * problem.c_stride, tpu::test::kWrite);
+    write_rows(space, a_va, a, m, k * elem, problem.a_stride);
+    write_rows(space, b_va, b, k, n * elem, problem.b_stride);
+
+    for (std::size_t i = 0; i < run.plan.programs.size(); ++i) {
+        const tpu_job_result result = card.run(space, run.plan.programs[i].insns);
+        INFO("program " << i << " of " << run.plan.programs.size() << ": "
+                        << tpurt::job_status_name(result.status) << " at instruction "
+                        << result.error_pc << ", fault address 0x" << std::hex
+                        << result.fault_addr);
+        REQUIRE(result.status == TPU_ERR_NONE);
+        run.macs += result.macs;
+    }
+
+    const std::uint64_t c_row = n * acc_elem;
+    run.c.resize(m * c_row);
+    for (std::uint64_t r = 0; r < m; ++r)
+        space.read(c_va + r * problem.c_stride, run.c.data() + r * c_row, c_row);
+    return run;
+}
+
+} // namespace runtime_test

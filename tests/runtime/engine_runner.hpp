@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// engine_runner.hpp - runs the runtime's compiled matmul programs on the engine library the
+// way the driver and device would: operands in a device address space of simulated host
+// memory, one engine job per program.
+#pragma once
+
+#include <tpurt/matmul_compiler.hpp>
+
+#include <tpu_engine.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace runtime_test {
+
+// A card configuration: the array and memories of an engine, as limits for the compiler.
+tpu_engine_config engine_config(std::uint32_t rows, std::uint32_t cols, std::uint32_t ub_bytes,
+                                std::uint32_t acc_bytes);
+tpurt::ArrayLimits limits_of(const tpu_engine_config &cfg);
+
+// Extra bytes at the end of every row of A, B and C (0: densely packed).
+struct RowPadding {
+    std::uint64_t a = 0, b = 0, c = 0;
+};
+
+struct EngineMatmul {
+    tpurt::MatmulPlan plan;
+    std::vector<std::byte> c; // M x N results, densely packed (int32 or fp32)
+    std::uint64_t macs = 0;   // summed over the jobs
+};
+
+// Compiles C = A x B for the card `cfg` (A, B dense row-major arrays of `type`), runs every
+// program on a fresh engine and returns C. A job ending with an error fails the test.
+EngineMatmul run_matmul_on_engine(const tpu_engine_config &cfg, tpurt::DType type, std::uint32_t m,
+                                  std::uint32_t k, std::uint32_t n, const void *a, const void *b,
+                                  const RowPadding &padding = {},
+                                  std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+
+} // namespace runtime_test
