@@ -3,7 +3,7 @@
 #   make demo   set everything up (first run: packages, guest kernel, QEMU build), boot a VM with
 #               the emulated card, load the driver and run a matmul on the card
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
-# Other targets: deps, qemu, module, all (default), vm, check, clean. Heavy artefacts live in
+# Other targets: deps, qemu, module, all (default), vm, fuzz, check, clean. Heavy artefacts live in
 # $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build trees in build/.
 
 TPU_CACHE ?= $(HOME)/.cache/tpu-stack
@@ -11,10 +11,12 @@ export TPU_CACHE
 JOBS ?= $(shell nproc)
 HOST_BUILD := build/host
 GUEST_BUILD := build/guest
+FUZZ_BUILD := build/fuzz
+FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 DEMO_ARGS ?=
 
-.PHONY: all deps qemu module host guest test demo vm check clean
+.PHONY: all deps qemu module host guest test demo vm fuzz check clean
 
 all: host guest module
 
@@ -50,6 +52,12 @@ test: deps qemu all
 
 demo: deps qemu all
 	tests/vm/run-in-vm.sh --log build/vm-logs/demo.log -- $(GUEST_BUILD)/tools/tpu-demo/tpu-demo $(DEMO_ARGS)
+
+# libFuzzer over the engine (clang, ASan, UBSan), FUZZ_SECONDS per target.
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_FUZZ=ON
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	tools/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 vm: deps qemu all
 	tests/vm/run-in-vm.sh --interactive
