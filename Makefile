@@ -62,7 +62,9 @@ fuzz: deps
 vm: deps qemu all
 	tests/vm/run-in-vm.sh --interactive
 
-check:
+check: | deps
+	tools/fetch-checkpatch.sh
+	$(MAKE) -C driver W=1
 	$(MAKE) -C driver check
 	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp' | grep -v '^driver/')
 
