@@ -3,7 +3,7 @@
 #   make demo   set everything up (first run: packages, guest kernel, QEMU build), boot a VM with
 #               the emulated card, load the driver and run a matmul on the card
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
-# Other targets: deps, qemu, module, all (default), vm, fuzz, check, clean. Heavy artefacts live in
+# Other targets: deps, qemu, module, all (default), vm, fuzz, bench, check, clean. Heavy artefacts live in
 # $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build trees in build/.
 
 TPU_CACHE ?= $(HOME)/.cache/tpu-stack
@@ -16,7 +16,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 DEMO_ARGS ?=
 
-.PHONY: all deps qemu module host guest test demo vm fuzz check clean
+.PHONY: all deps qemu module host guest test demo vm fuzz bench check clean
 
 all: host guest module
 
@@ -52,6 +52,11 @@ test: deps qemu all
 
 demo: deps qemu all
 	tests/vm/run-in-vm.sh --log build/vm-logs/demo.log -- $(GUEST_BUILD)/tools/tpu-demo/tpu-demo $(DEMO_ARGS)
+
+# Fast-mode GEMM throughput against oneDNN on this host, in one run (BENCH_ARGS: see bench/README.md).
+BENCH_ARGS ?=
+bench: host
+	$(HOST_BUILD)/bench/tpu-bench-gemm $(BENCH_ARGS)
 
 # libFuzzer over the engine (clang, ASan, UBSan), FUZZ_SECONDS per target.
 fuzz: deps

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Debugfs files of the device (/sys/kernel/debug/accel/<minor>/):
- * "status": queue 0's ring state, resets and the performance counters.
+ * Debugfs files of the device (/sys/kernel/debug/accel/<PCI address>/):
+ * "status": queue 0's ring state, resets and the performance counters;
+ * "reset": writing 1 resets the card through the job timeout's recovery path (for tests).
  */
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kstrtox.h>
 #include <linux/list.h>
 #include <linux/seq_file.h>
 
 #include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
+#include "tpu_job.h"
 
 static const struct {
 	const char *name;
@@ -24,6 +29,11 @@ static const struct {
 	{ "jobs_done", TPU_REG_CNT_JOBS_DONE },
 	{ "jobs_failed", TPU_REG_CNT_JOBS_FAILED },
 	{ "mmu_faults", TPU_REG_CNT_MMU_FAULTS },
+	{ "macs_int8", TPU_REG_CNT_MACS_INT8 },
+	{ "macs_bf16", TPU_REG_CNT_MACS_BF16 },
+	{ "macs_fp32", TPU_REG_CNT_MACS_FP32 },
+	{ "stall_cycles", TPU_REG_CNT_STALL },
+	{ "tlb_misses", TPU_REG_CNT_TLB_MISSES },
 };
 
 static int tpu_debugfs_status(struct seq_file *m, void *data)
@@ -65,8 +75,31 @@ static const struct drm_debugfs_info tpu_debugfs_list[] = {
 	{ "status", tpu_debugfs_status, 0 },
 };
 
-/* Called before drm_dev_register(), which creates the files. */
+static ssize_t tpu_debugfs_reset_write(struct file *file, const char __user *buf, size_t len,
+				       loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	unsigned int value;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &value);
+	if (ret)
+		return ret;
+	if (value != 1)
+		return -EINVAL;
+	ret = tpu_job_reset(tdev);
+	return ret ? ret : len;
+}
+
+static const struct file_operations tpu_debugfs_reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = tpu_debugfs_reset_write,
+};
+
+/* Called once the card runs, before drm_dev_register(), which creates the "status" file. */
 void tpu_debugfs_init(struct tpu_device *tdev)
 {
 	drm_debugfs_add_files(&tdev->drm, tpu_debugfs_list, ARRAY_SIZE(tpu_debugfs_list));
+	debugfs_create_file("reset", 0200, tdev->drm.debugfs_root, tdev, &tpu_debugfs_reset_fops);
 }

@@ -90,6 +90,16 @@ static int tpu_get_param_ioctl(struct drm_device *drm, void *data, struct drm_fi
 		return tpu_read_counter(tdev, TPU_REG_CNT_JOBS_DONE, &args->value);
 	case DRM_TPU_PARAM_CNT_JOBS_FAILED:
 		return tpu_read_counter(tdev, TPU_REG_CNT_JOBS_FAILED, &args->value);
+	case DRM_TPU_PARAM_CNT_MACS_INT8:
+		return tpu_read_counter(tdev, TPU_REG_CNT_MACS_INT8, &args->value);
+	case DRM_TPU_PARAM_CNT_MACS_BF16:
+		return tpu_read_counter(tdev, TPU_REG_CNT_MACS_BF16, &args->value);
+	case DRM_TPU_PARAM_CNT_MACS_FP32:
+		return tpu_read_counter(tdev, TPU_REG_CNT_MACS_FP32, &args->value);
+	case DRM_TPU_PARAM_CNT_STALL:
+		return tpu_read_counter(tdev, TPU_REG_CNT_STALL, &args->value);
+	case DRM_TPU_PARAM_CNT_TLB_MISSES:
+		return tpu_read_counter(tdev, TPU_REG_CNT_TLB_MISSES, &args->value);
 	default:
 		drm_dbg(drm, "get_param: unknown param %u\n", args->param);
 		return -EINVAL;
@@ -174,6 +184,9 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&tdev->job_lock);
 	spin_lock_init(&tdev->fence_lock);
 	ret = drmm_mutex_init(&tdev->drm, &tdev->counter_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&tdev->drm, &tdev->reset_lock);
 	if (ret)
 		return ret;
 

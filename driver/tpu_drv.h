@@ -28,8 +28,8 @@
 #define TPU_VA_START		0x100000ull
 #define TPU_VA_SIZE		((1ull << TPU_VA_BITS) - TPU_VA_START)
 
-/* Performance counters: TPU_REG_CNT_CYCLES .. TPU_REG_CNT_MMU_FAULTS, 8 bytes apart. */
-#define TPU_NUM_COUNTERS	((TPU_REG_CNT_MMU_FAULTS - TPU_REG_CNT_CYCLES) / 8 + 1)
+/* Performance counters: TPU_REG_CNT_CYCLES .. TPU_REG_CNT_TLB_MISSES, 8 bytes apart. */
+#define TPU_NUM_COUNTERS	((TPU_REG_CNT_TLB_MISSES - TPU_REG_CNT_CYCLES) / 8 + 1)
 
 /* Limits that keep one process from eating kernel memory. */
 #define TPU_BO_MAX_SIZE		SZ_1G
@@ -82,7 +82,8 @@ struct tpu_ring {
  * @fence_context: dma_fence context of the hardware fences
  * @sched: the scheduler feeding queue 0
  * @sched_wq: ordered workqueue the scheduler runs and frees jobs on
- * @reset_count: resets after a job timeout since probe
+ * @reset_lock: serialises card resets (job timeout, debugfs) with each other
+ * @reset_count: resets after a job timeout or on request since probe
  * @counter_lock: protects @counter_base against resets
  * @counter_base: counts of the card's counters before its last reset, which cleared them
  */
@@ -112,6 +113,7 @@ struct tpu_device {
 
 	struct drm_gpu_scheduler sched;
 	struct workqueue_struct *sched_wq;
+	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
 	struct mutex counter_lock;	/* counter_base vs. resets */
 	u64 counter_base[TPU_NUM_COUNTERS];

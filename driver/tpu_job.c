@@ -12,7 +12,8 @@
  * Timeout: when the oldest job in the ring has run for job_timeout_ms, the whole card is
  * reset. That job ends with DRM_TPU_JOB_TIMEOUT; the jobs behind it in the ring end with
  * DRM_TPU_JOB_CANCELED and are not run again; jobs not yet written to the ring are not
- * affected and run after the reset.
+ * affected and run after the reset. A reset requested through debugfs (tpu_job_reset())
+ * takes the same path and ends every job in the ring with DRM_TPU_JOB_CANCELED.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -133,33 +134,75 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	return dma_fence_get(job->hw_fence);
 }
 
+/*
+ * Reset the card with the scheduler stopped and end the jobs in the ring: @hung (may be NULL)
+ * with DRM_TPU_JOB_TIMEOUT, the others with DRM_TPU_JOB_CANCELED. Called with reset_lock held.
+ */
+static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
+{
+	int ret;
+
+	lockdep_assert_held(&tdev->reset_lock);
+	tdev->reset_count++;
+	/* The card stops touching memory before the jobs' fences signal. */
+	ret = tpu_device_reset(tdev);
+	tpu_ring_cancel(tdev, hung);
+	if (!ret)
+		tpu_device_start(tdev);
+}
+
 static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct tpu_job *job = to_tpu_job(sched_job);
 	struct tpu_device *tdev = job->tdev;
-	int idx, ret;
+	int idx;
 
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return DRM_GPU_SCHED_STAT_ENODEV;
 
+	mutex_lock(&tdev->reset_lock);
 	drm_sched_stop(&tdev->sched, sched_job);
 
 	/* The job may have ended just now, or never reached the ring: no reset then. */
 	tpu_ring_retire(tdev);
 	if (job->hw_fence->ops && !dma_fence_is_signaled(job->hw_fence)) {
-		tdev->reset_count++;
 		drm_err(&tdev->drm, "job with seqno %llu timed out after %u ms, resetting the card\n",
 			job->seqno, tpu_job_timeout_ms);
-		/* The card stops touching memory before the jobs' fences signal. */
-		ret = tpu_device_reset(tdev);
-		tpu_ring_cancel(tdev, job);
-		if (!ret)
-			tpu_device_start(tdev);
+		tpu_job_reset_card(tdev, job);
 	}
 
 	drm_sched_start(&tdev->sched);
+	mutex_unlock(&tdev->reset_lock);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+/**
+ * tpu_job_reset - reset the card on request, through the job timeout's recovery path
+ * @tdev: the device
+ *
+ * Jobs the card has retired complete normally; every other job in the ring ends with
+ * DRM_TPU_JOB_CANCELED; jobs not yet in the ring run after the reset.
+ *
+ * Return: 0, or -ENODEV if the device is gone.
+ */
+int tpu_job_reset(struct tpu_device *tdev)
+{
+	int idx;
+
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+
+	mutex_lock(&tdev->reset_lock);
+	drm_sched_stop(&tdev->sched, NULL);
+	tpu_ring_retire(tdev);
+	drm_info(&tdev->drm, "resetting the card on request\n");
+	tpu_job_reset_card(tdev, NULL);
+	drm_sched_start(&tdev->sched);
+	mutex_unlock(&tdev->reset_lock);
+
+	drm_dev_exit(idx);
+	return 0;
 }
 
 static void tpu_job_free(struct drm_sched_job *sched_job)

@@ -70,6 +70,7 @@ void tpu_job_fini(struct tpu_device *tdev);
 int tpu_job_open(struct tpu_file *tfile);
 void tpu_job_close(struct tpu_file *tfile);
 void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error);
+int tpu_job_reset(struct tpu_device *tdev);
 int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 

@@ -62,6 +62,11 @@
 #define TPU_REG_CNT_JOBS_DONE	0x128
 #define TPU_REG_CNT_JOBS_FAILED	0x130
 #define TPU_REG_CNT_MMU_FAULTS	0x138
+#define TPU_REG_CNT_MACS_INT8	0x140	/* MACS split by data type */
+#define TPU_REG_CNT_MACS_BF16	0x148
+#define TPU_REG_CNT_MACS_FP32	0x150
+#define TPU_REG_CNT_STALL	0x158	/* cycles instructions waited for a dependency or unit */
+#define TPU_REG_CNT_TLB_MISSES	0x160	/* translations that walked the page tables */
 
 /* Per-queue register blocks. */
 #define TPU_REG_QUEUE_BASE	0x400
@@ -76,14 +81,17 @@
 #define TPU_QREG_CONTROL	0x20	/* RW  TPU_QCTRL_* */
 #define TPU_QREG_STATUS		0x24	/* RO  TPU_QSTAT_* */
 #define TPU_QREG_DONE_SEQ	0x28	/* RO64 seqno of the last retired job (done or failed) */
+#define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00010000u	/* 1.0 */
+#define TPU_SPEC_VERSION	0x00010001u	/* 1.1 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
 #define TPU_CAP_INT8		(1u << 0)	/* int8 x int8 -> int32 matmul */
 #define TPU_CAP_BF16		(1u << 1)	/* bf16 x bf16 -> fp32 matmul */
+#define TPU_CAP_FP32		(1u << 2)	/* fp32 x fp32 -> fp32 matmul (native mode) */
+#define TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
 
 #define TPU_CONTROL_ENABLE	(1u << 0)	/* process command queues */
 
@@ -94,11 +102,13 @@
 #define TPU_IRQ_ERROR		(1u << 1)
 
 #define TPU_QCTRL_ENABLE	(1u << 0)	/* fetch entries between HEAD and TAIL */
+#define TPU_QCTRL_RESET		(1u << 1)	/* WO: abort the queue's job, HEAD = TAIL = 0, clear ERROR */
 
 #define TPU_QSTAT_ACTIVE	(1u << 0)	/* enabled and configured */
 #define TPU_QSTAT_ERROR		(1u << 1)	/* bad ring configuration; cleared by re-enable */
 
 #define TPU_RING_MAX_ENTRIES	4096
+#define TPU_QUEUE_MAX_PRIORITY	3
 
 /* ---- command ring entry (64 bytes) ---------------------------------------------------- */
 
@@ -128,7 +138,7 @@ struct tpu_completion {
 	__u64 macs;
 	__u32 flags;		/* TPU_COMPL_VALID */
 	__u32 reserved0;
-	__u64 reserved1;
+	__u64 stall_cycles;	/* cycles instructions waited for a dependency or a busy unit */
 };
 
 /* Job status codes: completion status and TPU_REG_ERR_CODE. */
@@ -182,6 +192,13 @@ enum tpu_opcode {
 	TPU_OP_DMA_OUT = 3,	/* unified buffer or accumulators -> host memory */
 	TPU_OP_LOAD_W = 4,	/* unified buffer -> weight tile of the systolic array */
 	TPU_OP_MATMUL = 5,	/* unified buffer activations x weights -> accumulators */
+	TPU_OP_ACTIVATE = 6,	/* accumulators -> bias, scale, function, convert -> unified buffer */
+	TPU_OP_VECTOR = 7,	/* elementwise a op b on the unified buffer */
+	TPU_OP_REDUCE = 8,	/* row reductions (sum, max) on the unified buffer */
+	TPU_OP_POOL = 9,	/* max / average pooling over HWC images in the unified buffer */
+	TPU_OP_TRANSPOSE = 10,	/* rows x cols -> cols x rows in the unified buffer */
+	TPU_OP_SYNC = 11,	/* wait until every earlier instruction has finished */
+	TPU_OP_TIMESTAMP = 12,	/* write the modelled cycle count to host memory */
 };
 
 enum tpu_dtype {
@@ -195,6 +212,42 @@ enum tpu_dtype {
 #define TPU_F_SRC_ACC		(1u << 0)
 /* MATMUL: add into the accumulators instead of overwriting them. */
 #define TPU_F_ACCUMULATE	(1u << 0)
+/* LOAD_W: the tile comes from host memory (struct tpu_insn_dma layout, local_* zero). */
+#define TPU_F_W_HOST		(1u << 0)
+/* LOAD_W: the source holds the tile transposed: N rows of K elements, element (n, k) = W[k][n]. */
+#define TPU_F_W_TRANSPOSE	(1u << 1)
+
+/* ACTIVATE flags: bits 3..0 the function, then modifiers. */
+#define TPU_ACT_FUNC_MASK	0xfu
+enum tpu_act_func {
+	TPU_ACT_NONE = 0,
+	TPU_ACT_RELU = 1,
+	TPU_ACT_RELU6 = 2,
+	TPU_ACT_GELU = 3,	/* tanh approximation */
+	TPU_ACT_SIGMOID = 4,
+	TPU_ACT_TANH = 5,
+	TPU_ACT_EXP = 6,
+};
+#define TPU_F_ACT_BIAS		(1u << 4)	/* add the fp32 vector at bias_addr (cols elements) */
+#define TPU_F_ACT_SRC_INT32	(1u << 5)	/* the accumulators hold int32 (else fp32) */
+
+/* VECTOR / REDUCE / POOL flags: bits 3..0 the operation. */
+#define TPU_VPU_OP_MASK		0xfu
+enum tpu_vector_op {
+	TPU_VOP_ADD = 0,
+	TPU_VOP_SUB = 1,
+	TPU_VOP_MUL = 2,
+	TPU_VOP_MAX = 3,
+	TPU_VOP_MIN = 4,
+};
+enum tpu_reduce_op {
+	TPU_ROP_SUM = 0,
+	TPU_ROP_MAX = 1,
+};
+enum tpu_pool_op {
+	TPU_POOL_MAX = 0,
+	TPU_POOL_AVG = 1,
+};
 
 /*
  * DMA_IN / DMA_OUT: move rows x cols elements of dtype. Host rows are host_stride bytes apart
@@ -215,11 +268,15 @@ struct tpu_insn_dma {
 };
 
 /*
- * LOAD_W: load a rows(K) x cols(N) weight tile from the unified buffer (K <= MXU rows,
- * N <= MXU cols), row k at src_addr + k * src_stride.
+ * LOAD_W: load a rows(K) x cols(N) weight tile (K <= MXU rows, N <= MXU cols) from the unified
+ * buffer, row k at src_addr + k * src_stride (acc_*, row_group, group_stride zero), or with
+ * TPU_F_W_HOST from host memory in the tpu_insn_dma layout. TPU_F_W_TRANSPOSE: see above.
  * MATMUL: stream rows(M) x cols(K) activations from the unified buffer through the loaded
  * K x N tile (dtype and K must match LOAD_W); result row m, column n goes to the accumulator
- * element at acc_addr + m * acc_stride + 4 * n (int32 for int8, fp32 for bf16).
+ * element at acc_addr + m * acc_stride + 4 * n (int32 for int8, fp32 for bf16 and fp32).
+ * Activation row m is read at src_addr + (m / G) * group_stride + (m % G) * src_stride with
+ * G = row_group, or G = rows when row_group is 0: one MATMUL per kernel tap of a convolution
+ * walks the output pixels of an HWC image (G = output width).
  */
 struct tpu_insn_mxu {
 	__u8 opcode;
@@ -231,7 +288,91 @@ struct tpu_insn_mxu {
 	__u32 src_stride;
 	__u32 acc_addr;
 	__u32 acc_stride;
-	__u32 reserved[2];	/* must be 0 */
+	__u16 row_group;
+	__u16 reserved;		/* must be 0 */
+	__u32 group_stride;
+};
+
+/*
+ * ACTIVATE: for rows x cols accumulator elements at acc_addr (rows acc_stride bytes apart):
+ * x = acc (converted to fp32 if TPU_F_ACT_SRC_INT32); x = x + bias[n] if TPU_F_ACT_BIAS;
+ * x = x * scale; x = function(x); convert x to dtype and store it in the unified buffer at
+ * dst_addr + m * dst_stride + n * size(dtype). docs/hardware.md defines every step exactly.
+ */
+struct tpu_insn_act {
+	__u8 opcode;
+	__u8 dtype;		/* output type */
+	__u16 flags;		/* tpu_act_func | TPU_F_ACT_* */
+	__u16 rows;
+	__u16 cols;
+	__u32 acc_addr;
+	__u32 acc_stride;
+	__u32 dst_addr;
+	__u32 dst_stride;
+	__u32 bias_addr;	/* unified buffer, fp32[cols]; 0 without TPU_F_ACT_BIAS */
+	__u32 scale;		/* IEEE binary32 bits */
+};
+
+/*
+ * VECTOR: dst[r][c] = a[r][c] op b[r][c] over rows x cols elements of dtype; b_stride 0
+ * broadcasts b's first row. REDUCE: dst[r] = op over c of a[r][c], dst elements dst_stride
+ * bytes apart (b_addr, b_stride zero). TRANSPOSE: dst[c][r] = a[r][c] (b_* zero).
+ */
+struct tpu_insn_vec {
+	__u8 opcode;
+	__u8 dtype;
+	__u16 flags;		/* tpu_vector_op / tpu_reduce_op */
+	__u16 rows;
+	__u16 cols;
+	__u32 a_addr;
+	__u32 a_stride;
+	__u32 b_addr;
+	__u32 b_stride;
+	__u32 dst_addr;
+	__u32 dst_stride;
+};
+
+/*
+ * POOL: output pixel (oy, ox) of an HWC image, rows(OH) x cols(OW) x channels, is the max or
+ * average over the win_h x win_w window of input pixels (oy * stride_h + i, ox * stride_w + j).
+ * Input pixel (y, x) channel c is at src_addr + y * src_row_stride + (x * channels + c) * size,
+ * output likewise with dst_addr and dst_row_stride.
+ */
+struct tpu_insn_pool {
+	__u8 opcode;
+	__u8 dtype;
+	__u16 flags;		/* tpu_pool_op */
+	__u16 rows;
+	__u16 cols;
+	__u16 channels;
+	__u8 win_h;
+	__u8 win_w;
+	__u8 stride_h;
+	__u8 stride_w;
+	__u16 reserved;		/* must be 0 */
+	__u32 src_addr;
+	__u32 src_row_stride;
+	__u32 dst_addr;
+	__u32 dst_row_stride;
+};
+
+/*
+ * TIMESTAMP: once every earlier instruction has finished, write struct tpu_timestamp to
+ * host_addr (device VA, 8-byte aligned, needs WRITE permission).
+ */
+struct tpu_insn_ts {
+	__u8 opcode;
+	__u8 dtype;		/* must be 0 */
+	__u16 flags;		/* must be 0 */
+	__u32 tag;		/* copied to the record */
+	__u64 host_addr;
+	__u64 reserved[2];	/* must be 0 */
+};
+
+struct tpu_timestamp {
+	__u64 cycle;		/* modelled cycles since the job started */
+	__u32 tag;
+	__u32 pc;		/* index of the TIMESTAMP instruction */
 };
 
 union tpu_insn {
@@ -242,6 +383,10 @@ union tpu_insn {
 	} hdr;
 	struct tpu_insn_dma dma;
 	struct tpu_insn_mxu mxu;
+	struct tpu_insn_act act;
+	struct tpu_insn_vec vec;
+	struct tpu_insn_pool pool;
+	struct tpu_insn_ts ts;
 	__u64 raw[4];
 };
 
@@ -252,11 +397,15 @@ static_assert(sizeof(struct tpu_ring_entry) == 64, "ring entry is 64 bytes");
 static_assert(sizeof(struct tpu_completion) == 64, "completion record is 64 bytes");
 static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
 static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
+static_assert(sizeof(struct tpu_insn_pool) == TPU_INSN_SIZE, "POOL is 32 bytes");
+static_assert(sizeof(struct tpu_insn_act) == TPU_INSN_SIZE, "ACTIVATE is 32 bytes");
 #else
 _Static_assert(sizeof(struct tpu_ring_entry) == 64, "ring entry is 64 bytes");
 _Static_assert(sizeof(struct tpu_completion) == 64, "completion record is 64 bytes");
 _Static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
 _Static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
+_Static_assert(sizeof(struct tpu_insn_pool) == TPU_INSN_SIZE, "POOL is 32 bytes");
+_Static_assert(sizeof(struct tpu_insn_act) == TPU_INSN_SIZE, "ACTIVATE is 32 bytes");
 #endif
 
 #endif /* TPU_HW_H */

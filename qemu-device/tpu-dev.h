@@ -6,9 +6,10 @@
  *
  * Locking: TPUState.lock guards every register, queue and worker field below
  * it. MMIO handlers run under the BQL and take the lock (order: BQL, then
- * lock). The worker never takes the BQL: it does DMA and runs the engine with
- * no lock held, and hands interrupts to a bottom half that delivers them in
- * the main loop.
+ * lock). The worker never takes the BQL: it fetches ring entries and runs the
+ * engine with no lock held, writes completion records (RAM only) with the lock
+ * held so that a reset never races with them, and hands interrupts to a bottom
+ * half that delivers them in the main loop.
  */
 
 #ifndef HW_MISC_TPU_DEV_H
@@ -35,6 +36,11 @@ enum {
     TPU_CNT_JOBS_DONE,
     TPU_CNT_JOBS_FAILED,
     TPU_CNT_MMU_FAULTS,
+    TPU_CNT_MACS_INT8,
+    TPU_CNT_MACS_BF16,
+    TPU_CNT_MACS_FP32,
+    TPU_CNT_STALL,
+    TPU_CNT_TLB_MISSES,
     TPU_CNT_COUNT
 };
 
@@ -47,8 +53,11 @@ typedef struct TPUQueue {
     uint32_t control;
     uint32_t status;
     uint64_t done_seq;
+    uint32_t priority;
     /* Bumped when the ring is reprogrammed: old jobs keep off HEAD. */
     uint32_t epoch;
+    /* Bumped by QCTRL_RESET: the running job is dropped without a trace. */
+    uint32_t resets;
 } TPUQueue;
 
 struct TPUState {
@@ -65,6 +74,9 @@ struct TPUState {
     uint32_t num_queues;
     uint32_t num_ctx;
     uint32_t threads;
+    char *engine_mode;
+    uint32_t dma_mbps;
+    uint32_t tlb_entries;
 
     struct tpu_engine *engine;
     QemuThread worker;
@@ -76,6 +88,7 @@ struct TPUState {
     bool stopping;
     bool job_running;       /* the worker owns a job outside the lock */
     bool engine_dirty;      /* tpu_engine_reset() due before the next job */
+    int running_queue;      /* queue of the running job, -1 if none */
     uint64_t generation;    /* bumped by a global reset: orphans the job */
     unsigned next_queue;    /* round-robin start */
     uint32_t pending_irqs;  /* TPU_IRQ_* raised, not yet delivered */

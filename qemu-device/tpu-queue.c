@@ -2,14 +2,14 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * TPU card - command queue worker. One thread per card fetches ring entries
- * round robin over the active queues, runs each job on the engine, writes its
- * completion record and retires it (HEAD, DONE_SEQ, counters, ERR_*,
- * interrupts). It runs outside the BQL; DMA goes through the PCI device's
- * address space and reaches RAM only.
+ * from the active queues (highest QREG_PRIORITY first, round robin within a
+ * priority), runs each job on the engine, writes its completion record and
+ * retires it (HEAD, DONE_SEQ, counters, ERR_*, interrupts). It runs outside
+ * the BQL; DMA goes through the PCI device's address space and reaches RAM
+ * only.
  */
 
 #include "qemu/osdep.h"
-#include "qemu/atomic.h"
 #include "qemu/bswap.h"
 #include "qemu/log.h"
 #include "qemu/rcu.h"
@@ -22,6 +22,7 @@ typedef struct TPUJob {
     uint32_t slot;
     uint32_t ring_size;
     uint32_t epoch;
+    uint32_t resets;
     uint64_t ring_base;
     uint64_t compl_base;
     uint64_t ctx_table;
@@ -89,36 +90,54 @@ int tpu_dma_rw(void *opaque, uint64_t addr, void *buf, uint64_t len,
     return res == MEMTX_OK ? 0 : -1;
 }
 
-/* Picks the next job round robin over the active queues; lock held. */
+static bool tpu_queue_has_work(const TPUQueue *q)
+{
+    return (q->status & TPU_QSTAT_ACTIVE) && q->head != q->tail;
+}
+
+/*
+ * Picks the next job: the highest priority among the queues with work, round
+ * robin among the queues of that priority; lock held.
+ */
 static bool tpu_next_job(TPUState *s, TPUJob *job)
 {
-    unsigned i;
+    int best = -1;
+    unsigned i, qid;
+    TPUQueue *q;
 
     if (!(s->control & TPU_CONTROL_ENABLE) ||
         !(s->status & TPU_STATUS_READY)) {
         return false;
     }
-    for (i = 0; i < s->num_queues; i++) {
-        unsigned qid = (s->next_queue + i) % s->num_queues;
-        TPUQueue *q = &s->queues[qid];
-
-        if (!(q->status & TPU_QSTAT_ACTIVE) || q->head == q->tail) {
-            continue;
+    for (qid = 0; qid < s->num_queues; qid++) {
+        q = &s->queues[qid];
+        if (tpu_queue_has_work(q) && (int)q->priority > best) {
+            best = q->priority;
         }
-        *job = (TPUJob) {
-            .qid = qid,
-            .slot = q->head,
-            .ring_size = q->ring_size,
-            .epoch = q->epoch,
-            .ring_base = q->ring_base,
-            .compl_base = q->compl_base,
-            .ctx_table = s->ctx_table,
-            .generation = s->generation,
-        };
-        s->next_queue = (qid + 1) % s->num_queues;
-        return true;
     }
-    return false;
+    if (best < 0) {
+        return false;
+    }
+    for (i = 0;; i++) {
+        qid = (s->next_queue + i) % s->num_queues;
+        q = &s->queues[qid];
+        if (tpu_queue_has_work(q) && q->priority == best) {
+            break;
+        }
+    }
+    *job = (TPUJob) {
+        .qid = qid,
+        .slot = q->head,
+        .ring_size = q->ring_size,
+        .epoch = q->epoch,
+        .resets = q->resets,
+        .ring_base = q->ring_base,
+        .compl_base = q->compl_base,
+        .ctx_table = s->ctx_table,
+        .generation = s->generation,
+    };
+    s->next_queue = (qid + 1) % s->num_queues;
+    return true;
 }
 
 static bool tpu_ring_entry_valid(const struct tpu_ring_entry *e)
@@ -136,6 +155,7 @@ static bool tpu_ring_entry_valid(const struct tpu_ring_entry *e)
     return true;
 }
 
+/* Lock held: a reset cannot slip in between its checks and this write. */
 static void tpu_write_completion(TPUState *s, TPUJob *job)
 {
     const struct tpu_job_result *r = &job->result;
@@ -148,6 +168,7 @@ static void tpu_write_completion(TPUState *s, TPUJob *job)
         .mxu_busy_cycles = cpu_to_le64(r->mxu_busy_cycles),
         .macs = cpu_to_le64(r->macs),
         .flags = cpu_to_le32(TPU_COMPL_VALID),
+        .stall_cycles = cpu_to_le64(r->stall_cycles),
     };
     uint64_t addr = job->compl_base + (uint64_t)job->slot * sizeof(c);
 
@@ -183,25 +204,40 @@ static void tpu_run_job(TPUState *s, TPUJob *job)
         tpu_engine_run(s->engine, ctx_id, le64_to_cpu(e.program_addr),
                        le32_to_cpu(e.program_size), &job->result);
     }
-    /* A global reset orphaned the job: its queue memory may be gone. */
-    if (qatomic_read(&s->generation) == job->generation) {
-        tpu_write_completion(s, job);
-    }
 }
 
-/* Retires a job: HEAD, DONE_SEQ, counters, ERR_*, interrupt; lock held. */
-static void tpu_retire_job(TPUState *s, TPUJob *job)
+static void tpu_count_job(TPUState *s, const struct tpu_job_result *r)
 {
-    TPUQueue *q = &s->queues[job->qid];
-    const struct tpu_job_result *r = &job->result;
-
     s->counters[TPU_CNT_CYCLES] += r->cycles;
     s->counters[TPU_CNT_MXU_BUSY] += r->mxu_busy_cycles;
     s->counters[TPU_CNT_MACS] += r->macs;
     s->counters[TPU_CNT_DMA_RD] += r->dma_read_bytes;
     s->counters[TPU_CNT_DMA_WR] += r->dma_write_bytes;
     s->counters[TPU_CNT_MMU_FAULTS] += r->mmu_faults;
+    s->counters[TPU_CNT_MACS_INT8] += r->macs_int8;
+    s->counters[TPU_CNT_MACS_BF16] += r->macs_bf16;
+    s->counters[TPU_CNT_MACS_FP32] += r->macs_fp32;
+    s->counters[TPU_CNT_STALL] += r->stall_cycles;
+    s->counters[TPU_CNT_TLB_MISSES] += r->tlb_misses;
+}
 
+/*
+ * Retires a job of the current generation: completion record, HEAD,
+ * DONE_SEQ, counters, ERR_*, interrupt; lock held. A job whose queue was
+ * reset (QCTRL_RESET) while it ran leaves no trace but its work counters.
+ */
+static void tpu_retire_job(TPUState *s, TPUJob *job)
+{
+    TPUQueue *q = &s->queues[job->qid];
+    const struct tpu_job_result *r = &job->result;
+
+    tpu_count_job(s, r);
+    if (q->resets != job->resets) {
+        return;
+    }
+    if (!job->queue_fault) {
+        tpu_write_completion(s, job);   /* sets queue_fault on failure */
+    }
     if (job->queue_fault) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "tpu: queue %u slot %u: %s; queue stopped\n",
@@ -251,6 +287,7 @@ static void *tpu_worker_thread(void *opaque)
             continue;
         }
         s->job_running = true;
+        s->running_queue = job.qid;
         s->status |= TPU_STATUS_BUSY;
         qemu_mutex_unlock(&s->lock);
 
@@ -258,6 +295,7 @@ static void *tpu_worker_thread(void *opaque)
 
         qemu_mutex_lock(&s->lock);
         s->job_running = false;
+        s->running_queue = -1;
         s->status &= ~TPU_STATUS_BUSY;
         if (job.generation == s->generation) {
             tpu_retire_job(s, &job);

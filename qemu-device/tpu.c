@@ -15,6 +15,11 @@
  *   num-queues          command queues (default 1, 1..8)
  *   num-ctx             context table entries (default 256, 1..65536)
  *   threads             engine worker threads (default 0: one per host CPU)
+ *   engine-mode         "fast" (default) or "cycle-accurate": same results,
+ *                       the latter simulates the PE grid cycle by cycle
+ *   dma-mbps            modelled host DMA bandwidth in MB/s (default 44800)
+ *   tlb-entries         device TLB entries kept across jobs (default 256,
+ *                       1..65536)
  *
  * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
  *
@@ -27,6 +32,11 @@
  *     or a completion that cannot be written stops the queue (QSTAT_ERROR).
  *   - Every retired job sets IRQ_STATUS.DONE or .ERROR and, if unmasked,
  *     sends MSI-X vector DONE or ERROR; unmasking a set bit sends it too.
+ *   - QCTRL_RESET drops the queue's running job (aborted, no completion
+ *     record, DONE_SEQ unchanged, no interrupt), sets HEAD = TAIL = 0 and
+ *     clears QSTAT_ERROR; then ENABLE takes the value written with it.
+ *     Clearing ENABLE lets the running job finish and fetches nothing more.
+ *   - The TLB keeps translations across jobs until TLB_INVAL or a reset.
  *   - RESET waits up to TPU_RESET_WAIT_MS for the running job to stop at an
  *     instruction boundary. If it has not, the registers are reset anyway,
  *     the job's results are dropped and STATUS.READY comes back once the job
@@ -34,7 +44,6 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/atomic.h"
 #include "qemu/bitops.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
@@ -56,6 +65,7 @@
 #define TPU_MSIX_PBA_OFFSET (TPU_MSIX_BAR_SIZE / 2)
 
 #define TPU_MAX_CTX 65536
+#define TPU_MAX_TLB_ENTRIES 65536
 
 /*
  * Interrupts: the lock is held. Delivery waits for the bottom half so that
@@ -115,8 +125,9 @@ static void tpu_global_reset(TPUState *s)
                        TPU_RESET_WAIT_MS;
 
     qemu_mutex_lock(&s->lock);
-    qatomic_set(&s->generation, s->generation + 1);
+    s->generation++;
     tpu_clear_registers(s);
+    tpu_engine_tlb_invalidate(s->engine, TPU_TLB_INVAL_ALL);
     s->status &= ~TPU_STATUS_READY;     /* the worker starts nothing new */
     if (s->job_running) {
         tpu_engine_abort(s->engine);
@@ -205,24 +216,48 @@ static bool tpu_queue_reprogram(TPUState *s, unsigned qid, const char *reg)
     return true;
 }
 
-static void tpu_queue_write_control(TPUState *s, unsigned qid, uint32_t val)
+/*
+ * QCTRL_RESET: the running job of the queue, if any, is aborted and dropped
+ * (tpu_retire_job() sees the changed reset count) and the engine is reset
+ * before the next job; other queues are not affected.
+ */
+static void tpu_queue_reset(TPUState *s, unsigned qid)
 {
     TPUQueue *q = &s->queues[qid];
 
-    if (val & ~TPU_QCTRL_ENABLE) {
+    q->resets++;
+    q->epoch++;
+    q->head = 0;
+    q->tail = 0;
+    q->status &= ~TPU_QSTAT_ERROR;
+    if (s->job_running && s->running_queue == (int)qid) {
+        tpu_engine_abort(s->engine);
+        s->engine_dirty = true;
+    }
+}
+
+static void tpu_queue_write_control(TPUState *s, unsigned qid, uint32_t val)
+{
+    TPUQueue *q = &s->queues[qid];
+    uint32_t known = TPU_QCTRL_ENABLE | TPU_QCTRL_RESET;
+
+    if (val & ~known) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "tpu: queue %u: unknown CONTROL bits 0x%x ignored\n",
-                      qid, val & ~TPU_QCTRL_ENABLE);
+                      qid, val & ~known);
+    }
+    if (val & TPU_QCTRL_RESET) {
+        tpu_queue_reset(s, qid);
     }
     if (!(val & TPU_QCTRL_ENABLE)) {
         q->control = 0;
         q->status &= ~TPU_QSTAT_ACTIVE;
         return;
     }
-    if ((q->control & TPU_QCTRL_ENABLE) && !(q->status & TPU_QSTAT_ERROR)) {
+    q->control = TPU_QCTRL_ENABLE;
+    if (q->status & TPU_QSTAT_ACTIVE) {
         return;
     }
-    q->control = TPU_QCTRL_ENABLE;
     if (tpu_queue_configured(s, qid)) {
         q->status = TPU_QSTAT_ACTIVE;
         qemu_cond_signal(&s->work_cond);
@@ -277,6 +312,9 @@ static bool tpu_queue_read(TPUState *s, hwaddr addr, uint64_t *val)
     case TPU_QREG_DONE_SEQ:
         *val = q->done_seq;
         break;
+    case TPU_QREG_PRIORITY:
+        *val = q->priority;
+        break;
     default:
         return false;
     }
@@ -317,6 +355,15 @@ static bool tpu_queue_write(TPUState *s, hwaddr addr, uint64_t val)
     case TPU_QREG_CONTROL:
         tpu_queue_write_control(s, qid, val);
         break;
+    case TPU_QREG_PRIORITY:
+        if (val > TPU_QUEUE_MAX_PRIORITY) {
+            qemu_log_mask(LOG_GUEST_ERROR, "tpu: queue %u: PRIORITY %" PRIu64
+                          " above %d, ignored\n", qid, val,
+                          TPU_QUEUE_MAX_PRIORITY);
+        } else {
+            q->priority = val;
+        }
+        break;
     case TPU_QREG_RING_HEAD:
     case TPU_QREG_STATUS:
     case TPU_QREG_DONE_SEQ:
@@ -341,7 +388,7 @@ static bool tpu_reg_is_64bit(hwaddr reg)
                qreg == TPU_QREG_DONE_SEQ;
     }
     return reg == TPU_REG_CTX_TABLE || reg == TPU_REG_ERR_ADDR ||
-           (reg >= TPU_REG_CNT_CYCLES && reg <= TPU_REG_CNT_MMU_FAULTS);
+           (reg >= TPU_REG_CNT_CYCLES && reg <= TPU_REG_CNT_TLB_MISSES);
 }
 
 /* Reads a register at its natural width; lock held. */
@@ -355,7 +402,7 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
         *val = TPU_SPEC_VERSION;
         break;
     case TPU_REG_CAPS:
-        *val = TPU_CAP_INT8 | TPU_CAP_BF16;
+        *val = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU;
         break;
     case TPU_REG_MXU_DIM:
         *val = s->mxu_rows << 16 | s->mxu_cols;
@@ -403,7 +450,7 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
     case TPU_REG_ERR_ADDR:
         *val = s->err_addr;
         break;
-    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_MMU_FAULTS:
+    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
         *val = s->counters[(addr - TPU_REG_CNT_CYCLES) / 8];
         break;
     default:
@@ -456,16 +503,17 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
         tpu_write_ctx_table(s, val);
         break;
     case TPU_REG_TLB_INVAL:
-        /* The engine caches translations per job only: nothing to drop. */
         if (val != TPU_TLB_INVAL_ALL && val >= s->num_ctx) {
             qemu_log_mask(LOG_GUEST_ERROR, "tpu: TLB_INVAL of context %"
-                          PRIu64 " beyond NUM_CTX\n", val);
+                          PRIu64 " beyond NUM_CTX, ignored\n", val);
+        } else {
+            tpu_engine_tlb_invalidate(s->engine, val);
         }
         break;
     case TPU_REG_ID ... TPU_REG_NUM_CTX:
     case TPU_REG_STATUS:
     case TPU_REG_ERR_CODE ... TPU_REG_ERR_ADDR:
-    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_MMU_FAULTS:
+    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
         qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only register 0x%"
                       HWADDR_PRIx "\n", addr);
         break;
@@ -568,10 +616,28 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
         error_setg(errp, "tpu: num-ctx must be 1..%d", TPU_MAX_CTX);
     } else if (s->clock_mhz < 1) {
         error_setg(errp, "tpu: clock-mhz must be at least 1");
+    } else if (s->dma_mbps < 1) {
+        error_setg(errp, "tpu: dma-mbps must be at least 1");
+    } else if (s->tlb_entries < 1 || s->tlb_entries > TPU_MAX_TLB_ENTRIES) {
+        error_setg(errp, "tpu: tlb-entries must be 1..%d", TPU_MAX_TLB_ENTRIES);
     } else {
         return true;
     }
     return false;
+}
+
+static bool tpu_parse_engine_mode(TPUState *s, uint32_t *mode, Error **errp)
+{
+    if (!s->engine_mode || !strcmp(s->engine_mode, "fast")) {
+        *mode = TPU_ENGINE_FAST;
+    } else if (!strcmp(s->engine_mode, "cycle-accurate")) {
+        *mode = TPU_ENGINE_CYCLE_ACCURATE;
+    } else {
+        error_setg(errp, "tpu: engine-mode must be \"fast\" or "
+                   "\"cycle-accurate\", not \"%s\"", s->engine_mode);
+        return false;
+    }
+    return true;
 }
 
 static bool tpu_create_engine(TPUState *s, Error **errp)
@@ -583,8 +649,14 @@ static bool tpu_create_engine(TPUState *s, Error **errp)
         .acc_bytes = s->acc_size,
         .clock_mhz = s->clock_mhz,
         .threads = s->threads,
+        .dma_mbps = s->dma_mbps,
+        .tlb_entries = s->tlb_entries,
     };
     char err[256] = "";
+
+    if (!tpu_parse_engine_mode(s, &cfg.mode, errp)) {
+        return false;
+    }
 
     s->engine = tpu_engine_create(&cfg, tpu_dma_rw, s, err, sizeof(err));
     if (!s->engine) {
@@ -639,6 +711,7 @@ static void tpu_realize(PCIDevice *pdev, Error **errp)
     s->stopping = false;
     s->job_running = false;
     s->engine_dirty = false;
+    s->running_queue = -1;
     tpu_clear_registers(s);
     s->status = TPU_STATUS_READY;
     tpu_worker_start(s);
@@ -680,6 +753,30 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_UINT32("num-queues", TPUState, num_queues, 1),
     DEFINE_PROP_UINT32("num-ctx", TPUState, num_ctx, 256),
     DEFINE_PROP_UINT32("threads", TPUState, threads, 0),
+    DEFINE_PROP_STRING("engine-mode", TPUState, engine_mode),
+    DEFINE_PROP_UINT32("dma-mbps", TPUState, dma_mbps, 44800),
+    DEFINE_PROP_UINT32("tlb-entries", TPUState, tlb_entries, 256),
+};
+
+/* Shown by -device tpu,help. */
+static const struct {
+    const char *name;
+    const char *description;
+} tpu_property_help[] = {
+    { "mxu-rows", "systolic array rows, the largest K of a weight tile "
+      "(1..4096)" },
+    { "mxu-cols", "systolic array columns, the largest N of a weight tile "
+      "(1..4096)" },
+    { "ub-size", "unified buffer bytes" },
+    { "acc-size", "accumulator memory bytes, a multiple of 4" },
+    { "clock-mhz", "modelled clock of the cycle counters" },
+    { "num-queues", "command queues (1..8)" },
+    { "num-ctx", "context table entries (1..65536)" },
+    { "threads", "engine worker threads, 0 = one per host CPU" },
+    { "engine-mode", "\"fast\" (default) or \"cycle-accurate\": same "
+      "results, the latter simulates the PE grid cycle by cycle" },
+    { "dma-mbps", "modelled host DMA bandwidth in MB/s" },
+    { "tlb-entries", "device TLB entries kept across jobs (1..65536)" },
 };
 
 static const VMStateDescription vmstate_tpu = {
@@ -692,6 +789,7 @@ static void tpu_class_init(ObjectClass *klass, void *data)
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
     ResettableClass *rc = RESETTABLE_CLASS(klass);
+    unsigned i;
 
     k->realize = tpu_realize;
     k->exit = tpu_exit;
@@ -703,6 +801,11 @@ static void tpu_class_init(ObjectClass *klass, void *data)
     dc->desc = "TPU-style matrix accelerator";
     dc->vmsd = &vmstate_tpu;
     device_class_set_props(dc, tpu_properties);
+    for (i = 0; i < ARRAY_SIZE(tpu_property_help); i++) {
+        object_class_property_set_description(klass,
+                                              tpu_property_help[i].name,
+                                              tpu_property_help[i].description);
+    }
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }
 

@@ -47,7 +47,7 @@ StatusText status_text(std::uint32_t status) {
     case DRM_TPU_JOB_TIMEOUT:
         return {"DRM_TPU_JOB_TIMEOUT", "the job hung and the driver reset the card"};
     case DRM_TPU_JOB_CANCELED:
-        return {"DRM_TPU_JOB_CANCELED", "the card was reset before the job ran"};
+        return {"DRM_TPU_JOB_CANCELED", "the card was reset before the job ended; submit it again"};
     default:
         return {nullptr, "unknown status"};
     }

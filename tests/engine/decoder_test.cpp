@@ -56,7 +56,7 @@ tpu_insn with_raw_byte(tpu_insn insn, unsigned byte, uint8_t value) {
 
 TEST_CASE("unknown opcodes are rejected", "[decoder]") {
     Fixture f;
-    for (uint8_t op : {uint8_t(6), uint8_t(0x7f), uint8_t(0xff)})
+    for (uint8_t op : {uint8_t(13), uint8_t(0x7f), uint8_t(0xff)})
         check_error(f.run_one(with_raw_byte(nop(), 0, op)), TPU_ERR_BAD_OPCODE);
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("LOAD_W operands are validated", "[decoder]") {
         i.mxu.dtype = TPU_DT_INT32;
     }
     SECTION("flags") {
-        i.mxu.flags = 1;
+        i.mxu.flags = 4;
     }
     SECTION("acc_addr is reserved") {
         i.mxu.acc_addr = 4;
@@ -148,8 +148,14 @@ TEST_CASE("LOAD_W operands are validated", "[decoder]") {
     SECTION("acc_stride is reserved") {
         i.mxu.acc_stride = 4;
     }
-    SECTION("reserved words") {
-        i.mxu.reserved[1] = 1;
+    SECTION("reserved field") {
+        i.mxu.reserved = 1;
+    }
+    SECTION("row_group is reserved") {
+        i.mxu.row_group = 1;
+    }
+    SECTION("group_stride is reserved") {
+        i.mxu.group_stride = 16;
     }
     SECTION("K beyond the array rows") {
         i.mxu.rows = 17;
@@ -205,10 +211,13 @@ TEST_CASE("MATMUL operands and weights are validated", "[decoder]") {
             i.mxu.flags = 2;
         }
         SECTION("dtype") {
-            i.mxu.dtype = TPU_DT_FP32;
+            i.mxu.dtype = TPU_DT_INT32;
         }
         SECTION("reserved") {
-            i.mxu.reserved[0] = 1;
+            i.mxu.reserved = 1;
+        }
+        SECTION("group_stride without row_group") {
+            i.mxu.group_stride = 16;
         }
         SECTION("zero M") {
             i.mxu.rows = 0;

@@ -54,6 +54,9 @@ TEST_CASE("engine creation rejects bad configurations with a reason", "[job]") {
     SECTION("absurd thread count") {
         cfg.threads = 100000;
     }
+    SECTION("unknown mode") {
+        cfg.mode = 2;
+    }
     reject(cfg);
 }
 
@@ -72,19 +75,25 @@ TEST_CASE("a job reports counters from the cycle model", "[job]") {
     const int8_t w[3][4] = {{1, 2, 3, 4}, {-5, 6, -7, 8}, {9, -10, 11, -128}};
     space.write(kHost, a, sizeof(a));
     space.write(kHost + 64, w, sizeof(w));
-    Program p{dma_in(TPU_DT_INT8, 5, 3, kHost, 3, 0, 3),               // 15 bytes: 1 cycle
-              dma_in(TPU_DT_INT8, 3, 4, kHost + 64, 4, 64, 4),         // 12 bytes: 1 cycle
-              load_w(TPU_DT_INT8, 3, 4, 64, 4),                        // K = 3 cycles
-              matmul(TPU_DT_INT8, 5, 3, 0, 3, 0, 16),                  // 5 + 3 + 4 - 1 = 11
-              dma_out_acc(TPU_DT_INT32, 5, 4, kHost + 128, 16, 0, 16), // 80 bytes: 2
-              halt()};                                                 // 1
+    // DMA at 940 MHz and 44800 MB/s: ceil(bytes * 940 / 44800) cycles.
+    // issue  start  finish
+    Program p{dma_in(TPU_DT_INT8, 5, 3, kHost, 3, 0, 3),               //  0   0   1 (15 bytes)
+              dma_in(TPU_DT_INT8, 3, 4, kHost + 64, 4, 64, 4),         //  1   1   2 (12 bytes)
+              load_w(TPU_DT_INT8, 3, 4, 64, 4),                        //  2   2   5 (K = 3)
+              matmul(TPU_DT_INT8, 5, 3, 0, 3, 0, 16),                  //  3   5  16 (5+3+4-1)
+              dma_out_acc(TPU_DT_INT32, 5, 4, kHost + 128, 16, 0, 16), //  6  16  18 (80 bytes)
+              halt()};                                                 // 17  17  18
     tpu_job_result r = card.run(space, p);
     REQUIRE(r.status == TPU_ERR_NONE);
     CHECK(r.error_pc == 0);
     CHECK(r.fault_addr == 0);
-    CHECK(r.cycles == 19);
+    CHECK(r.cycles == 18);
+    CHECK(r.stall_cycles == 2 + 10);
     CHECK(r.mxu_busy_cycles == 11);
     CHECK(r.macs == 60);
+    CHECK(r.macs_int8 == 60);
+    CHECK(r.macs_bf16 == 0);
+    CHECK(r.macs_fp32 == 0);
     CHECK(r.dma_read_bytes == 27);
     CHECK(r.dma_write_bytes == 80);
     CHECK(r.mmu_faults == 0);
@@ -97,13 +106,13 @@ TEST_CASE("a failed job counts only the instructions before the failure", "[job]
     Card card(mem, small_config());
     AddressSpace space = card.address_space(0);
     space.map(kHost, 4096, kRead);
-    Program p{dma_in(TPU_DT_INT8, 1, 128, kHost, 0, 0, 0), // 2 cycles
+    Program p{dma_in(TPU_DT_INT8, 1, 128, kHost, 0, 0, 0), // ceil(128 * 940 / 44800) = 3 cycles
               dma_out(TPU_DT_INT8, 1, 128, kHost, 0, 0, 0), halt()};
     tpu_job_result r = card.run(space, p);
     CHECK(r.status == TPU_ERR_MMU_FAULT);
     CHECK(r.error_pc == 1);
     CHECK(r.fault_addr == kHost);
-    CHECK(r.cycles == 2);
+    CHECK(r.cycles == 3);
     CHECK(r.dma_read_bytes == 128);
     CHECK(r.dma_write_bytes == 0);
     CHECK(r.mmu_faults == 1);

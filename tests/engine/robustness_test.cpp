@@ -87,11 +87,23 @@ class Fuzzer {
         return i;
     }
 
-    uint8_t mxu_dtype() { return uint8_t(chance(90) ? below(2) : any()); }
+    uint8_t mxu_dtype() {
+        static constexpr uint8_t kTypes[] = {TPU_DT_INT8, TPU_DT_BF16, TPU_DT_FP32};
+        return chance(90) ? kTypes[below(3)] : uint8_t(any());
+    }
     uint16_t tile_dim() { return uint16_t(chance(95) ? 1 + below(17) : any()); }
 
     tpu_insn random_load_w() {
         tpu_insn i = load_w(mxu_dtype(), tile_dim(), tile_dim(), local_offset(kUb), stride());
+        if (chance(20))
+            i.mxu.flags |= TPU_F_W_TRANSPOSE;
+        if (chance(20)) { // from host memory: the DMA layout
+            i.mxu.flags |= TPU_F_W_HOST;
+            i.dma.host_addr = host_addr();
+            i.dma.host_stride = stride();
+            i.dma.local_addr = 0;
+            i.dma.local_stride = 0;
+        }
         if (chance(5))
             i.mxu.acc_stride = uint32_t(any());
         return i;
@@ -102,7 +114,70 @@ class Fuzzer {
         tpu_insn i = matmul(dtype, count(), k, local_offset(kUb), stride(), local_offset(kAcc),
                             stride(), flags);
         if (chance(3))
-            i.mxu.reserved[below(2)] = uint32_t(any());
+            i.mxu.reserved = uint16_t(any());
+        if (chance(10)) {
+            i.mxu.row_group = uint16_t(below(8));
+            i.mxu.group_stride = stride();
+        }
+        return i;
+    }
+
+    // ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE, SYNC or TIMESTAMP with plausible fields.
+    tpu_insn random_vpu() {
+        tpu_insn i{};
+        i.hdr.opcode = uint8_t(TPU_OP_ACTIVATE + below(7));
+        i.hdr.dtype = uint8_t(chance(95) ? below(4) : any());
+        i.hdr.flags = uint16_t(chance(90) ? below(7) : any());
+        switch (i.hdr.opcode) {
+        case TPU_OP_ACTIVATE:
+            i.act.rows = count();
+            i.act.cols = count();
+            i.act.acc_addr = local_offset(kAcc);
+            i.act.acc_stride = stride();
+            i.act.dst_addr = local_offset(kUb);
+            i.act.dst_stride = stride();
+            i.act.flags |= uint16_t(below(4) << 4);
+            i.act.bias_addr = i.act.flags & TPU_F_ACT_BIAS ? local_offset(kUb) : 0;
+            i.act.scale = uint32_t(any());
+            break;
+        case TPU_OP_POOL:
+            i.pool.rows = uint16_t(1 + below(8));
+            i.pool.cols = uint16_t(1 + below(8));
+            i.pool.channels = uint16_t(1 + below(4));
+            i.pool.win_h = uint8_t(below(4));
+            i.pool.win_w = uint8_t(1 + below(3));
+            i.pool.stride_h = uint8_t(1 + below(3));
+            i.pool.stride_w = uint8_t(below(3));
+            i.pool.src_addr = local_offset(kUb);
+            i.pool.src_row_stride = stride();
+            i.pool.dst_addr = local_offset(kUb);
+            i.pool.dst_row_stride = stride();
+            break;
+        case TPU_OP_SYNC:
+            i.hdr.dtype = 0;
+            i.hdr.flags = 0;
+            break;
+        case TPU_OP_TIMESTAMP:
+            i.hdr.dtype = 0;
+            i.hdr.flags = 0;
+            i.ts.tag = uint32_t(any());
+            i.ts.host_addr = host_addr() & ~7ull;
+            break;
+        default: // VECTOR, REDUCE, TRANSPOSE
+            i.vec.rows = count();
+            i.vec.cols = count();
+            i.vec.a_addr = local_offset(kUb);
+            i.vec.a_stride = stride();
+            if (i.hdr.opcode == TPU_OP_VECTOR || chance(5)) {
+                i.vec.b_addr = local_offset(kUb);
+                i.vec.b_stride = chance(20) ? 0 : stride();
+            }
+            i.vec.dst_addr = local_offset(kUb);
+            i.vec.dst_stride = stride();
+            break;
+        }
+        if (chance(3))
+            i.raw[below(4)] ^= any();
         return i;
     }
 
@@ -129,8 +204,10 @@ class Fuzzer {
                 tpu_insn w = random_load_w();
                 p.push_back(w);
                 p.push_back(random_matmul(w.mxu.dtype, chance(90) ? w.mxu.rows : tile_dim()));
-            } else if (pick < 90) {
+            } else if (pick < 85) {
                 p.push_back(random_matmul(mxu_dtype(), tile_dim()));
+            } else if (pick < 95) {
+                p.push_back(random_vpu());
             } else {
                 p.push_back(random_plain());
             }

@@ -92,8 +92,9 @@ TEST_CASE("matrix-unit instructions are encoded field by field", "[builder]") {
     CHECK(mm.cols == 128);
     CHECK(mm.acc_addr == 8);
     CHECK(mm.acc_stride == 400);
-    CHECK(mm.reserved[0] == 0);
-    CHECK(mm.reserved[1] == 0);
+    CHECK(mm.row_group == 0);
+    CHECK(mm.reserved == 0);
+    CHECK(mm.group_stride == 0);
 
     const union tpu_insn &halt = program.insns[2];
     CHECK(halt.hdr.opcode == TPU_OP_HALT);

@@ -38,6 +38,14 @@ extern "C" {
  * @DRM_TPU_PARAM_CNT_MACS: performance counter: multiply-accumulates of all jobs
  * @DRM_TPU_PARAM_CNT_JOBS_DONE: performance counter: jobs completed without error
  * @DRM_TPU_PARAM_CNT_JOBS_FAILED: performance counter: jobs ended by an error
+ * @DRM_TPU_PARAM_CNT_MACS_INT8: performance counter: int8 multiply-accumulates
+ * @DRM_TPU_PARAM_CNT_MACS_BF16: performance counter: bf16 multiply-accumulates
+ * @DRM_TPU_PARAM_CNT_MACS_FP32: performance counter: fp32 multiply-accumulates
+ * @DRM_TPU_PARAM_CNT_STALL: performance counter: modelled cycles instructions waited for a
+ *	dependency or a busy unit
+ * @DRM_TPU_PARAM_CNT_TLB_MISSES: performance counter: device TLB misses (page-table walks)
+ *
+ * Counters count from the driver's probe, across resets of the card.
  */
 enum drm_tpu_param {
 	DRM_TPU_PARAM_DEVICE_ID = 0,
@@ -54,6 +62,11 @@ enum drm_tpu_param {
 	DRM_TPU_PARAM_CNT_MACS = 11,
 	DRM_TPU_PARAM_CNT_JOBS_DONE = 12,
 	DRM_TPU_PARAM_CNT_JOBS_FAILED = 13,
+	DRM_TPU_PARAM_CNT_MACS_INT8 = 14,
+	DRM_TPU_PARAM_CNT_MACS_BF16 = 15,
+	DRM_TPU_PARAM_CNT_MACS_FP32 = 16,
+	DRM_TPU_PARAM_CNT_STALL = 17,
+	DRM_TPU_PARAM_CNT_TLB_MISSES = 18,
 };
 
 /**
@@ -125,7 +138,7 @@ struct drm_tpu_submit {
 
 /* Job status codes returned by DRM_IOCTL_TPU_WAIT, beyond the card's TPU_ERR_* (tpu_hw.h). */
 #define DRM_TPU_JOB_TIMEOUT	0x100	/* the job hung and the card was reset */
-#define DRM_TPU_JOB_CANCELED	0x101	/* the card was reset before the job ran */
+#define DRM_TPU_JOB_CANCELED	0x101	/* the card was reset before the job ended */
 
 /**
  * struct drm_tpu_wait - wait for a job and collect its result

@@ -27,6 +27,11 @@ struct tpu_engine;
 typedef int (*tpu_phys_rw_fn)(void *opaque, uint64_t addr, void *buf, uint64_t len,
 			      bool is_write);
 
+enum tpu_engine_mode {
+	TPU_ENGINE_FAST = 0,		/* functional: host SIMD, threads, analytic cycle model */
+	TPU_ENGINE_CYCLE_ACCURATE = 1,	/* simulates the PE grid cycle by cycle; same results */
+};
+
 struct tpu_engine_config {
 	uint32_t mxu_rows;	/* systolic array rows (K of a weight tile), 1..4096 */
 	uint32_t mxu_cols;	/* systolic array columns (N of a weight tile), 1..4096 */
@@ -34,6 +39,9 @@ struct tpu_engine_config {
 	uint32_t acc_bytes;	/* accumulator memory size, multiple of 4 */
 	uint32_t clock_mhz;	/* modelled clock, for the cycle model */
 	uint32_t threads;	/* worker threads for fast mode, 0 = one per host CPU */
+	uint32_t mode;		/* enum tpu_engine_mode */
+	uint32_t dma_mbps;	/* modelled host DMA bandwidth, MB/s; 0 = default (44800) */
+	uint32_t tlb_entries;	/* device TLB entries kept across jobs; 0 = default (256) */
 };
 
 struct tpu_job_result {
@@ -47,6 +55,11 @@ struct tpu_job_result {
 	uint64_t dma_write_bytes;
 	uint32_t mmu_faults;
 	uint32_t reserved;
+	uint64_t stall_cycles;	/* cycles instructions waited for a dependency or a busy unit */
+	uint64_t macs_int8;	/* macs split by data type */
+	uint64_t macs_bf16;
+	uint64_t macs_fp32;
+	uint64_t tlb_misses;	/* translations that walked the page tables */
 };
 
 /*
@@ -66,6 +79,12 @@ void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t en
  */
 void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_addr,
 		    uint32_t program_size, struct tpu_job_result *result);
+
+/*
+ * Drops cached translations of one context (TPU_TLB_INVAL_ALL: all contexts). Safe from any
+ * thread; takes effect before the next translation of a running job.
+ */
+void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id);
 
 /*
  * Asks a running tpu_engine_run() to stop at the next instruction boundary with

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: MIT
-// The card's cycle model: modelled cycles per instruction, reported per job (tpu_job_result
-// cycles / mxu_busy_cycles) and summed into the device's counters. Instructions run strictly
-// one after another (no overlap), so a job's cycles are the sum over its instructions:
+// The card's cycle model: how many cycles each instruction keeps its unit busy (docs/hardware.md,
+// "Cycle model"). The Timeline (timeline.hpp) places these costs on the units and adds the waits
+// for dependencies; SystolicArray (the cycle-accurate model) takes exactly the MATMUL cycles.
 //
-//   NOP, HALT          1 cycle (issue)
-//   DMA_IN, DMA_OUT    ceil(bytes / 64) cycles: a 64-byte-per-cycle host interface, where
-//                      bytes = rows * cols * element size
-//   LOAD_W             K cycles: the K x N tile shifts into the array one row per cycle
-//   MATMUL             M + K + N - 1 cycles: row m enters array row k at cycle m + k, meets
-//                      column n at m + k + n and leaves the bottom one cycle later, so the
-//                      last result (M-1, N-1) is out after M + K + N - 1 cycles; all of them
-//                      count as MXU busy cycles
-//
-// Program fetch and page-table walks are not modelled (free). An instruction that fails adds
-// no cycles. The cycles do not depend on the clock; clock_mhz only converts them to time.
-// SystolicArray (the cycle-accurate model) takes exactly these LOAD_W and MATMUL cycles.
+//   NOP, HALT, SYNC, TIMESTAMP  1 cycle (issue), on no unit
+//   DMA_IN, DMA_OUT             ceil(bytes * clock_mhz / dma_mbps) on the DMA unit
+//   LOAD_W                      K cycles on the weight loader (the tile shifts in a row per
+//                               cycle), plus the DMA cost of its bytes when it comes from host
+//                               memory (then both units are busy for the sum)
+//   MATMUL                      M + K + N - 1 on the MXU: row m enters array row k at cycle
+//                               m + k, meets column n at m + k + n and leaves one cycle later;
+//                               rows with overlapping accumulators pass one at a time:
+//                               M * (K + N)
+//   ACTIVATE, VECTOR, TRANSPOSE ceil(rows * cols / 128) on the VPU (128 lanes)
+//   REDUCE                      ceil(rows * cols / 128) (the input elements)
+//   POOL                        ceil(OH * OW * channels * win_h * win_w / 128)
 #pragma once
 
 #include <cstdint>
@@ -22,16 +22,22 @@
 namespace tpu::engine::cycles {
 
 inline constexpr uint64_t kIssue = 1;
-inline constexpr uint64_t kDmaBytesPerCycle = 64;
+inline constexpr uint32_t kDefaultDmaMbps = 44800;
+inline constexpr uint64_t kVpuLanes = 128;
 
-inline constexpr uint64_t dma(uint64_t bytes) {
-    return (bytes + kDmaBytesPerCycle - 1) / kDmaBytesPerCycle;
+// bytes moved between host memory and the card at dma_mbps (MB/s) with a clock_mhz clock.
+inline constexpr uint64_t dma(uint64_t bytes, uint32_t clock_mhz, uint32_t dma_mbps) {
+    unsigned __int128 scaled = (unsigned __int128)bytes * clock_mhz;
+    return uint64_t((scaled + dma_mbps - 1) / dma_mbps);
 }
 inline constexpr uint64_t load_w(uint32_t k) {
     return k;
 }
-inline constexpr uint64_t matmul(uint32_t m, uint32_t k, uint32_t n) {
-    return uint64_t(m) + k + n - 1;
+inline constexpr uint64_t matmul(uint32_t m, uint32_t k, uint32_t n, bool rows_overlap = false) {
+    return rows_overlap ? uint64_t(m) * (uint64_t(k) + n) : uint64_t(m) + k + n - 1;
+}
+inline constexpr uint64_t vpu(uint64_t elements) {
+    return (elements + kVpuLanes - 1) / kVpuLanes;
 }
 
 } // namespace tpu::engine::cycles

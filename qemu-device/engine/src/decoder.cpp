@@ -1,35 +1,20 @@
 // SPDX-License-Identifier: MIT
-// Instruction validation: raw tpu_insn -> typed Insn, or the fault the instruction raises.
-// Order of checks: opcode, then format (dtype, flags, reserved fields, zero or oversized shape,
-// alignment) -> BAD_OPERAND, then on-chip ranges -> UB_RANGE / ACC_RANGE.
+// Instruction validation: raw tpu_insn -> typed Insn, or the fault the instruction raises. This
+// file: dispatch, the operand-less instructions, DMA, TIMESTAMP and the matrix unit; the vector
+// unit's instructions are in decoder_vpu.cpp. Order of checks: opcode, then format (dtype,
+// flags, reserved fields, zero or oversized shape, alignment) -> BAD_OPERAND, then on-chip
+// ranges -> UB_RANGE / ACC_RANGE.
 #include "decoder.hpp"
+
+#include <algorithm>
+
+#include "decode_checks.hpp"
+#include "decoder_vpu.hpp"
 
 namespace tpu::engine {
 namespace {
 
-uint32_t dtype_bytes(uint8_t dtype) {
-    switch (dtype) {
-    case TPU_DT_INT8:
-        return 1;
-    case TPU_DT_BF16:
-        return 2;
-    default:
-        return 4; // TPU_DT_INT32, TPU_DT_FP32
-    }
-}
-
-bool is_aligned(uint64_t value, uint64_t align) {
-    return value % align == 0;
-}
-
-Fault check_range(const Extent2D &e, uint64_t size, uint32_t status) {
-    uint64_t bad;
-    if (!extent_fits(e, size, &bad))
-        return make_fault(status, bad);
-    return kOk;
-}
-
-// NOP and HALT have no operands: every byte after the opcode is reserved.
+// NOP, HALT and SYNC have no operands: every byte after the opcode is reserved.
 Fault decode_plain(const tpu_insn &raw, Insn *out, Insn plain) {
     if ((raw.raw[0] >> 8) != 0 || raw.raw[1] != 0 || raw.raw[2] != 0 || raw.raw[3] != 0)
         return make_fault(TPU_ERR_BAD_OPERAND);
@@ -37,8 +22,16 @@ Fault decode_plain(const tpu_insn &raw, Insn *out, Insn plain) {
     return kOk;
 }
 
+Fault decode_timestamp(const tpu_insn_ts &t, Insn *out) {
+    if (t.dtype != 0 || t.flags != 0 || t.reserved[0] != 0 || t.reserved[1] != 0 ||
+        !is_aligned(t.host_addr, 8))
+        return make_fault(TPU_ERR_BAD_OPERAND);
+    *out = TimestampInsn{t.tag, t.host_addr};
+    return kOk;
+}
+
 Fault decode_dma(const tpu_insn_dma &d, const DecoderLimits &lim, Insn *out) {
-    if (d.dtype > TPU_DT_FP32 || d.reserved != 0 || d.rows == 0 || d.cols == 0)
+    if (!valid_dtype(d.dtype) || d.reserved != 0 || d.rows == 0 || d.cols == 0)
         return make_fault(TPU_ERR_BAD_OPERAND);
 
     DmaInsn insn;
@@ -68,30 +61,54 @@ Fault decode_dma(const tpu_insn_dma &d, const DecoderLimits &lim, Insn *out) {
 }
 
 bool mxu_type(uint8_t dtype, MxuType *type) {
-    if (dtype == TPU_DT_INT8)
+    switch (dtype) {
+    case TPU_DT_INT8:
         *type = MxuType::Int8;
-    else if (dtype == TPU_DT_BF16)
+        return true;
+    case TPU_DT_BF16:
         *type = MxuType::Bf16;
-    else
+        return true;
+    case TPU_DT_FP32:
+        *type = MxuType::Fp32;
+        return true;
+    default:
         return false;
-    return true;
+    }
 }
 
-Fault decode_load_w(const tpu_insn_mxu &w, const DecoderLimits &lim, Insn *out) {
-    LoadWInsn insn;
-    // acc_addr and acc_stride have no meaning for LOAD_W and are reserved.
-    if (!mxu_type(w.dtype, &insn.type) || w.flags != 0 || w.acc_addr != 0 || w.acc_stride != 0 ||
-        w.reserved[0] != 0 || w.reserved[1] != 0)
+// LOAD_W from host memory: the instruction has the tpu_insn_dma layout.
+Fault decode_load_w_host(const tpu_insn_dma &d, LoadWInsn insn, Insn *out) {
+    if (d.local_addr != 0 || d.local_stride != 0 || d.reserved != 0)
         return make_fault(TPU_ERR_BAD_OPERAND);
+    insn.from_host = true;
+    insn.host_addr = d.host_addr;
+    insn.host_stride = d.host_stride;
+    *out = insn;
+    return kOk;
+}
+
+Fault decode_load_w(const tpu_insn &raw, const DecoderLimits &lim, Insn *out) {
+    const tpu_insn_mxu &w = raw.mxu;
+    LoadWInsn insn;
+    if (!mxu_type(w.dtype, &insn.type) || (w.flags & ~(TPU_F_W_HOST | TPU_F_W_TRANSPOSE)))
+        return make_fault(TPU_ERR_BAD_OPERAND);
+    // rows and cols sit at the same place in both layouts.
     if (w.rows == 0 || w.cols == 0 || w.rows > lim.mxu_rows || w.cols > lim.mxu_cols)
+        return make_fault(TPU_ERR_BAD_OPERAND);
+    insn.k = w.rows;
+    insn.n = w.cols;
+    insn.transposed = w.flags & TPU_F_W_TRANSPOSE;
+    if (w.flags & TPU_F_W_HOST)
+        return decode_load_w_host(raw.dma, insn, out);
+
+    // The accumulator and row-group fields have no meaning for LOAD_W and are reserved.
+    if (w.acc_addr != 0 || w.acc_stride != 0 || w.row_group != 0 || w.reserved != 0 ||
+        w.group_stride != 0)
         return make_fault(TPU_ERR_BAD_OPERAND);
     uint32_t elem = mxu_elem_bytes(insn.type);
     if (!is_aligned(w.src_addr, elem) || !is_aligned(w.src_stride, elem))
         return make_fault(TPU_ERR_BAD_OPERAND);
-
-    insn.k = w.rows;
-    insn.n = w.cols;
-    insn.src = Extent2D{w.src_addr, w.src_stride, w.rows, uint64_t(w.cols) * elem};
+    insn.src = Extent2D{w.src_addr, w.src_stride, insn.source_rows(), insn.row_bytes()};
     Fault f = check_range(insn.src, lim.ub_bytes, TPU_ERR_UB_RANGE);
     if (!f.ok())
         return f;
@@ -99,25 +116,46 @@ Fault decode_load_w(const tpu_insn_mxu &w, const DecoderLimits &lim, Insn *out) 
     return kOk;
 }
 
+// Range check of MATMUL's activations, group by group: the lowest offending offset over all
+// groups; *end = one past the highest byte read.
+Fault check_activations(const MatmulInsn &insn, uint64_t row_bytes, uint64_t ub_bytes,
+                        uint64_t *end) {
+    const uint32_t group = insn.row_group ? std::min(insn.row_group, insn.m) : insn.m;
+    uint64_t lowest_bad = UINT64_MAX;
+    *end = 0;
+    for (uint32_t first = 0; first < insn.m; first += group) {
+        Extent2D e{insn.src_addr + uint64_t(first / group) * insn.group_stride, insn.src_stride,
+                   std::min(group, insn.m - first), row_bytes};
+        *end = std::max(*end, e.end());
+        uint64_t bad;
+        if (!extent_fits(e, ub_bytes, &bad))
+            lowest_bad = std::min(lowest_bad, bad);
+    }
+    return lowest_bad == UINT64_MAX ? kOk : make_fault(TPU_ERR_UB_RANGE, lowest_bad);
+}
+
 Fault decode_matmul(const tpu_insn_mxu &w, const DecoderLimits &lim, Insn *out) {
     MatmulInsn insn;
-    if (!mxu_type(w.dtype, &insn.type) || (w.flags & ~TPU_F_ACCUMULATE) || w.reserved[0] != 0 ||
-        w.reserved[1] != 0)
+    if (!mxu_type(w.dtype, &insn.type) || (w.flags & ~TPU_F_ACCUMULATE) || w.reserved != 0)
         return make_fault(TPU_ERR_BAD_OPERAND);
-    if (w.rows == 0 || w.cols == 0)
+    if (w.rows == 0 || w.cols == 0 || (w.row_group == 0 && w.group_stride != 0))
         return make_fault(TPU_ERR_BAD_OPERAND);
     uint32_t elem = mxu_elem_bytes(insn.type);
     if (!is_aligned(w.src_addr, elem) || !is_aligned(w.src_stride, elem) ||
-        !is_aligned(w.acc_addr, 4) || !is_aligned(w.acc_stride, 4))
+        !is_aligned(w.group_stride, elem) || !is_aligned(w.acc_addr, 4) ||
+        !is_aligned(w.acc_stride, 4))
         return make_fault(TPU_ERR_BAD_OPERAND);
 
     insn.m = w.rows;
     insn.k = w.cols;
     insn.accumulate = w.flags & TPU_F_ACCUMULATE;
-    insn.src = Extent2D{w.src_addr, w.src_stride, w.rows, uint64_t(w.cols) * elem};
+    insn.src_addr = w.src_addr;
+    insn.src_stride = w.src_stride;
+    insn.row_group = w.row_group;
+    insn.group_stride = w.group_stride;
     insn.acc_addr = w.acc_addr;
     insn.acc_stride = w.acc_stride;
-    Fault f = check_range(insn.src, lim.ub_bytes, TPU_ERR_UB_RANGE);
+    Fault f = check_activations(insn, uint64_t(w.cols) * elem, lim.ub_bytes, &insn.src_end);
     if (!f.ok())
         return f;
     *out = insn;
@@ -132,13 +170,27 @@ Fault decode(const tpu_insn &raw, const DecoderLimits &limits, Insn *out) {
         return decode_plain(raw, out, NopInsn{});
     case TPU_OP_HALT:
         return decode_plain(raw, out, HaltInsn{});
+    case TPU_OP_SYNC:
+        return decode_plain(raw, out, SyncInsn{});
+    case TPU_OP_TIMESTAMP:
+        return decode_timestamp(raw.ts, out);
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
         return decode_dma(raw.dma, limits, out);
     case TPU_OP_LOAD_W:
-        return decode_load_w(raw.mxu, limits, out);
+        return decode_load_w(raw, limits, out);
     case TPU_OP_MATMUL:
         return decode_matmul(raw.mxu, limits, out);
+    case TPU_OP_ACTIVATE:
+        return decode_activate(raw.act, limits, out);
+    case TPU_OP_VECTOR:
+        return decode_vector(raw.vec, limits, out);
+    case TPU_OP_REDUCE:
+        return decode_reduce(raw.vec, limits, out);
+    case TPU_OP_POOL:
+        return decode_pool(raw.pool, limits, out);
+    case TPU_OP_TRANSPOSE:
+        return decode_transpose(raw.vec, limits, out);
     default:
         return make_fault(TPU_ERR_BAD_OPCODE);
     }

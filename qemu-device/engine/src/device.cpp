@@ -2,7 +2,10 @@
 // Engine configuration checks and construction of the device state.
 #include "device.hpp"
 
+#include <algorithm>
 #include <thread>
+
+#include "cycle_model.hpp"
 
 namespace tpu::engine {
 namespace {
@@ -30,13 +33,24 @@ const char *config_error(const tpu_engine_config &cfg) {
         return "clock_mhz must not be 0";
     if (cfg.threads > kMaxThreads)
         return "threads must be at most 256 (0 = one per host CPU)";
+    if (cfg.tlb_entries > Mmu::kMaxTlbEntries)
+        return "tlb_entries must be at most 65536 (0 = 256)";
+    if (cfg.mode != TPU_ENGINE_FAST && cfg.mode != TPU_ENGINE_CYCLE_ACCURATE)
+        return "mode must be TPU_ENGINE_FAST (0) or TPU_ENGINE_CYCLE_ACCURATE (1)";
     return nullptr;
 }
 
 Device::Device(const tpu_engine_config &cfg, tpu_phys_rw_fn rw, void *opaque)
-    : limits{cfg.mxu_rows, cfg.mxu_cols, cfg.ub_bytes, cfg.acc_bytes}, phys(rw, opaque), mmu(phys),
-      dma(phys, mmu), ub(cfg.ub_bytes), acc(cfg.acc_bytes), weights(cfg.mxu_rows, cfg.mxu_cols),
-      pool(pool_threads(cfg.threads)), mxu(pool) {}
+    : limits{cfg.mxu_rows, cfg.mxu_cols, cfg.ub_bytes, cfg.acc_bytes}, phys(rw, opaque),
+      mmu(phys, cfg.tlb_entries), dma(phys, mmu), ub(cfg.ub_bytes), acc(cfg.acc_bytes),
+      weights(cfg.mxu_rows, cfg.mxu_cols),
+      weight_row(4 * uint64_t(std::max(cfg.mxu_rows, cfg.mxu_cols))),
+      pool(pool_threads(cfg.threads)), mxu(pool), clock_mhz(cfg.clock_mhz),
+      dma_mbps(cfg.dma_mbps ? cfg.dma_mbps : cycles::kDefaultDmaMbps),
+      cycle_accurate(cfg.mode == TPU_ENGINE_CYCLE_ACCURATE) {
+    if (cycle_accurate)
+        array = std::make_unique<SystolicArray>(cfg.mxu_rows, cfg.mxu_cols);
+}
 
 void Device::clear_state() {
     ub.clear();

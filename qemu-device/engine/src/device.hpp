@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Device: everything one engine instance owns — the validated configuration, the host memory
 // callback, MMU and DMA, the on-chip unified buffer and accumulators, the weight tile, the fast
-// matrix unit with its thread pool, and the abort request. All sized at creation; nothing is
+// matrix unit with its thread pool (and in cycle-accurate mode the systolic array model), the
+// cycle model's parameters, and the abort request. All sized at creation; nothing is
 // allocated while a job runs.
 #pragma once
 
 #include <atomic>
+#include <memory>
+#include <vector>
 
 #include "decoder.hpp"
 #include "dma.hpp"
@@ -13,6 +16,7 @@
 #include "mmu.hpp"
 #include "mxu.hpp"
 #include "phys_memory.hpp"
+#include "systolic_array.hpp"
 #include "thread_pool.hpp"
 #include "tpu_engine.h"
 #include "weight_tile.hpp"
@@ -42,8 +46,14 @@ class Device {
     LocalMemory ub;
     LocalMemory acc;
     WeightTile weights;
+    std::vector<uint8_t> weight_row; // one source row of a LOAD_W from host memory
     ThreadPool pool;
     FastMxu mxu;
+    const uint32_t clock_mhz;
+    const uint32_t dma_mbps; // the configured value, or the default
+    // TPU_ENGINE_CYCLE_ACCURATE: MATMUL runs on array, the cycle-by-cycle model.
+    const bool cycle_accurate;
+    std::unique_ptr<SystolicArray> array;
     std::atomic<bool> abort_requested{false};
 };
 

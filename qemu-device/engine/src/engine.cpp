@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The engine's C interface (tpu_engine.h): creation with configuration checks, context table,
-// job runs, abort and reset. No exception crosses this boundary.
+// job runs, TLB invalidation, abort and reset. No exception crosses this boundary.
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -55,7 +55,13 @@ void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t en
 void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_addr,
                     uint32_t program_size, struct tpu_job_result *result) {
     tpu::engine::Executor executor(eng->dev);
+    const uint64_t misses = eng->dev.mmu.misses();
     *result = executor.run(ctx_id, program_addr, program_size);
+    result->tlb_misses = eng->dev.mmu.misses() - misses;
+}
+
+void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id) {
+    eng->dev.mmu.invalidate(ctx_id);
 }
 
 void tpu_engine_abort(struct tpu_engine *eng) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The run loop of one job: program checks, instruction fetch, dispatch, faults and counters.
+// The run loop of one job: program checks, instruction fetch, dispatch, faults and counters;
+// and the instructions without a compute unit of their own (NOP, HALT, SYNC, TIMESTAMP, DMA).
 #include "executor.hpp"
 
 #include <algorithm>
@@ -32,13 +33,37 @@ Fault Executor::fetch(uint64_t program_addr, uint32_t pc, uint32_t count) {
     return window_end_ > pc ? kOk : f;
 }
 
+uint64_t Executor::dma_cycles(uint64_t bytes) const {
+    return cycles::dma(bytes, dev_.clock_mhz, dev_.dma_mbps);
+}
+
 Fault Executor::execute(const NopInsn &) {
-    result_.cycles += cycles::kIssue;
+    timeline_.schedule(Step{});
     return kOk;
 }
 
 Fault Executor::execute(const HaltInsn &) {
-    result_.cycles += cycles::kIssue;
+    timeline_.schedule(Step{});
+    return kOk;
+}
+
+Fault Executor::execute(const SyncInsn &) {
+    Step step;
+    step.barrier = true;
+    timeline_.schedule(step);
+    return kOk;
+}
+
+Fault Executor::execute(const TimestampInsn &insn) {
+    Step step;
+    step.barrier = true;
+    const tpu_timestamp record{timeline_.start_of(step), insn.tag, pc_};
+    Fault f =
+        dev_.dma.write(insn.host_addr, reinterpret_cast<const uint8_t *>(&record), sizeof(record));
+    if (!f.ok())
+        return f;
+    result_.dma_write_bytes += sizeof(record);
+    timeline_.schedule(step);
     return kOk;
 }
 
@@ -47,73 +72,44 @@ Fault Executor::execute(const DmaInsn &insn) {
     if (!f.ok())
         return f;
     (insn.to_host ? result_.dma_write_bytes : result_.dma_read_bytes) += insn.bytes();
-    result_.cycles += cycles::dma(insn.bytes());
-    return kOk;
-}
-
-Fault Executor::execute(const LoadWInsn &insn) {
-    dev_.weights.load(insn.type, insn.k, insn.n, dev_.ub.data() + insn.src.addr, insn.src.stride);
-    result_.cycles += cycles::load_w(insn.k);
-    return kOk;
-}
-
-Fault Executor::execute(const MatmulInsn &insn) {
-    const WeightTile &w = dev_.weights;
-    if (!w.loaded() || w.type() != insn.type || w.k() != insn.k)
-        return make_fault(TPU_ERR_NO_WEIGHTS);
-
-    Extent2D acc{insn.acc_addr, insn.acc_stride, insn.m, 4 * uint64_t(w.n())};
-    uint64_t bad;
-    if (!extent_fits(acc, dev_.acc.size(), &bad))
-        return make_fault(TPU_ERR_ACC_RANGE, bad);
-    dev_.acc.mark_dirty(acc.addr, acc.end());
-
-    MatmulArgs args;
-    args.src = dev_.ub.data() + insn.src.addr;
-    args.src_stride = insn.src.stride;
-    args.acc = dev_.acc.data() + acc.addr;
-    args.acc_stride = acc.stride;
-    args.rows = insn.m;
-    args.accumulate = insn.accumulate;
-    if (!dev_.mxu.run(w, args, dev_.abort_requested))
-        return make_fault(TPU_ERR_ABORTED);
-
-    uint64_t busy = cycles::matmul(insn.m, insn.k, w.n());
-    result_.cycles += busy;
-    result_.mxu_busy_cycles += busy;
-    result_.macs += uint64_t(insn.m) * insn.k * w.n();
+    Step step;
+    step.units = kUnitDma;
+    step.cost = dma_cycles(insn.bytes());
+    step.add(insn.from_acc ? Space::Acc : Space::Ub, insn.local.addr, insn.local.end(),
+             !insn.to_host);
+    timeline_.schedule(step);
     return kOk;
 }
 
 tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t program_size) {
     result_ = tpu_job_result{};
     Fault f = start(ctx_id, program_size);
-    uint32_t pc = 0;
     const uint32_t count = program_size / TPU_INSN_SIZE;
 
-    while (f.ok() && pc < count) {
+    for (pc_ = 0; f.ok() && pc_ < count; pc_++) {
         if (dev_.abort_requested.load(std::memory_order_relaxed)) {
             f = make_fault(TPU_ERR_ABORTED);
             break;
         }
-        if (pc == window_end_) {
-            f = fetch_fault_.ok() ? fetch(program_addr, pc, count) : fetch_fault_;
+        if (pc_ == window_end_) {
+            f = fetch_fault_.ok() ? fetch(program_addr, pc_, count) : fetch_fault_;
             if (!f.ok())
                 break;
         }
         Insn insn;
-        f = decode(window_[pc - window_begin_], dev_.limits, &insn);
+        f = decode(window_[pc_ - window_begin_], dev_.limits, &insn);
         if (!f.ok())
             break;
         f = std::visit([this](const auto &i) { return execute(i); }, insn);
         if (!f.ok() || std::holds_alternative<HaltInsn>(insn))
             break;
-        pc++;
     }
 
+    result_.cycles = timeline_.cycles();
+    result_.stall_cycles = timeline_.stall_cycles();
     if (!f.ok()) {
         result_.status = f.status;
-        result_.error_pc = pc;
+        result_.error_pc = pc_;
         result_.fault_addr = f.addr;
         result_.mmu_faults = f.status == TPU_ERR_MMU_FAULT;
     }

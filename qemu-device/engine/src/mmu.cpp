@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Device MMU: context lookup, 3-level page-table walk, permission check, translation cache.
+// Device MMU: context lookup, 3-level page-table walk, permission check, and the TLB kept
+// across jobs with its invalidation.
 #include "mmu.hpp"
 
 namespace tpu::engine {
+
+Mmu::Mmu(const PhysMemory &phys, uint32_t tlb_entries)
+    : phys_(phys), tlb_(tlb_entries ? tlb_entries : kDefaultTlbEntries) {}
 
 void Mmu::set_ctx_table(uint64_t addr, uint32_t entries) {
     std::lock_guard<std::mutex> guard(table_lock_);
@@ -11,7 +15,6 @@ void Mmu::set_ctx_table(uint64_t addr, uint32_t entries) {
 }
 
 Fault Mmu::bind(uint32_t ctx_id) {
-    cache_.fill(CacheEntry{});
     root_ = 0;
 
     uint64_t table_addr;
@@ -32,6 +35,7 @@ Fault Mmu::bind(uint32_t ctx_id) {
         return make_fault(TPU_ERR_BUS);
     if (!(entry.pt_root & TPU_PTE_VALID) || entry.reserved != 0)
         return make_fault(TPU_ERR_BAD_CTX);
+    ctx_ = ctx_id;
     root_ = entry.pt_root & TPU_PTE_ADDR_MASK;
     return kOk;
 }
@@ -51,25 +55,54 @@ Fault Mmu::walk(uint64_t va, uint64_t *leaf) {
     return kOk;
 }
 
+size_t Mmu::slot_of(uint32_t ctx, uint64_t vpn) const {
+    // Direct mapped; the context id is mixed in so that contexts using the same VAs (every
+    // process starts at the same VA_START) do not evict each other.
+    uint64_t h = (vpn ^ (uint64_t(ctx) << 20)) * 0x9e3779b97f4a7c15ull;
+    return size_t((h >> 32) % tlb_.size());
+}
+
 Fault Mmu::translate(uint64_t va, Access access, uint64_t *pa) {
     if (va >> TPU_VA_BITS)
         return make_fault(TPU_ERR_MMU_FAULT, va);
 
-    uint64_t vpn = va >> TPU_PAGE_SHIFT;
-    CacheEntry &slot = cache_[vpn % kCacheEntries];
-    if (slot.vpn != vpn) {
-        uint64_t leaf;
+    const uint64_t vpn = va >> TPU_PAGE_SHIFT;
+    const size_t slot = slot_of(ctx_, vpn);
+    uint64_t leaf = 0;
+    bool hit = false;
+    uint64_t generation;
+    {
+        std::lock_guard<std::mutex> guard(tlb_lock_);
+        const TlbEntry &e = tlb_[slot];
+        if (e.valid && e.ctx == ctx_ && e.vpn == vpn) {
+            leaf = e.leaf;
+            hit = true;
+        }
+        generation = generation_;
+    }
+    if (!hit) {
+        misses_.fetch_add(1, std::memory_order_relaxed);
         Fault f = walk(va, &leaf);
         if (!f.ok())
             return f;
-        slot = CacheEntry{vpn, leaf};
+        std::lock_guard<std::mutex> guard(tlb_lock_);
+        if (generation == generation_)
+            tlb_[slot] = TlbEntry{ctx_, true, vpn, leaf};
     }
 
     uint64_t need = access == Access::Read ? TPU_PTE_READ : TPU_PTE_WRITE;
-    if (!(slot.leaf & need))
+    if (!(leaf & need))
         return make_fault(TPU_ERR_MMU_FAULT, va);
-    *pa = (slot.leaf & TPU_PTE_ADDR_MASK) | (va & (TPU_PAGE_SIZE - 1));
+    *pa = (leaf & TPU_PTE_ADDR_MASK) | (va & (TPU_PAGE_SIZE - 1));
     return kOk;
+}
+
+void Mmu::invalidate(uint32_t ctx_id) {
+    std::lock_guard<std::mutex> guard(tlb_lock_);
+    for (TlbEntry &e : tlb_)
+        if (ctx_id == TPU_TLB_INVAL_ALL || e.ctx == ctx_id)
+            e.valid = false;
+    generation_++;
 }
 
 } // namespace tpu::engine

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Mmu: the card's device MMU. A job binds one context (an entry of the context table in host
 // memory); translations then walk that context's 3-level page table (tpu_hw.h) through the
-// physical memory callback, check the leaf's permissions and are kept in a small per-job
-// translation cache, so page-table changes made by the driver between jobs are always seen.
+// physical memory callback and check the leaf's permissions. Leaves are kept in a TLB tagged by
+// context id that lives ACROSS jobs: a page-table change is seen only after the host invalidates
+// the context (TLB_INVAL, tpu_engine_tlb_invalidate()), exactly like a hardware TLB.
 #pragma once
 
-#include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "fault.hpp"
 #include "phys_memory.hpp"
@@ -18,37 +20,59 @@ enum class Access { Read, Write };
 
 class Mmu {
   public:
-    explicit Mmu(const PhysMemory &phys) : phys_(phys) {}
+    static constexpr uint32_t kDefaultTlbEntries = 256;
+    static constexpr uint32_t kMaxTlbEntries = 65536;
+
+    // tlb_entries: 0 = kDefaultTlbEntries, at most kMaxTlbEntries (see config_error()).
+    Mmu(const PhysMemory &phys, uint32_t tlb_entries);
 
     // Location and size of the context table; safe to call while a job runs (the job keeps
     // the context it bound).
     void set_ctx_table(uint64_t addr, uint32_t entries);
 
-    // Starts a job in context ctx_id: reads its context entry and empties the translation
-    // cache. TPU_ERR_BAD_CTX if the id is out of range or the entry is not valid or has
-    // reserved bits set; TPU_ERR_BUS if the entry cannot be read.
+    // Starts a job in context ctx_id: reads its context entry (never cached). TPU_ERR_BAD_CTX
+    // if the id is out of range or the entry is not valid or has reserved bits set;
+    // TPU_ERR_BUS if the entry cannot be read.
     Fault bind(uint32_t ctx_id);
 
-    // Translates va for the given access: *pa = the physical address of va.
-    // TPU_ERR_MMU_FAULT (fault address va) if va is beyond the 39-bit space, unmapped or not
-    // permitted; TPU_ERR_BUS (fault address va) if a page-table entry cannot be read.
+    // Translates va for the given access in the bound context: *pa = the physical address of
+    // va. TPU_ERR_MMU_FAULT (fault address va) if va is beyond the 39-bit space, unmapped or not
+    // permitted; TPU_ERR_BUS (fault address va) if a page-table entry cannot be read. Only
+    // valid leaves enter the TLB; a permission miss is checked against the cached leaf.
     Fault translate(uint64_t va, Access access, uint64_t *pa);
 
+    // Drops the TLB entries of context ctx_id, or all of them for TPU_TLB_INVAL_ALL. Safe from
+    // any thread while a job runs: its next translation sees the page tables again.
+    void invalidate(uint32_t ctx_id);
+
+    // Page-table walks since creation (TLB misses that reached the tables), for the counters.
+    uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+
   private:
-    struct CacheEntry {
-        uint64_t vpn = ~0ull; // virtual page number, ~0 when empty
-        uint64_t leaf = 0;    // the leaf page-table entry
+    struct TlbEntry {
+        uint32_t ctx = 0;
+        bool valid = false;
+        uint64_t vpn = 0;  // virtual page number
+        uint64_t leaf = 0; // the leaf page-table entry
     };
-    static constexpr unsigned kCacheEntries = 256;
 
     Fault walk(uint64_t va, uint64_t *leaf);
+    size_t slot_of(uint32_t ctx, uint64_t vpn) const;
 
     const PhysMemory &phys_;
     std::mutex table_lock_; // guards table_addr_ and table_entries_
     uint64_t table_addr_ = 0;
     uint32_t table_entries_ = 0;
+    // The bound context, owned by the thread running the job.
+    uint32_t ctx_ = 0;
     uint64_t root_ = 0; // physical address of the bound context's level-0 table
-    std::array<CacheEntry, kCacheEntries> cache_{};
+
+    // tlb_ and generation_ are guarded by tlb_lock_. A walk runs without the lock; an
+    // invalidation during it bumps generation_ and the walk's result is then not cached.
+    std::mutex tlb_lock_;
+    std::vector<TlbEntry> tlb_;
+    uint64_t generation_ = 0;
+    std::atomic<uint64_t> misses_{0};
 };
 
 } // namespace tpu::engine

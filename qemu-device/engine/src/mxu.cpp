@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Fast functional MXU: row blocks of a MATMUL spread over the thread pool.
+// Fast functional MXU: a MATMUL cut into blocks of rows x columns spread over the thread pool.
 #include "mxu.hpp"
 
 #include <algorithm>
@@ -9,33 +9,60 @@
 namespace tpu::engine {
 namespace {
 
-constexpr uint32_t kRowsPerBlock = 16;
-// Below this many multiply-accumulates a MATMUL runs on the calling thread alone.
+// A block: up to kBlockRows rows (a multiple of every kernel set's tile rows, and the kernels'
+// panel of packed rows) by all columns, or by kBlockCols columns when there are too few row
+// blocks to keep every thread busy.
+constexpr uint32_t kBlockRows = 48;
+constexpr uint32_t kBlockCols = 64;
+constexpr uint32_t kBlocksPerThread = 4;
+// Below this many multiply-accumulates a MATMUL runs on the calling thread alone, where
+// hand-off costs more than it saves.
 constexpr uint64_t kParallelMinMacs = 1u << 16;
 
 } // namespace
 
 bool FastMxu::run(const WeightTile &tile, const MatmulArgs &args, const std::atomic<bool> &abort) {
-    const uint32_t k = tile.k();
     const uint32_t n = tile.n();
-    const RowKernel kernel = tile.type() == MxuType::Int8 ? kernels_.int8 : kernels_.bf16;
-    const uint32_t blocks = (args.rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    const BlockKernel kernel = kernels_.for_type(tile.type());
 
-    auto run_block = [&](uint32_t block) {
+    // Rows whose accumulators overlap (stride below a row) are defined to run in ascending m,
+    // one after the other, on this thread.
+    if (args.rows > 1 && args.acc_stride < 4 * uint64_t(n)) {
+        FpEnvGuard fp_env;
+        for (uint32_t m = 0; m < args.rows; m++) {
+            if (abort.load(std::memory_order_relaxed))
+                return false;
+            kernel(tile, args, m, m + 1, 0, n);
+        }
+        return true;
+    }
+
+    const uint32_t threads = pool_.size();
+    const uint32_t row_blocks = (args.rows + kBlockRows - 1) / kBlockRows;
+    uint32_t col_blocks = 1;
+    if (threads > 1 && row_blocks < kBlocksPerThread * threads)
+        col_blocks = std::max(1u, n / kBlockCols);
+    const uint32_t cols_per_block = (n + col_blocks - 1) / col_blocks;
+    const uint32_t blocks = row_blocks * col_blocks;
+
+    // Every other MATMUL walks its blocks from the last: the MATMULs of a tiled matmul go over
+    // the same accumulator rows, and those the previous one touched last are still cached.
+    const bool backwards = backwards_;
+    backwards_ = !backwards_;
+
+    auto run_block = [&](uint32_t index) {
         if (abort.load(std::memory_order_relaxed))
             return;
         FpEnvGuard fp_env;
-        uint32_t end = std::min(args.rows, (block + 1) * kRowsPerBlock);
-        for (uint32_t m = block * kRowsPerBlock; m < end; m++)
-            kernel(tile.words(), k, n, args.src + m * args.src_stride,
-                   args.acc + m * args.acc_stride, args.accumulate);
+        const uint32_t block = backwards ? blocks - 1 - index : index;
+        const uint32_t m0 = block / col_blocks * kBlockRows;
+        const uint32_t n0 = block % col_blocks * cols_per_block;
+        kernel(tile, args, m0, std::min(args.rows, m0 + kBlockRows), n0,
+               std::min(n, n0 + cols_per_block));
     };
 
-    // Rows whose accumulators overlap (stride below a row) are defined to run in ascending m,
-    // so they stay on one thread, as do small multiplies where hand-off costs more than it saves.
-    bool rows_overlap = args.rows > 1 && args.acc_stride < 4 * uint64_t(n);
-    uint64_t macs = uint64_t(args.rows) * k * n;
-    if (pool_.size() == 1 || rows_overlap || macs < kParallelMinMacs) {
+    const uint64_t macs = uint64_t(args.rows) * tile.k() * n;
+    if (threads == 1 || macs < kParallelMinMacs) {
         for (uint32_t b = 0; b < blocks; b++)
             run_block(b);
     } else {

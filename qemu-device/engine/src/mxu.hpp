@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // FastMxu: the matrix unit's fast functional mode. Computes a MATMUL against a loaded
-// WeightTile with the vectorised row kernels (vectors over n), splitting the rows M across a
-// thread pool. Results are bit-identical to the cycle-accurate SystolicArray.
+// WeightTile with the vectorised block kernels (register tiles over rows and columns), splitting
+// the rows M (and the columns N when M is small) across a thread pool. Results are bit-identical
+// to the cycle-accurate SystolicArray.
 #pragma once
 
 #include <atomic>
@@ -18,13 +19,14 @@ class FastMxu {
     explicit FastMxu(ThreadPool &pool, const RowKernels &kernels = best_row_kernels())
         : pool_(pool), kernels_(kernels) {}
 
-    // Runs args through tile (which must be loaded). Stops early between row blocks once abort
+    // Runs args through tile (which must be loaded). Stops early between blocks once abort
     // is set and returns false then (some rows written, others not); true when complete.
     bool run(const WeightTile &tile, const MatmulArgs &args, const std::atomic<bool> &abort);
 
   private:
     ThreadPool &pool_;
     const RowKernels &kernels_;
+    bool backwards_ = false; // the next MATMUL walks its blocks from the last
 };
 
 } // namespace tpu::engine

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Run-time selection of the MXU row kernels from the host CPU's features.
+// Run-time selection of the MXU kernels from the host CPU's features.
 #include "mxu_kernels.hpp"
 
 namespace tpu::engine {
@@ -8,8 +8,11 @@ std::vector<const RowKernels *> supported_row_kernels() {
     std::vector<const RowKernels *> sets;
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512f")) {
+        if (__builtin_cpu_supports("avx512vnni"))
+            sets.push_back(&kAvx512VnniRowKernels);
         sets.push_back(&kAvx512RowKernels);
+    }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         sets.push_back(&kAvx2RowKernels);
 #endif

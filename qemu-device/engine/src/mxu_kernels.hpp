@@ -1,31 +1,50 @@
 // SPDX-License-Identifier: MIT
-// Row kernels of the fast functional matrix unit: one activation row times the loaded weight
-// tile into one accumulator row. Every implementation (scalar, AVX2+FMA, AVX-512) computes, for
-// each column n, acc = (accumulate ? acc : 0); for k ascending: acc = fma(a[k], w[k][n], acc)
-// (bf16, one IEEE binary32 rounding per step) or acc += a[k] * w[k][n] modulo 2^32 (int8) — so
-// they are bit-identical; only the width of the vectors over n differs.
+// Kernels of the fast functional matrix unit: a block of rows [m0, m1) x columns [n0, n1) of one
+// MATMUL against the loaded weight tile. Every implementation (scalar, AVX2+FMA, AVX-512,
+// AVX512-VNNI) computes, for each row m and column n of the block,
+// acc = (accumulate ? acc : 0); for k ascending: acc = fma(a[m][k], w[k][n], acc) (bf16 and fp32,
+// one IEEE binary32 rounding per step) or acc += a[m][k] * w[k][n] modulo 2^32 (int8, where any
+// order gives the same sum), storing NaN results as kCanonicalNan — so they are bit-identical.
+// The rows of one block must not overlap in the accumulators: FastMxu hands overlapping rows
+// over one at a time, in ascending m.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "mxu_types.hpp"
+#include "weight_tile.hpp"
+
 namespace tpu::engine {
 
-// w: K x N words of the weight tile (WeightTile::words()); a: K activations (int8 or bf16);
-// acc: N accumulator elements (int32 or fp32, 4-byte aligned).
-using RowKernel = void (*)(const uint32_t *w, uint32_t k, uint32_t n, const uint8_t *a,
-                           uint8_t *acc, bool accumulate);
+// Rows [m0, m1) x columns [n0, n1) of args (n1 <= tile.n()) against the loaded tile.
+using BlockKernel = void (*)(const WeightTile &tile, const MatmulArgs &args, uint32_t m0,
+                             uint32_t m1, uint32_t n0, uint32_t n1);
 
 struct RowKernels {
     const char *name;
-    RowKernel int8;
-    RowKernel bf16;
+    BlockKernel int8;
+    BlockKernel bf16;
+    BlockKernel fp32;
+
+    BlockKernel for_type(MxuType type) const {
+        switch (type) {
+        case MxuType::Int8:
+            return int8;
+        case MxuType::Bf16:
+            return bf16;
+        case MxuType::Fp32:
+            break;
+        }
+        return fp32;
+    }
 };
 
 extern const RowKernels kScalarRowKernels;
 #if defined(__x86_64__)
 extern const RowKernels kAvx2RowKernels;
-extern const RowKernels kAvx512RowKernels;
+extern const RowKernels kAvx512RowKernels;     // AVX-512F; int8 by 32-bit multiplies
+extern const RowKernels kAvx512VnniRowKernels; // AVX-512F + VNNI; int8 by vpdpbusd
 #endif
 
 // The kernel sets this CPU can run, fastest first (the scalar set is always last).

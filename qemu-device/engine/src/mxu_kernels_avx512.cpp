@@ -1,97 +1,117 @@
 // SPDX-License-Identifier: MIT
-// AVX-512 MXU row kernels: 16 columns per vector, up to 8 vectors (128 columns) of accumulators
-// held in registers across the whole k loop, a masked vector for the last columns. Compiled for
-// the baseline ISA; only these functions carry target("avx512f") and run after a CPU check.
+// AVX-512F MXU kernels: register tiles of up to 6 rows x 4 vectors of 16 columns (24 zmm
+// accumulators), each activation broadcast from the packed buffer into its multiplies. bf16 and
+// fp32 keep one fma chain per output element in ascending k; int8 multiplies sign-extended
+// 32-bit words (exact modulo 2^32). Everything after the pragma is compiled for AVX-512F and runs
+// only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include <cstring>
+#include <bit>
 
-#include "mxu_kernels.hpp"
+#include "mxu_kernels_avx512.hpp"
+#include "mxu_kernels_tiles.hpp"
 
-#define TPU_AVX512 __attribute__((target("avx512f")))
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#endif
+
+#include "mxu_kernels_simd_tile.hpp"
 
 namespace tpu::engine {
 namespace {
 
-constexpr uint32_t kLanes = 16;
-constexpr int kMaxVectors = 8;
+constexpr int kTileRows = 6;
+constexpr int kTileVectors = 4;
 
-TPU_AVX512 inline __m512 bf16_broadcast(const uint8_t *a, uint32_t i) {
-    uint16_t bits;
-    std::memcpy(&bits, a + 2 * i, sizeof(bits));
-    return _mm512_castsi512_ps(_mm512_set1_epi32(int32_t(uint32_t(bits) << 16)));
-}
-
-TPU_AVX512 inline __m512i int8_broadcast(const uint8_t *a, uint32_t i) {
-    return _mm512_set1_epi32(int32_t(int8_t(a[i])));
-}
-
-// Columns [n0, n0 + V * 16) under mask (all ones except for the final partial vector).
-template <int V>
-TPU_AVX512 void bf16_block(const uint32_t *w, uint32_t k, uint32_t n, const uint8_t *a,
-                           uint8_t *acc, bool accumulate, uint32_t n0, __mmask16 mask) {
-    __m512 c[V];
-    for (int v = 0; v < V; v++)
-        c[v] = accumulate ? _mm512_maskz_loadu_ps(mask, acc + 4 * (n0 + kLanes * v))
-                          : _mm512_setzero_ps();
-    for (uint32_t i = 0; i < k; i++) {
-        __m512 x = bf16_broadcast(a, i);
-        const uint32_t *wr = w + uint64_t(i) * n + n0;
-        for (int v = 0; v < V; v++)
-            c[v] = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(mask, wr + kLanes * v), c[v]);
+struct Zmm {
+    using Mask = __mmask16;
+    static constexpr int kLanes = 16;
+    static Mask mask(uint32_t lanes) {
+        return lanes >= kLanes ? Mask(0xffff) : Mask((1u << lanes) - 1);
     }
-    for (int v = 0; v < V; v++)
-        _mm512_mask_storeu_ps(acc + 4 * (n0 + kLanes * v), mask, c[v]);
-}
+};
 
-template <int V>
-TPU_AVX512 void int8_block(const uint32_t *w, uint32_t k, uint32_t n, const uint8_t *a,
-                           uint8_t *acc, bool accumulate, uint32_t n0, __mmask16 mask) {
-    __m512i c[V];
-    for (int v = 0; v < V; v++)
-        c[v] = accumulate ? _mm512_maskz_loadu_epi32(mask, acc + 4 * (n0 + kLanes * v))
-                          : _mm512_setzero_si512();
-    for (uint32_t i = 0; i < k; i++) {
-        __m512i x = int8_broadcast(a, i);
-        const uint32_t *wr = w + uint64_t(i) * n + n0;
-        for (int v = 0; v < V; v++) {
-            __m512i wv = _mm512_maskz_loadu_epi32(mask, wr + kLanes * v);
-            c[v] = _mm512_add_epi32(c[v], _mm512_mullo_epi32(x, wv));
-        }
+struct FpMac : Zmm {
+    using Vec = __m512;
+    static Vec zero() { return _mm512_setzero_ps(); }
+    template <bool Partial> static Vec load(Mask m, const void *p) {
+        return Partial ? _mm512_maskz_loadu_ps(m, p) : _mm512_loadu_ps(p);
     }
-    for (int v = 0; v < V; v++)
-        _mm512_mask_storeu_epi32(acc + 4 * (n0 + kLanes * v), mask, c[v]);
-}
+    // NaN results are stored as the canonical NaN.
+    template <bool Partial> static void store(void *p, Mask m, Vec v) {
+        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        v = _mm512_mask_mov_ps(v, nan, _mm512_castsi512_ps(_mm512_set1_epi32(kCanonicalNan)));
+        if (Partial)
+            _mm512_mask_storeu_ps(p, m, v);
+        else
+            _mm512_storeu_ps(p, v);
+    }
+    static Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+    // The activation is broadcast from memory by the fma itself (GCC would not fold it).
+    static Vec mac(Vec c, const uint32_t *a, Vec w) {
+        asm("vfmadd231ps %[a]%{1to16%}, %[w], %[c]" : [c] "+v"(c) : [w] "v"(w), [a] "m"(*a));
+        return c;
+    }
+};
 
-using BlockFn = void (*)(const uint32_t *, uint32_t, uint32_t, const uint8_t *, uint8_t *, bool,
-                         uint32_t, __mmask16);
+struct IntWordMac : Zmm {
+    using Vec = __m512i;
+    static Vec zero() { return _mm512_setzero_si512(); }
+    template <bool Partial> static Vec load(Mask m, const void *p) {
+        return Partial ? _mm512_maskz_loadu_epi32(m, p) : _mm512_loadu_si512(p);
+    }
+    template <bool Partial> static void store(void *p, Mask m, Vec v) {
+        if (Partial)
+            _mm512_mask_storeu_epi32(p, m, v);
+        else
+            _mm512_storeu_si512(p, v);
+    }
+    static Vec add(Vec a, Vec b) { return _mm512_add_epi32(a, b); }
+    static Vec mac(Vec c, const uint32_t *a, Vec w) {
+        return _mm512_add_epi32(c, _mm512_mullo_epi32(_mm512_set1_epi32(int32_t(*a)), w));
+    }
+};
 
-TPU_AVX512 void row(BlockFn wide, BlockFn single, const uint32_t *w, uint32_t k, uint32_t n,
-                    const uint8_t *a, uint8_t *acc, bool accumulate) {
-    constexpr __mmask16 all = 0xffff;
-    uint32_t n0 = 0;
-    for (; n0 + kMaxVectors * kLanes <= n; n0 += kMaxVectors * kLanes)
-        wide(w, k, n, a, acc, accumulate, n0, all);
-    for (; n0 + kLanes <= n; n0 += kLanes)
-        single(w, k, n, a, acc, accumulate, n0, all);
-    if (n0 < n)
-        single(w, k, n, a, acc, accumulate, n0, __mmask16((1u << (n - n0)) - 1));
-}
+template <int R, int V> using FpTile = tiles::SimdTile<FpMac, R, V>;
+template <int R, int V> using IntWordTile = tiles::SimdTile<IntWordMac, R, V>;
 
-TPU_AVX512 void int8_row(const uint32_t *w, uint32_t k, uint32_t n, const uint8_t *a, uint8_t *acc,
-                         bool accumulate) {
-    row(int8_block<kMaxVectors>, int8_block<1>, w, k, n, a, acc, accumulate);
-}
+constexpr tiles::TileSet kFpTiles =
+    tiles::make_tile_set<FpTile, kTileRows, kTileVectors>(Zmm::kLanes);
+constexpr tiles::TileSet kIntWordTiles =
+    tiles::make_tile_set<IntWordTile, kTileRows, kTileVectors>(Zmm::kLanes);
 
-TPU_AVX512 void bf16_row(const uint32_t *w, uint32_t k, uint32_t n, const uint8_t *a, uint8_t *acc,
-                         bool accumulate) {
-    row(bf16_block<kMaxVectors>, bf16_block<1>, w, k, n, a, acc, accumulate);
+void int8_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                uint32_t n0, uint32_t n1) {
+    tiles::run_tiles(kIntWordTiles, tiles::Operand::Int8Words, tile, args, m0, m1, n0, n1);
 }
 
 } // namespace
 
-const RowKernels kAvx512RowKernels{"avx512", int8_row, bf16_row};
+namespace avx512 {
+
+void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                uint32_t n0, uint32_t n1) {
+    tiles::run_tiles(kFpTiles, tiles::Operand::Bf16, tile, args, m0, m1, n0, n1);
+}
+
+void fp32_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                uint32_t n0, uint32_t n1) {
+    tiles::run_tiles(kFpTiles, tiles::Operand::Fp32, tile, args, m0, m1, n0, n1);
+}
+
+} // namespace avx512
+
+const RowKernels kAvx512RowKernels{"avx512", int8_block, avx512::bf16_block, avx512::fp32_block};
 
 } // namespace tpu::engine
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
 #endif

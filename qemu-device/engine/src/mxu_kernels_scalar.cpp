@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Portable MXU row kernels: the reference for the vector kernels, used on CPUs without AVX2+FMA.
-// The accumulator row is updated in place, k outermost, so memory is walked row-major.
+// Portable MXU kernels: the reference for the vector kernels, used on CPUs without AVX2+FMA.
+// Each accumulator row is updated in place, k outermost, so memory is walked row-major.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -20,37 +20,65 @@ void store_word(uint8_t *p, uint32_t v) {
     std::memcpy(p, &v, sizeof(v));
 }
 
-void int8_row(const uint32_t *w, uint32_t k, uint32_t n, const uint8_t *a, uint8_t *acc,
-              bool accumulate) {
-    if (!accumulate)
-        std::memset(acc, 0, 4 * uint64_t(n));
-    for (uint32_t i = 0; i < k; i++) {
-        uint32_t x = uint32_t(int32_t(int8_t(a[i])));
-        const uint32_t *wr = w + uint64_t(i) * n;
-        for (uint32_t j = 0; j < n; j++)
-            store_word(acc + 4 * j, load_word(acc + 4 * j) + x * wr[j]);
-    }
+// Activation k of a row as the 32-bit word the tile's words are multiplied with.
+uint32_t int8_activation(const uint8_t *a, uint32_t k) {
+    return uint32_t(int32_t(int8_t(a[k])));
 }
 
-void bf16_row(const uint32_t *w, uint32_t k, uint32_t n, const uint8_t *a, uint8_t *acc,
-              bool accumulate) {
-    if (!accumulate)
-        std::memset(acc, 0, 4 * uint64_t(n)); // +0.0f
-    for (uint32_t i = 0; i < k; i++) {
-        uint16_t bits;
-        std::memcpy(&bits, a + 2 * i, sizeof(bits));
-        float x = std::bit_cast<float>(uint32_t(bits) << 16);
-        const uint32_t *wr = w + uint64_t(i) * n;
-        for (uint32_t j = 0; j < n; j++) {
-            float c = std::bit_cast<float>(load_word(acc + 4 * j));
-            c = std::fma(x, std::bit_cast<float>(wr[j]), c);
-            store_word(acc + 4 * j, std::bit_cast<uint32_t>(c));
+uint32_t bf16_activation(const uint8_t *a, uint32_t k) {
+    uint16_t bits;
+    std::memcpy(&bits, a + 2 * k, sizeof(bits));
+    return uint32_t(bits) << 16;
+}
+
+uint32_t fp32_activation(const uint8_t *a, uint32_t k) {
+    return load_word(a + 4 * k);
+}
+
+uint32_t int_mac(uint32_t acc, uint32_t a, uint32_t w) {
+    return acc + a * w;
+}
+
+uint32_t int_result(uint32_t acc) {
+    return acc;
+}
+
+uint32_t fp_mac(uint32_t acc, uint32_t a, uint32_t w) {
+    float c = std::fma(std::bit_cast<float>(a), std::bit_cast<float>(w), std::bit_cast<float>(acc));
+    return std::bit_cast<uint32_t>(c);
+}
+
+// NaN results are stored as the canonical NaN.
+uint32_t fp_result(uint32_t acc) {
+    return (acc & 0x7fffffffu) > 0x7f800000u ? kCanonicalNan : acc;
+}
+
+template <uint32_t (*Activation)(const uint8_t *, uint32_t),
+          uint32_t (*Mac)(uint32_t, uint32_t, uint32_t), uint32_t (*Result)(uint32_t)>
+void block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1, uint32_t n0,
+           uint32_t n1) {
+    const uint32_t k = tile.k();
+    const uint32_t n = tile.n();
+    for (uint32_t m = m0; m < m1; m++) {
+        const uint8_t *a = args.src_row(m);
+        uint8_t *acc = args.acc + m * args.acc_stride + 4 * uint64_t(n0);
+        if (!args.accumulate)
+            std::memset(acc, 0, 4 * uint64_t(n1 - n0)); // int 0, +0.0f
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t x = Activation(a, i);
+            const uint32_t *wr = tile.words() + uint64_t(i) * n + n0;
+            for (uint32_t j = 0; j < n1 - n0; j++)
+                store_word(acc + 4 * j, Mac(load_word(acc + 4 * j), x, wr[j]));
         }
+        for (uint32_t j = 0; j < n1 - n0; j++)
+            store_word(acc + 4 * j, Result(load_word(acc + 4 * j)));
     }
 }
 
 } // namespace
 
-const RowKernels kScalarRowKernels{"scalar", int8_row, bf16_row};
+const RowKernels kScalarRowKernels{"scalar", block<int8_activation, int_mac, int_result>,
+                                   block<bf16_activation, fp_mac, fp_result>,
+                                   block<fp32_activation, fp_mac, fp_result>};
 
 } // namespace tpu::engine

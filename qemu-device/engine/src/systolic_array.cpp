@@ -19,18 +19,34 @@ struct Int8Mac {
         return uint32_t(int32_t(int8_t(row[k])));
     }
     static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) { return psum + a * w; }
+    static uint32_t result(uint32_t psum) { return psum; }
 };
 
-struct Bf16Mac {
+struct FloatMac {
+    static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) {
+        float r =
+            std::fma(std::bit_cast<float>(a), std::bit_cast<float>(w), std::bit_cast<float>(psum));
+        return std::bit_cast<uint32_t>(r);
+    }
+    // What the bottom of the array writes to the accumulators: NaN made canonical.
+    static uint32_t result(uint32_t psum) {
+        return (psum & 0x7fffffffu) > 0x7f800000u ? kCanonicalNan : psum;
+    }
+};
+
+struct Bf16Mac : FloatMac {
     static uint32_t activation(const uint8_t *row, uint32_t k) {
         uint16_t bits;
         std::memcpy(&bits, row + 2 * k, sizeof(bits));
         return uint32_t(bits) << 16;
     }
-    static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) {
-        float r =
-            std::fma(std::bit_cast<float>(a), std::bit_cast<float>(w), std::bit_cast<float>(psum));
-        return std::bit_cast<uint32_t>(r);
+};
+
+struct Fp32Mac : FloatMac {
+    static uint32_t activation(const uint8_t *row, uint32_t k) {
+        uint32_t bits;
+        std::memcpy(&bits, row + 4 * k, sizeof(bits));
+        return bits;
     }
 };
 
@@ -59,7 +75,31 @@ uint64_t SystolicArray::load_weights(const WeightTile &tile) {
 
 uint64_t SystolicArray::run(const MatmulArgs &args) {
     FpEnvGuard fp_env;
-    return type_ == MxuType::Int8 ? run_with<Int8Mac>(args) : run_with<Bf16Mac>(args);
+    if (args.rows > 1 && args.acc_stride < 4 * uint64_t(n_)) {
+        // Overlapping accumulator rows depend on each other: one row per pass, ascending m.
+        uint64_t cycles = 0;
+        MatmulArgs one = args;
+        one.rows = 1;
+        one.row_group = 0;
+        for (uint32_t m = 0; m < args.rows; m++) {
+            one.src = args.src_row(m);
+            one.acc = args.acc + m * args.acc_stride;
+            cycles += run_pass(one);
+        }
+        return cycles;
+    }
+    return run_pass(args);
+}
+
+uint64_t SystolicArray::run_pass(const MatmulArgs &args) {
+    switch (type_) {
+    case MxuType::Int8:
+        return run_with<Int8Mac>(args);
+    case MxuType::Bf16:
+        return run_with<Bf16Mac>(args);
+    default:
+        return run_with<Fp32Mac>(args);
+    }
 }
 
 template <class Mac> uint64_t SystolicArray::run_with(const MatmulArgs &args) {
@@ -73,7 +113,8 @@ template <class Mac> uint64_t SystolicArray::run_with(const MatmulArgs &args) {
             const Pe &bottom = pe(grid_, k_ - 1, n);
             if (bottom.valid) {
                 int64_t m = int64_t(t) - 1 - (k_ - 1) - n;
-                std::memcpy(acc_word(m, n), &bottom.psum, sizeof(bottom.psum));
+                uint32_t result = Mac::result(bottom.psum);
+                std::memcpy(acc_word(m, n), &result, sizeof(result));
             }
         }
         // Compute: every PE latches its inputs from the previous cycle's state.
@@ -85,7 +126,7 @@ template <class Mac> uint64_t SystolicArray::run_with(const MatmulArgs &args) {
                     // Skewed injection: array row k takes row m's element k at cycle m + k.
                     out.valid = m >= 0 && m < m_count;
                     if (out.valid)
-                        out.act = Mac::activation(args.src + m * args.src_stride, k);
+                        out.act = Mac::activation(args.src_row(uint32_t(m)), k);
                 } else {
                     out.valid = pe(grid_, k, n - 1).valid;
                     out.act = pe(grid_, k, n - 1).act;

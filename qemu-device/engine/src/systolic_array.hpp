@@ -2,7 +2,7 @@
 // SystolicArray: cycle-accurate model of the weight-stationary matrix unit, for tests and for
 // checking the fast mode. Every processing element PE(k, n) holds W[k][n] and, each cycle,
 // latches the activation arriving from its left neighbour and the partial sum arriving from the
-// PE above, and computes psum' = psum + a * w (fmaf for bf16, wrapping int32 for int8).
+// PE above, and computes psum' = psum + a * w (fmaf for bf16 and fp32, wrapping int32 for int8).
 // Activation row m enters array row k at cycle m + k (skewed), so it meets PE(k, n) at cycle
 // m + k + n; the starting accumulator value of (m, n) enters the top of column n at cycle m + n
 // and the finished sum leaves the bottom of column n one cycle after PE(K-1, n) computed it.
@@ -28,8 +28,10 @@ class SystolicArray {
     uint64_t load_weights(const WeightTile &tile);
 
     // Streams args.rows activation rows through the loaded tile, cycle by cycle, writing the
-    // results as they drain. The accumulator rows must not overlap. Returns the cycles from
-    // the first activation entering to the last result written: M + K + N - 1.
+    // results as they drain (NaN as kCanonicalNan). Returns the cycles from the first
+    // activation entering to the last result written: M + K + N - 1. Accumulator rows that
+    // overlap (acc_stride < 4 N) depend on each other, so then each row makes its own pass,
+    // in ascending m: M x (K + N) cycles.
     uint64_t run(const MatmulArgs &args);
 
   private:
@@ -40,6 +42,7 @@ class SystolicArray {
         bool valid = false;  // act and psum belong to a row in flight
     };
 
+    uint64_t run_pass(const MatmulArgs &args);
     template <class Mac> uint64_t run_with(const MatmulArgs &args);
     Pe &pe(std::vector<Pe> &grid, uint32_t k, uint32_t n) { return grid[uint64_t(k) * cols_ + n]; }
 

@@ -5,6 +5,7 @@
 // are identical because fmaf is an exact product with a single rounding everywhere.
 #include "tpu_test/reference.hpp"
 
+#include <bit>
 #include <cmath>
 
 #include "tpu_test/bf16.hpp"
@@ -26,7 +27,7 @@ __attribute__((always_inline)) inline void int8_loop(const int8_t *a, const int8
     }
 }
 
-__attribute__((always_inline)) inline void bf16_loop(const float *a, const float *b, uint32_t m,
+__attribute__((always_inline)) inline void fp32_loop(const float *a, const float *b, uint32_t m,
                                                      uint32_t k, uint32_t n, float *c) {
     for (uint32_t i = 0; i < m; i++) {
         float *row = c + uint64_t(i) * n;
@@ -44,8 +45,8 @@ void int8_portable(const int8_t *a, const int8_t *b, uint32_t m, uint32_t k, uin
     int8_loop(a, b, m, k, n, c);
 }
 
-void bf16_portable(const float *a, const float *b, uint32_t m, uint32_t k, uint32_t n, float *c) {
-    bf16_loop(a, b, m, k, n, c);
+void fp32_portable(const float *a, const float *b, uint32_t m, uint32_t k, uint32_t n, float *c) {
+    fp32_loop(a, b, m, k, n, c);
 }
 
 #if defined(__x86_64__)
@@ -54,9 +55,9 @@ __attribute__((target("avx2,fma"))) void int8_avx2(const int8_t *a, const int8_t
     int8_loop(a, b, m, k, n, c);
 }
 
-__attribute__((target("avx2,fma"))) void bf16_avx2(const float *a, const float *b, uint32_t m,
+__attribute__((target("avx2,fma"))) void fp32_avx2(const float *a, const float *b, uint32_t m,
                                                    uint32_t k, uint32_t n, float *c) {
-    bf16_loop(a, b, m, k, n, c);
+    fp32_loop(a, b, m, k, n, c);
 }
 
 bool has_avx2_fma() {
@@ -73,12 +74,12 @@ void int8_rows(const int8_t *a, const int8_t *b, uint32_t m, uint32_t k, uint32_
     int8_portable(a, b, m, k, n, c);
 }
 
-void bf16_rows(const float *a, const float *b, uint32_t m, uint32_t k, uint32_t n, float *c) {
+void fp32_rows(const float *a, const float *b, uint32_t m, uint32_t k, uint32_t n, float *c) {
 #if defined(__x86_64__)
     if (has_avx2_fma())
-        return bf16_avx2(a, b, m, k, n, c);
+        return fp32_avx2(a, b, m, k, n, c);
 #endif
-    bf16_portable(a, b, m, k, n, c);
+    fp32_portable(a, b, m, k, n, c);
 }
 
 std::vector<float> widen(const uint16_t *v, uint64_t count) {
@@ -99,10 +100,18 @@ std::vector<int32_t> reference_matmul_int8(const int8_t *a, const int8_t *b, uin
 
 std::vector<float> reference_matmul_bf16(const uint16_t *a, const uint16_t *b, uint32_t m,
                                          uint32_t k, uint32_t n) {
-    std::vector<float> c(uint64_t(m) * n, 0.0f);
     std::vector<float> wa = widen(a, uint64_t(m) * k);
     std::vector<float> wb = widen(b, uint64_t(k) * n);
-    bf16_rows(wa.data(), wb.data(), m, k, n, c.data());
+    return reference_matmul_fp32(wa.data(), wb.data(), m, k, n);
+}
+
+std::vector<float> reference_matmul_fp32(const float *a, const float *b, uint32_t m, uint32_t k,
+                                         uint32_t n) {
+    std::vector<float> c(uint64_t(m) * n, 0.0f);
+    fp32_rows(a, b, m, k, n, c.data());
+    for (float &x : c)
+        if (std::isnan(x))
+            x = std::bit_cast<float>(kCanonicalNan);
     return c;
 }
 

@@ -2,7 +2,8 @@
 // Reference matrix multiplies written straight from the numerics spec, independent of the
 // engine: C (M x N) = A (M x K) x B (K x N), all row-major and packed.
 //   int8: int32 sums with two's-complement wrap-around.
-//   bf16: per element, acc = +0.0f, then for k ascending acc = fmaf(a, b, acc) in fp32.
+//   bf16, fp32: per element, acc = +0.0f, then for k ascending acc = fmaf(a, b, acc) in fp32;
+//   a NaN result is the canonical quiet NaN kCanonicalNan.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,13 @@ namespace tpu::test {
 std::vector<int32_t> reference_matmul_int8(const int8_t *a, const int8_t *b, uint32_t m, uint32_t k,
                                            uint32_t n);
 
+inline constexpr uint32_t kCanonicalNan = 0x7fc00000u;
+
 // a and b hold bf16 bit patterns.
 std::vector<float> reference_matmul_bf16(const uint16_t *a, const uint16_t *b, uint32_t m,
                                          uint32_t k, uint32_t n);
+
+std::vector<float> reference_matmul_fp32(const float *a, const float *b, uint32_t m, uint32_t k,
+                                         uint32_t n);
 
 } // namespace tpu::test

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// tpu-bench-gemm: GEMM throughput of the card's engine against oneDNN on the host, in one run.
+// For each size (square M = K = N) and dtype (bf16, int8, fp32) it times the engine's fast mode
+// through the C API (the tiled GEMM job, and its MXU part: the job minus a DMA-only twin) and
+// oneDNN's matmul on the same operands with the same thread count, and checks the two agree
+// (int8 exactly; bf16 and fp32 to a relative tolerance, since oneDNN sums in another order).
+// Then it times the cycle-accurate mode on small sizes in PE updates per second. Prints tables;
+// never fails on time.
+//
+//   tpu-bench-gemm [--threads N] [--reps R] [--mxu DIM] [--sizes 256,...] [--cycle-sizes 128,...]
+//
+// --mxu sets the systolic array to DIM x DIM (default 128, the card's default).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine_gemm.hpp"
+#include "onednn_gemm.hpp"
+
+namespace {
+
+using namespace tpu::bench;
+
+struct Options {
+    int threads = 1;
+    int reps = 5;
+    uint32_t mxu = 128;
+    std::vector<uint32_t> sizes{256, 512, 1024, 2048, 4096};
+    std::vector<uint32_t> cycle_sizes{128, 256, 512};
+};
+
+constexpr uint8_t kDtypes[] = {TPU_DT_BF16, TPU_DT_INT8, TPU_DT_FP32};
+constexpr double kForever = 1e30;
+
+void usage() {
+    std::fprintf(stderr, "usage: tpu-bench-gemm [--threads N] [--reps R] [--mxu DIM] "
+                         "[--sizes A,B,...] [--cycle-sizes A,B,...]\n");
+    std::exit(2);
+}
+
+std::vector<uint32_t> parse_list(const char *s) {
+    std::vector<uint32_t> out;
+    for (const char *p = s; *p;) {
+        char *end;
+        unsigned long v = std::strtoul(p, &end, 10);
+        if (end == p || v == 0 || v > 4096)
+            usage();
+        out.push_back(uint32_t(v));
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            usage();
+    }
+    return out;
+}
+
+Options parse(int argc, char **argv) {
+    Options o;
+    for (int i = 1; i < argc; i++) {
+        std::string arg = argv[i];
+        if (i + 1 >= argc)
+            usage();
+        const char *value = argv[++i];
+        if (arg == "--threads")
+            o.threads = std::max(1, std::atoi(value));
+        else if (arg == "--mxu")
+            o.mxu = uint32_t(std::clamp(std::atoi(value), 1, 4096));
+        else if (arg == "--reps")
+            o.reps = std::max(1, std::atoi(value));
+        else if (arg == "--sizes")
+            o.sizes = parse_list(value);
+        else if (arg == "--cycle-sizes")
+            o.cycle_sizes = parse_list(value);
+        else
+            usage();
+    }
+    return o;
+}
+
+// Random operands in the dtype's encoding: int8 in [-128, 127], floats in [-1, 1] (bf16 by
+// truncation).
+std::vector<uint8_t> random_matrix(std::mt19937_64 &rng, uint8_t dtype, uint64_t count) {
+    std::vector<uint8_t> out(count * elem_bytes(dtype));
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (uint64_t i = 0; i < count; i++) {
+        if (dtype == TPU_DT_INT8) {
+            out[i] = uint8_t(rng());
+            continue;
+        }
+        uint32_t bits = std::bit_cast<uint32_t>(uniform(rng));
+        if (dtype == TPU_DT_BF16) {
+            uint16_t half = uint16_t(bits >> 16);
+            std::memcpy(&out[2 * i], &half, 2);
+        } else {
+            std::memcpy(&out[4 * i], &bits, 4);
+        }
+    }
+    return out;
+}
+
+// "exact" when identical, else the largest difference relative to the largest magnitude.
+std::string compare(uint8_t dtype, const std::vector<uint8_t> &x, const std::vector<uint8_t> &y) {
+    if (x == y)
+        return "exact";
+    if (dtype == TPU_DT_INT8 || x.size() != y.size())
+        return "MISMATCH";
+    double diff = 0, scale = 0;
+    for (uint64_t i = 0; i + 4 <= x.size(); i += 4) {
+        float a, b;
+        std::memcpy(&a, &x[i], 4);
+        std::memcpy(&b, &y[i], 4);
+        diff = std::max(diff, double(std::fabs(a - b)));
+        scale = std::max(scale, double(std::fabs(b)));
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "rel %.1e", scale > 0 ? diff / scale : diff);
+    return buf;
+}
+
+double ops(uint32_t size) {
+    return 2.0 * size * double(size) * size;
+}
+
+Gemm square(uint8_t dtype, uint32_t size) {
+    return Gemm{dtype, size, size, size, 0x10000000, 0x200000000, 0x400000000};
+}
+
+void fast_mode_table(const Options &o, std::mt19937_64 &rng) {
+    std::printf("Fast mode (%ux%u array) vs oneDNN, %d thread(s), best of %d alternating rounds; "
+                "GFLOP/s (GOP/s for int8) = 2*M*N*K / time\n",
+                o.mxu, o.mxu, o.threads, o.reps);
+    std::printf("engine job: the whole GEMM job (DMA in, LOAD_W/MATMUL tiles, DMA out); "
+                "engine mxu: the job minus its DMA-only twin\n\n");
+    std::printf("%6s %5s %12s %12s %12s %7s %10s  %s\n", "size", "dtype", "engine job",
+                "engine mxu", "oneDNN", "ratio", "check", "oneDNN impl");
+    for (uint32_t size : o.sizes) {
+        for (uint8_t dtype : kDtypes) {
+            const Gemm g = square(dtype, size);
+            const auto a = random_matrix(rng, dtype, uint64_t(size) * size);
+            const auto b = random_matrix(rng, dtype, uint64_t(size) * size);
+            EngineGemm engine(g, o.mxu, uint32_t(o.threads), TPU_ENGINE_FAST, a.data(), b.data());
+            OnednnGemm dnnl(g, o.threads, a.data(), b.data());
+            // One untimed round, then rounds that alternate the three so that both sides see
+            // the same machine load; the best of each.
+            engine.run_gemm();
+            dnnl.run();
+            const std::string check = compare(dtype, engine.c(), dnnl.c());
+            engine.run_dma_only();
+            double job_s = kForever, dma_s = kForever, dnnl_s = kForever;
+            for (int i = 0; i < o.reps; i++) {
+                job_s = std::min(job_s, engine.run_gemm());
+                dma_s = std::min(dma_s, engine.run_dma_only());
+                dnnl_s = std::min(dnnl_s, dnnl.run());
+            }
+            const double job = ops(size) / job_s / 1e9;
+            const double mxu = job_s > dma_s ? ops(size) / (job_s - dma_s) / 1e9 : 0;
+            const double onednn = ops(size) / dnnl_s / 1e9;
+            std::printf("%6u %5s %12.1f %12.1f %12.1f %7.2f %10s  %s\n", size, dtype_name(dtype),
+                        job, mxu, onednn, mxu / onednn, check.c_str(), dnnl.impl().c_str());
+            std::fflush(stdout);
+        }
+    }
+}
+
+void cycle_mode_table(const Options &o, std::mt19937_64 &rng) {
+    std::printf("\nCycle-accurate mode, %d thread(s), one run: PE updates = MXU busy cycles x "
+                "array rows x columns\n\n",
+                o.threads);
+    std::printf("%6s %5s %10s %14s %14s %12s\n", "size", "dtype", "job s", "PE updates/s", "MAC/s",
+                "vs fast");
+    for (uint32_t size : o.cycle_sizes) {
+        for (uint8_t dtype : kDtypes) {
+            const Gemm g = square(dtype, size);
+            const auto a = random_matrix(rng, dtype, uint64_t(size) * size);
+            const auto b = random_matrix(rng, dtype, uint64_t(size) * size);
+            EngineGemm cycle(g, o.mxu, uint32_t(o.threads), TPU_ENGINE_CYCLE_ACCURATE, a.data(),
+                             b.data());
+            const double seconds = cycle.run_gemm();
+            EngineGemm fast(g, o.mxu, uint32_t(o.threads), TPU_ENGINE_FAST, a.data(), b.data());
+            fast.run_gemm();
+            const tpu_job_result &r = cycle.result();
+            const tpu_engine_config &cfg = cycle.config();
+            const double pe = double(r.mxu_busy_cycles) * cfg.mxu_rows * cfg.mxu_cols;
+            std::printf("%6u %5s %10.3f %14.3e %14.3e %12s\n", size, dtype_name(dtype), seconds,
+                        pe / seconds, double(r.macs) / seconds,
+                        cycle.c() == fast.c() ? "identical" : "DIFFERENT");
+            std::fflush(stdout);
+        }
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    const Options o = parse(argc, argv);
+    std::mt19937_64 rng(2024);
+    try {
+        fast_mode_table(o, rng);
+        if (!o.cycle_sizes.empty())
+            cycle_mode_table(o, rng);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "tpu-bench-gemm: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// The matrix unit's instructions: LOAD_W (from the unified buffer or host memory, optionally
+// transposed) and MATMUL (with the row-group walk), computed by FastMxu or, in cycle-accurate
+// mode, by the SystolicArray whose simulated cycles then go on the timeline. Floating-point
+// results that are NaN are stored as kCanonicalNan in both modes.
+#include <algorithm>
+#include <cstring>
+
+#include "cycle_model.hpp"
+#include "executor.hpp"
+
+namespace tpu::engine {
+namespace {
+
+// Stores every NaN among rows x n fp32 words (rows stride bytes apart) as kCanonicalNan.
+void canonicalize_nans(uint8_t *acc, uint64_t stride, uint32_t rows, uint32_t n) {
+    for (uint32_t m = 0; m < rows; m++) {
+        uint8_t *row = acc + m * stride;
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t bits;
+            std::memcpy(&bits, row + 4 * uint64_t(j), sizeof(bits));
+            if ((bits & 0x7fffffffu) > 0x7f800000u)
+                std::memcpy(row + 4 * uint64_t(j), &kCanonicalNan, sizeof(bits));
+        }
+    }
+}
+
+} // namespace
+
+Fault Executor::load_weights_from_host(const LoadWInsn &insn) {
+    // Row 0 starts at host_addr; beyond the 39-bit space it faults right there, and below it
+    // the row addresses (< 2^39 + 2^12 * 2^32) cannot wrap.
+    if (insn.host_addr >> TPU_VA_BITS)
+        return make_fault(TPU_ERR_MMU_FAULT, insn.host_addr);
+    WeightTile &tile = dev_.weights;
+    tile.begin_load(insn.type, insn.k, insn.n, insn.transposed);
+    for (uint32_t r = 0; r < insn.source_rows(); r++) {
+        uint64_t done;
+        Fault f = dev_.dma.read(insn.host_addr + r * insn.host_stride, dev_.weight_row.data(),
+                                insn.row_bytes(), &done);
+        if (!f.ok())
+            return f;
+        tile.load_row(r, dev_.weight_row.data());
+    }
+    tile.finish_load();
+    return kOk;
+}
+
+Fault Executor::execute(const LoadWInsn &insn) {
+    Step step;
+    step.units = kUnitWeights;
+    step.cost = cycles::load_w(insn.k);
+    if (insn.from_host) {
+        Fault f = load_weights_from_host(insn);
+        if (!f.ok())
+            return f;
+        result_.dma_read_bytes += insn.bytes();
+        step.units |= kUnitDma;
+        step.cost += dma_cycles(insn.bytes());
+    } else {
+        dev_.weights.load(insn.type, insn.k, insn.n, dev_.ub.data() + insn.src.addr,
+                          insn.src.stride, insn.transposed);
+        step.add(Space::Ub, insn.src.addr, insn.src.end(), false);
+    }
+    const uint64_t slot = weight_loads_++ % 2;
+    step.add(Space::WeightSlot, slot, slot + 1, true);
+    timeline_.schedule(step);
+    return kOk;
+}
+
+uint64_t Executor::run_matmul(const MatmulArgs &args, bool *aborted) {
+    const WeightTile &w = dev_.weights;
+    if (dev_.cycle_accurate) {
+        *aborted = false;
+        // The array takes the tile of the latest LOAD_W (the shadow slot becomes active).
+        if (array_tile_ != weight_loads_) {
+            dev_.array->load_weights(w);
+            array_tile_ = weight_loads_;
+        }
+        return dev_.array->run(args);
+    }
+
+    // FastMxu takes plain strided rows: one call per row group, in ascending m.
+    const uint32_t group = args.row_group ? std::min(args.row_group, args.rows) : args.rows;
+    *aborted = false;
+    for (uint32_t first = 0; first < args.rows && !*aborted; first += group) {
+        MatmulArgs part = args;
+        part.src = args.src_row(first);
+        part.row_group = 0;
+        part.group_stride = 0;
+        part.acc = args.acc + first * args.acc_stride;
+        part.rows = std::min(group, args.rows - first);
+        *aborted = !dev_.mxu.run(w, part, dev_.abort_requested);
+    }
+    if (w.type() != MxuType::Int8)
+        canonicalize_nans(args.acc, args.acc_stride, args.rows, w.n());
+    const bool overlap = args.rows > 1 && args.acc_stride < 4 * uint64_t(w.n());
+    return cycles::matmul(args.rows, w.k(), w.n(), overlap);
+}
+
+Fault Executor::execute(const MatmulInsn &insn) {
+    const WeightTile &w = dev_.weights;
+    if (!w.loaded() || w.type() != insn.type || w.k() != insn.k)
+        return make_fault(TPU_ERR_NO_WEIGHTS);
+
+    Extent2D acc{insn.acc_addr, insn.acc_stride, insn.m, 4 * uint64_t(w.n())};
+    uint64_t bad;
+    if (!extent_fits(acc, dev_.acc.size(), &bad))
+        return make_fault(TPU_ERR_ACC_RANGE, bad);
+    dev_.acc.mark_dirty(acc.addr, acc.end());
+
+    MatmulArgs args;
+    args.src = dev_.ub.data() + insn.src_addr;
+    args.src_stride = insn.src_stride;
+    args.row_group = insn.row_group;
+    args.group_stride = insn.group_stride;
+    args.acc = dev_.acc.data() + acc.addr;
+    args.acc_stride = acc.stride;
+    args.rows = insn.m;
+    args.accumulate = insn.accumulate;
+    bool aborted;
+    const uint64_t busy = run_matmul(args, &aborted);
+    if (aborted)
+        return make_fault(TPU_ERR_ABORTED);
+
+    const uint64_t macs = uint64_t(insn.m) * insn.k * w.n();
+    result_.macs += macs;
+    (insn.type == MxuType::Int8   ? result_.macs_int8
+     : insn.type == MxuType::Bf16 ? result_.macs_bf16
+                                  : result_.macs_fp32) += macs;
+    result_.mxu_busy_cycles += busy;
+
+    Step step;
+    step.units = kUnitMxu;
+    step.cost = busy;
+    const uint64_t slot = (weight_loads_ - 1) % 2;
+    step.add(Space::Ub, insn.src_addr, insn.src_end, false)
+        .add(Space::WeightSlot, slot, slot + 1, false)
+        .add(Space::Acc, acc.addr, acc.end(), true);
+    timeline_.schedule(step);
+    return kOk;
+}
+
+} // namespace tpu::engine

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+// Vector unit execution: element loops over the unified buffer with the per-dtype arithmetic of
+// vpu_math. Integer results saturate (INT8) or wrap (INT32); floating-point results that are
+// NaN are stored as the canonical quiet NaN.
+#include "vpu.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "decode_checks.hpp"
+#include "vpu_math.hpp"
+
+namespace tpu::engine::vpu {
+namespace {
+
+using namespace vpu_math;
+
+template <class T> T load(const uint8_t *p) {
+    T v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+template <class T> void store(uint8_t *p, T v) {
+    std::memcpy(p, &v, sizeof(v));
+}
+
+// Address of element (r, c) of an extent holding elements of elem bytes.
+uint8_t *at(uint8_t *buf, const Extent2D &e, uint64_t r, uint64_t c, uint32_t elem) {
+    return buf + e.addr + r * e.stride + c * elem;
+}
+
+bool is_float(uint8_t dtype) {
+    return dtype == TPU_DT_BF16 || dtype == TPU_DT_FP32;
+}
+
+float load_float(uint8_t dtype, const uint8_t *p) {
+    return dtype == TPU_DT_BF16 ? from_bf16(load<uint16_t>(p)) : load<float>(p);
+}
+
+// float results of a BF16 / FP32 operation (bf16 rounded to nearest even).
+void store_float(uint8_t dtype, uint8_t *p, float x) {
+    if (dtype == TPU_DT_BF16)
+        store(p, to_bf16(x));
+    else
+        store(p, to_fp32_bits(x));
+}
+
+int32_t load_int(uint8_t dtype, const uint8_t *p) {
+    return dtype == TPU_DT_INT8 ? int32_t(load<int8_t>(p)) : load<int32_t>(p);
+}
+
+// Integer results: INT8 saturates, INT32 keeps the low 32 bits (the caller wrapped already).
+void store_int(uint8_t dtype, uint8_t *p, int64_t x) {
+    if (dtype == TPU_DT_INT8)
+        store(p, int8_t(x < -128 ? -128 : (x > 127 ? 127 : x)));
+    else
+        store(p, int32_t(uint32_t(uint64_t(x))));
+}
+
+// Larger / smaller of a and b, a when they compare equal, NaN if either is NaN.
+float max_of(float a, float b) {
+    if (is_nan(a) || is_nan(b))
+        return NAN;
+    return b > a ? b : a;
+}
+
+float min_of(float a, float b) {
+    if (is_nan(a) || is_nan(b))
+        return NAN;
+    return b < a ? b : a;
+}
+
+float float_op(uint8_t op, float a, float b) {
+    switch (op) {
+    case TPU_VOP_ADD:
+        return a + b;
+    case TPU_VOP_SUB:
+        return a - b;
+    case TPU_VOP_MUL:
+        return a * b;
+    case TPU_VOP_MAX:
+        return max_of(a, b);
+    default:
+        return min_of(a, b);
+    }
+}
+
+// INT8 operands give exact results (saturated on store); INT32 wraps modulo 2^32.
+int64_t int_op(uint8_t dtype, uint8_t op, int32_t a, int32_t b) {
+    const bool wrap = dtype == TPU_DT_INT32;
+    const uint32_t ua = uint32_t(a), ub = uint32_t(b);
+    switch (op) {
+    case TPU_VOP_ADD:
+        return wrap ? int32_t(ua + ub) : int64_t(a) + b;
+    case TPU_VOP_SUB:
+        return wrap ? int32_t(ua - ub) : int64_t(a) - b;
+    case TPU_VOP_MUL:
+        return wrap ? int32_t(ua * ub) : int64_t(a) * b;
+    case TPU_VOP_MAX:
+        return a > b ? a : b;
+    default:
+        return a < b ? a : b;
+    }
+}
+
+} // namespace
+
+void activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub) {
+    const uint32_t elem = dtype_bytes(insn.dtype);
+    for (uint64_t m = 0; m < insn.rows; m++) {
+        for (uint64_t n = 0; n < insn.cols; n++) {
+            const uint8_t *src = acc + insn.acc.addr + m * insn.acc.stride + 4 * n;
+            float x = insn.src_int32 ? float(load<int32_t>(src)) : load<float>(src);
+            if (insn.bias)
+                x = x + load<float>(ub + insn.bias_addr + 4 * n);
+            x = x * insn.scale;
+            x = vpu_math::activate(insn.func, x);
+            uint8_t *dst = at(ub, insn.dst, m, n, elem);
+            switch (insn.dtype) {
+            case TPU_DT_INT8:
+                store(dst, to_int8(x));
+                break;
+            case TPU_DT_INT32:
+                store(dst, to_int32(x));
+                break;
+            default:
+                store_float(insn.dtype, dst, x);
+                break;
+            }
+        }
+    }
+}
+
+void vector(const VectorInsn &insn, uint8_t *ub) {
+    const uint32_t elem = dtype_bytes(insn.dtype);
+    for (uint64_t r = 0; r < insn.rows; r++) {
+        for (uint64_t c = 0; c < insn.cols; c++) {
+            const uint8_t *a = at(ub, insn.a, r, c, elem);
+            const uint8_t *b = at(ub, insn.b, r, c, elem);
+            uint8_t *dst = at(ub, insn.dst, r, c, elem);
+            if (is_float(insn.dtype))
+                store_float(
+                    insn.dtype, dst,
+                    float_op(insn.op, load_float(insn.dtype, a), load_float(insn.dtype, b)));
+            else
+                store_int(
+                    insn.dtype, dst,
+                    int_op(insn.dtype, insn.op, load_int(insn.dtype, a), load_int(insn.dtype, b)));
+        }
+    }
+}
+
+void reduce(const ReduceInsn &insn, uint8_t *ub) {
+    const uint32_t elem = dtype_bytes(insn.dtype);
+    for (uint64_t r = 0; r < insn.rows; r++) {
+        uint8_t *dst = at(ub, insn.dst, r, 0, 0);
+        if (is_float(insn.dtype)) {
+            float acc = load_float(insn.dtype, at(ub, insn.a, r, 0, elem));
+            for (uint64_t c = 1; c < insn.cols; c++) {
+                float x = load_float(insn.dtype, at(ub, insn.a, r, c, elem));
+                acc = insn.op == TPU_ROP_SUM ? acc + x : max_of(acc, x);
+            }
+            if (insn.op == TPU_ROP_SUM)
+                store(dst, to_fp32_bits(acc));
+            else
+                store_float(insn.dtype, dst, acc);
+        } else {
+            int32_t acc = load_int(insn.dtype, at(ub, insn.a, r, 0, elem));
+            for (uint64_t c = 1; c < insn.cols; c++) {
+                int32_t x = load_int(insn.dtype, at(ub, insn.a, r, c, elem));
+                acc = insn.op == TPU_ROP_SUM ? int32_t(uint32_t(acc) + uint32_t(x))
+                                             : (x > acc ? x : acc);
+            }
+            if (insn.op == TPU_ROP_SUM)
+                store(dst, acc);
+            else
+                store_int(insn.dtype, dst, acc);
+        }
+    }
+}
+
+void pool(const PoolInsn &insn, uint8_t *ub) {
+    const uint32_t elem = dtype_bytes(insn.dtype);
+    const float count = float(insn.win_h * insn.win_w);
+    for (uint64_t oy = 0; oy < insn.out_h; oy++) {
+        for (uint64_t ox = 0; ox < insn.out_w; ox++) {
+            for (uint64_t c = 0; c < insn.channels; c++) {
+                // Window element (i, j) of this output element, read in row-major order.
+                auto in = [&](uint64_t i, uint64_t j) {
+                    uint64_t x = ox * insn.stride_w + j;
+                    return at(ub, insn.src, oy * insn.stride_h + i, x * insn.channels + c, elem);
+                };
+                uint8_t *dst = at(ub, insn.dst, oy, ox * insn.channels + c, elem);
+                if (is_float(insn.dtype)) {
+                    float acc = load_float(insn.dtype, in(0, 0));
+                    for (uint64_t i = 0; i < insn.win_h; i++)
+                        for (uint64_t j = i == 0 ? 1 : 0; j < insn.win_w; j++) {
+                            float x = load_float(insn.dtype, in(i, j));
+                            acc = insn.average ? acc + x : max_of(acc, x);
+                        }
+                    store_float(insn.dtype, dst, insn.average ? acc / count : acc);
+                } else {
+                    int32_t acc = load_int(insn.dtype, in(0, 0));
+                    for (uint64_t i = 0; i < insn.win_h; i++)
+                        for (uint64_t j = i == 0 ? 1 : 0; j < insn.win_w; j++) {
+                            int32_t x = load_int(insn.dtype, in(i, j));
+                            acc = insn.average ? int32_t(uint32_t(acc) + uint32_t(x))
+                                               : (x > acc ? x : acc);
+                        }
+                    if (!insn.average)
+                        store_int(insn.dtype, dst, acc);
+                    else if (insn.dtype == TPU_DT_INT8)
+                        store(dst, to_int8(float(acc) / count));
+                    else
+                        store(dst, to_int32(float(acc) / count));
+                }
+            }
+        }
+    }
+}
+
+void transpose(const TransposeInsn &insn, uint8_t *ub) {
+    const uint32_t elem = dtype_bytes(insn.dtype);
+    for (uint64_t r = 0; r < insn.rows; r++)
+        for (uint64_t c = 0; c < insn.cols; c++)
+            std::memmove(at(ub, insn.dst, c, r, elem), at(ub, insn.a, r, c, elem), elem);
+}
+
+} // namespace tpu::engine::vpu

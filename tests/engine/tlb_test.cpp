@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+// The device TLB: translations kept across jobs (hits cost no page-table walk), the contract that
+// page-table changes need an invalidation (without one the card keeps using the old page),
+// invalidation per context and of everything, isolation between contexts using the same VAs,
+// capacity, and invalidation from another thread while a job runs.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "tpu_test/card.hpp"
+
+using namespace tpu::test;
+
+namespace {
+
+constexpr uint64_t kPage = TPU_PAGE_SIZE;
+constexpr uint64_t kSrc = 0x200000;
+constexpr uint64_t kDst = 0x300000;
+
+tpu_engine_config tlb_config(uint32_t entries) {
+    tpu_engine_config cfg = Card::default_config();
+    cfg.ub_bytes = 1u << 20;
+    cfg.acc_bytes = 1u << 16;
+    cfg.threads = 1;
+    cfg.tlb_entries = entries;
+    return cfg;
+}
+
+// Copies 64 bytes from kSrc to kDst: one page each, plus the program's page.
+const Program kCopy{dma_in(TPU_DT_INT8, 1, 64, kSrc, 0, 0, 0),
+                    dma_out(TPU_DT_INT8, 1, 64, kDst, 0, 0, 0), halt()};
+
+std::vector<uint8_t> filled(uint8_t value) {
+    return std::vector<uint8_t>(64, value);
+}
+
+// An address space with kSrc holding `value` and kDst writable.
+AddressSpace copy_space(Card &card, uint32_t ctx, uint8_t value) {
+    AddressSpace space = card.address_space(ctx);
+    space.map(kSrc, kPage, kRead);
+    space.map(kDst, kPage, kWrite);
+    space.write_vector(kSrc, filled(value));
+    return space;
+}
+
+// Points kSrc of space at a fresh page holding `value` (page tables only, no invalidation).
+void remap_src(HostMemory &mem, AddressSpace &space, uint8_t value) {
+    uint64_t page = mem.alloc_page();
+    std::vector<uint8_t> data = filled(value);
+    mem.write(page, data.data(), data.size());
+    space.map_phys(kSrc, page, kRead);
+}
+
+} // namespace
+
+TEST_CASE("translations are kept across jobs and counted as misses once", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(256));
+    AddressSpace space = copy_space(card, 1, 7);
+
+    tpu_job_result first = card.run(space, kCopy);
+    REQUIRE(first.status == TPU_ERR_NONE);
+    CHECK(first.tlb_misses == 3); // program, source and destination pages
+    tpu_job_result second = card.run(space, kCopy);
+    REQUIRE(second.status == TPU_ERR_NONE);
+    CHECK(second.tlb_misses == 0);
+    CHECK(space.read_vector<uint8_t>(kDst, 64) == filled(7));
+}
+
+TEST_CASE("a remapped page needs an invalidation to be seen", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(256));
+    AddressSpace space = copy_space(card, 1, 1);
+    REQUIRE(card.run(space, kCopy).status == TPU_ERR_NONE);
+    REQUIRE(space.read_vector<uint8_t>(kDst, 64) == filled(1));
+
+    remap_src(mem, space, 2);
+
+    SECTION("without invalidation the card keeps using the old page (the driver's duty)") {
+        REQUIRE(card.run(space, kCopy).status == TPU_ERR_NONE);
+        CHECK(space.read_vector<uint8_t>(kDst, 64) == filled(1));
+    }
+    SECTION("invalidating the context makes the next job walk the tables again") {
+        tpu_engine_tlb_invalidate(card.engine(), 1);
+        tpu_job_result r = card.run(space, kCopy);
+        REQUIRE(r.status == TPU_ERR_NONE);
+        CHECK(r.tlb_misses == 3);
+        CHECK(space.read_vector<uint8_t>(kDst, 64) == filled(2));
+    }
+    SECTION("invalidating everything does too") {
+        tpu_engine_tlb_invalidate(card.engine(), TPU_TLB_INVAL_ALL);
+        REQUIRE(card.run(space, kCopy).status == TPU_ERR_NONE);
+        CHECK(space.read_vector<uint8_t>(kDst, 64) == filled(2));
+    }
+    SECTION("invalidating another context does not") {
+        tpu_engine_tlb_invalidate(card.engine(), 2);
+        REQUIRE(card.run(space, kCopy).status == TPU_ERR_NONE);
+        CHECK(space.read_vector<uint8_t>(kDst, 64) == filled(1));
+    }
+}
+
+TEST_CASE("an unmapped page faults after invalidation, permissions are re-read", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(256));
+    AddressSpace space = copy_space(card, 1, 3);
+    REQUIRE(card.run(space, kCopy).status == TPU_ERR_NONE);
+
+    SECTION("unmap") {
+        space.unmap(kSrc, kPage);
+        tpu_engine_tlb_invalidate(card.engine(), 1);
+        tpu_job_result r = card.run(space, kCopy);
+        CHECK(r.status == TPU_ERR_MMU_FAULT);
+        CHECK(r.fault_addr == kSrc);
+        CHECK(r.error_pc == 0);
+    }
+    SECTION("write permission revoked") {
+        space.protect(kDst, kPage, kRead);
+        tpu_engine_tlb_invalidate(card.engine(), 1);
+        tpu_job_result r = card.run(space, kCopy);
+        CHECK(r.status == TPU_ERR_MMU_FAULT);
+        CHECK(r.fault_addr == kDst);
+        CHECK(r.error_pc == 1);
+    }
+}
+
+TEST_CASE("contexts with the same VAs are isolated in the TLB", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(256));
+    AddressSpace one = copy_space(card, 1, 11);
+    AddressSpace two = copy_space(card, 2, 22);
+
+    for (int round = 0; round < 2; round++) {
+        REQUIRE(card.run(one, kCopy).status == TPU_ERR_NONE);
+        REQUIRE(card.run(two, kCopy).status == TPU_ERR_NONE);
+        CHECK(one.read_vector<uint8_t>(kDst, 64) == filled(11));
+        CHECK(two.read_vector<uint8_t>(kDst, 64) == filled(22));
+    }
+
+    // Context 3 has no mapping at kSrc: context 1's cached translation must not serve it.
+    AddressSpace three = card.address_space(3);
+    three.map(kDst, kPage, kWrite);
+    tpu_job_result r = card.run(three, kCopy);
+    CHECK(r.status == TPU_ERR_MMU_FAULT);
+    CHECK(r.fault_addr == kSrc);
+
+    // Dropping context 2 leaves context 1's entries in place.
+    tpu_engine_tlb_invalidate(card.engine(), 2);
+    CHECK(card.run(one, kCopy).tlb_misses == 0);
+    CHECK(card.run(two, kCopy).tlb_misses == 3);
+}
+
+TEST_CASE("a TLB smaller than the working set still translates correctly", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(1));
+    AddressSpace space = copy_space(card, 1, 5);
+    for (int i = 0; i < 3; i++) {
+        tpu_job_result r = card.run(space, kCopy);
+        REQUIRE(r.status == TPU_ERR_NONE);
+        CHECK(r.tlb_misses >= 3);
+    }
+    CHECK(space.read_vector<uint8_t>(kDst, 64) == filled(5));
+
+    tpu_engine_config bad = tlb_config(65537);
+    char err[256] = "";
+    CHECK(tpu_engine_create(&bad, HostMemory::phys_rw, &mem, err, sizeof(err)) == nullptr);
+    CHECK(std::string(err).find("tlb_entries") != std::string::npos);
+}
+
+TEST_CASE("invalidations from another thread while jobs run are safe", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(64));
+    const uint32_t pages = 16;
+    AddressSpace space = card.address_space(1);
+    space.map(kSrc, pages * kPage, kRead);
+    space.map(kDst, pages * kPage, kWrite);
+    Program p;
+    for (uint32_t i = 0; i < pages; i++) {
+        space.write_vector(kSrc + i * kPage, filled(uint8_t(i)));
+        p.push_back(dma_in(TPU_DT_INT8, 1, 64, kSrc + i * kPage, 0, 0, 0));
+        p.push_back(dma_out(TPU_DT_INT8, 1, 64, kDst + i * kPage, 0, 0, 0));
+    }
+
+    std::atomic<bool> done{false};
+    std::thread invalidator([&] {
+        for (uint32_t n = 0; !done.load(); n++)
+            tpu_engine_tlb_invalidate(card.engine(), n % 2 ? 1 : TPU_TLB_INVAL_ALL);
+    });
+    bool all_ok = true;
+    for (int job = 0; job < 200 && all_ok; job++)
+        all_ok = card.run(space, p).status == TPU_ERR_NONE;
+    done.store(true);
+    invalidator.join();
+
+    CHECK(all_ok);
+    for (uint32_t i = 0; i < pages; i++)
+        CHECK(space.read_vector<uint8_t>(kDst + i * kPage, 64) == filled(uint8_t(i)));
+}
