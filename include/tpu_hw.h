@@ -84,7 +84,7 @@
 #define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00010001u	/* 1.1 */
+#define TPU_SPEC_VERSION	0x00010002u	/* 1.2 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -248,6 +248,8 @@ enum tpu_pool_op {
 	TPU_POOL_MAX = 0,
 	TPU_POOL_AVG = 1,
 };
+/* Work limits of the vector unit's instructions: docs/hardware.md section 6. */
+#define TPU_POOL_MAX_WINDOW	16	/* largest POOL win_h and win_w */
 
 /*
  * DMA_IN / DMA_OUT: move rows x cols elements of dtype. Host rows are host_stride bytes apart

@@ -148,6 +148,8 @@ TEST_CASE("POOL operands are validated", "[decoder]") {
          {"reserved", [](tpu_insn &i) { i.pool.reserved = 1; }, kBad},
          {"zero channels", [](tpu_insn &i) { i.pool.channels = 0; }, kBad},
          {"zero window", [](tpu_insn &i) { i.pool.win_w = 0; }, kBad},
+         {"window above the maximum", [](tpu_insn &i) { i.pool.win_h = TPU_POOL_MAX_WINDOW + 1; },
+          kBad},
          {"zero stride", [](tpu_insn &i) { i.pool.stride_h = 0; }, kBad},
          {"misaligned source stride", [](tpu_insn &i) { i.pool.src_row_stride = 58; }, kBad},
          {"source rows beyond the UB", [](tpu_insn &i) { i.pool.src_row_stride = kUb / 4; },

@@ -151,7 +151,8 @@ struct Conv {
 std::vector<uint8_t> conv_reference(const Conv &cv, const std::vector<uint8_t> &img,
                                     const std::vector<uint8_t> &ker) {
     // out[p][f] = sum over taps in (ky, kx) order, then channels, of img * ker — the order the
-    // program accumulates in (tap after tap, each a K = C fmaf chain).
+    // program accumulates in (tap after tap, each a K = C chain: int8 wrapping, bf16 the card's
+    // pairs of channels).
     const uint32_t es = size_of(cv.dt);
     std::vector<uint8_t> out(uint64_t(cv.oh()) * cv.ow() * cv.f * 4);
     for (uint32_t oy = 0; oy < cv.oh(); oy++)
@@ -159,7 +160,8 @@ std::vector<uint8_t> conv_reference(const Conv &cv, const std::vector<uint8_t> &
             for (uint32_t f = 0; f < cv.f; f++) {
                 int32_t iacc = 0;
                 float facc = 0.0f;
-                for (uint32_t t = 0; t < 9; t++)
+                for (uint32_t t = 0; t < 9; t++) {
+                    std::vector<uint16_t> ta(cv.c, 0), tw(cv.c);
                     for (uint32_t ch = 0; ch < cv.c; ch++) {
                         int y = int(oy * cv.stride + t / 3) - 1,
                             x = int(ox * cv.stride + t % 3) - 1;
@@ -170,14 +172,14 @@ std::vector<uint8_t> conv_reference(const Conv &cv, const std::vector<uint8_t> &
                             int32_t a = pad ? 0 : int8_t(img[ii]);
                             iacc = int32_t(uint32_t(iacc) + uint32_t(a * int8_t(ker[ki])));
                         } else {
-                            uint16_t ab = 0, kb;
                             if (!pad)
-                                std::memcpy(&ab, &img[ii * es], 2);
-                            std::memcpy(&kb, &ker[ki * es], 2);
-                            facc = std::fma(std::bit_cast<float>(uint32_t(ab) << 16),
-                                            std::bit_cast<float>(uint32_t(kb) << 16), facc);
+                                std::memcpy(&ta[ch], &img[ii * es], 2);
+                            std::memcpy(&tw[ch], &ker[ki * es], 2);
                         }
                     }
+                    if (cv.dt != TPU_DT_INT8)
+                        facc = reference_bf16_chain(facc, ta.data(), 1, tw.data(), 1, cv.c);
+                }
                 uint8_t *o = &out[((uint64_t(oy) * cv.ow() + ox) * cv.f + f) * 4];
                 if (cv.dt == TPU_DT_INT8)
                     std::memcpy(o, &iacc, 4);

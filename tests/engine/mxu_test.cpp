@@ -5,9 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <random>
 
+#include "bf16_numerics.hpp"
 #include "compare.hpp"
 #include "cycle_model.hpp"
 #include "mxu.hpp"
@@ -77,26 +80,31 @@ std::vector<uint8_t> packed_result(const Operands &op, const std::vector<uint8_t
 }
 
 // Reference for a MATMUL without ACCUMULATE followed by one with ACCUMULATE on the same
-// operands: one fma chain over 2K (A repeated along k, W stacked twice).
+// operands: one chain over 2K (A repeated along k, W stacked twice). For bf16 with an odd K the
+// first copy is padded to an even length with a +0 activation meeting a -0 weight, which adds
+// -0 (no change), so the second copy's pairs start where the second MATMUL's do.
 std::vector<uint8_t> reference_twice(const Operands &op) {
     uint32_t es = mxu_elem_bytes(op.type);
-    std::vector<uint8_t> a2(uint64_t(op.m) * 2 * op.k * es), w2(2 * op.w.size());
+    const uint32_t pad = op.type == MxuType::Bf16 ? op.k % 2 : 0;
+    const uint32_t k2 = 2 * op.k + pad;
+    std::vector<uint8_t> a2(uint64_t(op.m) * k2 * es, 0), w2(uint64_t(k2) * op.n * es, 0);
     for (uint32_t i = 0; i < op.m; i++)
-        for (int rep = 0; rep < 2; rep++)
-            std::memcpy(&a2[(uint64_t(i) * 2 * op.k + rep * op.k) * es], &op.a[i * op.src_stride],
+        for (uint32_t rep = 0; rep < 2; rep++)
+            std::memcpy(&a2[(uint64_t(i) * k2 + rep * (op.k + pad)) * es], &op.a[i * op.src_stride],
                         op.k * es);
     std::memcpy(w2.data(), op.w.data(), op.w.size());
-    std::memcpy(w2.data() + op.w.size(), op.w.data(), op.w.size());
+    for (uint32_t j = 0; j < op.n * pad; j++)
+        w2[op.w.size() + 2 * j + 1] = 0x80; // -0 in bf16, little-endian
+    std::memcpy(w2.data() + op.w.size() + uint64_t(pad) * op.n * es, op.w.data(), op.w.size());
     std::vector<uint8_t> out(uint64_t(op.m) * op.n * 4);
     if (op.type == MxuType::Int8) {
         auto c = reference_matmul_int8(reinterpret_cast<const int8_t *>(a2.data()),
-                                       reinterpret_cast<const int8_t *>(w2.data()), op.m, 2 * op.k,
-                                       op.n);
+                                       reinterpret_cast<const int8_t *>(w2.data()), op.m, k2, op.n);
         std::memcpy(out.data(), c.data(), out.size());
     } else {
-        auto c = reference_matmul_bf16(reinterpret_cast<const uint16_t *>(a2.data()),
-                                       reinterpret_cast<const uint16_t *>(w2.data()), op.m,
-                                       2 * op.k, op.n);
+        auto c =
+            reference_matmul_bf16(reinterpret_cast<const uint16_t *>(a2.data()),
+                                  reinterpret_cast<const uint16_t *>(w2.data()), op.m, k2, op.n);
         std::memcpy(out.data(), c.data(), out.size());
     }
     return out;
@@ -174,4 +182,36 @@ TEST_CASE("fast mode stops between row blocks when aborted", "[mxu]") {
     std::vector<uint8_t> acc = op.acc;
     CHECK_FALSE(fast.run(tile, op.args(acc, false), abort));
     CHECK(acc == op.acc); // aborted before the first block
+}
+
+// Outputs of vdpbf16ps measured on an AMD EPYC (Zen 4) for one pair: {acc, a_even, a_odd,
+// w_even, w_odd, result}. They separate the odd-first order, DAZ, and FTZ with tininess after
+// rounding from their alternatives.
+TEST_CASE("bf16 pair model and reference match measured vdpbf16ps results", "[mxu]") {
+    struct Case {
+        uint32_t acc;
+        uint16_t a_even, a_odd, w_even, w_odd;
+        uint32_t result;
+    };
+    const Case cases[] = {
+        {0x007fffff, 0x9bf4, 0xa1e2, 0x947c, 0x1380, 0x00000000},
+        {0x80800001, 0x0000, 0x9f00, 0x1500, 0x9587, 0x80800000},
+        {0x00800000, 0xa092, 0x1a00, 0x19a1, 0x99f9, 0x80000000},
+        {0x0015f800, 0x3294, 0xb294, 0x0c1a, 0x0c18, 0x00000000},
+        {0x803c4c8f, 0xbb83, 0x3b83, 0x89aa, 0x89ab, 0x82030000},
+        {0x808000c6, 0x3e44, 0xbe44, 0xd8dd, 0xd8dd, 0x00000000},
+        {0x10674e00, 0xa055, 0x7f80, 0x2f8b, 0x805f, 0x7fc00000},
+        {0xf5cd3800, 0xf884, 0x8810, 0xbcc7, 0x5af6, 0x00000000},
+    };
+    auto f = [](uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); };
+    for (const Case &c : cases) {
+        CAPTURE(c.acc, c.a_even, c.a_odd, c.w_even, c.w_odd);
+        float model = bf16::pair(std::bit_cast<float>(c.acc), f(c.a_even), f(c.w_even), f(c.a_odd),
+                                 f(c.w_odd));
+        uint32_t bits = std::isnan(model) ? 0x7fc00000u : std::bit_cast<uint32_t>(model);
+        CHECK(bits == c.result);
+        const uint16_t a[] = {c.a_even, c.a_odd}, w[] = {c.w_even, c.w_odd};
+        CHECK(std::bit_cast<uint32_t>(
+                  reference_bf16_chain(std::bit_cast<float>(c.acc), a, 1, w, 1, 2)) == c.result);
+    }
 }

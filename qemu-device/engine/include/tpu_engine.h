@@ -87,8 +87,9 @@ void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_ad
 void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id);
 
 /*
- * Asks a running tpu_engine_run() to stop at the next instruction boundary with
- * TPU_ERR_ABORTED. Safe from any thread. The request is cleared by tpu_engine_reset().
+ * Asks a running tpu_engine_run() to stop with TPU_ERR_ABORTED: between instructions, and
+ * inside long ones between rows (DMA, vector unit) or blocks of rows and simulated cycles
+ * (MATMUL). Safe from any thread. The request is cleared by tpu_engine_reset().
  */
 void tpu_engine_abort(struct tpu_engine *eng);
 

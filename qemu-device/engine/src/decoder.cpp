@@ -44,11 +44,16 @@ Fault decode_dma(const tpu_insn_dma &d, const DecoderLimits &lim, Insn *out) {
         return make_fault(TPU_ERR_BAD_OPERAND);
 
     uint32_t elem = dtype_bytes(d.dtype);
-    if (!is_aligned(d.local_addr, elem) || !is_aligned(d.local_stride, elem))
-        return make_fault(TPU_ERR_BAD_OPERAND);
-
     insn.rows = d.rows;
     insn.row_bytes = uint64_t(d.cols) * elem;
+    // The work limit (docs/hardware.md section 6): one DMA moves at most as many bytes as the
+    // on-chip memory it reads or writes holds, so rows that overlap (local_stride 0, say) cannot
+    // make one instruction run for long.
+    const uint64_t local_bytes = insn.from_acc ? lim.acc_bytes : lim.ub_bytes;
+    if (!is_aligned(d.local_addr, elem) || !is_aligned(d.local_stride, elem) ||
+        insn.bytes() > local_bytes)
+        return make_fault(TPU_ERR_BAD_OPERAND);
+
     insn.host_addr = d.host_addr;
     insn.host_stride = d.host_stride;
     insn.local = Extent2D{d.local_addr, d.local_stride, d.rows, insn.row_bytes};
@@ -76,7 +81,8 @@ bool mxu_type(uint8_t dtype, MxuType *type) {
     }
 }
 
-// LOAD_W from host memory: the instruction has the tpu_insn_dma layout.
+// LOAD_W from host memory: the instruction has the tpu_insn_dma layout. Its work is bounded by
+// the tile (K x N <= the array, checked by the caller), whatever host_stride is.
 Fault decode_load_w_host(const tpu_insn_dma &d, LoadWInsn insn, Insn *out) {
     if (d.local_addr != 0 || d.local_stride != 0 || d.reserved != 0)
         return make_fault(TPU_ERR_BAD_OPERAND);

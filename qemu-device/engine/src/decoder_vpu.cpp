@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Validation of the vector unit's instructions: format first (BAD_OPERAND), then the unified
-// buffer operands in field order (UB_RANGE), then the accumulators (ACC_RANGE).
+// Validation of the vector unit's instructions: format first (BAD_OPERAND, including the work
+// limit), then the unified buffer operands in field order (UB_RANGE), then the accumulators
+// (ACC_RANGE).
 #include "decoder_vpu.hpp"
 
 #include <bit>
@@ -14,6 +15,13 @@ constexpr uint16_t kOpMask = TPU_VPU_OP_MASK;
 
 Fault bad_operand() {
     return make_fault(TPU_ERR_BAD_OPERAND);
+}
+
+// The work limit (docs/hardware.md section 6): an instruction processes at most as many elements
+// of its dtype as the unified buffer holds, so operands whose rows overlap (stride 0, say) cannot
+// make one instruction run for long.
+bool over_work_limit(uint64_t elements, uint32_t elem, const DecoderLimits &lim) {
+    return elements * elem > lim.ub_bytes;
 }
 
 } // namespace
@@ -32,7 +40,8 @@ Fault decode_activate(const tpu_insn_act &a, const DecoderLimits &lim, Insn *out
     const uint32_t elem = dtype_bytes(a.dtype);
     if (!is_aligned(a.acc_addr, 4) || !is_aligned(a.acc_stride, 4) ||
         !is_aligned(a.dst_addr, elem) || !is_aligned(a.dst_stride, elem) ||
-        !is_aligned(a.bias_addr, 4) || (!insn.bias && a.bias_addr != 0))
+        !is_aligned(a.bias_addr, 4) || (!insn.bias && a.bias_addr != 0) ||
+        over_work_limit(uint64_t(a.rows) * a.cols, elem, lim))
         return bad_operand();
 
     insn.rows = a.rows;
@@ -60,6 +69,8 @@ Fault decode_vector(const tpu_insn_vec &v, const DecoderLimits &lim, Insn *out) 
     for (uint32_t x : {v.a_addr, v.a_stride, v.b_addr, v.b_stride, v.dst_addr, v.dst_stride})
         if (!is_aligned(x, elem))
             return bad_operand();
+    if (over_work_limit(uint64_t(v.rows) * v.cols, elem, lim))
+        return bad_operand();
     VectorInsn insn;
     insn.dtype = v.dtype;
     insn.op = uint8_t(v.flags & kOpMask);
@@ -84,7 +95,8 @@ Fault decode_reduce(const tpu_insn_vec &v, const DecoderLimits &lim, Insn *out) 
     const uint32_t elem = dtype_bytes(v.dtype);
     const uint32_t out_elem = op == TPU_ROP_SUM ? 4 : elem; // SUM: int32 or fp32
     if (!is_aligned(v.a_addr, elem) || !is_aligned(v.a_stride, elem) ||
-        !is_aligned(v.dst_addr, out_elem) || !is_aligned(v.dst_stride, out_elem))
+        !is_aligned(v.dst_addr, out_elem) || !is_aligned(v.dst_stride, out_elem) ||
+        over_work_limit(uint64_t(v.rows) * v.cols, elem, lim))
         return bad_operand();
     ReduceInsn insn;
     insn.dtype = v.dtype;
@@ -105,11 +117,13 @@ Fault decode_pool(const tpu_insn_pool &p, const DecoderLimits &lim, Insn *out) {
         p.reserved != 0)
         return bad_operand();
     if (p.rows == 0 || p.cols == 0 || p.channels == 0 || p.win_h == 0 || p.win_w == 0 ||
-        p.stride_h == 0 || p.stride_w == 0)
+        p.stride_h == 0 || p.stride_w == 0 || p.win_h > TPU_POOL_MAX_WINDOW ||
+        p.win_w > TPU_POOL_MAX_WINDOW)
         return bad_operand();
     const uint32_t elem = dtype_bytes(p.dtype);
     if (!is_aligned(p.src_addr, elem) || !is_aligned(p.src_row_stride, elem) ||
-        !is_aligned(p.dst_addr, elem) || !is_aligned(p.dst_row_stride, elem))
+        !is_aligned(p.dst_addr, elem) || !is_aligned(p.dst_row_stride, elem) ||
+        over_work_limit(uint64_t(p.rows) * p.cols * p.channels, elem, lim))
         return bad_operand();
     PoolInsn insn;
     insn.dtype = p.dtype;
@@ -139,7 +153,8 @@ Fault decode_transpose(const tpu_insn_vec &v, const DecoderLimits &lim, Insn *ou
         return bad_operand();
     const uint32_t elem = dtype_bytes(v.dtype);
     if (!is_aligned(v.a_addr, elem) || !is_aligned(v.a_stride, elem) ||
-        !is_aligned(v.dst_addr, elem) || !is_aligned(v.dst_stride, elem))
+        !is_aligned(v.dst_addr, elem) || !is_aligned(v.dst_stride, elem) ||
+        over_work_limit(uint64_t(v.rows) * v.cols, elem, lim))
         return bad_operand();
     TransposeInsn insn;
     insn.dtype = v.dtype;

@@ -45,7 +45,13 @@ Device::Device(const tpu_engine_config &cfg, tpu_phys_rw_fn rw, void *opaque)
       mmu(phys, cfg.tlb_entries), dma(phys, mmu), ub(cfg.ub_bytes), acc(cfg.acc_bytes),
       weights(cfg.mxu_rows, cfg.mxu_cols),
       weight_row(4 * uint64_t(std::max(cfg.mxu_rows, cfg.mxu_cols))),
-      pool(pool_threads(cfg.threads)), mxu(pool), clock_mhz(cfg.clock_mhz),
+      chain_weights(
+          cfg.mode == TPU_ENGINE_FAST
+              ? uint32_t(std::min<uint64_t>(kMaxChainDepth, kChainWeightWords / cfg.mxu_cols))
+              : 0,
+          cfg.mxu_cols),
+      chain_src(cfg.mode == TPU_ENGINE_FAST ? kChainSrcBytes : 0), pool(pool_threads(cfg.threads)),
+      mxu(pool), clock_mhz(cfg.clock_mhz),
       dma_mbps(cfg.dma_mbps ? cfg.dma_mbps : cycles::kDefaultDmaMbps),
       cycle_accurate(cfg.mode == TPU_ENGINE_CYCLE_ACCURATE) {
     if (cycle_accurate)

@@ -26,6 +26,13 @@ namespace tpu::engine {
 // Limits of a configuration (tpu_engine.h).
 inline constexpr uint32_t kMaxMxuDim = 4096;
 inline constexpr uint32_t kMaxThreads = 256;
+// Fast mode fuses a chain of LOAD_W / MATMUL pairs over the same accumulators into one MATMUL
+// (executor_chain.cpp) of at most kMaxChainDepth k, whose weights take at most
+// kChainWeightWords words and whose activations, when they must be gathered, go through
+// kChainSrcBytes at a time.
+inline constexpr uint32_t kMaxChainDepth = 4096;
+inline constexpr uint64_t kChainWeightWords = 1u << 19;
+inline constexpr uint64_t kChainSrcBytes = 2u << 20;
 
 // nullptr if cfg is usable, else the reason it is not.
 const char *config_error(const tpu_engine_config &cfg);
@@ -47,6 +54,10 @@ class Device {
     LocalMemory acc;
     WeightTile weights;
     std::vector<uint8_t> weight_row; // one source row of a LOAD_W from host memory
+    // Fast mode only (empty otherwise): the concatenated tiles of a fused K chain, and its
+    // gathered activations.
+    WeightTile chain_weights;
+    std::vector<uint8_t> chain_src;
     ThreadPool pool;
     FastMxu mxu;
     const uint32_t clock_mhz;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// 2-D DMA between host virtual memory and the unified buffer / accumulators, page by page.
+// 2-D DMA between host virtual memory and the unified buffer / accumulators, page by page,
+// abortable between rows.
 #include "dma.hpp"
 
 #include <algorithm>
@@ -48,7 +49,7 @@ Fault HostDma::write(uint64_t va, const uint8_t *src, uint64_t len) {
     return kOk;
 }
 
-Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local) {
+Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atomic<bool> &abort) {
     // Row 0 starts at host_addr; an address beyond the 39-bit space faults right there, and
     // below it the row addresses (< 2^39 + 2^48) cannot wrap.
     if (insn.host_addr >> TPU_VA_BITS)
@@ -56,7 +57,10 @@ Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local) {
 
     if (!insn.to_host)
         local.mark_dirty(insn.local.addr, insn.local.end());
+    // A row is at most 2^18 bytes, so checking for an abort between rows stops it promptly.
     for (uint32_t r = 0; r < insn.rows; r++) {
+        if (abort.load(std::memory_order_relaxed))
+            return make_fault(TPU_ERR_ABORTED);
         uint64_t va = insn.host_addr + r * insn.host_stride;
         uint8_t *row = local.data() + insn.local.addr + r * insn.local.stride;
         Fault f;

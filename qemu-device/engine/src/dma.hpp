@@ -3,6 +3,7 @@
 // on-chip buffers, page by page through the MMU. Used for DMA_IN / DMA_OUT and program fetch.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "decoder.hpp"
@@ -24,8 +25,10 @@ class HostDma {
     Fault write(uint64_t va, const uint8_t *src, uint64_t len);
 
     // Executes a decoded DMA_IN / DMA_OUT between host memory and local (UB or ACC), row by
-    // row in ascending order.
-    Fault transfer(const DmaInsn &insn, LocalMemory &local);
+    // row in ascending order. Once abort is set it stops before the next row with
+    // TPU_ERR_ABORTED, leaving the rows already moved as they are (DMA_IN marks its whole
+    // destination dirty before the first row).
+    Fault transfer(const DmaInsn &insn, LocalMemory &local, const std::atomic<bool> &abort);
 
   private:
     const PhysMemory &phys_;

@@ -4,6 +4,7 @@
 #include "executor.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <variant>
 
 #include "cycle_model.hpp"
@@ -19,15 +20,19 @@ Fault Executor::start(uint32_t ctx_id, uint32_t program_size) {
     return dev_.mmu.bind(ctx_id);
 }
 
-Fault Executor::fetch(uint64_t program_addr, uint32_t pc, uint32_t count) {
-    uint32_t want = std::min(count - pc, kFetchWindow);
+Fault Executor::fetch(uint64_t program_addr, uint32_t count, uint32_t keep_from) {
+    const uint32_t kept = window_end_ - keep_from;
+    std::memmove(window_.data(), window_.data() + (keep_from - window_begin_),
+                 kept * sizeof(tpu_insn));
+    window_begin_ = keep_from;
+    const uint32_t pc = window_end_;
+    const uint32_t want = std::min(count - pc, kFetchWindow);
     uint64_t done;
     // program_addr beyond the 39-bit space faults on the first instruction, so the sum below
     // cannot wrap.
     Fault f = dev_.dma.read(program_addr + uint64_t(pc) * TPU_INSN_SIZE,
-                            reinterpret_cast<uint8_t *>(window_.data()),
+                            reinterpret_cast<uint8_t *>(window_.data() + kept),
                             uint64_t(want) * TPU_INSN_SIZE, &done);
-    window_begin_ = pc;
     window_end_ = pc + uint32_t(done / TPU_INSN_SIZE);
     fetch_fault_ = f;
     return window_end_ > pc ? kOk : f;
@@ -68,7 +73,7 @@ Fault Executor::execute(const TimestampInsn &insn) {
 }
 
 Fault Executor::execute(const DmaInsn &insn) {
-    Fault f = dev_.dma.transfer(insn, insn.from_acc ? dev_.acc : dev_.ub);
+    Fault f = dev_.dma.transfer(insn, insn.from_acc ? dev_.acc : dev_.ub, dev_.abort_requested);
     if (!f.ok())
         return f;
     (insn.to_host ? result_.dma_write_bytes : result_.dma_read_bytes) += insn.bytes();
@@ -92,9 +97,18 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
             break;
         }
         if (pc_ == window_end_) {
-            f = fetch_fault_.ok() ? fetch(program_addr, pc_, count) : fetch_fault_;
+            f = fetch_fault_.ok() ? fetch(program_addr, count, pc_) : fetch_fault_;
             if (!f.ok())
                 break;
+        }
+        if (!dev_.cycle_accurate && window_[pc_ - window_begin_].hdr.opcode == TPU_OP_LOAD_W) {
+            if (const uint32_t links = chain_links(program_addr, count)) {
+                // Leaves pc_ at the chain's last instruction, or at the MATMUL it stopped in.
+                f = execute_chain(links);
+                if (!f.ok())
+                    break;
+                continue;
+            }
         }
         Insn insn;
         f = decode(window_[pc_ - window_begin_], dev_.limits, &insn);

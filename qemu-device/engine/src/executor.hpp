@@ -5,7 +5,9 @@
 // abort request, places each on the cycle model's Timeline, and reports the outcome and
 // counters as a tpu_job_result. Instructions take effect one after another (the timeline only
 // decides when they would have run), so both engine modes share everything here except how a
-// MATMUL is computed: FastMxu, or the SystolicArray in cycle-accurate mode.
+// MATMUL is computed: FastMxu, or the SystolicArray in cycle-accurate mode. In fast mode a run of
+// LOAD_W / MATMUL pairs that chain through the same accumulators is computed as one MATMUL over
+// the concatenated K (executor_chain.cpp), with the same effects and the same timeline.
 #pragma once
 
 #include <array>
@@ -27,9 +29,21 @@ class Executor {
 
   private:
     static constexpr uint32_t kFetchWindow = TPU_PAGE_SIZE / TPU_INSN_SIZE;
+    // Most LOAD_W / MATMUL pairs fused into one chain; a chain scanned from one window may
+    // need the next fetched, and both fit the window buffer.
+    static constexpr uint32_t kMaxChainLinks = 64;
+    static_assert(2 * kMaxChainLinks <= kFetchWindow);
+
+    // One LOAD_W (from the UB) of a K chain, and the MATMUL that uses its tile.
+    struct ChainLink {
+        LoadWInsn load;
+        MatmulInsn matmul;
+    };
 
     Fault start(uint32_t ctx_id, uint32_t program_size);
-    Fault fetch(uint64_t program_addr, uint32_t pc, uint32_t count);
+    // Fetches the instructions from window_end_ on, up to a page's worth, keeping those of the
+    // window from keep_from on before them.
+    Fault fetch(uint64_t program_addr, uint32_t count, uint32_t keep_from);
 
     Fault execute(const NopInsn &);
     Fault execute(const HaltInsn &);
@@ -40,7 +54,28 @@ class Executor {
     Fault execute(const LoadWInsn &insn);
     Fault execute(const MatmulInsn &insn);
     Fault load_weights_from_host(const LoadWInsn &insn);
+    void schedule_load_w(const LoadWInsn &insn);
+    // The checks of a MATMUL against loaded weights of type, k x n (loaded or not); *acc is
+    // its accumulator extent.
+    Fault check_matmul(const MatmulInsn &insn, bool loaded, MxuType type, uint32_t k, uint32_t n,
+                       Extent2D *acc) const;
+    MatmulArgs matmul_args(const MatmulInsn &insn, const Extent2D &acc);
     uint64_t run_matmul(const MatmulArgs &args, bool *aborted);
+    // The MXU cycles of args against a k x n tile (the cycle model; the array takes as many).
+    static uint64_t fast_matmul_cycles(const MatmulArgs &args, uint32_t k, uint32_t n);
+    // Stores every NaN among rows x n fp32 words (rows stride bytes apart) as kCanonicalNan.
+    static void canonicalize_nans(uint8_t *acc, uint64_t stride, uint32_t rows, uint32_t n);
+    // FastMxu over tile, one call per row group; false if aborted.
+    bool run_fast(const WeightTile &tile, const MatmulArgs &args);
+    // Counters and timeline of a completed MATMUL of k x n with accumulators acc.
+    void finish_matmul(const MatmulInsn &insn, uint32_t n, const Extent2D &acc, uint64_t busy);
+    // executor_chain.cpp
+    uint32_t chain_links(uint64_t program_addr, uint32_t count);
+    bool peek(uint64_t program_addr, uint32_t count, uint32_t pc, Insn *insn);
+    bool chains_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links,
+                     uint32_t depth) const;
+    Fault execute_chain(uint32_t links);
+    bool run_gathered(uint32_t links, uint32_t depth, const MatmulArgs &args);
     // executor_vpu.cpp
     Fault execute(const ActivateInsn &insn);
     Fault execute(const VectorInsn &insn);
@@ -62,10 +97,13 @@ class Executor {
 
     // Instructions [window_begin_, window_end_) of the program are in window_; fetch_fault_
     // is the fault that ended the last fetch early, raised when execution reaches it.
-    std::array<tpu_insn, kFetchWindow> window_;
+    std::array<tpu_insn, 2 * kFetchWindow> window_;
     uint32_t window_begin_ = 0;
     uint32_t window_end_ = 0;
     Fault fetch_fault_ = kOk;
+
+    // The links of the K chain being fused (fast mode).
+    std::array<ChainLink, kMaxChainLinks> chain_;
 };
 
 } // namespace tpu::engine

@@ -5,15 +5,19 @@
 // results that are NaN are stored as kCanonicalNan in both modes.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "cycle_model.hpp"
 #include "executor.hpp"
 
 namespace tpu::engine {
-namespace {
 
-// Stores every NaN among rows x n fp32 words (rows stride bytes apart) as kCanonicalNan.
-void canonicalize_nans(uint8_t *acc, uint64_t stride, uint32_t rows, uint32_t n) {
+uint64_t Executor::fast_matmul_cycles(const MatmulArgs &args, uint32_t k, uint32_t n) {
+    const bool overlap = args.rows > 1 && args.acc_stride < 4 * uint64_t(n);
+    return cycles::matmul(args.rows, k, n, overlap);
+}
+
+void Executor::canonicalize_nans(uint8_t *acc, uint64_t stride, uint32_t rows, uint32_t n) {
     for (uint32_t m = 0; m < rows; m++) {
         uint8_t *row = acc + m * stride;
         for (uint32_t j = 0; j < n; j++) {
@@ -24,8 +28,6 @@ void canonicalize_nans(uint8_t *acc, uint64_t stride, uint32_t rows, uint32_t n)
         }
     }
 }
-
-} // namespace
 
 Fault Executor::load_weights_from_host(const LoadWInsn &insn) {
     // Row 0 starts at host_addr; beyond the 39-bit space it faults right there, and below it
@@ -47,68 +49,46 @@ Fault Executor::load_weights_from_host(const LoadWInsn &insn) {
 }
 
 Fault Executor::execute(const LoadWInsn &insn) {
-    Step step;
-    step.units = kUnitWeights;
-    step.cost = cycles::load_w(insn.k);
     if (insn.from_host) {
         Fault f = load_weights_from_host(insn);
         if (!f.ok())
             return f;
         result_.dma_read_bytes += insn.bytes();
-        step.units |= kUnitDma;
-        step.cost += dma_cycles(insn.bytes());
     } else {
         dev_.weights.load(insn.type, insn.k, insn.n, dev_.ub.data() + insn.src.addr,
                           insn.src.stride, insn.transposed);
+    }
+    schedule_load_w(insn);
+    return kOk;
+}
+
+void Executor::schedule_load_w(const LoadWInsn &insn) {
+    Step step;
+    step.units = kUnitWeights;
+    step.cost = cycles::load_w(insn.k);
+    if (insn.from_host) {
+        step.units |= kUnitDma;
+        step.cost += dma_cycles(insn.bytes());
+    } else {
         step.add(Space::Ub, insn.src.addr, insn.src.end(), false);
     }
     const uint64_t slot = weight_loads_++ % 2;
     step.add(Space::WeightSlot, slot, slot + 1, true);
     timeline_.schedule(step);
+}
+
+Fault Executor::check_matmul(const MatmulInsn &insn, bool loaded, MxuType type, uint32_t k,
+                             uint32_t n, Extent2D *acc) const {
+    if (!loaded || type != insn.type || k != insn.k)
+        return make_fault(TPU_ERR_NO_WEIGHTS);
+    *acc = Extent2D{insn.acc_addr, insn.acc_stride, insn.m, 4 * uint64_t(n)};
+    uint64_t bad;
+    if (!extent_fits(*acc, dev_.acc.size(), &bad))
+        return make_fault(TPU_ERR_ACC_RANGE, bad);
     return kOk;
 }
 
-uint64_t Executor::run_matmul(const MatmulArgs &args, bool *aborted) {
-    const WeightTile &w = dev_.weights;
-    if (dev_.cycle_accurate) {
-        *aborted = false;
-        // The array takes the tile of the latest LOAD_W (the shadow slot becomes active).
-        if (array_tile_ != weight_loads_) {
-            dev_.array->load_weights(w);
-            array_tile_ = weight_loads_;
-        }
-        return dev_.array->run(args);
-    }
-
-    // FastMxu takes plain strided rows: one call per row group, in ascending m.
-    const uint32_t group = args.row_group ? std::min(args.row_group, args.rows) : args.rows;
-    *aborted = false;
-    for (uint32_t first = 0; first < args.rows && !*aborted; first += group) {
-        MatmulArgs part = args;
-        part.src = args.src_row(first);
-        part.row_group = 0;
-        part.group_stride = 0;
-        part.acc = args.acc + first * args.acc_stride;
-        part.rows = std::min(group, args.rows - first);
-        *aborted = !dev_.mxu.run(w, part, dev_.abort_requested);
-    }
-    if (w.type() != MxuType::Int8)
-        canonicalize_nans(args.acc, args.acc_stride, args.rows, w.n());
-    const bool overlap = args.rows > 1 && args.acc_stride < 4 * uint64_t(w.n());
-    return cycles::matmul(args.rows, w.k(), w.n(), overlap);
-}
-
-Fault Executor::execute(const MatmulInsn &insn) {
-    const WeightTile &w = dev_.weights;
-    if (!w.loaded() || w.type() != insn.type || w.k() != insn.k)
-        return make_fault(TPU_ERR_NO_WEIGHTS);
-
-    Extent2D acc{insn.acc_addr, insn.acc_stride, insn.m, 4 * uint64_t(w.n())};
-    uint64_t bad;
-    if (!extent_fits(acc, dev_.acc.size(), &bad))
-        return make_fault(TPU_ERR_ACC_RANGE, bad);
-    dev_.acc.mark_dirty(acc.addr, acc.end());
-
+MatmulArgs Executor::matmul_args(const MatmulInsn &insn, const Extent2D &acc) {
     MatmulArgs args;
     args.src = dev_.ub.data() + insn.src_addr;
     args.src_stride = insn.src_stride;
@@ -118,12 +98,47 @@ Fault Executor::execute(const MatmulInsn &insn) {
     args.acc_stride = acc.stride;
     args.rows = insn.m;
     args.accumulate = insn.accumulate;
-    bool aborted;
-    const uint64_t busy = run_matmul(args, &aborted);
-    if (aborted)
-        return make_fault(TPU_ERR_ABORTED);
+    return args;
+}
 
-    const uint64_t macs = uint64_t(insn.m) * insn.k * w.n();
+bool Executor::run_fast(const WeightTile &tile, const MatmulArgs &args) {
+    // FastMxu takes plain strided rows: one call per row group, in ascending m.
+    const uint32_t group = args.row_group ? std::min(args.row_group, args.rows) : args.rows;
+    for (uint32_t first = 0; first < args.rows; first += group) {
+        MatmulArgs part = args;
+        part.src = args.src_row(first);
+        part.row_group = 0;
+        part.group_stride = 0;
+        part.acc = args.acc + first * args.acc_stride;
+        part.rows = std::min(group, args.rows - first);
+        if (!dev_.mxu.run(tile, part, dev_.abort_requested))
+            return false;
+    }
+    return true;
+}
+
+uint64_t Executor::run_matmul(const MatmulArgs &args, bool *aborted) {
+    const WeightTile &w = dev_.weights;
+    if (dev_.cycle_accurate) {
+        // The array takes the tile of the latest LOAD_W (the shadow slot becomes active).
+        if (array_tile_ != weight_loads_) {
+            dev_.array->load_weights(w);
+            array_tile_ = weight_loads_;
+        }
+        const std::optional<uint64_t> cycles = dev_.array->run(args, &dev_.abort_requested);
+        *aborted = !cycles;
+        return cycles.value_or(0);
+    }
+
+    *aborted = !run_fast(w, args);
+    if (w.type() != MxuType::Int8)
+        canonicalize_nans(args.acc, args.acc_stride, args.rows, w.n());
+    return fast_matmul_cycles(args, w.k(), w.n());
+}
+
+void Executor::finish_matmul(const MatmulInsn &insn, uint32_t n, const Extent2D &acc,
+                             uint64_t busy) {
+    const uint64_t macs = uint64_t(insn.m) * insn.k * n;
     result_.macs += macs;
     (insn.type == MxuType::Int8   ? result_.macs_int8
      : insn.type == MxuType::Bf16 ? result_.macs_bf16
@@ -138,6 +153,21 @@ Fault Executor::execute(const MatmulInsn &insn) {
         .add(Space::WeightSlot, slot, slot + 1, false)
         .add(Space::Acc, acc.addr, acc.end(), true);
     timeline_.schedule(step);
+}
+
+Fault Executor::execute(const MatmulInsn &insn) {
+    const WeightTile &w = dev_.weights;
+    Extent2D acc;
+    Fault f = check_matmul(insn, w.loaded(), w.type(), w.k(), w.n(), &acc);
+    if (!f.ok())
+        return f;
+    dev_.acc.mark_dirty(acc.addr, acc.end());
+
+    bool aborted;
+    const uint64_t busy = run_matmul(matmul_args(insn, acc), &aborted);
+    if (aborted)
+        return make_fault(TPU_ERR_ABORTED);
+    finish_matmul(insn, w.n(), acc, busy);
     return kOk;
 }
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Kernels of the fast functional matrix unit: a block of rows [m0, m1) x columns [n0, n1) of one
 // MATMUL against the loaded weight tile. Every implementation (scalar, AVX2+FMA, AVX-512,
-// AVX512-VNNI) computes, for each row m and column n of the block,
-// acc = (accumulate ? acc : 0); for k ascending: acc = fma(a[m][k], w[k][n], acc) (bf16 and fp32,
-// one IEEE binary32 rounding per step) or acc += a[m][k] * w[k][n] modulo 2^32 (int8, where any
-// order gives the same sum), storing NaN results as kCanonicalNan — so they are bit-identical.
+// AVX512-VNNI, AVX512-BF16) computes, for each row m and column n of the block,
+// acc = (accumulate ? acc : 0), then for fp32, k ascending: acc = fma(a[m][k], w[k][n], acc)
+// (one IEEE binary32 rounding per step); for bf16, k in pairs, odd element first, the card's
+// bf16 step (bf16_numerics.hpp: exact product, one rounding, DAZ/FTZ); for int8
+// acc += a[m][k] * w[k][n] modulo 2^32 (any order gives the same sum); NaN results are stored
+// as kCanonicalNan — so they are bit-identical.
 // The rows of one block must not overlap in the accumulators: FastMxu hands overlapping rows
 // over one at a time, in ascending m.
 #pragma once
@@ -45,9 +47,11 @@ extern const RowKernels kScalarRowKernels;
 extern const RowKernels kAvx2RowKernels;
 extern const RowKernels kAvx512RowKernels;     // AVX-512F; int8 by 32-bit multiplies
 extern const RowKernels kAvx512VnniRowKernels; // AVX-512F + VNNI; int8 by vpdpbusd
+extern const RowKernels kAvx512Bf16RowKernels; // + AVX512-BF16; bf16 by vdpbf16ps
 #endif
 
-// The kernel sets this CPU can run, fastest first (the scalar set is always last).
+// The kernel sets this CPU can run and whose bf16 kernel passes the start-up check
+// (mxu_kernels_check.hpp), fastest first (the scalar set is always last).
 std::vector<const RowKernels *> supported_row_kernels();
 
 // The fastest kernel set for this CPU.

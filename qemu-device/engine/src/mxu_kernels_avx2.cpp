@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // AVX2+FMA MXU kernels: register tiles of up to 4 rows x 3 vectors of 8 columns (12 ymm
-// accumulators), each activation broadcast from the packed buffer. bf16 and fp32 keep one fma
-// chain per output element in ascending k; int8 multiplies sign-extended 32-bit words (exact
-// modulo 2^32). Everything after the pragma is compiled for AVX2+FMA and runs only after a CPU
-// check.
+// accumulators), each activation broadcast from the packed buffer. fp32 keeps one fma chain per
+// output element in ascending k; bf16 walks k in pairs, odd first, with MXCSR set to flush and
+// treat denormals as zero, which makes each fma the card's bf16 step (bf16_numerics.hpp); int8
+// multiplies sign-extended 32-bit words (exact modulo 2^32). Everything after the pragma is
+// compiled for AVX2+FMA and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <bit>
 
+#include "bf16_numerics.hpp"
 #include "mxu_kernels.hpp"
 #include "mxu_kernels_tiles.hpp"
 
@@ -31,6 +33,7 @@ constexpr int kTileVectors = 3;
 struct Ymm {
     using Mask = __m256i;
     static constexpr int kLanes = 8;
+    static constexpr bool kOddFirst = false;
     static Mask mask(uint32_t lanes) {
         __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         return _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(lanes < 8 ? lanes : 8)), index);
@@ -59,6 +62,11 @@ struct FpMac : Ymm {
     }
 };
 
+// bf16: the same fma, steps in pairs with the odd one first.
+struct Bf16Mac : FpMac {
+    static constexpr bool kOddFirst = true;
+};
+
 struct IntWordMac : Ymm {
     using Vec = __m256i;
     static Vec zero() { return _mm256_setzero_si256(); }
@@ -79,10 +87,13 @@ struct IntWordMac : Ymm {
 };
 
 template <int R, int V> using FpTile = tiles::SimdTile<FpMac, R, V>;
+template <int R, int V> using Bf16Tile = tiles::SimdTile<Bf16Mac, R, V>;
 template <int R, int V> using IntWordTile = tiles::SimdTile<IntWordMac, R, V>;
 
 constexpr tiles::TileSet kFpTiles =
     tiles::make_tile_set<FpTile, kTileRows, kTileVectors>(Ymm::kLanes);
+constexpr tiles::TileSet kBf16Tiles =
+    tiles::make_tile_set<Bf16Tile, kTileRows, kTileVectors>(Ymm::kLanes);
 constexpr tiles::TileSet kIntWordTiles =
     tiles::make_tile_set<IntWordTile, kTileRows, kTileVectors>(Ymm::kLanes);
 
@@ -92,11 +103,16 @@ void block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t
     tiles::run_tiles(Set, Operand, tile, args, m0, m1, n0, n1);
 }
 
+void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                uint32_t n0, uint32_t n1) {
+    bf16::FlushDenormalsScope ftz_daz;
+    tiles::run_tiles(kBf16Tiles, tiles::Operand::Bf16, tile, args, m0, m1, n0, n1);
+}
+
 } // namespace
 
 const RowKernels kAvx2RowKernels{"avx2", block<kIntWordTiles, tiles::Operand::Int8Words>,
-                                 block<kFpTiles, tiles::Operand::Bf16>,
-                                 block<kFpTiles, tiles::Operand::Fp32>};
+                                 bf16_block, block<kFpTiles, tiles::Operand::Fp32>};
 
 } // namespace tpu::engine
 

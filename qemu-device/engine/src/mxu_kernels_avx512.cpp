@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // AVX-512F MXU kernels: register tiles of up to 6 rows x 4 vectors of 16 columns (24 zmm
-// accumulators), each activation broadcast from the packed buffer into its multiplies. bf16 and
-// fp32 keep one fma chain per output element in ascending k; int8 multiplies sign-extended
-// 32-bit words (exact modulo 2^32). Everything after the pragma is compiled for AVX-512F and runs
-// only after a CPU check.
+// accumulators), each activation broadcast from the packed buffer into its multiplies. fp32 keeps
+// one fma chain per output element in ascending k; bf16 walks k in pairs, odd first, with MXCSR
+// set to flush and treat denormals as zero, which makes each fma the card's bf16 step
+// (bf16_numerics.hpp); int8 multiplies sign-extended 32-bit words (exact modulo 2^32). Everything
+// after the pragma is compiled for AVX-512F and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <bit>
 
+#include "bf16_numerics.hpp"
 #include "mxu_kernels_avx512.hpp"
 #include "mxu_kernels_tiles.hpp"
 
@@ -30,6 +32,7 @@ constexpr int kTileVectors = 4;
 struct Zmm {
     using Mask = __mmask16;
     static constexpr int kLanes = 16;
+    static constexpr bool kOddFirst = false;
     static Mask mask(uint32_t lanes) {
         return lanes >= kLanes ? Mask(0xffff) : Mask((1u << lanes) - 1);
     }
@@ -58,6 +61,11 @@ struct FpMac : Zmm {
     }
 };
 
+// bf16: the same fma, steps in pairs with the odd one first.
+struct Bf16Mac : FpMac {
+    static constexpr bool kOddFirst = true;
+};
+
 struct IntWordMac : Zmm {
     using Vec = __m512i;
     static Vec zero() { return _mm512_setzero_si512(); }
@@ -77,10 +85,13 @@ struct IntWordMac : Zmm {
 };
 
 template <int R, int V> using FpTile = tiles::SimdTile<FpMac, R, V>;
+template <int R, int V> using Bf16Tile = tiles::SimdTile<Bf16Mac, R, V>;
 template <int R, int V> using IntWordTile = tiles::SimdTile<IntWordMac, R, V>;
 
 constexpr tiles::TileSet kFpTiles =
     tiles::make_tile_set<FpTile, kTileRows, kTileVectors>(Zmm::kLanes);
+constexpr tiles::TileSet kBf16Tiles =
+    tiles::make_tile_set<Bf16Tile, kTileRows, kTileVectors>(Zmm::kLanes);
 constexpr tiles::TileSet kIntWordTiles =
     tiles::make_tile_set<IntWordTile, kTileRows, kTileVectors>(Zmm::kLanes);
 
@@ -95,7 +106,8 @@ namespace avx512 {
 
 void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1) {
-    tiles::run_tiles(kFpTiles, tiles::Operand::Bf16, tile, args, m0, m1, n0, n1);
+    bf16::FlushDenormalsScope ftz_daz;
+    tiles::run_tiles(kBf16Tiles, tiles::Operand::Bf16, tile, args, m0, m1, n0, n1);
 }
 
 void fp32_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,

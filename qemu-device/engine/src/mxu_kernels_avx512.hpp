@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The AVX-512F bf16 and fp32 block kernels, shared by the AVX-512 and AVX512-VNNI kernel sets
-// (which differ only in int8). Run them only after a CPU check for avx512f.
+// The AVX-512 block kernels shared between kernel sets: bf16 and fp32 (AVX-512F) by the AVX-512,
+// AVX512-VNNI and AVX512-BF16 sets, int8 by vpdpbusd (AVX512-VNNI) by the VNNI and BF16 sets.
+// Run them only after a CPU check for the instruction sets they need.
 #pragma once
 
 #if defined(__x86_64__)
@@ -12,6 +13,8 @@ void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uin
                 uint32_t n0, uint32_t n1);
 void fp32_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1);
+void int8_vnni_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                     uint32_t n0, uint32_t n1);
 
 } // namespace tpu::engine::avx512
 #endif

@@ -2,7 +2,8 @@
 // AVX512-VNNI int8 MXU kernel: register tiles of up to 6 rows x 4 vectors of 16 columns, one
 // vpdpbusd per accumulator vector and quad of k. vpdpbusd multiplies unsigned by signed bytes,
 // so activations are biased by +128 when packed and the tile's column sums times -128 are added
-// once (exact modulo 2^32). bf16 and fp32 use the AVX-512F kernels. Everything after the pragma
+// once (exact modulo 2^32). bf16 and fp32 use the AVX-512F kernels; the AVX512-BF16 kernel set
+// shares this int8 kernel. Everything after the pragma
 // is compiled for AVX-512F + VNNI and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -29,6 +30,7 @@ struct QuadMac {
     using Vec = __m512i;
     using Mask = __mmask16;
     static constexpr int kLanes = 16;
+    static constexpr bool kOddFirst = false;
     static Mask mask(uint32_t lanes) {
         return lanes >= kLanes ? Mask(0xffff) : Mask((1u << lanes) - 1);
     }
@@ -57,14 +59,18 @@ template <int R, int V> using QuadTile = tiles::SimdTile<QuadMac, R, V>;
 constexpr tiles::TileSet kQuadTiles =
     tiles::make_tile_set<QuadTile, kTileRows, kTileVectors>(QuadMac::kLanes);
 
-void int8_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
-                uint32_t n0, uint32_t n1) {
+} // namespace
+
+namespace avx512 {
+
+void int8_vnni_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                     uint32_t n0, uint32_t n1) {
     tiles::run_tiles(kQuadTiles, tiles::Operand::Int8Quads, tile, args, m0, m1, n0, n1);
 }
 
-} // namespace
+} // namespace avx512
 
-const RowKernels kAvx512VnniRowKernels{"avx512-vnni", int8_block, avx512::bf16_block,
+const RowKernels kAvx512VnniRowKernels{"avx512-vnni", avx512::int8_vnni_block, avx512::bf16_block,
                                        avx512::fp32_block};
 
 } // namespace tpu::engine

@@ -41,6 +41,16 @@ void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint3
             }
             break;
         }
+        case Operand::Bf16Pairs: {
+            // Whole pairs, then the last one padded with +0.
+            const uint32_t whole = std::min(count, k / 2 - std::min(k / 2, s0));
+            std::memcpy(out, src + 4 * uint64_t(s0), 4 * uint64_t(whole));
+            if (whole < count) {
+                out[whole] = 0;
+                std::memcpy(&out[whole], src + 4 * uint64_t(s0 + whole), 2);
+            }
+            break;
+        }
         case Operand::Fp32:
             std::memcpy(out, src + 4 * uint64_t(s0), 4 * uint64_t(count));
             break;
@@ -71,8 +81,9 @@ void run_tiles(const TileSet &set, Operand operand, const WeightTile &tile, cons
     const uint32_t k = tile.k();
     const uint32_t n = tile.n();
     const bool quads = operand == Operand::Int8Quads;
-    const uint32_t steps = quads ? (k + 3) / 4 : k;
-    const uint32_t *w = quads ? tile.int8_quads() : tile.words();
+    const bool pairs = operand == Operand::Bf16Pairs;
+    const uint32_t steps = quads ? (k + 3) / 4 : pairs ? (k + 1) / 2 : k;
+    const uint32_t *w = quads ? tile.int8_quads() : pairs ? tile.bf16_pairs() : tile.words();
     const uint32_t tile_cols = set.vectors * set.lanes;
     const uint64_t src_bytes = uint64_t(k) * mxu_elem_bytes(tile.type());
     // The activations of up to kPanelRows rows: a[row][step].

@@ -8,13 +8,16 @@
 #include <cstring>
 #include <utility>
 
+#include "bf16_numerics.hpp"
 #include "fp_env.hpp"
 
 namespace tpu::engine {
 namespace {
 
 // The multiply-accumulate of one PE and how an activation enters the array, per input type.
+// kPairs: rows of the array work in pairs (bf16, below).
 struct Int8Mac {
+    static constexpr bool kPairs = false;
     static uint32_t activation(const uint8_t *row, uint32_t k) {
         return uint32_t(int32_t(int8_t(row[k])));
     }
@@ -23,6 +26,7 @@ struct Int8Mac {
 };
 
 struct FloatMac {
+    static constexpr bool kPairs = false;
     static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) {
         float r =
             std::fma(std::bit_cast<float>(a), std::bit_cast<float>(w), std::bit_cast<float>(psum));
@@ -34,7 +38,19 @@ struct FloatMac {
     }
 };
 
+// bf16: the card's step, and the pair: the odd product, then the even one (bf16_numerics.hpp).
 struct Bf16Mac : FloatMac {
+    static constexpr bool kPairs = true;
+    static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) {
+        return std::bit_cast<uint32_t>(bf16::step(
+            std::bit_cast<float>(psum), std::bit_cast<float>(a), std::bit_cast<float>(w)));
+    }
+    static uint32_t pair(uint32_t psum, uint32_t a_even, uint32_t w_even, uint32_t a_odd,
+                         uint32_t w_odd) {
+        return std::bit_cast<uint32_t>(bf16::pair(
+            std::bit_cast<float>(psum), std::bit_cast<float>(a_even), std::bit_cast<float>(w_even),
+            std::bit_cast<float>(a_odd), std::bit_cast<float>(w_odd)));
+    }
     static uint32_t activation(const uint8_t *row, uint32_t k) {
         uint16_t bits;
         std::memcpy(&bits, row + 2 * k, sizeof(bits));
@@ -73,7 +89,7 @@ uint64_t SystolicArray::load_weights(const WeightTile &tile) {
     return k_;
 }
 
-uint64_t SystolicArray::run(const MatmulArgs &args) {
+std::optional<uint64_t> SystolicArray::run(const MatmulArgs &args, const std::atomic<bool> *abort) {
     FpEnvGuard fp_env;
     if (args.rows > 1 && args.acc_stride < 4 * uint64_t(n_)) {
         // Overlapping accumulator rows depend on each other: one row per pass, ascending m.
@@ -84,30 +100,39 @@ uint64_t SystolicArray::run(const MatmulArgs &args) {
         for (uint32_t m = 0; m < args.rows; m++) {
             one.src = args.src_row(m);
             one.acc = args.acc + m * args.acc_stride;
-            cycles += run_pass(one);
+            const std::optional<uint64_t> pass = run_pass(one, abort);
+            if (!pass)
+                return std::nullopt;
+            cycles += *pass;
         }
         return cycles;
     }
-    return run_pass(args);
+    return run_pass(args, abort);
 }
 
-uint64_t SystolicArray::run_pass(const MatmulArgs &args) {
+std::optional<uint64_t> SystolicArray::run_pass(const MatmulArgs &args,
+                                                const std::atomic<bool> *abort) {
     switch (type_) {
     case MxuType::Int8:
-        return run_with<Int8Mac>(args);
+        return run_with<Int8Mac>(args, abort);
     case MxuType::Bf16:
-        return run_with<Bf16Mac>(args);
+        return run_with<Bf16Mac>(args, abort);
     default:
-        return run_with<Fp32Mac>(args);
+        return run_with<Fp32Mac>(args, abort);
     }
 }
 
-template <class Mac> uint64_t SystolicArray::run_with(const MatmulArgs &args) {
+template <class Mac>
+std::optional<uint64_t> SystolicArray::run_with(const MatmulArgs &args,
+                                                const std::atomic<bool> *abort) {
+    constexpr uint64_t kAbortCheckCycles = 256;
     const int64_t m_count = args.rows;
     const uint64_t cycles = uint64_t(args.rows) + k_ + n_ - 1;
     auto acc_word = [&](int64_t m, uint32_t n) { return args.acc + m * args.acc_stride + 4 * n; };
 
     for (uint64_t t = 0; t < cycles; t++) {
+        if (abort && t % kAbortCheckCycles == 0 && abort->load(std::memory_order_relaxed))
+            return std::nullopt;
         // Drain: the bottom PEs computed row m = t - 1 - (K - 1) - n last cycle.
         for (uint32_t n = 0; n < n_; n++) {
             const Pe &bottom = pe(grid_, k_ - 1, n);
@@ -138,7 +163,23 @@ template <class Mac> uint64_t SystolicArray::run_with(const MatmulArgs &args) {
                     psum_in = pe(grid_, k - 1, n).psum;
                 else if (args.accumulate)
                     std::memcpy(&psum_in, acc_word(m, n), sizeof(psum_in));
-                out.psum = Mac::mac(psum_in, out.act, out.weight);
+                if constexpr (Mac::kPairs) {
+                    if (k % 2 == 0 && k + 1 < k_) {
+                        // Even row of a pair: hands the partial sum and its product (as the
+                        // exact factors) down to the odd row's adder.
+                        out.psum = psum_in;
+                        out.even_act = out.act;
+                        out.even_weight = out.weight;
+                    } else if (k % 2 == 1) {
+                        const Pe &even = pe(grid_, k - 1, n);
+                        out.psum = Mac::pair(psum_in, even.even_act, even.even_weight, out.act,
+                                             out.weight);
+                    } else {
+                        out.psum = Mac::mac(psum_in, out.act, out.weight); // last row of odd K
+                    }
+                } else {
+                    out.psum = Mac::mac(psum_in, out.act, out.weight);
+                }
             }
         }
         std::swap(grid_, next_);

@@ -2,14 +2,21 @@
 // SystolicArray: cycle-accurate model of the weight-stationary matrix unit, for tests and for
 // checking the fast mode. Every processing element PE(k, n) holds W[k][n] and, each cycle,
 // latches the activation arriving from its left neighbour and the partial sum arriving from the
-// PE above, and computes psum' = psum + a * w (fmaf for bf16 and fp32, wrapping int32 for int8).
+// PE above, and computes psum' = psum + a * w (fmaf for fp32, wrapping int32 for int8). For bf16
+// the rows work in pairs (2i, 2i+1), as the card's bf16 numerics define (bf16_numerics.hpp): the
+// even row passes the partial sum down unchanged together with its exact product (carried as its
+// two factors), and the odd row's adder takes both products, the odd one first, rounding after
+// each; with an odd K the last row adds its product alone. Partial sums still move down one row
+// per cycle, so the timing is the same for every type.
 // Activation row m enters array row k at cycle m + k (skewed), so it meets PE(k, n) at cycle
 // m + k + n; the starting accumulator value of (m, n) enters the top of column n at cycle m + n
 // and the finished sum leaves the bottom of column n one cycle after PE(K-1, n) computed it.
 // Only the K x N PEs of the loaded tile take part; the others are bypassed.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "mxu_types.hpp"
@@ -31,19 +38,23 @@ class SystolicArray {
     // results as they drain (NaN as kCanonicalNan). Returns the cycles from the first
     // activation entering to the last result written: M + K + N - 1. Accumulator rows that
     // overlap (acc_stride < 4 N) depend on each other, so then each row makes its own pass,
-    // in ascending m: M x (K + N) cycles.
-    uint64_t run(const MatmulArgs &args);
+    // in ascending m: M x (K + N) cycles. If abort is given and becomes true, stops within a
+    // few hundred cycles and returns nullopt; the accumulators then hold partial results.
+    std::optional<uint64_t> run(const MatmulArgs &args, const std::atomic<bool> *abort = nullptr);
 
   private:
     struct Pe {
-        uint32_t weight = 0; // int32 or fp32 bit pattern
-        uint32_t act = 0;    // activation latched this cycle (widened like the weight)
-        uint32_t psum = 0;   // partial sum computed this cycle
-        bool valid = false;  // act and psum belong to a row in flight
+        uint32_t weight = 0;      // int32 or fp32 bit pattern
+        uint32_t act = 0;         // activation latched this cycle (widened like the weight)
+        uint32_t psum = 0;        // partial sum computed this cycle
+        uint32_t even_act = 0;    // bf16, even row of a pair: the product handed down, as the
+        uint32_t even_weight = 0; // activation and weight
+        bool valid = false;       // act and psum belong to a row in flight
     };
 
-    uint64_t run_pass(const MatmulArgs &args);
-    template <class Mac> uint64_t run_with(const MatmulArgs &args);
+    std::optional<uint64_t> run_pass(const MatmulArgs &args, const std::atomic<bool> *abort);
+    template <class Mac>
+    std::optional<uint64_t> run_with(const MatmulArgs &args, const std::atomic<bool> *abort);
     Pe &pe(std::vector<Pe> &grid, uint32_t k, uint32_t n) { return grid[uint64_t(k) * cols_ + n]; }
 
     uint32_t cols_;

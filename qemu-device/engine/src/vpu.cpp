@@ -58,6 +58,10 @@ void store_int(uint8_t dtype, uint8_t *p, int64_t x) {
         store(p, int32_t(uint32_t(uint64_t(x))));
 }
 
+bool stop_requested(const std::atomic<bool> &abort) {
+    return abort.load(std::memory_order_relaxed);
+}
+
 // Larger / smaller of a and b, a when they compare equal, NaN if either is NaN.
 float max_of(float a, float b) {
     if (is_nan(a) || is_nan(b))
@@ -106,9 +110,12 @@ int64_t int_op(uint8_t dtype, uint8_t op, int32_t a, int32_t b) {
 
 } // namespace
 
-void activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub) {
+bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
+              const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     for (uint64_t m = 0; m < insn.rows; m++) {
+        if (stop_requested(abort))
+            return false;
         for (uint64_t n = 0; n < insn.cols; n++) {
             const uint8_t *src = acc + insn.acc.addr + m * insn.acc.stride + 4 * n;
             float x = insn.src_int32 ? float(load<int32_t>(src)) : load<float>(src);
@@ -130,11 +137,14 @@ void activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub) {
             }
         }
     }
+    return true;
 }
 
-void vector(const VectorInsn &insn, uint8_t *ub) {
+bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     for (uint64_t r = 0; r < insn.rows; r++) {
+        if (stop_requested(abort))
+            return false;
         for (uint64_t c = 0; c < insn.cols; c++) {
             const uint8_t *a = at(ub, insn.a, r, c, elem);
             const uint8_t *b = at(ub, insn.b, r, c, elem);
@@ -149,11 +159,14 @@ void vector(const VectorInsn &insn, uint8_t *ub) {
                     int_op(insn.dtype, insn.op, load_int(insn.dtype, a), load_int(insn.dtype, b)));
         }
     }
+    return true;
 }
 
-void reduce(const ReduceInsn &insn, uint8_t *ub) {
+bool reduce(const ReduceInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     for (uint64_t r = 0; r < insn.rows; r++) {
+        if (stop_requested(abort))
+            return false;
         uint8_t *dst = at(ub, insn.dst, r, 0, 0);
         if (is_float(insn.dtype)) {
             float acc = load_float(insn.dtype, at(ub, insn.a, r, 0, elem));
@@ -178,14 +191,17 @@ void reduce(const ReduceInsn &insn, uint8_t *ub) {
                 store_int(insn.dtype, dst, acc);
         }
     }
+    return true;
 }
 
-void pool(const PoolInsn &insn, uint8_t *ub) {
+bool pool(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     const float count = float(insn.win_h * insn.win_w);
     for (uint64_t oy = 0; oy < insn.out_h; oy++) {
         for (uint64_t ox = 0; ox < insn.out_w; ox++) {
             for (uint64_t c = 0; c < insn.channels; c++) {
+                if (stop_requested(abort))
+                    return false;
                 // Window element (i, j) of this output element, read in row-major order.
                 auto in = [&](uint64_t i, uint64_t j) {
                     uint64_t x = ox * insn.stride_w + j;
@@ -218,13 +234,18 @@ void pool(const PoolInsn &insn, uint8_t *ub) {
             }
         }
     }
+    return true;
 }
 
-void transpose(const TransposeInsn &insn, uint8_t *ub) {
+bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
-    for (uint64_t r = 0; r < insn.rows; r++)
+    for (uint64_t r = 0; r < insn.rows; r++) {
+        if (stop_requested(abort))
+            return false;
         for (uint64_t c = 0; c < insn.cols; c++)
             std::memmove(at(ub, insn.dst, c, r, elem), at(ub, insn.a, r, c, elem), elem);
+    }
+    return true;
 }
 
 } // namespace tpu::engine::vpu

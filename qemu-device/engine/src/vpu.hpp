@@ -3,19 +3,24 @@
 // (docs/hardware.md section 6 defines each exactly). Shared by both engine modes. Elements are
 // processed one at a time in the documented order, each read from and written to the buffers
 // directly, so operands that overlap behave the same in every implementation. Callers hold an
-// FpEnvGuard; the decoder has range-checked every operand.
+// FpEnvGuard; the decoder has range-checked every operand and applied the work limit.
+//
+// Each returns false if it stopped early because abort was set: checked before every row (POOL:
+// every output element), so a stop comes after at most 65535 elements (POOL: one window).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "insn.hpp"
 
 namespace tpu::engine::vpu {
 
-void activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub);
-void vector(const VectorInsn &insn, uint8_t *ub);
-void reduce(const ReduceInsn &insn, uint8_t *ub);
-void pool(const PoolInsn &insn, uint8_t *ub);
-void transpose(const TransposeInsn &insn, uint8_t *ub);
+bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
+              const std::atomic<bool> &abort);
+bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort);
+bool reduce(const ReduceInsn &insn, uint8_t *ub, const std::atomic<bool> &abort);
+bool pool(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort);
+bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort);
 
 } // namespace tpu::engine::vpu

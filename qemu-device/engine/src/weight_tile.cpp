@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Weight tile loading: widen int8 / bf16 / fp32 weights to 32-bit words once per LOAD_W, and
-// pack int8 tiles for the VNNI kernels.
+// Weight tile loading: widen int8 / bf16 / fp32 weights to 32-bit words once per LOAD_W (one
+// loop per source row and dtype), and pack int8 tiles for the VNNI kernels and bf16 tiles for
+// the AVX512-BF16 kernels.
 #include "weight_tile.hpp"
 
 #include <algorithm>
@@ -9,28 +10,102 @@
 namespace tpu::engine {
 namespace {
 
-uint32_t widen(MxuType type, const uint8_t *src, uint32_t i) {
-    switch (type) {
-    case MxuType::Int8:
+// Element i of a source row of type T as a 32-bit word.
+template <MxuType T> uint32_t widen(const uint8_t *src, uint64_t i) {
+    if constexpr (T == MxuType::Int8) {
         return uint32_t(int32_t(int8_t(src[i])));
-    case MxuType::Bf16: {
+    } else if constexpr (T == MxuType::Bf16) {
         uint16_t bits;
-        std::memcpy(&bits, src + 2 * uint64_t(i), sizeof(bits));
+        std::memcpy(&bits, src + 2 * i, sizeof(bits));
         return uint32_t(bits) << 16;
-    }
-    default: {
+    } else {
         uint32_t bits;
-        std::memcpy(&bits, src + 4 * uint64_t(i), sizeof(bits));
+        std::memcpy(&bits, src + 4 * i, sizeof(bits));
         return bits;
     }
+}
+
+// Widens count elements of a source row into out[i * step].
+template <MxuType T>
+void widen_row(const uint8_t *__restrict src, uint32_t count, uint32_t *__restrict out,
+               uint64_t step) {
+    if (step == 1) {
+        for (uint32_t i = 0; i < count; i++)
+            out[i] = widen<T>(src, i);
+        return;
     }
+    for (uint32_t i = 0; i < count; i++)
+        out[i * step] = widen<T>(src, i);
+}
+
+using WidenRowFn = void (*)(const uint8_t *, uint32_t, uint32_t *, uint64_t);
+
+WidenRowFn widen_row_fn(MxuType type) {
+    switch (type) {
+    case MxuType::Int8:
+        return widen_row<MxuType::Int8>;
+    case MxuType::Bf16:
+        return widen_row<MxuType::Bf16>;
+    case MxuType::Fp32:
+        break;
+    }
+    return widen_row<MxuType::Fp32>;
+}
+
+// Packs the bf16 words of a k x n tile into pairs (2i, 2i+1) per column, W[2i] in the low half;
+// the last pair of an odd k gets -0 (0x8000) as its missing weight.
+void pack_bf16_pairs(const uint32_t *__restrict words, uint32_t k, uint32_t n,
+                     uint32_t *__restrict pairs) {
+    for (uint32_t k0 = 0; k0 < k; k0 += 2) {
+        const uint32_t *even = words + uint64_t(k0) * n;
+        const uint32_t *odd = k0 + 1 < k ? even + n : nullptr;
+        uint32_t *out = pairs + uint64_t(k0 / 2) * n;
+        for (uint32_t j = 0; j < n; j++)
+            out[j] = even[j] >> 16 | (odd ? odd[j] & 0xffff0000u : 0x80000000u);
+    }
+}
+
+// Packs the int8 words of a k x n tile into quads of 4 k per column (rows past k read as zero
+// weights) and sets sums[j] to -128 times the sum of column j (wrapping).
+void pack_int8_quads(const uint32_t *__restrict words, uint32_t k, uint32_t n,
+                     uint32_t *__restrict quads, uint32_t *__restrict sums) {
+    std::fill_n(sums, n, 0);
+    uint32_t k0 = 0;
+    for (; k0 + 4 <= k; k0 += 4) {
+        const uint32_t *r0 = words + uint64_t(k0) * n;
+        const uint32_t *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
+        uint32_t *out = quads + uint64_t(k0 / 4) * n;
+        for (uint32_t j = 0; j < n; j++) {
+            const uint32_t w0 = r0[j], w1 = r1[j], w2 = r2[j], w3 = r3[j];
+            out[j] = (w0 & 0xff) | (w1 & 0xff) << 8 | (w2 & 0xff) << 16 | w3 << 24;
+            sums[j] += w0 + w1 + w2 + w3;
+        }
+    }
+    if (k0 < k) {
+        uint32_t *out = quads + uint64_t(k0 / 4) * n;
+        std::fill_n(out, n, 0);
+        for (uint32_t i = 0; k0 + i < k; i++) {
+            const uint32_t *row = words + uint64_t(k0 + i) * n;
+            for (uint32_t j = 0; j < n; j++) {
+                out[j] |= (row[j] & 0xff) << (8 * i);
+                sums[j] += row[j];
+            }
+        }
+    }
+    for (uint32_t j = 0; j < n; j++)
+        sums[j] *= 0u - 128u;
 }
 
 } // namespace
 
 WeightTile::WeightTile(uint32_t max_rows, uint32_t max_cols)
-    : words_(uint64_t(max_rows) * max_cols), quads_(uint64_t((max_rows + 3) / 4) * max_cols),
+    : words_(uint64_t(max_rows) * max_cols), packed_(uint64_t(max_rows + 2) / 2 * max_cols),
       bias_(max_cols) {}
+
+bool WeightTile::fits(uint32_t k, uint32_t n) const {
+    return uint64_t(k) * n <= words_.size() && uint64_t((k + 1) / 2) * n <= packed_.size() &&
+           n <= bias_.size();
+}
 
 void WeightTile::begin_load(MxuType type, uint32_t k, uint32_t n, bool transposed) {
     type_ = type;
@@ -41,57 +116,49 @@ void WeightTile::begin_load(MxuType type, uint32_t k, uint32_t n, bool transpose
 }
 
 void WeightTile::load_row(uint32_t r, const uint8_t *src) {
-    if (transposed_) {
-        for (uint32_t i = 0; i < k_; i++)
-            words_[uint64_t(i) * n_ + r] = widen(type_, src, i);
-    } else {
-        uint32_t *out = &words_[uint64_t(r) * n_];
-        for (uint32_t j = 0; j < n_; j++)
-            out[j] = widen(type_, src, j);
+    const WidenRowFn widen_fn = widen_row_fn(type_);
+    if (transposed_)
+        widen_fn(src, k_, &words_[r], n_);
+    else
+        widen_fn(src, n_, &words_[uint64_t(r) * n_], 1);
+}
+
+void WeightTile::load_rows(uint32_t k0, uint32_t rows, const uint8_t *src, uint64_t stride,
+                           bool transposed) {
+    const WidenRowFn widen_fn = widen_row_fn(type_);
+    uint32_t *out = &words_[uint64_t(k0) * n_];
+    const uint32_t source_rows = transposed ? n_ : rows;
+    const uint32_t row_elems = transposed ? rows : n_;
+    const uint64_t row_bytes = uint64_t(row_elems) * mxu_elem_bytes(type_);
+    // The source rows are usually rows of a larger matrix, too far apart for the hardware
+    // prefetchers: ask for each a few rows ahead.
+    constexpr uint32_t kAhead = 8;
+    constexpr uint64_t kLine = 64;
+    for (uint32_t r = 0; r < source_rows; r++) {
+        if (r + kAhead < source_rows) {
+            for (uint64_t b = 0; b < row_bytes; b += kLine)
+                __builtin_prefetch(src + (r + kAhead) * stride + b);
+        }
+        if (transposed)
+            widen_fn(src + r * stride, rows, out + r, n_);
+        else
+            widen_fn(src + r * stride, n_, out + uint64_t(r) * n_, 1);
     }
 }
 
 void WeightTile::finish_load() {
     if (type_ == MxuType::Int8)
-        pack_int8_quads();
+        pack_int8_quads(words_.data(), k_, n_, packed_.data(),
+                        reinterpret_cast<uint32_t *>(bias_.data()));
+    else if (type_ == MxuType::Bf16)
+        pack_bf16_pairs(words_.data(), k_, n_, packed_.data());
     loaded_ = true;
-}
-
-void WeightTile::pack_int8_quads() {
-    uint32_t *__restrict sums = reinterpret_cast<uint32_t *>(bias_.data());
-    std::fill_n(sums, n_, 0);
-    for (uint32_t k0 = 0; k0 < k_; k0 += 4) {
-        // Rows past K read as zero weights.
-        const uint32_t *rows[4];
-        for (uint32_t i = 0; i < 4; i++)
-            rows[i] = k0 + i < k_ ? &words_[uint64_t(k0 + i) * n_] : nullptr;
-        uint32_t *__restrict out = &quads_[uint64_t(k0 / 4) * n_];
-        if (rows[3]) {
-            for (uint32_t j = 0; j < n_; j++) {
-                uint32_t w0 = rows[0][j], w1 = rows[1][j], w2 = rows[2][j], w3 = rows[3][j];
-                out[j] = (w0 & 0xff) | (w1 & 0xff) << 8 | (w2 & 0xff) << 16 | w3 << 24;
-                sums[j] += w0 + w1 + w2 + w3;
-            }
-            continue;
-        }
-        for (uint32_t j = 0; j < n_; j++) {
-            uint32_t quad = 0;
-            for (uint32_t i = 0; i < 4 && rows[i]; i++) {
-                quad |= (rows[i][j] & 0xff) << (8 * i);
-                sums[j] += rows[i][j];
-            }
-            out[j] = quad;
-        }
-    }
-    for (uint32_t j = 0; j < n_; j++)
-        sums[j] *= 0u - 128u; // -128 * column sum, wrapping
 }
 
 void WeightTile::load(MxuType type, uint32_t k, uint32_t n, const uint8_t *src, uint64_t stride,
                       bool transposed) {
     begin_load(type, k, n, transposed);
-    for (uint32_t r = 0; r < source_rows(); r++)
-        load_row(r, src + r * stride);
+    load_rows(0, k, src, stride, transposed);
     finish_load();
 }
 

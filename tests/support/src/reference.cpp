@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Reference matmuls: plain loops (m, k, n with n innermost, so each element still sees k in
-// ascending order), left to the compiler to vectorise. A copy built for AVX2+FMA runs where the
+// Reference matmuls: plain loops (m, k, n with n innermost, so each element still sees its k in
+// the spec's order), left to the compiler to vectorise. A copy built for AVX2+FMA runs where the
 // host has them (chosen with a plain CPU check, not an ifunc, so sanitizers work); the results
-// are identical because fmaf is an exact product with a single rounding everywhere.
+// are identical because fmaf is an exact product with a single rounding everywhere. bf16 is
+// scalar, written from the spec's text: pairs of k, odd first, each step DAZ / fmaf / FTZ with
+// tininess after rounding, decided next to 2^-126 from the exact sum in double.
 #include "tpu_test/reference.hpp"
 
 #include <bit>
@@ -82,11 +84,36 @@ void fp32_rows(const float *a, const float *b, uint32_t m, uint32_t k, uint32_t 
     fp32_portable(a, b, m, k, n, c);
 }
 
-std::vector<float> widen(const uint16_t *v, uint64_t count) {
+// Subnormal inputs read as zero (same sign).
+float daz(float x) {
+    return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+}
+
+// One bf16 step on DAZ'd inputs: c + a w, exact product, rounded once to nearest even; a result
+// whose magnitude, rounded with an unbounded exponent, is below 2^-126 becomes a signed zero.
+// fmaf rounds to the subnormal grid, which only hides that when it gives exactly 2^-126: then
+// both terms are below 2^-100 and their exact sum fits a double, and the unbounded rounding
+// reaches 2^-126 iff the sum is at least 2^-126 - 2^-151 (the tie rounds to the even 2^-126).
+float bf16_step(float c, float a, float w) {
+    const float r = std::fma(a, w, c);
+    const float mag = std::fabs(r);
+    if (std::isnan(r) || mag > 0x1p-126f)
+        return r;
+    if (mag < 0x1p-126f)
+        return std::copysign(0.0f, r);
+    const double exact = double(c) + double(a) * double(w);
+    return std::fabs(exact) >= 0x1p-126 - 0x1p-151 ? r : std::copysign(0.0f, r);
+}
+
+std::vector<float> widen_dazed(const uint16_t *v, uint64_t count) {
     std::vector<float> out(count);
     for (uint64_t i = 0; i < count; i++)
-        out[i] = bf16_to_float(v[i]);
+        out[i] = daz(bf16_to_float(v[i]));
     return out;
+}
+
+float canonical(float x) {
+    return std::isnan(x) ? std::bit_cast<float>(kCanonicalNan) : x;
 }
 
 } // namespace
@@ -98,11 +125,45 @@ std::vector<int32_t> reference_matmul_int8(const int8_t *a, const int8_t *b, uin
     return c;
 }
 
+float reference_bf16_chain(float acc, const uint16_t *a, uint64_t a_step, const uint16_t *w,
+                           uint64_t w_step, uint32_t k) {
+    acc = daz(acc);
+    auto at = [](const uint16_t *v, uint64_t step, uint32_t i) {
+        return daz(bf16_to_float(v[i * step]));
+    };
+    uint32_t p = 0;
+    for (; p + 2 <= k; p += 2) {
+        acc = bf16_step(acc, at(a, a_step, p + 1), at(w, w_step, p + 1));
+        acc = bf16_step(acc, at(a, a_step, p), at(w, w_step, p));
+    }
+    if (p < k)
+        acc = bf16_step(acc, at(a, a_step, p), at(w, w_step, p));
+    return canonical(acc);
+}
+
 std::vector<float> reference_matmul_bf16(const uint16_t *a, const uint16_t *b, uint32_t m,
                                          uint32_t k, uint32_t n) {
-    std::vector<float> wa = widen(a, uint64_t(m) * k);
-    std::vector<float> wb = widen(b, uint64_t(k) * n);
-    return reference_matmul_fp32(wa.data(), wb.data(), m, k, n);
+    const std::vector<float> wa = widen_dazed(a, uint64_t(m) * k);
+    const std::vector<float> wb = widen_dazed(b, uint64_t(k) * n);
+    std::vector<float> c(uint64_t(m) * n, 0.0f);
+    for (uint32_t i = 0; i < m; i++) {
+        float *row = c.data() + uint64_t(i) * n;
+        const float *arow = wa.data() + uint64_t(i) * k;
+        uint32_t p = 0;
+        for (; p + 2 <= k; p += 2) {
+            const float *odd = wb.data() + uint64_t(p + 1) * n, *even = odd - n;
+            for (uint32_t j = 0; j < n; j++)
+                row[j] = bf16_step(bf16_step(row[j], arow[p + 1], odd[j]), arow[p], even[j]);
+        }
+        if (p < k) {
+            const float *last = wb.data() + uint64_t(p) * n;
+            for (uint32_t j = 0; j < n; j++)
+                row[j] = bf16_step(row[j], arow[p], last[j]);
+        }
+    }
+    for (float &x : c)
+        x = canonical(x);
+    return c;
 }
 
 std::vector<float> reference_matmul_fp32(const float *a, const float *b, uint32_t m, uint32_t k,
