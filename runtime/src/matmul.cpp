@@ -3,18 +3,17 @@
 // the plan and waits for all of them; the host-span overloads stage through device buffers.
 #include "tpurt/matmul.hpp"
 
+#include "plan_runner.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/matmul_compiler.hpp"
 
+#include <array>
 #include <cstring>
-#include <deque>
 #include <string>
 
 namespace tpurt {
 
 namespace {
-
-constexpr std::size_t max_jobs_in_flight = 32;
 
 void require_size(std::size_t have, std::uint64_t need, const char *what) {
     if (have < need)
@@ -67,24 +66,8 @@ MatmulStats matmul(Device &device, const Buffer &a, const Buffer &b, Buffer &c, 
     require_size(a.size(), std::uint64_t{m} * k * elem, "A");
     require_size(b.size(), std::uint64_t{k} * n * elem, "B");
     require_size(c.size(), std::uint64_t{m} * n * element_size(accumulator_type(type)), "C");
-
-    // Keep a bounded number of jobs in flight: the driver limits jobs not yet waited for, and
-    // each holds its program buffer.
-    const auto start = std::chrono::steady_clock::now();
-    MatmulStats stats;
-    std::deque<Job> in_flight;
-    for (const Program &program : plan.programs) {
-        if (in_flight.size() == max_jobs_in_flight) {
-            stats += in_flight.front().wait(timeout);
-            in_flight.pop_front();
-        }
-        in_flight.push_back(device.submit(program, {&a, &b, &c}));
-    }
-    for (Job &job : in_flight)
-        stats += job.wait(timeout);
-    stats.wall = std::chrono::steady_clock::now() - start;
-    stats.jobs = plan.programs.size();
-    return stats;
+    const std::array<const Buffer *, 3> buffers{&a, &b, &c};
+    return detail::run_programs(device, plan.programs, buffers, timeout);
 }
 
 MatmulStats matmul(Device &device, std::span<const std::int8_t> a, std::span<const std::int8_t> b,
@@ -95,6 +78,11 @@ MatmulStats matmul(Device &device, std::span<const std::int8_t> a, std::span<con
 MatmulStats matmul(Device &device, std::span<const Bf16> a, std::span<const Bf16> b,
                    std::span<float> c, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
     return matmul_host(device, a, b, c, m, k, n, DType::Bf16);
+}
+
+MatmulStats matmul(Device &device, std::span<const float> a, std::span<const float> b,
+                   std::span<float> c, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
+    return matmul_host(device, a, b, c, m, k, n, DType::Fp32);
 }
 
 } // namespace tpurt

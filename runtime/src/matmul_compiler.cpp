@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// matmul_compiler.cpp - emits the card programs of a tiled matmul (see matmul_compiler.hpp).
+// matmul_compiler.cpp - emits the card programs of a tiled matmul, with or without an
+// ACTIVATE epilogue (see matmul_compiler.hpp).
 #include "tpurt/matmul_compiler.hpp"
 
 #include "tpurt/error.hpp"
@@ -21,17 +22,23 @@ std::uint64_t row_stride(std::uint64_t given, std::uint64_t row_bytes, const cha
     return given;
 }
 
+// The element type of C: the accumulators', or the epilogue's output type.
+DType c_type(const MatmulProblem &problem) {
+    return problem.epilogue ? problem.epilogue->out_type : accumulator_type(problem.type);
+}
+
 // Emits the instructions of one accumulator block: rows [m0, m0 + rows) of C by the column
 // tiles of one group starting at column n0, every k tile of the weights, the A tiles streamed
 // through each (or loaded once per k tile when they fit at once), then the block out to C.
 class BlockEmitter {
   public:
-    BlockEmitter(const MatmulProblem &problem, const MatmulTiling &tiling)
-        : p_(problem), t_(tiling), elem_(element_size(problem.type)),
+    BlockEmitter(const MatmulProblem &problem, const MatmulTiling &tiling, std::uint32_t ub_bytes)
+        : p_(problem), t_(tiling), ub_bytes_(ub_bytes), elem_(element_size(problem.type)),
           acc_elem_(element_size(accumulator_type(problem.type))),
+          c_elem_(element_size(c_type(problem))),
           a_stride_(row_stride(problem.a_stride, std::uint64_t{problem.k} * elem_, "A")),
           b_stride_(row_stride(problem.b_stride, std::uint64_t{problem.n} * elem_, "B")),
-          c_stride_(row_stride(problem.c_stride, std::uint64_t{problem.n} * acc_elem_, "C")) {}
+          c_stride_(row_stride(problem.c_stride, std::uint64_t{problem.n} * c_elem_, "C")) {}
 
     // Returns the number of weight tiles loaded.
     std::uint64_t emit(ProgramBuilder &out, std::uint32_t m0, std::uint32_t rows,
@@ -63,17 +70,66 @@ class BlockEmitter {
                 }
             }
         }
-        out.dma_out_acc({.type = accumulator_type(p_.type),
-                         .host_addr = p_.c_addr + m0 * c_stride_ + n0 * acc_elem_,
-                         .host_stride = c_stride_,
-                         .local_addr = 0,
-                         .local_stride = t_.acc_stride,
-                         .rows = rows,
-                         .cols = group_end - n0});
+        if (p_.epilogue)
+            activate_out(out, m0, rows, n0, group_end - n0);
+        else
+            out.dma_out_acc({.type = accumulator_type(p_.type),
+                             .host_addr = p_.c_addr + m0 * c_stride_ + n0 * acc_elem_,
+                             .host_stride = c_stride_,
+                             .local_addr = 0,
+                             .local_stride = t_.acc_stride,
+                             .rows = rows,
+                             .cols = group_end - n0});
         return weight_loads;
     }
 
   private:
+    // The finished block through ACTIVATE into C, in slices of columns (bias at UB 0) and rows
+    // (the activated values after the bias) that fit the unified buffer.
+    void activate_out(ProgramBuilder &out, std::uint32_t m0, std::uint32_t rows, std::uint32_t n0,
+                      std::uint32_t cols) const {
+        const MatmulEpilogue &e = *p_.epilogue;
+        const std::uint32_t bias_elem = e.bias_addr ? 4 : 0;
+        const std::uint32_t slice = std::min(cols, ub_bytes_ / (bias_elem + c_elem_));
+        for (std::uint32_t c0 = 0; c0 < cols; c0 += slice) {
+            const std::uint32_t width = std::min(slice, cols - c0);
+            const std::uint32_t bias_bytes = width * bias_elem;
+            const std::uint32_t row_bytes = width * c_elem_;
+            if (e.bias_addr)
+                out.dma_in({.type = DType::Fp32,
+                            .host_addr = *e.bias_addr + std::uint64_t{n0 + c0} * 4,
+                            .host_stride = bias_bytes,
+                            .local_addr = 0,
+                            .local_stride = bias_bytes,
+                            .rows = 1,
+                            .cols = width});
+            const std::uint32_t chunk = std::min((ub_bytes_ - bias_bytes) / row_bytes, rows);
+            for (std::uint32_t r0 = 0; r0 < rows; r0 += chunk) {
+                const std::uint32_t height = std::min(chunk, rows - r0);
+                out.activate(
+                    {.out_type = e.out_type,
+                     .function = e.function,
+                     .src_int32 = p_.type == DType::Int8,
+                     .acc_addr = r0 * t_.acc_stride + c0 * acc_elem_,
+                     .acc_stride = t_.acc_stride,
+                     .dst_addr = bias_bytes,
+                     .dst_stride = row_bytes,
+                     .rows = height,
+                     .cols = width,
+                     .bias_addr = e.bias_addr ? std::optional<std::uint32_t>(0) : std::nullopt,
+                     .scale = e.scale});
+                out.dma_out({.type = e.out_type,
+                             .host_addr = p_.c_addr + (m0 + r0) * c_stride_ +
+                                          std::uint64_t{n0 + c0} * c_elem_,
+                             .host_stride = c_stride_,
+                             .local_addr = bias_bytes,
+                             .local_stride = row_bytes,
+                             .rows = height,
+                             .cols = width});
+            }
+        }
+    }
+
     // B[k0 .. k0 + depth)[col .. col + cols) into the unified buffer at 0, then into the array.
     void load_weights(ProgramBuilder &out, std::uint32_t k0, std::uint32_t depth, std::uint32_t col,
                       std::uint32_t cols) const {
@@ -104,8 +160,10 @@ class BlockEmitter {
   private:
     const MatmulProblem &p_;
     const MatmulTiling &t_;
+    std::uint32_t ub_bytes_;
     std::uint32_t elem_;
     std::uint32_t acc_elem_;
+    std::uint32_t c_elem_;
     std::uint64_t a_stride_;
     std::uint64_t b_stride_;
     std::uint64_t c_stride_;
@@ -119,7 +177,16 @@ MatmulPlan compile_matmul(const MatmulProblem &problem, const ArrayLimits &limit
     plan.tiling = choose_matmul_tiling(problem.type, problem.m, problem.k, problem.n, limits,
                                        max_program_bytes);
     const MatmulTiling &t = plan.tiling;
-    const BlockEmitter emitter(problem, t);
+    if (problem.epilogue) {
+        const DType out = problem.epilogue->out_type;
+        if (element_size(out) == 0)
+            throw Error(ErrorCode::InvalidArgument, "matmul epilogue: unknown output type");
+        if (limits.ub_bytes < element_size(out) + (problem.epilogue->bias_addr ? 4 : 0))
+            throw Error(ErrorCode::Unsupported,
+                        "matmul epilogue does not fit the card: unified buffer of " +
+                            std::to_string(limits.ub_bytes) + " bytes");
+    }
+    const BlockEmitter emitter(problem, t, limits.ub_bytes);
     const std::size_t max_insns = max_program_bytes / TPU_INSN_SIZE;
 
     ProgramBuilder program;
@@ -131,6 +198,10 @@ MatmulPlan compile_matmul(const MatmulProblem &problem, const ArrayLimits &limit
         for (std::uint64_t n0 = 0; n0 < problem.n; n0 += group_cols) {
             plan.weight_loads += emitter.emit(block, static_cast<std::uint32_t>(m0), rows,
                                               static_cast<std::uint32_t>(n0));
+            if (block.size() + 1 > max_insns)
+                throw Error(ErrorCode::Unsupported, "matmul block of " +
+                                                        std::to_string(block.size()) +
+                                                        " instructions does not fit one program");
             if (!program.empty() && program.size() + block.size() + 1 > max_insns)
                 plan.programs.push_back(program.halt().finish());
             program.append(block.finish());

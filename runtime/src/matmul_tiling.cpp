@@ -28,7 +28,7 @@ void check_request(DType type, std::uint32_t m, std::uint32_t k, std::uint32_t n
                    const ArrayLimits &limits, std::size_t max_program_bytes) {
     if (!is_matmul_input(type))
         throw Error(ErrorCode::InvalidArgument,
-                    std::string("matmul inputs are int8 or bf16, not ") + dtype_name(type));
+                    std::string("matmul inputs are int8, bf16 or fp32, not ") + dtype_name(type));
     if (m == 0 || k == 0 || n == 0)
         throw Error(ErrorCode::InvalidArgument,
                     "matmul dimensions must be non-zero (M=" + std::to_string(m) +
@@ -133,6 +133,14 @@ MatmulTiling choose_matmul_tiling(DType type, std::uint32_t m, std::uint32_t k, 
             c.tile_k = ceil_div(c.tile_k, 2);
         else
             c.tile_n = ceil_div(c.tile_n, 2);
+    }
+    // bf16 sums k in pairs: every K tile but the last must be even for the tiled result to
+    // equal the untiled one (docs/hardware.md, Numerics).
+    if (type == DType::Bf16 && c.tile_k < k && c.tile_k % 2 != 0) {
+        if (c.tile_k == 1)
+            too_small("unified buffer of " + std::to_string(limits.ub_bytes) +
+                      " bytes for bf16 K tiles of 2");
+        --c.tile_k;
     }
     const std::uint64_t weight_bytes = c.tile_k * c.tile_n * c.elem;
     c.ub_rows = (limits.ub_bytes - weight_bytes) / (c.tile_k * c.elem);

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 // reference.cpp - the CPU golden model of the card's matmul (see reference.hpp).
 //
-// bf16 speed: a product of two bf16 values has at most 16 significant bits, so when it is a
-// normal binary32 number it is exact and fmaf(a, b, acc) == acc + a * b. When every non-zero
-// input lies in [2^-60, 2^60] all products are normal, and the loop uses the plain multiply-add
-// (vectorisable, and cheap under emulation without FMA); otherwise it calls fmaf.
+// bf16 (spec 1.2): k in pairs (2i, 2i+1), odd first, an odd K ending with k = K-1 alone; each
+// step is acc = FTZ(RNE(DAZ(acc) + DAZ(a) DAZ(b))): exact product, one rounding, subnormal
+// inputs read as zero, results tiny after rounding (unbounded exponent) flushed to signed zero.
+// Speed: a product of two bf16 values has at most 16 significant bits, so when it is a normal
+// binary32 number it is exact and the step is acc + a * b, whose exact value lies on the
+// 2^-149 grid: a tiny result is then exact, and the flush is a plain magnitude test. When every
+// non-zero input lies in [2^-60, 2^60] all products are normal and the loop uses that (cheap
+// under emulation without FMA); otherwise each step calls fmaf and, for a result of exactly
+// 2^-126, decides the flush from the exact sum in double.
 #include "tpurt/reference.hpp"
 
 #include "tpurt/error.hpp"
@@ -26,11 +31,58 @@ void check_sizes(std::size_t a, std::size_t b, std::size_t c, std::uint32_t m, s
                                                     "x" + std::to_string(n));
 }
 
+float daz(float x) {
+    return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+}
+
+// bf16 widened to binary32, subnormals read as zero.
 std::vector<float> widen(std::span<const Bf16> values, std::size_t count) {
     std::vector<float> out(count);
     for (std::size_t i = 0; i < count; ++i)
-        out[i] = values[i].to_float();
+        out[i] = daz(values[i].to_float());
     return out;
+}
+
+// A step whose a * b is exact and normal.
+float step_exact_product(float acc, float a, float b) {
+    const float r = acc + a * b;
+    return std::fabs(r) < 0x1p-126f ? std::copysign(0.0f, r) : r;
+}
+
+// A step on DAZ'd inputs. fmaf rounds to the subnormal grid, which hides the unbounded rounding
+// only when it gives exactly 2^-126; then both terms are below 2^-100 and their sum fits a
+// double, and the result reaches 2^-126 iff the sum is at least 2^-126 - 2^-151.
+float step_general(float acc, float a, float b) {
+    const float r = std::fmaf(a, b, acc);
+    const float mag = std::fabs(r);
+    if (std::isnan(r) || mag > 0x1p-126f)
+        return r;
+    if (mag < 0x1p-126f)
+        return std::copysign(0.0f, r);
+    const double exact = double(acc) + double(a) * double(b);
+    return std::fabs(exact) >= 0x1p-126 - 0x1p-151 ? r : std::copysign(0.0f, r);
+}
+
+template <float (*Step)(float, float, float)>
+void bf16_rows(const std::vector<float> &af, const std::vector<float> &bf, std::span<float> c,
+               std::uint32_t m, std::uint32_t k, std::uint32_t n) {
+    for (std::uint32_t i = 0; i < m; ++i) {
+        float *crow = &c[std::size_t{i} * n];
+        const float *arow = &af[std::size_t{i} * k];
+        std::fill(crow, crow + n, 0.0f);
+        std::uint32_t p = 0;
+        for (; p + 2 <= k; p += 2) {
+            const float *odd = &bf[std::size_t{p + 1} * n];
+            const float *even = odd - n;
+            for (std::uint32_t j = 0; j < n; ++j)
+                crow[j] = Step(Step(crow[j], arow[p + 1], odd[j]), arow[p], even[j]);
+        }
+        if (p < k) {
+            const float *last = &bf[std::size_t{p} * n];
+            for (std::uint32_t j = 0; j < n; ++j)
+                crow[j] = Step(crow[j], arow[p], last[j]);
+        }
+    }
 }
 
 bool products_are_normal(const std::vector<float> &a, const std::vector<float> &b) {
@@ -70,22 +122,10 @@ void reference_matmul(std::span<const Bf16> a, std::span<const Bf16> b, std::spa
     check_sizes(a.size(), b.size(), c.size(), m, k, n);
     const std::vector<float> af = widen(a, std::size_t{m} * k);
     const std::vector<float> bf = widen(b, std::size_t{k} * n);
-    const bool exact_products = products_are_normal(af, bf);
-    for (std::uint32_t i = 0; i < m; ++i) {
-        float *crow = &c[std::size_t{i} * n];
-        std::fill(crow, crow + n, 0.0f);
-        for (std::uint32_t p = 0; p < k; ++p) {
-            const float av = af[std::size_t{i} * k + p];
-            const float *brow = &bf[std::size_t{p} * n];
-            if (exact_products) {
-                for (std::uint32_t j = 0; j < n; ++j)
-                    crow[j] = crow[j] + av * brow[j];
-            } else {
-                for (std::uint32_t j = 0; j < n; ++j)
-                    crow[j] = std::fmaf(av, brow[j], crow[j]);
-            }
-        }
-    }
+    if (products_are_normal(af, bf))
+        bf16_rows<step_exact_product>(af, bf, c, m, k, n);
+    else
+        bf16_rows<step_general>(af, bf, c, m, k, n);
 }
 
 } // namespace tpurt

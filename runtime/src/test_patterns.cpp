@@ -2,6 +2,8 @@
 // test_patterns.cpp - deterministic test matrices from a splitmix64 generator.
 #include "tpurt/test_patterns.hpp"
 
+#include <bit>
+
 namespace tpurt {
 
 namespace {
@@ -51,6 +53,23 @@ std::vector<Bf16> wide_range_bf16(std::size_t count, std::uint64_t seed) {
         const auto exponent = static_cast<std::uint16_t>((r >> 8) % (max_exponent_field + 1));
         const auto mantissa = static_cast<std::uint16_t>((r >> 24) & 0x7f);
         v.bits = static_cast<std::uint16_t>(sign | (exponent << 7) | mantissa);
+    }
+    return out;
+}
+
+std::vector<float> random_fp32(std::size_t count, std::uint64_t seed) {
+    SplitMix64 rng(seed);
+    std::vector<float> out(count);
+    for (auto &v : out) {
+        const std::uint64_t r = rng.next();
+        if ((r & 0xff) == 0) { // about one in 256 is zero
+            v = 0.0f;
+            continue;
+        }
+        const std::uint32_t sign = static_cast<std::uint32_t>((r >> 8) & 1) << 31;
+        const auto exponent = static_cast<std::uint32_t>(127 - 8 + (r >> 9) % 17);
+        const auto mantissa = static_cast<std::uint32_t>((r >> 32) & 0x7fffff);
+        v = std::bit_cast<float>(sign | (exponent << 23) | mantissa);
     }
     return out;
 }

@@ -6,13 +6,14 @@
 // debugfs in the middle of a stream of jobs cancels the jobs in the ring and the next jobs run.
 // Program-fetch faults cannot be provoked through the driver (a program always lies in a
 // mapped BO): test_raw_device covers them. The reset case needs root (debugfs).
-#include "insn_builders.hpp"
+#include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <sys/mount.h>
@@ -21,13 +22,15 @@
 
 using namespace guest;
 using namespace uapi;
+using tpurt::DType;
+using tpurt::Program;
+using tpurt::ProgramBuilder;
 
 namespace {
 
 constexpr std::uint32_t kBytes = 256;
 
-struct drm_tpu_wait run(const std::vector<union tpu_insn> &program,
-                        std::vector<std::uint32_t> bos = {}) {
+struct drm_tpu_wait run(const Program &program, std::vector<std::uint32_t> bos = {}) {
     SubmittedProgram job(program, std::move(bos));
     struct drm_tpu_wait result;
     REQUIRE(wait_job(job.job_id(), result) == 0);
@@ -40,10 +43,12 @@ void check_card_works() {
     value++;
     RawBo src(TPU_PAGE_SIZE), dst(TPU_PAGE_SIZE);
     std::memset(src.map, value, kBytes);
-    struct drm_tpu_wait r =
-        run({dma_insn(TPU_OP_DMA_IN, src.device_addr, 0, 1, kBytes),
-             dma_insn(TPU_OP_DMA_OUT, dst.device_addr, 0, 1, kBytes), op_insn(TPU_OP_HALT)},
-            {src.handle, dst.handle});
+    struct drm_tpu_wait r = run(ProgramBuilder()
+                                    .dma_in(int8_rows(src.device_addr, 0, 1, kBytes))
+                                    .dma_out(int8_rows(dst.device_addr, 0, 1, kBytes))
+                                    .halt()
+                                    .finish(),
+                                {src.handle, dst.handle});
     REQUIRE(r.status == TPU_ERR_NONE);
     const auto *out = static_cast<const std::uint8_t *>(dst.map);
     CHECK(out[0] == value);
@@ -51,18 +56,28 @@ void check_card_works() {
     CHECK(out[kBytes] == 0);
 }
 
-// LOAD_W of a 16 x 16 int8 tile straight from host memory (TPU_F_W_HOST, tpu_insn_dma layout).
-union tpu_insn load_w_host_insn(std::uint64_t host_addr) {
-    union tpu_insn insn = dma_insn(TPU_OP_LOAD_W, host_addr, 0, 16, 16);
-    insn.dma.flags = TPU_F_W_HOST;
-    insn.dma.local_stride = 0;
-    return insn;
+// LOAD_W of a 16 x 16 int8 tile straight from host memory (TPU_F_W_HOST), then nothing else.
+Program load_w_host(std::uint64_t host_addr) {
+    return ProgramBuilder()
+        .load_weights(tpurt::HostWeightLoad{
+            .type = DType::Int8, .host_addr = host_addr, .host_stride = 16, .rows = 16, .cols = 16})
+        .finish();
 }
 
-// A 16 x 16 weight tile and an 8 x 16 matmul of dtype: 2048 MACs.
-std::vector<union tpu_insn> small_matmul(std::uint8_t dtype, std::uint32_t elem_bytes) {
-    return {load_w_insn(dtype, 16, 16, elem_bytes), matmul_insn(dtype, 8, 16, 16, elem_bytes),
-            op_insn(TPU_OP_HALT)};
+// A 16 x 16 weight tile and an 8 x 16 matmul of `type`: 2048 MACs.
+Program small_matmul(DType type) {
+    return ProgramBuilder()
+        .load_weights(packed_weights(type, 16, 16))
+        .matmul(packed_matmul(type, 8, 16, 16))
+        .halt()
+        .finish();
+}
+
+// A program of one instruction with an unknown opcode.
+Program bad_opcode() {
+    Program p = ProgramBuilder().nop().finish();
+    p.insns[0].hdr.opcode = 0x7f;
+    return p;
 }
 
 std::string debugfs_dir() {
@@ -108,27 +123,29 @@ TEST_CASE("MMU faults report the faulting device VA and the card keeps working",
     std::uint32_t error_pc = 0;
 
     SECTION("DMA_IN from an unmapped VA") {
-        r = run({op_insn(TPU_OP_NOP), dma_insn(TPU_OP_DMA_IN, hole, 0, 1, 64)});
+        r = run(ProgramBuilder().nop().dma_in(int8_rows(hole, 0, 1, 64)).finish());
         fault_addr = hole;
         error_pc = 1;
     }
     SECTION("DMA_IN running into the guard page after a buffer") {
-        r = run({dma_insn(TPU_OP_DMA_IN, buf.device_addr + buf.size - 16, 0, 1, 64)}, {buf.handle});
+        r = run(
+            ProgramBuilder().dma_in(int8_rows(buf.device_addr + buf.size - 16, 0, 1, 64)).finish(),
+            {buf.handle});
         fault_addr = buf.device_addr + buf.size;
     }
     SECTION("DMA_OUT to an unmapped VA") {
-        r = run({op_insn(TPU_OP_NOP), op_insn(TPU_OP_NOP),
-                 dma_insn(TPU_OP_DMA_OUT, hole + 8, 0, 1, 64)});
+        r = run(ProgramBuilder().nop().nop().dma_out(int8_rows(hole + 8, 0, 1, 64)).finish());
         fault_addr = hole + 8;
         error_pc = 2;
     }
     SECTION("TIMESTAMP to an unmapped VA") {
-        r = run({timestamp_insn(buf.device_addr, 1), timestamp_insn(hole + 16, 2)}, {buf.handle});
+        r = run(ProgramBuilder().timestamp(buf.device_addr, 1).timestamp(hole + 16, 2).finish(),
+                {buf.handle});
         fault_addr = hole + 16;
         error_pc = 1;
     }
     SECTION("LOAD_W from unmapped host memory") {
-        r = run({load_w_host_insn(hole)});
+        r = run(load_w_host(hole));
         fault_addr = hole;
     }
     CHECK(r.status == TPU_ERR_MMU_FAULT);
@@ -140,39 +157,44 @@ TEST_CASE("MMU faults report the faulting device VA and the card keeps working",
 
 TEST_CASE("bad instructions end the job at the failing instruction", "[faults]") {
     const std::uint64_t ub_size = get_param(DRM_TPU_PARAM_UB_SIZE);
-    std::vector<union tpu_insn> p{op_insn(TPU_OP_NOP), op_insn(TPU_OP_NOP)};
+    // Two NOPs, the instruction under test (built valid, then broken on purpose), HALT.
+    ProgramBuilder builder;
+    builder.nop().nop();
+    std::function<void(union tpu_insn &)> break_it = [](union tpu_insn &) {};
     std::uint32_t status = 0;
     std::uint64_t fault_addr = 0;
 
     SECTION("unknown opcode") {
-        p.push_back(op_insn(0x7f));
+        builder.nop();
+        break_it = [](union tpu_insn &insn) { insn.hdr.opcode = 0x7f; };
         status = TPU_ERR_BAD_OPCODE;
     }
     SECTION("DMA_IN with flags") {
-        p.push_back(dma_insn(TPU_OP_DMA_IN, unmapped_va(), 0, 1, 64));
-        p.back().dma.flags = 1;
+        builder.dma_in(int8_rows(unmapped_va(), 0, 1, 64));
+        break_it = [](union tpu_insn &insn) { insn.dma.flags = 1; };
         status = TPU_ERR_BAD_OPERAND;
     }
     SECTION("DMA_IN with an unknown dtype") {
-        p.push_back(dma_insn(TPU_OP_DMA_IN, unmapped_va(), 0, 1, 64));
-        p.back().dma.dtype = 9;
+        builder.dma_in(int8_rows(unmapped_va(), 0, 1, 64));
+        break_it = [](union tpu_insn &insn) { insn.dma.dtype = 9; };
         status = TPU_ERR_BAD_OPERAND;
     }
     SECTION("HALT with a non-zero reserved byte") {
-        p.push_back(op_insn(TPU_OP_HALT));
-        p.back().raw[3] = 1;
+        builder.halt();
+        break_it = [](union tpu_insn &insn) { insn.raw[3] = 1; };
         status = TPU_ERR_BAD_OPERAND;
     }
     SECTION("DMA_IN beyond the unified buffer") {
-        p.push_back(dma_insn(TPU_OP_DMA_IN, unmapped_va(), std::uint32_t(ub_size - 8), 1, 64));
+        builder.dma_in(int8_rows(unmapped_va(), std::uint32_t(ub_size - 8), 1, 64));
         status = TPU_ERR_UB_RANGE;
         fault_addr = ub_size;
     }
     SECTION("MATMUL without weights") {
-        p.push_back(matmul_insn(TPU_DT_INT8, 4, 16, 16, 1));
+        builder.matmul(packed_matmul(DType::Int8, 4, 16, 16));
         status = TPU_ERR_NO_WEIGHTS;
     }
-    p.push_back(op_insn(TPU_OP_HALT));
+    Program p = builder.halt().finish();
+    break_it(p.insns[2]);
     struct drm_tpu_wait r = run(p);
     CHECK(r.status == status);
     CHECK(r.error_pc == 2);
@@ -190,11 +212,11 @@ TEST_CASE("performance counters advance by what the jobs did", "[faults][counter
         before.push_back(get_param(param));
     auto delta = [&](std::size_t i) { return get_param(params[i]) - before[i]; };
 
-    CHECK(run(small_matmul(TPU_DT_INT8, 1)).status == TPU_ERR_NONE);
-    CHECK(run(small_matmul(TPU_DT_BF16, 2)).status == TPU_ERR_NONE);
-    CHECK(run(small_matmul(TPU_DT_FP32, 4)).status == TPU_ERR_NONE);
+    CHECK(run(small_matmul(DType::Int8)).status == TPU_ERR_NONE);
+    CHECK(run(small_matmul(DType::Bf16)).status == TPU_ERR_NONE);
+    CHECK(run(small_matmul(DType::Fp32)).status == TPU_ERR_NONE);
     check_card_works();
-    CHECK(run({op_insn(0x7f)}).status == TPU_ERR_BAD_OPCODE);
+    CHECK(run(bad_opcode()).status == TPU_ERR_BAD_OPCODE);
 
     CHECK(delta(0) == 3 * 2048);
     CHECK(delta(1) == 2048);

@@ -5,7 +5,7 @@
 // RESET during a job, per-queue RESET and stop, queue priorities and TLB_INVAL — after each the
 // card still runs a valid job. Last, tpu.ko is bound again and /dev/accel/accel0 runs a job.
 // Needs a card with at least 2 queues (tests/vm passes -global tpu.num-queues=4).
-#include "insn_builders.hpp"
+#include "guest_programs.hpp"
 #include "raw_card.hpp"
 #include "uapi_helpers.hpp"
 
@@ -15,6 +15,8 @@
 #include <deque>
 
 using namespace guest;
+using tpurt::Program;
+using tpurt::ProgramBuilder;
 
 namespace {
 
@@ -37,8 +39,17 @@ const std::string &card_path() {
     return path;
 }
 
-std::uint32_t program_bytes(const std::vector<union tpu_insn> &p) {
-    return std::uint32_t(p.size() * sizeof(union tpu_insn));
+std::uint32_t program_bytes(const Program &p) {
+    return std::uint32_t(p.size_bytes());
+}
+
+// DMA_IN of `bytes` int8 from kSrcVa to UB 0, DMA_OUT of them to kDstVa, HALT.
+Program copy_program(std::uint32_t bytes) {
+    return ProgramBuilder()
+        .dma_in(int8_rows(kSrcVa, 0, 1, bytes))
+        .dma_out(int8_rows(kDstVa, 0, 1, bytes))
+        .halt()
+        .finish();
 }
 
 // The card reset and programmed with context kCtx (copy and busy programs mapped) and queues
@@ -57,8 +68,7 @@ struct Rig {
         REQUIRE(bar.read32(TPU_REG_ID) == TPU_ID_MAGIC);
         REQUIRE(bar.read32(TPU_REG_NUM_QUEUES) >= nqueues);
         REQUIRE(bar.reset());
-        load(copy, {dma_insn(TPU_OP_DMA_IN, kSrcVa, 0, 1, kCopyBytes),
-                    dma_insn(TPU_OP_DMA_OUT, kDstVa, 0, 1, kCopyBytes), op_insn(TPU_OP_HALT)});
+        load(copy, copy_program(kCopyBytes));
         load(busy, busy_program(kBusyMatmuls));
         space.map(kCopyVa, copy.phys, TPU_PTE_READ);
         space.map(kBusyVa, busy.phys, TPU_PTE_READ);
@@ -82,9 +92,9 @@ struct Rig {
             q.start();
     }
 
-    static void load(raw::Page page, const std::vector<union tpu_insn> &p) {
-        REQUIRE(p.size() * sizeof(union tpu_insn) <= TPU_PAGE_SIZE);
-        std::memcpy(page.ptr, p.data(), p.size() * sizeof(union tpu_insn));
+    static void load(raw::Page page, const Program &p) {
+        REQUIRE(p.size_bytes() <= TPU_PAGE_SIZE);
+        std::memcpy(page.ptr, p.insns.data(), p.size_bytes());
     }
 
     std::uint64_t run_busy(raw::Queue &q, unsigned matmuls = kBusyMatmuls) {
@@ -107,11 +117,12 @@ struct Rig {
     }
 
     // Runs a program placed at kProgramVa and returns its completion record.
-    tpu_completion run_program(raw::Queue &q, const std::vector<union tpu_insn> &p) {
+    tpu_completion run_program(raw::Queue &q, const Program &program) {
+        const std::vector<union tpu_insn> &p = program.insns;
         std::memcpy(prog[0].ptr, p.data(), std::min<std::size_t>(p.size() * 32, TPU_PAGE_SIZE));
         if (p.size() * 32 > TPU_PAGE_SIZE)
             std::memcpy(prog[1].ptr, p.data() + TPU_PAGE_SIZE / 32, p.size() * 32 - TPU_PAGE_SIZE);
-        const std::uint64_t seqno = q.run(kCtx, kProgramVa, program_bytes(p));
+        const std::uint64_t seqno = q.run(kCtx, kProgramVa, program_bytes(program));
         REQUIRE(q.wait(seqno));
         return q.completion(q.slot_of(seqno));
     }
@@ -246,25 +257,27 @@ TEST_CASE("MMU faults of program fetch report the device VA", "[raw][mmu]") {
     }
     SECTION("program running into an unmapped page") {
         rig.space.unmap(kProgramVa + TPU_PAGE_SIZE);
-        std::vector<union tpu_insn> p(TPU_PAGE_SIZE / 32 + 4, op_insn(TPU_OP_NOP));
-        const tpu_completion c = rig.run_program(q, p);
+        ProgramBuilder p;
+        for (std::size_t i = 0; i < TPU_PAGE_SIZE / 32 + 4; i++)
+            p.nop();
+        const tpu_completion c = rig.run_program(q, p.finish());
         CHECK(c.status == TPU_ERR_MMU_FAULT);
         CHECK(c.error_pc == TPU_PAGE_SIZE / 32);
         CHECK(c.fault_addr == kProgramVa + TPU_PAGE_SIZE);
     }
     SECTION("program in a page without READ") {
         rig.space.map(kProgramVa, rig.prog[0].phys, TPU_PTE_WRITE);
-        const tpu_completion c = rig.run_program(q, {op_insn(TPU_OP_HALT)});
+        const tpu_completion c = rig.run_program(q, halt_program());
         CHECK(c.status == TPU_ERR_MMU_FAULT);
         CHECK(c.fault_addr == kProgramVa);
     }
     SECTION("DMA_OUT to a read-only page, DMA_IN beyond the 39-bit space") {
         tpu_completion c = rig.run_program(
-            q, {op_insn(TPU_OP_NOP), dma_insn(TPU_OP_DMA_OUT, kSrcVa + 8, 0, 1, 8)});
+            q, ProgramBuilder().nop().dma_out(int8_rows(kSrcVa + 8, 0, 1, 8)).finish());
         CHECK(c.status == TPU_ERR_MMU_FAULT);
         CHECK(c.error_pc == 1);
         CHECK(c.fault_addr == kSrcVa + 8);
-        c = rig.run_program(q, {dma_insn(TPU_OP_DMA_IN, 1ull << 39, 0, 1, 8)});
+        c = rig.run_program(q, ProgramBuilder().dma_in(int8_rows(1ull << 39, 0, 1, 8)).finish());
         CHECK(c.status == TPU_ERR_MMU_FAULT);
         CHECK(c.fault_addr == 1ull << 39);
     }
@@ -474,9 +487,11 @@ TEST_CASE("tpu.ko binds again and runs a job", "[raw][driver]") {
     raw::bind_driver(card_path());
     uapi::RawBo src(TPU_PAGE_SIZE), dst(TPU_PAGE_SIZE);
     std::memset(src.map, 0x3c, 64);
-    uapi::SubmittedProgram job({dma_insn(TPU_OP_DMA_IN, src.device_addr, 0, 1, 64),
-                                dma_insn(TPU_OP_DMA_OUT, dst.device_addr, 0, 1, 64),
-                                op_insn(TPU_OP_HALT)},
+    uapi::SubmittedProgram job(ProgramBuilder()
+                                   .dma_in(int8_rows(src.device_addr, 0, 1, 64))
+                                   .dma_out(int8_rows(dst.device_addr, 0, 1, 64))
+                                   .halt()
+                                   .finish(),
                                {src.handle, dst.handle});
     struct drm_tpu_wait result;
     REQUIRE(uapi::wait_job(job.job_id(), result) == 0);

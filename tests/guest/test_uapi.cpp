@@ -2,6 +2,7 @@
 // test_uapi.cpp - guest test: the driver's ioctls used raw, without the runtime: argument
 // checking (EINVAL/ENOENT/EFAULT), job retirement, error completion of bad programs, the card
 // staying usable after a failed job, and syncobj fences.
+#include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -12,7 +13,9 @@
 #include <ctime>
 #include <sys/mman.h>
 
+using namespace guest;
 using namespace uapi;
+using tpurt::ProgramBuilder;
 
 namespace {
 
@@ -90,8 +93,8 @@ TEST_CASE("BO_CREATE and BO_INFO check their arguments", "[bo]") {
 
 TEST_CASE("SUBMIT checks its arguments", "[submit]") {
     RawBo code(4096);
-    const union tpu_insn halt = insn_halt();
-    std::memcpy(code.map, &halt, sizeof(halt));
+    const tpurt::Program halt = halt_program();
+    std::memcpy(code.map, halt.insns.data(), halt.size_bytes());
     struct drm_tpu_submit submit = valid_submit(code, 1);
 
     SECTION("unknown program handle") {
@@ -144,13 +147,13 @@ TEST_CASE("WAIT retires a job exactly once", "[wait]") {
         CHECK(wait_job(0xfffffffffffull, result) == ENOENT);
     }
     SECTION("second wait") {
-        SubmittedProgram job({insn_halt()}, {});
+        SubmittedProgram job(halt_program(), {});
         REQUIRE(wait_job(job.job_id(), result) == 0);
         CHECK(result.status == TPU_ERR_NONE);
         CHECK(wait_job(job.job_id(), result) == ENOENT);
     }
     SECTION("non-zero reserved") {
-        SubmittedProgram job({insn_halt()}, {});
+        SubmittedProgram job(halt_program(), {});
         result = {};
         result.job_id = job.job_id();
         result.timeout_ns = 1'000'000'000;
@@ -166,18 +169,20 @@ TEST_CASE("a bad opcode fails the job and the card keeps working", "[errors]") {
     for (int i = 0; i < 64; ++i)
         bytes[i] = static_cast<std::uint8_t>(i + 1);
 
-    union tpu_insn bad = insn_zero();
-    bad.hdr.opcode = 0x7f;
-    SubmittedProgram failing({insn_zero(), bad, insn_halt()}, {data.handle});
+    tpurt::Program bad = ProgramBuilder().nop().nop().halt().finish();
+    bad.insns[1].hdr.opcode = 0x7f;
+    SubmittedProgram failing(bad, {data.handle});
     struct drm_tpu_wait result;
     REQUIRE(wait_job(failing.job_id(), result) == 0);
     CHECK(result.status == TPU_ERR_BAD_OPCODE);
     CHECK(result.error_pc == 1);
 
     // Copy the first 64 bytes to offset 1024 through the unified buffer.
-    SubmittedProgram copy({insn_dma(TPU_OP_DMA_IN, 0, data.device_addr, 0, 4, 16),
-                           insn_dma(TPU_OP_DMA_OUT, 0, data.device_addr + 1024, 0, 4, 16),
-                           insn_halt()},
+    SubmittedProgram copy(ProgramBuilder()
+                              .dma_in(int8_rows(data.device_addr, 0, 4, 16))
+                              .dma_out(int8_rows(data.device_addr + 1024, 0, 4, 16))
+                              .halt()
+                              .finish(),
                           {data.handle});
     REQUIRE(wait_job(copy.job_id(), result) == 0);
     CHECK(result.status == TPU_ERR_NONE);
@@ -190,7 +195,7 @@ TEST_CASE("DMA to or from an unmapped address is an MMU fault", "[errors]") {
     struct drm_tpu_wait result;
 
     SECTION("DMA_IN reads an unmapped page") {
-        SubmittedProgram job({insn_dma(TPU_OP_DMA_IN, 0, hole, 0, 1, 16), insn_halt()},
+        SubmittedProgram job(ProgramBuilder().dma_in(int8_rows(hole, 0, 1, 16)).halt().finish(),
                              {data.handle});
         REQUIRE(wait_job(job.job_id(), result) == 0);
         CHECK(result.status == TPU_ERR_MMU_FAULT);
@@ -198,8 +203,11 @@ TEST_CASE("DMA to or from an unmapped address is an MMU fault", "[errors]") {
         CHECK(result.fault_addr == hole);
     }
     SECTION("DMA_OUT writes an unmapped page") {
-        SubmittedProgram job({insn_dma(TPU_OP_DMA_IN, 0, data.device_addr, 0, 1, 16),
-                              insn_dma(TPU_OP_DMA_OUT, 0, hole, 0, 1, 16), insn_halt()},
+        SubmittedProgram job(ProgramBuilder()
+                                 .dma_in(int8_rows(data.device_addr, 0, 1, 16))
+                                 .dma_out(int8_rows(hole, 0, 1, 16))
+                                 .halt()
+                                 .finish(),
                              {data.handle});
         REQUIRE(wait_job(job.job_id(), result) == 0);
         CHECK(result.status == TPU_ERR_MMU_FAULT);
@@ -212,7 +220,7 @@ TEST_CASE("out_syncobj is signalled when the job ends", "[syncobj]") {
     std::uint32_t syncobj = 0;
     REQUIRE(drmSyncobjCreate(device_fd(), 0, &syncobj) == 0);
     {
-        SubmittedProgram job({insn_halt()}, {}, syncobj);
+        SubmittedProgram job(halt_program(), {}, syncobj);
         const std::int64_t deadline = monotonic_ns() + 10'000'000'000;
         CHECK(drmSyncobjWait(device_fd(), &syncobj, 1, deadline, 0, nullptr) == 0);
         struct drm_tpu_wait result;

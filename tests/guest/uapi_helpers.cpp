@@ -68,13 +68,13 @@ RawBo::~RawBo() {
     ioctl_errno(device_fd(), DRM_IOCTL_GEM_CLOSE, &close);
 }
 
-SubmittedProgram::SubmittedProgram(const std::vector<union tpu_insn> &insns,
-                                   std::vector<std::uint32_t> bos, std::uint32_t out_syncobj)
-    : code_(insns.size() * sizeof(union tpu_insn)) {
-    std::memcpy(code_.map, insns.data(), insns.size() * sizeof(union tpu_insn));
+SubmittedProgram::SubmittedProgram(const tpurt::Program &program, std::vector<std::uint32_t> bos,
+                                   std::uint32_t out_syncobj)
+    : code_(program.size_bytes()) {
+    std::memcpy(code_.map, program.insns.data(), program.size_bytes());
     struct drm_tpu_submit submit = {};
     submit.program_handle = code_.handle;
-    submit.program_size = static_cast<std::uint32_t>(insns.size() * sizeof(union tpu_insn));
+    submit.program_size = static_cast<std::uint32_t>(program.size_bytes());
     submit.bo_count = static_cast<std::uint32_t>(bos.size());
     submit.bo_handles = reinterpret_cast<std::uintptr_t>(bos.data());
     submit.out_syncobj = out_syncobj;
@@ -88,33 +88,6 @@ int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result) {
     result.job_id = job_id;
     result.timeout_ns = 10'000'000'000;
     return ioctl_errno(device_fd(), DRM_IOCTL_TPU_WAIT, &result);
-}
-
-union tpu_insn insn_zero() {
-    union tpu_insn insn;
-    std::memset(&insn, 0, sizeof(insn));
-    return insn;
-}
-
-union tpu_insn insn_halt() {
-    union tpu_insn insn = insn_zero();
-    insn.hdr.opcode = TPU_OP_HALT;
-    return insn;
-}
-
-union tpu_insn insn_dma(std::uint8_t opcode, std::uint16_t flags, std::uint64_t host_addr,
-                        std::uint32_t local_addr, std::uint16_t rows, std::uint16_t cols) {
-    union tpu_insn insn = insn_zero();
-    insn.dma.opcode = opcode;
-    insn.dma.dtype = TPU_DT_INT8;
-    insn.dma.flags = flags;
-    insn.dma.rows = rows;
-    insn.dma.cols = cols;
-    insn.dma.host_addr = host_addr;
-    insn.dma.host_stride = cols;
-    insn.dma.local_addr = local_addr;
-    insn.dma.local_stride = cols;
-    return insn;
 }
 
 } // namespace uapi

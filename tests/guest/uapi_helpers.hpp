@@ -5,6 +5,7 @@
 
 #include <drm/tpu_accel.h>
 #include <tpu_hw.h>
+#include <tpurt/program_builder.hpp>
 
 #include <cstdint>
 #include <vector>
@@ -37,7 +38,7 @@ class RawBo {
 // A program in its own BO, submitted with `bo_handles`; the BO lives as long as the object.
 class SubmittedProgram {
   public:
-    SubmittedProgram(const std::vector<union tpu_insn> &insns, std::vector<std::uint32_t> bos,
+    SubmittedProgram(const tpurt::Program &program, std::vector<std::uint32_t> bos,
                      std::uint32_t out_syncobj = 0);
     std::uint64_t job_id() const { return job_id_; }
 
@@ -48,10 +49,5 @@ class SubmittedProgram {
 
 // DRM_IOCTL_TPU_WAIT with a generous timeout; returns the errno and fills `result`.
 int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
-
-union tpu_insn insn_zero();
-union tpu_insn insn_halt();
-union tpu_insn insn_dma(std::uint8_t opcode, std::uint16_t flags, std::uint64_t host_addr,
-                        std::uint32_t local_addr, std::uint16_t rows, std::uint16_t cols);
 
 } // namespace uapi

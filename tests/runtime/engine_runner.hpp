@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// engine_runner.hpp - runs the runtime's compiled matmul programs on the engine library the
-// way the driver and device would: operands in a device address space of simulated host
-// memory, one engine job per program.
+// engine_runner.hpp - runs the runtime's compiled matmul and dense-layer programs on the engine
+// library the way the driver and device would: operands in a device address space of simulated
+// host memory, one engine job per program.
 #pragma once
 
+#include <tpurt/conv2d.hpp>
+#include <tpurt/dense.hpp>
 #include <tpurt/matmul_compiler.hpp>
 
 #include <tpu_engine.h>
@@ -36,5 +38,22 @@ EngineMatmul run_matmul_on_engine(const tpu_engine_config &cfg, tpurt::DType typ
                                   std::uint32_t k, std::uint32_t n, const void *a, const void *b,
                                   const RowPadding &padding = {},
                                   std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+
+struct EngineConv2d {
+    tpurt::Conv2dPlan plan;
+    std::vector<std::byte> output; // NHWC, int32 or fp32
+    std::uint64_t macs = 0;
+};
+
+// Compiles the convolution (input NHWC and weights HWIO dense arrays of `type`) for the card
+// `cfg`, runs every program on one engine and returns the output.
+EngineConv2d run_conv2d_on_engine(const tpu_engine_config &cfg, tpurt::DType type,
+                                  const tpurt::Conv2dShape &shape, const void *input,
+                                  const void *weights);
+
+// Compiles the dense layer (A, W dense arrays of in_type, bias fp32[N] or nullptr for none)
+// for the card `cfg`, runs it and returns the M x N out_type results in `c`.
+EngineMatmul run_dense_on_engine(const tpu_engine_config &cfg, const tpurt::DenseLayer &layer,
+                                 const void *a, const void *w, const float *bias);
 
 } // namespace runtime_test

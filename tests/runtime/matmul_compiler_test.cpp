@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // matmul_compiler_test.cpp - the matmul compiler's programs, run on the engine, equal the
-// independent reference loops bit for bit: int8 and bf16, from 1x1x1 to 300x200x500, on the
+// independent reference loops bit for bit: int8, bf16 and fp32, from 1x1x1 to 300x200x500, on the
 // default 128x128 card and on a 4x4 array with tiny memories that forces every tiling path,
 // with padded strides, and split into several programs when one would exceed 1 MiB.
 #include "engine_runner.hpp"
@@ -109,6 +109,25 @@ tpurt::MatmulPlan check_bf16(const tpu_engine_config &cfg, const Shape &s, std::
                       tpurt::wide_range_bf16(std::size_t{s.k} * s.n, seed + 1), padding);
 }
 
+tpurt::MatmulPlan check_fp32(const tpu_engine_config &cfg, const Shape &s, std::uint64_t seed,
+                             const runtime_test::RowPadding &padding = {}) {
+    INFO("fp32 " << s.m << "x" << s.k << "x" << s.n << " on " << cfg.mxu_rows << "x" << cfg.mxu_cols
+                 << ", UB " << cfg.ub_bytes << ", ACC " << cfg.acc_bytes);
+    const auto a = tpurt::random_fp32(std::size_t{s.m} * s.k, seed);
+    const auto b = tpurt::random_fp32(std::size_t{s.k} * s.n, seed + 1);
+    auto run =
+        run_matmul_on_engine(cfg, tpurt::DType::Fp32, s.m, s.k, s.n, a.data(), b.data(), padding);
+    const auto card = as_vector<float>(run.c);
+    const auto ref = tpu::test::reference_matmul_fp32(a.data(), b.data(), s.m, s.k, s.n);
+    const long bad = first_mismatch(card, ref);
+    if (bad >= 0)
+        FAIL("C[" << bad / s.n << "][" << bad % s.n << "]: card " << card[bad] << " reference "
+                  << ref[bad]);
+    CHECK(run.macs == std::uint64_t{s.m} * s.k * s.n);
+    check_plan(run.plan, cfg, tpurt::DType::Fp32, TPU_PROGRAM_MAX_BYTES);
+    return run.plan;
+}
+
 const Shape standard_shapes[] = {{1, 1, 1}, {127, 129, 131}, {300, 200, 500}};
 
 } // namespace
@@ -121,6 +140,21 @@ TEST_CASE("int8 matmuls on a 128x128 card are exact", "[compiler][int8]") {
 TEST_CASE("bf16 matmuls on a 128x128 card are exact", "[compiler][bf16]") {
     for (const Shape &s : standard_shapes)
         check_bf16(default_card, s, s.m * 7 + s.n);
+}
+
+TEST_CASE("fp32 matmuls on a 128x128 card are exact", "[compiler][fp32]") {
+    for (const Shape &s : standard_shapes)
+        check_fp32(default_card, s, s.m * 5 + s.k);
+}
+
+TEST_CASE("fp32 matmuls on a 4x4 array with tiny memories and padded rows are exact",
+          "[compiler][fp32][small]") {
+    // 48 bytes of UB hold a 2x4 fp32 tile and one row of A: K is tiled in pairs.
+    const tpu_engine_config cfg = engine_config(4, 4, 48, 128);
+    const Shape shapes[] = {{1, 1, 1}, {13, 7, 11}, {31, 33, 29}};
+    for (const Shape &s : shapes)
+        check_fp32(cfg, s, s.m + s.k);
+    check_fp32(default_card, {37, 141, 130}, 93, {.a = 4, .b = 8, .c = 12});
 }
 
 TEST_CASE("bf16 with the test library's special values is exact", "[compiler][bf16]") {
@@ -221,8 +255,8 @@ TEST_CASE("the compiler rejects bad problems", "[compiler][errors]") {
         problem.k = 0;
         CHECK_THROWS_AS(tpurt::compile_matmul(problem, limits), tpurt::Error);
     }
-    SECTION("accumulator type as input") {
-        problem.type = tpurt::DType::Fp32;
+    SECTION("int32 as input") {
+        problem.type = tpurt::DType::Int32;
         CHECK_THROWS_AS(tpurt::compile_matmul(problem, limits), tpurt::Error);
     }
     SECTION("stride shorter than a row") {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// main.cpp - tpu-demo: opens a TPU card, prints what it is, runs an int8 and a bf16 matmul on it,
-// checks both exactly against the CPU reference and reports times. Exit status: 0 all exact,
+// main.cpp - tpu-demo: opens a TPU card, prints what it is, runs an int8, a bf16 and (when the
+// card has it) an fp32 matmul and a dense layer (bias + RELU on the vector unit) on it, checks
+// each exactly against the CPU reference and reports times. Exit status: 0 all exact,
 // 1 a mismatch, 2 usage or device error.
 //
 //   tpu-demo [--device N] [M [K N]]     (default 512x512x512; one number means a cube)
+#include "dense_check.hpp"
 #include "device_report.hpp"
 #include "matmul_check.hpp"
 
@@ -69,6 +71,10 @@ int main(int argc, char **argv) {
         print_device_report(options.device, device.info());
         bool exact = check_matmul(device, tpurt::DType::Int8, options.shape);
         exact = check_matmul(device, tpurt::DType::Bf16, options.shape) && exact;
+        if (device.info().supports(tpurt::DType::Fp32))
+            exact = check_matmul(device, tpurt::DType::Fp32, options.shape) && exact;
+        if (device.info().has_vector_unit())
+            exact = check_dense(device, options.shape) && exact;
         print_counters(device.counters());
         std::printf("\n%s\n", exact ? "all results exact" : "MISMATCH: the card's results differ");
         return exact ? 0 : 1;

@@ -5,6 +5,7 @@
 
 #include <tpurt/matmul.hpp>
 #include <tpurt/reference.hpp>
+#include <tpurt/reference_fp32.hpp>
 #include <tpurt/test_patterns.hpp>
 
 #include <bit>
@@ -77,9 +78,15 @@ bool check_matmul(tpurt::Device &device, tpurt::DType type, const MatmulShape &s
     std::printf("\n%s x %s -> %s, %ux%ux%u (%.1f M MACs)\n", tpurt::dtype_name(type),
                 tpurt::dtype_name(type), tpurt::dtype_name(tpurt::accumulator_type(type)), s.m, s.k,
                 s.n, static_cast<double>(a_count) * s.n / 1e6);
-    if (type == tpurt::DType::Int8)
+    switch (type) {
+    case tpurt::DType::Int8:
         return run<std::int8_t, std::int32_t>(device, s, tpurt::random_int8(a_count, 1),
                                               tpurt::random_int8(b_count, 2));
-    return run<tpurt::Bf16, float>(device, s, tpurt::random_bf16(a_count, 3),
-                                   tpurt::random_bf16(b_count, 4));
+    case tpurt::DType::Bf16:
+        return run<tpurt::Bf16, float>(device, s, tpurt::random_bf16(a_count, 3),
+                                       tpurt::random_bf16(b_count, 4));
+    default:
+        return run<float, float>(device, s, tpurt::random_fp32(a_count, 5),
+                                 tpurt::random_fp32(b_count, 6));
+    }
 }

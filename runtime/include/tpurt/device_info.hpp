@@ -38,10 +38,13 @@ struct DeviceInfo {
             return caps & TPU_CAP_INT8;
         case DType::Bf16:
             return caps & TPU_CAP_BF16;
+        case DType::Fp32:
+            return caps & TPU_CAP_FP32;
         default:
             return false;
         }
     }
+    bool has_vector_unit() const { return caps & TPU_CAP_VPU; }
     unsigned spec_major() const { return spec_version >> 16; }
     unsigned spec_minor() const { return spec_version & 0xffff; }
     // Peak multiply-accumulates per modelled cycle.

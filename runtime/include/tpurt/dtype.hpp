@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // dtype.hpp - element types the card understands, with the same values as enum tpu_dtype, and
-// their sizes: int8 and bf16 are matmul inputs, int32 and fp32 the matching accumulator types.
+// their sizes: int8, bf16 and fp32 are matmul inputs, int32 and fp32 the accumulator types.
 #pragma once
 
 #include <tpu_hw.h>
@@ -31,10 +31,10 @@ constexpr std::size_t element_size(DType type) {
 
 // True for the types a matmul takes as inputs (A and B).
 constexpr bool is_matmul_input(DType type) {
-    return type == DType::Int8 || type == DType::Bf16;
+    return type == DType::Int8 || type == DType::Bf16 || type == DType::Fp32;
 }
 
-// The type of a matmul's result for input type `type`: int8 -> int32, bf16 -> fp32.
+// The type of a matmul's result for input type `type`: int8 -> int32, bf16 and fp32 -> fp32.
 constexpr DType accumulator_type(DType type) {
     return type == DType::Int8 ? DType::Int32 : DType::Fp32;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// matmul_compiler.hpp - compiles C[M x N] = A[M x K] x B[K x N] (row-major, int8 -> int32 or
-// bf16 -> fp32) into card programs. A pure function of the shapes, the operands' device
-// addresses and the card's limits, so it runs (and is tested) without a device.
+// matmul_compiler.hpp - compiles C[M x N] = A[M x K] x B[K x N] (row-major, int8 -> int32,
+// bf16 -> fp32 or fp32 -> fp32) into card programs. A pure function of the shapes, the operands'
+// device addresses and the card's limits, so it runs (and is tested) without a device.
 //
 // Tiling: N in tiles of tile_n <= mxu_cols columns and K in tiles of tile_k <= mxu_rows. C is
 // produced in blocks of block_m rows x group_n column tiles that stay in the accumulators until
@@ -14,20 +14,36 @@
 // bytes per cycle, LOAD_W K cycles, MATMUL M + K + N - 1). After the last k tile the block
 // goes from the accumulators into C with one DMA. Every block is self-contained, so a matmul
 // whose instructions exceed one program is split into several jobs at block boundaries.
+//
+// With an epilogue (a dense layer), each finished block instead goes through ACTIVATE: the
+// unified buffer is free once the block's MATMULs are done, so the block is processed in
+// slices of columns (their fp32 bias DMA'd to UB 0) and rows (ACTIVATE into the UB after the
+// bias, then DMA_OUT to C) as large as the unified buffer holds.
 #pragma once
 
 #include "tpurt/device_info.hpp"
 #include "tpurt/dtype.hpp"
 #include "tpurt/program_builder.hpp"
+#include "tpurt/vpu_ops.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tpurt {
 
+// What happens to C on the card before it is written out: C = function(scale * (A x B + bias)),
+// converted to out_type (Int8, Bf16, Int32 or Fp32), as ACTIVATE defines it (docs/hardware.md).
+struct MatmulEpilogue {
+    Activation function = Activation::None;
+    DType out_type = DType::Fp32;
+    std::optional<std::uint64_t> bias_addr = std::nullopt; // device VA of fp32[N]
+    float scale = 1.0f;
+};
+
 struct MatmulProblem {
-    DType type = DType::Int8; // input type: Int8 (C is int32) or Bf16 (C is fp32)
+    DType type = DType::Int8; // input type: Int8 (C is int32), Bf16 or Fp32 (C is fp32)
     std::uint32_t m = 0;
     std::uint32_t k = 0;
     std::uint32_t n = 0;
@@ -37,6 +53,8 @@ struct MatmulProblem {
     std::uint64_t a_stride = 0; // bytes between rows; 0 means densely packed
     std::uint64_t b_stride = 0;
     std::uint64_t c_stride = 0;
+    // Without an epilogue C holds the accumulators (int32 or fp32); with one, out_type values.
+    std::optional<MatmulEpilogue> epilogue = std::nullopt;
 };
 
 struct MatmulTiling {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // reference.hpp - plain CPU matmuls with the card's exact numerics, the golden model that
 // tests and tools compare the card against: int8 products summed into int32 with two's-
-// complement wrap-around, and bf16 as acc = fmaf(a, b, acc) over k ascending from +0.0f.
-// Loops run in i-k-j order (cache-friendly, still k-ascending for every output).
+// complement wrap-around, and bf16 (spec 1.2) from +0.0f over k in pairs (2i, 2i+1), odd
+// element first, each step acc = FTZ(RNE(DAZ(acc) + DAZ(a) DAZ(b))) with an exact product.
+// Loops run in i-k-j order (cache-friendly, still the card's k order for every output).
 #pragma once
 
 #include "tpurt/bf16.hpp"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // test_patterns.hpp - deterministic matrices for checking the card against the reference
-// model (tests, the demo, self-checks): full-range int8, moderate bf16 values, and bf16 values
+// model (tests, the demo, self-checks): full-range int8, moderate bf16 values, bf16 values
 // spanning subnormals to large magnitudes that exercise every rounding case of the
-// accumulation. The same seed gives the same data on every machine.
+// accumulation, and full-precision fp32 values. The same seed gives the same data on every machine.
 #pragma once
 
 #include "tpurt/bf16.hpp"
@@ -20,5 +20,8 @@ std::vector<Bf16> random_bf16(std::size_t count, std::uint64_t seed);
 // bf16 values of either sign from subnormals (and zeros) up to about 2^40: products underflow,
 // cancel and round in every way the fmaf accumulation defines, without reaching inf or NaN.
 std::vector<Bf16> wide_range_bf16(std::size_t count, std::uint64_t seed);
+// fp32 values of either sign with full 24-bit significands and magnitudes from 2^-8 to 2^8,
+// zeros included: every product needs rounding, sums cancel.
+std::vector<float> random_fp32(std::size_t count, std::uint64_t seed);
 
 } // namespace tpurt

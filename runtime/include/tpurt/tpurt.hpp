@@ -10,6 +10,8 @@
 
 #include "tpurt/bf16.hpp"
 #include "tpurt/buffer.hpp"
+#include "tpurt/conv2d.hpp"
+#include "tpurt/dense.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/dtype.hpp"
@@ -19,4 +21,7 @@
 #include "tpurt/matmul_compiler.hpp"
 #include "tpurt/program_builder.hpp"
 #include "tpurt/reference.hpp"
+#include "tpurt/reference_dense.hpp"
+#include "tpurt/reference_fp32.hpp"
 #include "tpurt/test_patterns.hpp"
+#include "tpurt/vpu_ops.hpp"

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// vpu_ops.hpp - the operations of the card's vector unit, with the values tpu_hw.h gives them:
+// ACTIVATE's functions, VECTOR's elementwise operations, REDUCE's and POOL's reductions.
+#pragma once
+
+#include <tpu_hw.h>
+
+namespace tpurt {
+
+enum class Activation : unsigned char {
+    None = TPU_ACT_NONE,
+    Relu = TPU_ACT_RELU,
+    Relu6 = TPU_ACT_RELU6,
+    Gelu = TPU_ACT_GELU, // tanh approximation
+    Sigmoid = TPU_ACT_SIGMOID,
+    Tanh = TPU_ACT_TANH,
+    Exp = TPU_ACT_EXP,
+};
+
+enum class VectorOp : unsigned char {
+    Add = TPU_VOP_ADD,
+    Sub = TPU_VOP_SUB,
+    Mul = TPU_VOP_MUL,
+    Max = TPU_VOP_MAX,
+    Min = TPU_VOP_MIN,
+};
+
+enum class ReduceOp : unsigned char {
+    Sum = TPU_ROP_SUM,
+    Max = TPU_ROP_MAX,
+};
+
+enum class PoolOp : unsigned char {
+    Max = TPU_POOL_MAX,
+    Avg = TPU_POOL_AVG,
+};
+
+constexpr const char *activation_name(Activation f) {
+    switch (f) {
+    case Activation::None:
+        return "none";
+    case Activation::Relu:
+        return "relu";
+    case Activation::Relu6:
+        return "relu6";
+    case Activation::Gelu:
+        return "gelu";
+    case Activation::Sigmoid:
+        return "sigmoid";
+    case Activation::Tanh:
+        return "tanh";
+    case Activation::Exp:
+        return "exp";
+    }
+    return "?";
+}
+
+} // namespace tpurt

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// conv2d.cpp - runs compiled convolutions on a device; the host-span overloads stage through
+// device buffers (see conv2d.hpp).
+#include "tpurt/conv2d.hpp"
+
+#include "plan_runner.hpp"
+#include "tpurt/error.hpp"
+
+#include <array>
+#include <cstring>
+#include <string>
+
+namespace tpurt {
+
+namespace {
+
+void require_size(std::size_t have, std::uint64_t need, const char *what) {
+    if (have < need)
+        throw Error(ErrorCode::InvalidArgument, std::string("conv2d ") + what + " holds " +
+                                                    std::to_string(have) + " bytes, needs " +
+                                                    std::to_string(need));
+}
+
+template <typename In, typename Out>
+MatmulStats conv2d_host(Device &device, std::span<const In> input, std::span<const In> weights,
+                        std::span<Out> output, const Conv2dShape &shape, DType type) {
+    const std::uint64_t in_bytes = shape.input_elements() * sizeof(In);
+    const std::uint64_t w_bytes = shape.weight_elements() * sizeof(In);
+    const std::uint64_t out_bytes = shape.output_elements() * sizeof(Out);
+    require_size(input.size_bytes(), in_bytes, "input");
+    require_size(weights.size_bytes(), w_bytes, "weights");
+    require_size(output.size_bytes(), out_bytes, "output");
+    if (in_bytes == 0 || w_bytes == 0)
+        throw Error(ErrorCode::InvalidArgument, "conv2d dimensions must be non-zero");
+
+    Buffer in_buf = device.allocate(in_bytes);
+    Buffer w_buf = device.allocate(w_bytes);
+    Buffer out_buf = device.allocate(out_bytes);
+    std::memcpy(in_buf.data(), input.data(), in_bytes);
+    std::memcpy(w_buf.data(), weights.data(), w_bytes);
+    const MatmulStats stats = conv2d(device, in_buf, w_buf, out_buf, type, shape);
+    std::memcpy(output.data(), out_buf.data(), out_bytes);
+    return stats;
+}
+
+} // namespace
+
+MatmulStats conv2d(Device &device, const Buffer &input, const Buffer &weights, Buffer &output,
+                   DType type, const Conv2dShape &shape, std::chrono::nanoseconds timeout) {
+    if (is_matmul_input(type) && !device.info().supports(type))
+        throw Error(ErrorCode::Unsupported, std::string("this card has no ") + dtype_name(type) +
+                                                " matrix unit (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    Conv2dProblem problem;
+    problem.type = type;
+    problem.shape = shape;
+    problem.input_addr = input.device_addr();
+    problem.weight_addr = weights.device_addr();
+    problem.output_addr = output.device_addr();
+    const Conv2dPlan plan = compile_conv2d(problem, device.info().limits);
+    const std::uint64_t elem = element_size(type);
+    require_size(input.size(), shape.input_elements() * elem, "input");
+    require_size(weights.size(), shape.weight_elements() * elem, "weights");
+    require_size(output.size(), shape.output_elements() * element_size(accumulator_type(type)),
+                 "output");
+    const std::array<const Buffer *, 3> buffers{&input, &weights, &output};
+    return detail::run_programs(device, plan.programs, buffers, timeout);
+}
+
+MatmulStats conv2d(Device &device, std::span<const std::int8_t> input,
+                   std::span<const std::int8_t> weights, std::span<std::int32_t> output,
+                   const Conv2dShape &shape) {
+    return conv2d_host(device, input, weights, output, shape, DType::Int8);
+}
+
+MatmulStats conv2d(Device &device, std::span<const Bf16> input, std::span<const Bf16> weights,
+                   std::span<float> output, const Conv2dShape &shape) {
+    return conv2d_host(device, input, weights, output, shape, DType::Bf16);
+}
+
+MatmulStats conv2d(Device &device, std::span<const float> input, std::span<const float> weights,
+                   std::span<float> output, const Conv2dShape &shape) {
+    return conv2d_host(device, input, weights, output, shape, DType::Fp32);
+}
+
+} // namespace tpurt

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+// conv2d_compiler.cpp - compiles a convolution into row_group MATMUL programs, one per block of
+// output rows of an image (see conv2d.hpp).
+#include "tpurt/conv2d.hpp"
+#include "tpurt/error.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace tpurt {
+
+namespace {
+
+constexpr std::uint64_t max_dim = 65535; // rows / cols fields
+
+[[noreturn]] void invalid(const std::string &what) {
+    throw Error(ErrorCode::InvalidArgument, "conv2d: " + what);
+}
+
+void check_shape(DType type, const Conv2dShape &s) {
+    if (!is_matmul_input(type))
+        invalid(std::string("inputs are int8, bf16 or fp32, not ") + dtype_name(type));
+    if (s.batch == 0 || s.height == 0 || s.width == 0 || s.channels == 0 || s.kernel_h == 0 ||
+        s.kernel_w == 0 || s.filters == 0 || s.stride_h == 0 || s.stride_w == 0)
+        invalid("every dimension and stride must be non-zero");
+    if (s.kernel_h > s.height + 2ull * s.pad_h || s.kernel_w > s.width + 2ull * s.pad_w)
+        invalid("the kernel is larger than the padded image");
+}
+
+// Everything about the problem one block's instructions need.
+struct Geometry {
+    std::uint64_t elem, acc_elem;
+    std::uint64_t oh, ow;
+    std::uint64_t padded_w;   // pixels of a padded row
+    std::uint64_t pixel;      // bytes of one pixel (C elements)
+    std::uint64_t padded_row; // bytes of one padded row in the unified buffer
+    std::uint64_t tile_c, tile_f;
+};
+
+class BlockEmitter {
+  public:
+    BlockEmitter(const Conv2dProblem &p, const Geometry &g) : p_(p), s_(p.shape), g_(g) {}
+
+    // Output rows [oy0, oy0 + rows) of image `image`.
+    Program emit(std::uint32_t image, std::uint64_t oy0, std::uint64_t rows) const {
+        ProgramBuilder out;
+        load_input(out, image, oy0, rows);
+        const std::uint64_t pixels = rows * g_.ow;
+        const std::uint64_t out_pixel = std::uint64_t{s_.filters} * g_.acc_elem;
+        const std::uint64_t first_pixel = (std::uint64_t{image} * g_.oh + oy0) * g_.ow;
+        for (std::uint64_t f0 = 0; f0 < s_.filters; f0 += g_.tile_f) {
+            const std::uint64_t f_cols = std::min<std::uint64_t>(g_.tile_f, s_.filters - f0);
+            bool first = true;
+            for (std::uint64_t ky = 0; ky < s_.kernel_h; ++ky)
+                for (std::uint64_t kx = 0; kx < s_.kernel_w; ++kx)
+                    for (std::uint64_t c0 = 0; c0 < s_.channels; c0 += g_.tile_c) {
+                        tap(out, ky, kx, c0, f0, f_cols, pixels, first);
+                        first = false;
+                    }
+            out.dma_out_acc(
+                {.type = accumulator_type(p_.type),
+                 .host_addr = p_.output_addr + first_pixel * out_pixel + f0 * g_.acc_elem,
+                 .host_stride = out_pixel,
+                 .local_addr = 0,
+                 .local_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
+                 .rows = static_cast<std::uint32_t>(pixels),
+                 .cols = static_cast<std::uint32_t>(f_cols)});
+        }
+        return out.halt().finish();
+    }
+
+    // Instructions of a block (HALT included).
+    std::uint64_t instructions() const {
+        const std::uint64_t c_tiles = (s_.channels + g_.tile_c - 1) / g_.tile_c;
+        const std::uint64_t f_tiles = (s_.filters + g_.tile_f - 1) / g_.tile_f;
+        return 2 + f_tiles * (1 + 2 * std::uint64_t{s_.kernel_h} * s_.kernel_w * c_tiles);
+    }
+
+  private:
+    // The input rows the block reads, at their places in the zero-padded window: window row 0
+    // is padded row oy0 * stride_h.
+    void load_input(ProgramBuilder &out, std::uint32_t image, std::uint64_t oy0,
+                    std::uint64_t rows) const {
+        const std::int64_t py0 = static_cast<std::int64_t>(oy0 * s_.stride_h);
+        const std::int64_t py1 =
+            py0 + static_cast<std::int64_t>((rows - 1) * s_.stride_h + s_.kernel_h); // exclusive
+        const std::int64_t iy0 = std::max<std::int64_t>(py0 - s_.pad_h, 0);
+        const std::int64_t iy1 = std::min<std::int64_t>(py1 - s_.pad_h, s_.height);
+        if (iy1 <= iy0)
+            return; // the block sees only padding
+        const std::uint64_t in_row = std::uint64_t{s_.width} * g_.pixel;
+        out.dma_in({.type = p_.type,
+                    .host_addr = p_.input_addr + (std::uint64_t{image} * s_.height + iy0) * in_row,
+                    .host_stride = in_row,
+                    .local_addr = static_cast<std::uint32_t>(
+                        (iy0 + s_.pad_h - py0) * g_.padded_row + s_.pad_w * g_.pixel),
+                    .local_stride = static_cast<std::uint32_t>(g_.padded_row),
+                    .rows = static_cast<std::uint32_t>(iy1 - iy0),
+                    .cols = static_cast<std::uint32_t>(std::uint64_t{s_.width} * s_.channels)});
+    }
+
+    // One kernel tap's channel tile: its weights from host memory, then the MATMUL walking every
+    // output pixel of the block (row group = one output row).
+    void tap(ProgramBuilder &out, std::uint64_t ky, std::uint64_t kx, std::uint64_t c0,
+             std::uint64_t f0, std::uint64_t f_cols, std::uint64_t pixels, bool first) const {
+        const std::uint64_t c_rows = std::min<std::uint64_t>(g_.tile_c, s_.channels - c0);
+        const std::uint64_t w_row = std::uint64_t{s_.filters} * g_.elem;
+        const std::uint64_t tap_row = (ky * s_.kernel_w + kx) * s_.channels + c0;
+        out.load_weights(
+            HostWeightLoad{.type = p_.type,
+                           .host_addr = p_.weight_addr + tap_row * w_row + f0 * g_.elem,
+                           .host_stride = w_row,
+                           .rows = static_cast<std::uint32_t>(c_rows),
+                           .cols = static_cast<std::uint32_t>(f_cols)});
+        out.matmul({.type = p_.type,
+                    .src_addr = static_cast<std::uint32_t>(ky * g_.padded_row + kx * g_.pixel +
+                                                           c0 * g_.elem),
+                    .src_stride = static_cast<std::uint32_t>(s_.stride_w * g_.pixel),
+                    .rows = static_cast<std::uint32_t>(pixels),
+                    .cols = static_cast<std::uint32_t>(c_rows),
+                    .acc_addr = 0,
+                    .acc_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
+                    .accumulate = !first,
+                    .row_group = static_cast<std::uint32_t>(g_.ow),
+                    .group_stride = static_cast<std::uint32_t>(s_.stride_h * g_.padded_row)});
+    }
+
+    const Conv2dProblem &p_;
+    const Conv2dShape &s_;
+    const Geometry &g_;
+};
+
+} // namespace
+
+Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limits,
+                          std::size_t max_program_bytes) {
+    const Conv2dShape &s = problem.shape;
+    check_shape(problem.type, s);
+    if (limits.mxu_rows == 0 || limits.mxu_cols == 0)
+        throw Error(ErrorCode::Unsupported, "conv2d: the card reports an empty matrix unit");
+    Geometry g{};
+    g.elem = element_size(problem.type);
+    g.acc_elem = element_size(accumulator_type(problem.type));
+    g.oh = s.out_height();
+    g.ow = s.out_width();
+    g.padded_w = s.width + 2ull * s.pad_w;
+    g.pixel = std::uint64_t{s.channels} * g.elem;
+    g.padded_row = g.padded_w * g.pixel;
+    g.tile_c = std::min<std::uint64_t>(s.channels, limits.mxu_rows);
+    // bf16 sums channels in pairs: a tile of a tap's channels must not split a pair.
+    if (problem.type == DType::Bf16 && g.tile_c < s.channels && g.tile_c % 2 != 0) {
+        if (g.tile_c == 1)
+            throw Error(ErrorCode::Unsupported, "conv2d: bf16 needs a matrix unit of 2 rows");
+        --g.tile_c;
+    }
+    g.tile_f = std::min<std::uint64_t>(s.filters, limits.mxu_cols);
+    if (std::uint64_t{s.width} * s.channels > max_dim)
+        throw Error(ErrorCode::Unsupported, "conv2d: an input row of " +
+                                                std::to_string(s.width * s.channels) +
+                                                " elements is longer than one DMA row (65535)");
+
+    // The most output rows whose pixels fit a MATMUL and the accumulators (one filter tile),
+    // and whose padded input rows fit the unified buffer.
+    std::uint64_t rows = std::min<std::uint64_t>(g.oh, max_dim / g.ow);
+    rows = std::min(rows, limits.acc_bytes / (g.ow * g.tile_f * g.acc_elem));
+    if (g.padded_row * s.kernel_h > limits.ub_bytes)
+        rows = 0;
+    else
+        rows = std::min(rows, (limits.ub_bytes / g.padded_row - s.kernel_h) / s.stride_h + 1);
+    if (rows == 0)
+        throw Error(ErrorCode::Unsupported,
+                    "conv2d: one output row does not fit the card's matrix unit, accumulators (" +
+                        std::to_string(limits.acc_bytes) + " bytes) or unified buffer (" +
+                        std::to_string(limits.ub_bytes) + " bytes)");
+    const BlockEmitter emitter(problem, g);
+    if (emitter.instructions() * TPU_INSN_SIZE > max_program_bytes)
+        throw Error(ErrorCode::Unsupported, "conv2d: the " +
+                                                std::to_string(emitter.instructions()) +
+                                                " instructions of one block exceed a program");
+
+    Conv2dPlan plan;
+    plan.block_rows = static_cast<std::uint32_t>(rows);
+    for (std::uint32_t image = 0; image < s.batch; ++image)
+        for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += rows)
+            plan.programs.push_back(emitter.emit(image, oy0, std::min(rows, g.oh - oy0)));
+    return plan;
+}
+
+} // namespace tpurt

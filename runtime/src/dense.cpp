@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+// dense.cpp - dense layers on a device: the matmul plan with an ACTIVATE epilogue, its operands
+// checked, run like a matmul (see dense.hpp).
+#include "tpurt/dense.hpp"
+
+#include "plan_runner.hpp"
+#include "tpurt/error.hpp"
+
+#include <array>
+#include <cstring>
+#include <string>
+
+namespace tpurt {
+
+namespace {
+
+void require_size(std::size_t have, std::uint64_t need, const char *what) {
+    if (have < need)
+        throw Error(ErrorCode::InvalidArgument, std::string("dense layer ") + what + " holds " +
+                                                    std::to_string(have) + " bytes, needs " +
+                                                    std::to_string(need));
+}
+
+struct OperandBytes {
+    std::uint64_t a, w, bias, out;
+};
+
+OperandBytes operand_bytes(const DenseLayer &layer, bool with_bias) {
+    return {std::uint64_t{layer.m} * layer.k * element_size(layer.in_type),
+            std::uint64_t{layer.k} * layer.n * element_size(layer.in_type),
+            with_bias ? std::uint64_t{layer.n} * 4 : 0,
+            std::uint64_t{layer.m} * layer.n * element_size(layer.out_type)};
+}
+
+} // namespace
+
+MatmulProblem dense_problem(const DenseLayer &layer, std::uint64_t a_addr, std::uint64_t w_addr,
+                            std::optional<std::uint64_t> bias_addr, std::uint64_t out_addr) {
+    MatmulProblem problem;
+    problem.type = layer.in_type;
+    problem.m = layer.m;
+    problem.k = layer.k;
+    problem.n = layer.n;
+    problem.a_addr = a_addr;
+    problem.b_addr = w_addr;
+    problem.c_addr = out_addr;
+    problem.epilogue = MatmulEpilogue{.function = layer.activation,
+                                      .out_type = layer.out_type,
+                                      .bias_addr = bias_addr,
+                                      .scale = layer.scale};
+    return problem;
+}
+
+MatmulStats dense(Device &device, const Buffer &a, const Buffer &w, const Buffer *bias, Buffer &out,
+                  const DenseLayer &layer, std::chrono::nanoseconds timeout) {
+    const DeviceInfo &info = device.info();
+    if (is_matmul_input(layer.in_type) && !info.supports(layer.in_type))
+        throw Error(ErrorCode::Unsupported, std::string("this card has no ") +
+                                                dtype_name(layer.in_type) + " matrix unit (caps " +
+                                                std::to_string(info.caps) + ")");
+    if (!info.has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit for ACTIVATE (caps " +
+                                                std::to_string(info.caps) + ")");
+    const std::optional<std::uint64_t> bias_addr =
+        bias ? std::optional<std::uint64_t>(bias->device_addr()) : std::nullopt;
+    const MatmulPlan plan = compile_matmul(
+        dense_problem(layer, a.device_addr(), w.device_addr(), bias_addr, out.device_addr()),
+        info.limits);
+    const OperandBytes need = operand_bytes(layer, bias != nullptr);
+    require_size(a.size(), need.a, "A");
+    require_size(w.size(), need.w, "W");
+    if (bias)
+        require_size(bias->size(), need.bias, "bias");
+    require_size(out.size(), need.out, "output");
+    const std::array<const Buffer *, 4> buffers{&a, &w, &out, bias};
+    return detail::run_programs(device, plan.programs,
+                                std::span<const Buffer *const>(buffers.data(), bias ? 4 : 3),
+                                timeout);
+}
+
+MatmulStats dense(Device &device, std::span<const std::byte> a, std::span<const std::byte> w,
+                  std::span<const float> bias, std::span<std::byte> out, const DenseLayer &layer) {
+    const OperandBytes need = operand_bytes(layer, !bias.empty());
+    require_size(a.size(), need.a, "A");
+    require_size(w.size(), need.w, "W");
+    require_size(bias.size_bytes(), need.bias, "bias");
+    require_size(out.size(), need.out, "output");
+    if (need.a == 0 || need.w == 0)
+        throw Error(ErrorCode::InvalidArgument, "dense layer dimensions must be non-zero");
+
+    Buffer a_buf = device.allocate(need.a);
+    Buffer w_buf = device.allocate(need.w);
+    Buffer out_buf = device.allocate(need.out);
+    std::optional<Buffer> bias_buf;
+    std::memcpy(a_buf.data(), a.data(), need.a);
+    std::memcpy(w_buf.data(), w.data(), need.w);
+    if (!bias.empty()) {
+        bias_buf.emplace(device.allocate(need.bias));
+        std::memcpy(bias_buf->data(), bias.data(), need.bias);
+    }
+    const MatmulStats stats =
+        dense(device, a_buf, w_buf, bias_buf ? &*bias_buf : nullptr, out_buf, layer);
+    std::memcpy(out.data(), out_buf.data(), need.out);
+    return stats;
+}
+
+} // namespace tpurt

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+// conv2d_test.cpp - convolutions compiled into row_group MATMULs and run on the engine equal
+// the direct convolution bit for bit (int8, bf16 with values that round at every step, fp32):
+// kernels 1x1 to 5x5, strides, zero padding, channels and filters beyond the array, batches,
+// images split into several programs; and the direct convolution itself agrees with the
+// independent matmul loop where a convolution is a matmul.
+#include "engine_runner.hpp"
+
+#include <tpu_test/reference.hpp>
+
+#include <tpurt/conv2d.hpp>
+#include <tpurt/error.hpp>
+#include <tpurt/test_patterns.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+using runtime_test::engine_config;
+using runtime_test::run_conv2d_on_engine;
+using tpurt::Conv2dShape;
+using tpurt::DType;
+
+namespace {
+
+const tpu_engine_config default_card = engine_config(128, 128, 16u << 20, 8u << 20);
+
+std::string describe(const Conv2dShape &s) {
+    return std::to_string(s.batch) + "x" + std::to_string(s.height) + "x" +
+           std::to_string(s.width) + "x" + std::to_string(s.channels) + " * " +
+           std::to_string(s.kernel_h) + "x" + std::to_string(s.kernel_w) + "x" +
+           std::to_string(s.filters) + " stride " + std::to_string(s.stride_h) + "," +
+           std::to_string(s.stride_w) + " pad " + std::to_string(s.pad_h) + "," +
+           std::to_string(s.pad_w);
+}
+
+template <typename In, typename Out>
+std::size_t check(const tpu_engine_config &cfg, DType type, const Conv2dShape &s,
+                  const std::vector<In> &input, const std::vector<In> &weights) {
+    INFO(tpurt::dtype_name(type) << " " << describe(s) << " on " << cfg.mxu_rows << "x"
+                                 << cfg.mxu_cols << ", UB " << cfg.ub_bytes << ", ACC "
+                                 << cfg.acc_bytes);
+    const auto run = run_conv2d_on_engine(cfg, type, s, input.data(), weights.data());
+    std::vector<Out> ref(s.output_elements());
+    tpurt::reference_conv2d(std::span<const In>(input), std::span<const In>(weights),
+                            std::span<Out>(ref), s);
+    REQUIRE(run.output.size() == ref.size() * sizeof(Out));
+    for (std::size_t i = 0; i < ref.size(); ++i)
+        if (std::memcmp(&run.output[i * sizeof(Out)], &ref[i], sizeof(Out)) != 0)
+            FAIL("first mismatch at output element " << i << " (pixel " << i / s.filters
+                                                     << ", filter " << i % s.filters << ")");
+    CHECK(run.macs == std::uint64_t{s.batch} * s.out_height() * s.out_width() * s.kernel_h *
+                          s.kernel_w * s.channels * s.filters);
+    return run.plan.programs.size();
+}
+
+std::size_t check_int8(const tpu_engine_config &cfg, const Conv2dShape &s, std::uint64_t seed) {
+    return check<std::int8_t, std::int32_t>(cfg, DType::Int8, s,
+                                            tpurt::random_int8(s.input_elements(), seed),
+                                            tpurt::random_int8(s.weight_elements(), seed + 1));
+}
+
+std::size_t check_bf16(const tpu_engine_config &cfg, const Conv2dShape &s, std::uint64_t seed) {
+    return check<tpurt::Bf16, float>(cfg, DType::Bf16, s,
+                                     tpurt::wide_range_bf16(s.input_elements(), seed),
+                                     tpurt::wide_range_bf16(s.weight_elements(), seed + 1));
+}
+
+std::size_t check_fp32(const tpu_engine_config &cfg, const Conv2dShape &s, std::uint64_t seed) {
+    return check<float, float>(cfg, DType::Fp32, s, tpurt::random_fp32(s.input_elements(), seed),
+                               tpurt::random_fp32(s.weight_elements(), seed + 1));
+}
+
+const Conv2dShape shapes[] = {
+    {.height = 1, .width = 1, .channels = 1, .filters = 1},
+    {.height = 8,
+     .width = 9,
+     .channels = 3,
+     .kernel_h = 3,
+     .kernel_w = 3,
+     .filters = 5,
+     .pad_h = 1,
+     .pad_w = 1},
+    {.batch = 2,
+     .height = 11,
+     .width = 7,
+     .channels = 4,
+     .kernel_h = 3,
+     .kernel_w = 2,
+     .filters = 6,
+     .stride_h = 2,
+     .stride_w = 3,
+     .pad_h = 2,
+     .pad_w = 1},
+    {.height = 12,
+     .width = 12,
+     .channels = 130,
+     .kernel_h = 5,
+     .kernel_w = 5,
+     .filters = 140,
+     .stride_h = 2,
+     .stride_w = 2,
+     .pad_h = 2,
+     .pad_w = 2},
+    {.height = 16,
+     .width = 10,
+     .channels = 16,
+     .kernel_h = 1,
+     .kernel_w = 1,
+     .filters = 8,
+     .stride_h = 3,
+     .stride_w = 1},
+};
+
+} // namespace
+
+TEST_CASE("int8 convolutions are exact", "[conv2d][int8]") {
+    std::uint64_t seed = 1;
+    for (const Conv2dShape &s : shapes)
+        check_int8(default_card, s, seed++);
+}
+
+TEST_CASE("bf16 convolutions round like the direct loop in tap order", "[conv2d][bf16]") {
+    std::uint64_t seed = 11;
+    for (const Conv2dShape &s : shapes)
+        check_bf16(default_card, s, seed++);
+}
+
+TEST_CASE("fp32 convolutions are exact", "[conv2d][fp32]") {
+    check_fp32(default_card, shapes[1], 21);
+    check_fp32(default_card, shapes[3], 22);
+}
+
+TEST_CASE("a small card splits images into blocks of output rows", "[conv2d][small]") {
+    // 4x4 array (channel and filter tiles of 4), 96 bytes of accumulators (2 output rows of 3
+    // pixels of a 4-filter tile), 256 bytes of unified buffer: 4 programs per image, blocks that
+    // see only part of the padding.
+    const tpu_engine_config cfg = engine_config(4, 4, 256, 96);
+    const Conv2dShape s{.batch = 2,
+                        .height = 7,
+                        .width = 3,
+                        .channels = 5,
+                        .kernel_h = 3,
+                        .kernel_w = 3,
+                        .filters = 6,
+                        .pad_h = 1,
+                        .pad_w = 1};
+    CHECK(check_int8(cfg, s, 31) == 2 * 4);
+    CHECK(check_bf16(cfg, s, 32) == 2 * 4);
+}
+
+TEST_CASE("a 1x1 convolution is the independent matmul", "[conv2d][reference]") {
+    const Conv2dShape s{.batch = 3, .height = 5, .width = 7, .channels = 33, .filters = 17};
+    const std::uint32_t m = 3 * 5 * 7;
+    const auto x = tpurt::wide_range_bf16(s.input_elements(), 41);
+    const auto w = tpurt::wide_range_bf16(s.weight_elements(), 42);
+    std::vector<float> conv(s.output_elements());
+    tpurt::reference_conv2d(std::span<const tpurt::Bf16>(x), std::span<const tpurt::Bf16>(w),
+                            std::span<float>(conv), s);
+    const auto mm = tpu::test::reference_matmul_bf16(
+        reinterpret_cast<const std::uint16_t *>(x.data()),
+        reinterpret_cast<const std::uint16_t *>(w.data()), m, s.channels, s.filters);
+    CHECK(std::memcmp(conv.data(), mm.data(), conv.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("conv2d rejects bad shapes and cards too small", "[conv2d][errors]") {
+    const tpurt::ArrayLimits limits = runtime_test::limits_of(default_card);
+    tpurt::Conv2dProblem p;
+    p.shape = {.height = 4, .width = 4, .channels = 2, .kernel_h = 3, .kernel_w = 3, .filters = 2};
+    SECTION("kernel larger than the padded image") {
+        p.shape.kernel_h = 5;
+        CHECK_THROWS_AS(tpurt::compile_conv2d(p, limits), tpurt::Error);
+    }
+    SECTION("zero stride") {
+        p.shape.stride_w = 0;
+        CHECK_THROWS_AS(tpurt::compile_conv2d(p, limits), tpurt::Error);
+    }
+    SECTION("int32 input") {
+        p.type = DType::Int32;
+        CHECK_THROWS_AS(tpurt::compile_conv2d(p, limits), tpurt::Error);
+    }
+    SECTION("a unified buffer smaller than the kernel's input rows") {
+        try {
+            tpurt::compile_conv2d(p, tpurt::ArrayLimits{128, 128, 16, 1u << 20});
+            FAIL("a 16-byte unified buffer was accepted");
+        } catch (const tpurt::Error &error) {
+            CHECK(error.code() == tpurt::ErrorCode::Unsupported);
+        }
+    }
+}
