@@ -22,38 +22,12 @@
 #endif
 
 #include "mxu_kernels_simd_tile.hpp"
+#include "mxu_kernels_zmm.hpp"
 
 namespace tpu::engine {
 namespace {
 
-constexpr int kTileRows = 6;
-constexpr int kTileVectors = 4;
-
-struct Zmm {
-    using Mask = __mmask16;
-    static constexpr int kLanes = 16;
-    static constexpr bool kOddFirst = false;
-    static Mask mask(uint32_t lanes) {
-        return lanes >= kLanes ? Mask(0xffff) : Mask((1u << lanes) - 1);
-    }
-};
-
-struct FpMac : Zmm {
-    using Vec = __m512;
-    static Vec zero() { return _mm512_setzero_ps(); }
-    template <bool Partial> static Vec load(Mask m, const void *p) {
-        return Partial ? _mm512_maskz_loadu_ps(m, p) : _mm512_loadu_ps(p);
-    }
-    // NaN results are stored as the canonical NaN.
-    template <bool Partial> static void store(void *p, Mask m, Vec v) {
-        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        v = _mm512_mask_mov_ps(v, nan, _mm512_castsi512_ps(_mm512_set1_epi32(kCanonicalNan)));
-        if (Partial)
-            _mm512_mask_storeu_ps(p, m, v);
-        else
-            _mm512_storeu_ps(p, v);
-    }
-    static Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+struct FpMac : ZmmFloat {
     // The activation is broadcast from memory by the fma itself (GCC would not fold it).
     static Vec mac(Vec c, const uint32_t *a, Vec w) {
         asm("vfmadd231ps %[a]%{1to16%}, %[w], %[c]" : [c] "+v"(c) : [w] "v"(w), [a] "m"(*a));
@@ -66,19 +40,7 @@ struct Bf16Mac : FpMac {
     static constexpr bool kOddFirst = true;
 };
 
-struct IntWordMac : Zmm {
-    using Vec = __m512i;
-    static Vec zero() { return _mm512_setzero_si512(); }
-    template <bool Partial> static Vec load(Mask m, const void *p) {
-        return Partial ? _mm512_maskz_loadu_epi32(m, p) : _mm512_loadu_si512(p);
-    }
-    template <bool Partial> static void store(void *p, Mask m, Vec v) {
-        if (Partial)
-            _mm512_mask_storeu_epi32(p, m, v);
-        else
-            _mm512_storeu_si512(p, v);
-    }
-    static Vec add(Vec a, Vec b) { return _mm512_add_epi32(a, b); }
+struct IntWordMac : ZmmInt {
     static Vec mac(Vec c, const uint32_t *a, Vec w) {
         return _mm512_add_epi32(c, _mm512_mullo_epi32(_mm512_set1_epi32(int32_t(*a)), w));
     }
@@ -89,11 +51,11 @@ template <int R, int V> using Bf16Tile = tiles::SimdTile<Bf16Mac, R, V>;
 template <int R, int V> using IntWordTile = tiles::SimdTile<IntWordMac, R, V>;
 
 constexpr tiles::TileSet kFpTiles =
-    tiles::make_tile_set<FpTile, kTileRows, kTileVectors>(Zmm::kLanes);
+    tiles::make_tile_set<FpTile, kZmmTileRows, kZmmTileVectors>(Zmm::kLanes);
 constexpr tiles::TileSet kBf16Tiles =
-    tiles::make_tile_set<Bf16Tile, kTileRows, kTileVectors>(Zmm::kLanes);
+    tiles::make_tile_set<Bf16Tile, kZmmTileRows, kZmmTileVectors>(Zmm::kLanes);
 constexpr tiles::TileSet kIntWordTiles =
-    tiles::make_tile_set<IntWordTile, kTileRows, kTileVectors>(Zmm::kLanes);
+    tiles::make_tile_set<IntWordTile, kZmmTileRows, kZmmTileVectors>(Zmm::kLanes);
 
 void int8_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1) {

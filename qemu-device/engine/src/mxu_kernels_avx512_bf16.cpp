@@ -20,35 +20,13 @@
 #endif
 
 #include "mxu_kernels_simd_tile.hpp"
+#include "mxu_kernels_zmm.hpp"
 
 namespace tpu::engine {
 namespace {
 
-constexpr int kTileRows = 6;
-constexpr int kTileVectors = 4;
-
-struct PairMac {
-    using Vec = __m512;
-    using Mask = __mmask16;
-    static constexpr int kLanes = 16;
-    static constexpr bool kOddFirst = false; // a step is a whole pair
-    static Mask mask(uint32_t lanes) {
-        return lanes >= kLanes ? Mask(0xffff) : Mask((1u << lanes) - 1);
-    }
-    static Vec zero() { return _mm512_setzero_ps(); }
-    template <bool Partial> static Vec load(Mask m, const void *p) {
-        return Partial ? _mm512_maskz_loadu_ps(m, p) : _mm512_loadu_ps(p);
-    }
-    // NaN results are stored as the canonical NaN.
-    template <bool Partial> static void store(void *p, Mask m, Vec v) {
-        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        v = _mm512_mask_mov_ps(v, nan, _mm512_castsi512_ps(_mm512_set1_epi32(kCanonicalNan)));
-        if (Partial)
-            _mm512_mask_storeu_ps(p, m, v);
-        else
-            _mm512_storeu_ps(p, v);
-    }
-    static Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+// A step is a whole pair of k.
+struct PairMac : ZmmFloat {
     // The activation pair is broadcast from memory by the instruction itself.
     static Vec mac(Vec c, const uint32_t *a, Vec w) {
         asm("vdpbf16ps %[a]%{1to16%}, %[w], %[c]" : [c] "+v"(c) : [w] "v"(w), [a] "m"(*a));
@@ -59,7 +37,7 @@ struct PairMac {
 template <int R, int V> using PairTile = tiles::SimdTile<PairMac, R, V>;
 
 constexpr tiles::TileSet kPairTiles =
-    tiles::make_tile_set<PairTile, kTileRows, kTileVectors>(PairMac::kLanes);
+    tiles::make_tile_set<PairTile, kZmmTileRows, kZmmTileVectors>(PairMac::kLanes);
 
 void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1) {

@@ -19,32 +19,12 @@
 #endif
 
 #include "mxu_kernels_simd_tile.hpp"
+#include "mxu_kernels_zmm.hpp"
 
 namespace tpu::engine {
 namespace {
 
-constexpr int kTileRows = 6;
-constexpr int kTileVectors = 4;
-
-struct QuadMac {
-    using Vec = __m512i;
-    using Mask = __mmask16;
-    static constexpr int kLanes = 16;
-    static constexpr bool kOddFirst = false;
-    static Mask mask(uint32_t lanes) {
-        return lanes >= kLanes ? Mask(0xffff) : Mask((1u << lanes) - 1);
-    }
-    static Vec zero() { return _mm512_setzero_si512(); }
-    template <bool Partial> static Vec load(Mask m, const void *p) {
-        return Partial ? _mm512_maskz_loadu_epi32(m, p) : _mm512_loadu_si512(p);
-    }
-    template <bool Partial> static void store(void *p, Mask m, Vec v) {
-        if (Partial)
-            _mm512_mask_storeu_epi32(p, m, v);
-        else
-            _mm512_storeu_si512(p, v);
-    }
-    static Vec add(Vec a, Vec b) { return _mm512_add_epi32(a, b); }
+struct QuadMac : ZmmInt {
     // Four unsigned activation bytes times four signed weight bytes per lane, summed into the
     // lane without saturation. Written as asm: GCC 12 spills the accumulator tile around the
     // intrinsic (about a third of the speed).
@@ -57,7 +37,7 @@ struct QuadMac {
 template <int R, int V> using QuadTile = tiles::SimdTile<QuadMac, R, V>;
 
 constexpr tiles::TileSet kQuadTiles =
-    tiles::make_tile_set<QuadTile, kTileRows, kTileVectors>(QuadMac::kLanes);
+    tiles::make_tile_set<QuadTile, kZmmTileRows, kZmmTileVectors>(QuadMac::kLanes);
 
 } // namespace
 
