@@ -4,6 +4,7 @@
 #include "tpurt/conv2d.hpp"
 
 #include "plan_runner.hpp"
+#include "size_check.hpp"
 #include "tpurt/error.hpp"
 
 #include <array>
@@ -14,22 +15,15 @@ namespace tpurt {
 
 namespace {
 
-void require_size(std::size_t have, std::uint64_t need, const char *what) {
-    if (have < need)
-        throw Error(ErrorCode::InvalidArgument, std::string("conv2d ") + what + " holds " +
-                                                    std::to_string(have) + " bytes, needs " +
-                                                    std::to_string(need));
-}
-
 template <typename In, typename Out>
 MatmulStats conv2d_host(Device &device, std::span<const In> input, std::span<const In> weights,
                         std::span<Out> output, const Conv2dShape &shape, DType type) {
     const std::uint64_t in_bytes = shape.input_elements() * sizeof(In);
     const std::uint64_t w_bytes = shape.weight_elements() * sizeof(In);
     const std::uint64_t out_bytes = shape.output_elements() * sizeof(Out);
-    require_size(input.size_bytes(), in_bytes, "input");
-    require_size(weights.size_bytes(), w_bytes, "weights");
-    require_size(output.size_bytes(), out_bytes, "output");
+    detail::require_size("conv2d", input.size_bytes(), in_bytes, "input");
+    detail::require_size("conv2d", weights.size_bytes(), w_bytes, "weights");
+    detail::require_size("conv2d", output.size_bytes(), out_bytes, "output");
     if (in_bytes == 0 || w_bytes == 0)
         throw Error(ErrorCode::InvalidArgument, "conv2d dimensions must be non-zero");
 
@@ -59,10 +53,10 @@ MatmulStats conv2d(Device &device, const Buffer &input, const Buffer &weights, B
     problem.output_addr = output.device_addr();
     const Conv2dPlan plan = compile_conv2d(problem, device.info().limits);
     const std::uint64_t elem = element_size(type);
-    require_size(input.size(), shape.input_elements() * elem, "input");
-    require_size(weights.size(), shape.weight_elements() * elem, "weights");
-    require_size(output.size(), shape.output_elements() * element_size(accumulator_type(type)),
-                 "output");
+    detail::require_size("conv2d", input.size(), shape.input_elements() * elem, "input");
+    detail::require_size("conv2d", weights.size(), shape.weight_elements() * elem, "weights");
+    detail::require_size("conv2d", output.size(),
+                         shape.output_elements() * element_size(accumulator_type(type)), "output");
     const std::array<const Buffer *, 3> buffers{&input, &weights, &output};
     return detail::run_programs(device, plan.programs, buffers, timeout);
 }

@@ -4,6 +4,7 @@
 #include "tpurt/dense.hpp"
 
 #include "plan_runner.hpp"
+#include "size_check.hpp"
 #include "tpurt/error.hpp"
 
 #include <array>
@@ -13,13 +14,6 @@
 namespace tpurt {
 
 namespace {
-
-void require_size(std::size_t have, std::uint64_t need, const char *what) {
-    if (have < need)
-        throw Error(ErrorCode::InvalidArgument, std::string("dense layer ") + what + " holds " +
-                                                    std::to_string(have) + " bytes, needs " +
-                                                    std::to_string(need));
-}
 
 struct OperandBytes {
     std::uint64_t a, w, bias, out;
@@ -67,11 +61,11 @@ MatmulStats dense(Device &device, const Buffer &a, const Buffer &w, const Buffer
         dense_problem(layer, a.device_addr(), w.device_addr(), bias_addr, out.device_addr()),
         info.limits);
     const OperandBytes need = operand_bytes(layer, bias != nullptr);
-    require_size(a.size(), need.a, "A");
-    require_size(w.size(), need.w, "W");
+    detail::require_size("dense layer", a.size(), need.a, "A");
+    detail::require_size("dense layer", w.size(), need.w, "W");
     if (bias)
-        require_size(bias->size(), need.bias, "bias");
-    require_size(out.size(), need.out, "output");
+        detail::require_size("dense layer", bias->size(), need.bias, "bias");
+    detail::require_size("dense layer", out.size(), need.out, "output");
     const std::array<const Buffer *, 4> buffers{&a, &w, &out, bias};
     return detail::run_programs(device, plan.programs,
                                 std::span<const Buffer *const>(buffers.data(), bias ? 4 : 3),
@@ -81,10 +75,10 @@ MatmulStats dense(Device &device, const Buffer &a, const Buffer &w, const Buffer
 MatmulStats dense(Device &device, std::span<const std::byte> a, std::span<const std::byte> w,
                   std::span<const float> bias, std::span<std::byte> out, const DenseLayer &layer) {
     const OperandBytes need = operand_bytes(layer, !bias.empty());
-    require_size(a.size(), need.a, "A");
-    require_size(w.size(), need.w, "W");
-    require_size(bias.size_bytes(), need.bias, "bias");
-    require_size(out.size(), need.out, "output");
+    detail::require_size("dense layer", a.size(), need.a, "A");
+    detail::require_size("dense layer", w.size(), need.w, "W");
+    detail::require_size("dense layer", bias.size_bytes(), need.bias, "bias");
+    detail::require_size("dense layer", out.size(), need.out, "output");
     if (need.a == 0 || need.w == 0)
         throw Error(ErrorCode::InvalidArgument, "dense layer dimensions must be non-zero");
 

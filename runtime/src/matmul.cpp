@@ -4,6 +4,7 @@
 #include "tpurt/matmul.hpp"
 
 #include "plan_runner.hpp"
+#include "size_check.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/matmul_compiler.hpp"
 
@@ -15,13 +16,6 @@ namespace tpurt {
 
 namespace {
 
-void require_size(std::size_t have, std::uint64_t need, const char *what) {
-    if (have < need)
-        throw Error(ErrorCode::InvalidArgument, std::string("matmul ") + what + " holds " +
-                                                    std::to_string(have) + " bytes, needs " +
-                                                    std::to_string(need));
-}
-
 template <typename In, typename Out>
 MatmulStats matmul_host(Device &device, std::span<const In> a, std::span<const In> b,
                         std::span<Out> c, std::uint32_t m, std::uint32_t k, std::uint32_t n,
@@ -29,9 +23,9 @@ MatmulStats matmul_host(Device &device, std::span<const In> a, std::span<const I
     const std::uint64_t a_bytes = std::uint64_t{m} * k * sizeof(In);
     const std::uint64_t b_bytes = std::uint64_t{k} * n * sizeof(In);
     const std::uint64_t c_bytes = std::uint64_t{m} * n * sizeof(Out);
-    require_size(a.size_bytes(), a_bytes, "A");
-    require_size(b.size_bytes(), b_bytes, "B");
-    require_size(c.size_bytes(), c_bytes, "C");
+    detail::require_size("matmul", a.size_bytes(), a_bytes, "A");
+    detail::require_size("matmul", b.size_bytes(), b_bytes, "B");
+    detail::require_size("matmul", c.size_bytes(), c_bytes, "C");
     if (a_bytes == 0 || b_bytes == 0)
         throw Error(ErrorCode::InvalidArgument, "matmul dimensions must be non-zero");
 
@@ -63,9 +57,10 @@ MatmulStats matmul(Device &device, const Buffer &a, const Buffer &b, Buffer &c, 
     problem.c_addr = c.device_addr();
     const MatmulPlan plan = compile_matmul(problem, device.info().limits);
     const std::uint64_t elem = element_size(type);
-    require_size(a.size(), std::uint64_t{m} * k * elem, "A");
-    require_size(b.size(), std::uint64_t{k} * n * elem, "B");
-    require_size(c.size(), std::uint64_t{m} * n * element_size(accumulator_type(type)), "C");
+    detail::require_size("matmul", a.size(), std::uint64_t{m} * k * elem, "A");
+    detail::require_size("matmul", b.size(), std::uint64_t{k} * n * elem, "B");
+    detail::require_size("matmul", c.size(),
+                         std::uint64_t{m} * n * element_size(accumulator_type(type)), "C");
     const std::array<const Buffer *, 3> buffers{&a, &b, &c};
     return detail::run_programs(device, plan.programs, buffers, timeout);
 }
