@@ -3,8 +3,8 @@
 // device buffers (see conv2d.hpp).
 #include "tpurt/conv2d.hpp"
 
+#include "op_checks.hpp"
 #include "plan_runner.hpp"
-#include "size_check.hpp"
 #include "tpurt/error.hpp"
 
 #include <array>
@@ -41,10 +41,7 @@ MatmulStats conv2d_host(Device &device, std::span<const In> input, std::span<con
 
 MatmulStats conv2d(Device &device, const Buffer &input, const Buffer &weights, Buffer &output,
                    DType type, const Conv2dShape &shape, std::chrono::nanoseconds timeout) {
-    if (is_matmul_input(type) && !device.info().supports(type))
-        throw Error(ErrorCode::Unsupported, std::string("this card has no ") + dtype_name(type) +
-                                                " matrix unit (caps " +
-                                                std::to_string(device.info().caps) + ")");
+    detail::require_matrix_unit(device.info(), type);
     Conv2dProblem problem;
     problem.type = type;
     problem.shape = shape;

@@ -3,8 +3,8 @@
 // checked, run like a matmul (see dense.hpp).
 #include "tpurt/dense.hpp"
 
+#include "op_checks.hpp"
 #include "plan_runner.hpp"
-#include "size_check.hpp"
 #include "tpurt/error.hpp"
 
 #include <array>
@@ -48,10 +48,7 @@ MatmulProblem dense_problem(const DenseLayer &layer, std::uint64_t a_addr, std::
 MatmulStats dense(Device &device, const Buffer &a, const Buffer &w, const Buffer *bias, Buffer &out,
                   const DenseLayer &layer, std::chrono::nanoseconds timeout) {
     const DeviceInfo &info = device.info();
-    if (is_matmul_input(layer.in_type) && !info.supports(layer.in_type))
-        throw Error(ErrorCode::Unsupported, std::string("this card has no ") +
-                                                dtype_name(layer.in_type) + " matrix unit (caps " +
-                                                std::to_string(info.caps) + ")");
+    detail::require_matrix_unit(info, layer.in_type);
     if (!info.has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit for ACTIVATE (caps " +
                                                 std::to_string(info.caps) + ")");

@@ -3,8 +3,8 @@
 // the plan and waits for all of them; the host-span overloads stage through device buffers.
 #include "tpurt/matmul.hpp"
 
+#include "op_checks.hpp"
 #include "plan_runner.hpp"
-#include "size_check.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/matmul_compiler.hpp"
 
@@ -43,10 +43,7 @@ MatmulStats matmul_host(Device &device, std::span<const In> a, std::span<const I
 
 MatmulStats matmul(Device &device, const Buffer &a, const Buffer &b, Buffer &c, std::uint32_t m,
                    std::uint32_t k, std::uint32_t n, DType type, std::chrono::nanoseconds timeout) {
-    if (is_matmul_input(type) && !device.info().supports(type))
-        throw Error(ErrorCode::Unsupported, std::string("this card has no ") + dtype_name(type) +
-                                                " matrix unit (caps " +
-                                                std::to_string(device.info().caps) + ")");
+    detail::require_matrix_unit(device.info(), type);
     MatmulProblem problem;
     problem.type = type;
     problem.m = m;
