@@ -8,6 +8,7 @@
 // never fails on time.
 //
 //   tpu-bench-gemm [--threads N] [--reps R] [--mxu DIM] [--sizes 256,...] [--cycle-sizes 128,...]
+//                  [--dtypes bf16,int8,fp32]
 //
 // --mxu sets the systolic array to DIM x DIM (default 128, the card's default).
 #include <algorithm>
@@ -34,14 +35,13 @@ struct Options {
     uint32_t mxu = 128;
     std::vector<uint32_t> sizes{256, 512, 1024, 2048, 4096};
     std::vector<uint32_t> cycle_sizes{128, 256, 512};
+    std::vector<uint8_t> dtypes{TPU_DT_BF16, TPU_DT_INT8, TPU_DT_FP32};
 };
-
-constexpr uint8_t kDtypes[] = {TPU_DT_BF16, TPU_DT_INT8, TPU_DT_FP32};
 constexpr double kForever = 1e30;
 
 void usage() {
     std::fprintf(stderr, "usage: tpu-bench-gemm [--threads N] [--reps R] [--mxu DIM] "
-                         "[--sizes A,B,...] [--cycle-sizes A,B,...]\n");
+                         "[--sizes A,B,...] [--cycle-sizes A,B,...] [--dtypes bf16,int8,fp32]\n");
     std::exit(2);
 }
 
@@ -56,6 +56,24 @@ std::vector<uint32_t> parse_list(const char *s) {
         p = *end == ',' ? end + 1 : end;
         if (*end && *end != ',')
             usage();
+    }
+    return out;
+}
+
+std::vector<uint8_t> parse_dtypes(const char *s) {
+    std::vector<uint8_t> out;
+    for (const char *p = s; *p;) {
+        const char *end = std::strchr(p, ',');
+        const std::string name(p, end ? end : p + std::strlen(p));
+        if (name == "bf16")
+            out.push_back(TPU_DT_BF16);
+        else if (name == "int8")
+            out.push_back(TPU_DT_INT8);
+        else if (name == "fp32")
+            out.push_back(TPU_DT_FP32);
+        else
+            usage();
+        p = end ? end + 1 : p + name.size();
     }
     return out;
 }
@@ -77,6 +95,8 @@ Options parse(int argc, char **argv) {
             o.sizes = parse_list(value);
         else if (arg == "--cycle-sizes")
             o.cycle_sizes = parse_list(value);
+        else if (arg == "--dtypes")
+            o.dtypes = parse_dtypes(value);
         else
             usage();
     }
@@ -140,7 +160,7 @@ void fast_mode_table(const Options &o, std::mt19937_64 &rng) {
     std::printf("%6s %5s %12s %12s %12s %7s %10s  %s\n", "size", "dtype", "engine job",
                 "engine mxu", "oneDNN", "ratio", "check", "oneDNN impl");
     for (uint32_t size : o.sizes) {
-        for (uint8_t dtype : kDtypes) {
+        for (uint8_t dtype : o.dtypes) {
             const Gemm g = square(dtype, size);
             const auto a = random_matrix(rng, dtype, uint64_t(size) * size);
             const auto b = random_matrix(rng, dtype, uint64_t(size) * size);
@@ -175,7 +195,7 @@ void cycle_mode_table(const Options &o, std::mt19937_64 &rng) {
     std::printf("%6s %5s %10s %14s %14s %12s\n", "size", "dtype", "job s", "PE updates/s", "MAC/s",
                 "vs fast");
     for (uint32_t size : o.cycle_sizes) {
-        for (uint8_t dtype : kDtypes) {
+        for (uint8_t dtype : o.dtypes) {
             const Gemm g = square(dtype, size);
             const auto a = random_matrix(rng, dtype, uint64_t(size) * size);
             const auto b = random_matrix(rng, dtype, uint64_t(size) * size);

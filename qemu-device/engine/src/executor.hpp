@@ -63,8 +63,6 @@ class Executor {
     uint64_t run_matmul(const MatmulArgs &args, bool *aborted);
     // The MXU cycles of args against a k x n tile (the cycle model; the array takes as many).
     static uint64_t fast_matmul_cycles(const MatmulArgs &args, uint32_t k, uint32_t n);
-    // Stores every NaN among rows x n fp32 words (rows stride bytes apart) as kCanonicalNan.
-    static void canonicalize_nans(uint8_t *acc, uint64_t stride, uint32_t rows, uint32_t n);
     // FastMxu over tile, one call per row group; false if aborted.
     bool run_fast(const WeightTile &tile, const MatmulArgs &args);
     // Counters and timeline of a completed MATMUL of k x n with accumulators acc.

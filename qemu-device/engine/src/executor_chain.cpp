@@ -4,8 +4,7 @@
 // computed as one MATMUL against the tiles concatenated along k, instead of one pass over the
 // accumulators per tile. The result is the same: int8 sums are exact modulo 2^32, and for bf16
 // and fp32 every output element still runs one chain of steps in ascending k across the tiles
-// (the accumulators only carry it from one MATMUL to the next). NaN is canonicalised once at
-// the end instead of after every MATMUL: a NaN stays NaN through the rest of its chain.
+// (the accumulators only carry it from one MATMUL to the next).
 // Everything architectural is as if the instructions ran one by one: only pairs that would
 // succeed join a chain (the instruction that would fault is then executed on its own), each
 // instruction still goes through the counters and the timeline in order, and the last LOAD_W's
@@ -135,9 +134,6 @@ Fault Executor::execute_chain(uint32_t links) {
         pc_++;
         return make_fault(TPU_ERR_ABORTED);
     }
-    if (first_load.type != MxuType::Int8)
-        canonicalize_nans(args.acc, args.acc_stride, args.rows, n);
-
     for (uint32_t i = 0; i < links; i++) {
         const MatmulInsn &matmul = chain_[i].matmul;
         schedule_load_w(chain_[i].load);

@@ -17,18 +17,6 @@ uint64_t Executor::fast_matmul_cycles(const MatmulArgs &args, uint32_t k, uint32
     return cycles::matmul(args.rows, k, n, overlap);
 }
 
-void Executor::canonicalize_nans(uint8_t *acc, uint64_t stride, uint32_t rows, uint32_t n) {
-    for (uint32_t m = 0; m < rows; m++) {
-        uint8_t *row = acc + m * stride;
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t bits;
-            std::memcpy(&bits, row + 4 * uint64_t(j), sizeof(bits));
-            if ((bits & 0x7fffffffu) > 0x7f800000u)
-                std::memcpy(row + 4 * uint64_t(j), &kCanonicalNan, sizeof(bits));
-        }
-    }
-}
-
 Fault Executor::load_weights_from_host(const LoadWInsn &insn) {
     // Row 0 starts at host_addr; beyond the 39-bit space it faults right there, and below it
     // the row addresses (< 2^39 + 2^12 * 2^32) cannot wrap.
@@ -131,8 +119,6 @@ uint64_t Executor::run_matmul(const MatmulArgs &args, bool *aborted) {
     }
 
     *aborted = !run_fast(w, args);
-    if (w.type() != MxuType::Int8)
-        canonicalize_nans(args.acc, args.acc_stride, args.rows, w.n());
     return fast_matmul_cycles(args, w.k(), w.n());
 }
 
