@@ -9,6 +9,16 @@
 namespace tpu::engine::tiles {
 namespace {
 
+// Copies count 32-bit words in blocks of 64 bytes: for the few hundred bytes of a chunk row
+// this beats the string copy that a memcpy of variable size becomes.
+void copy_words(uint32_t *__restrict out, const uint8_t *__restrict src, uint32_t count) {
+    constexpr uint32_t kBlock = 16;
+    uint32_t i = 0;
+    for (; i + kBlock <= count; i += kBlock)
+        std::memcpy(out + i, src + 4 * uint64_t(i), 4 * kBlock);
+    std::memcpy(out + i, src + 4 * uint64_t(i), 4 * uint64_t(count - i));
+}
+
 // Packs steps [s0, s0 + count) of rows [m, m + rows) into a[r * kStepChunk + (s - s0)].
 void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint32_t rows,
           uint32_t s0, uint32_t count, uint32_t *a) {
@@ -23,7 +33,7 @@ void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint3
         case Operand::Int8Quads: {
             // Whole quads, then the last one padded (padding meets zero weights).
             const uint32_t whole = std::min(count, k / 4 - std::min(k / 4, s0));
-            std::memcpy(out, src + 4 * uint64_t(s0), 4 * uint64_t(whole));
+            copy_words(out, src + 4 * uint64_t(s0), whole);
             if (whole < count) {
                 out[whole] = 0;
                 std::memcpy(&out[whole], src + 4 * uint64_t(s0 + whole), k % 4);
@@ -44,7 +54,7 @@ void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint3
         case Operand::Bf16Pairs: {
             // Whole pairs, then the last one padded with +0.
             const uint32_t whole = std::min(count, k / 2 - std::min(k / 2, s0));
-            std::memcpy(out, src + 4 * uint64_t(s0), 4 * uint64_t(whole));
+            copy_words(out, src + 4 * uint64_t(s0), whole);
             if (whole < count) {
                 out[whole] = 0;
                 std::memcpy(&out[whole], src + 4 * uint64_t(s0 + whole), 2);
@@ -52,27 +62,56 @@ void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint3
             break;
         }
         case Operand::Fp32:
-            std::memcpy(out, src + 4 * uint64_t(s0), 4 * uint64_t(count));
+            copy_words(out, src + 4 * uint64_t(s0), count);
             break;
         }
     }
 }
 
-// Asks for the accumulators and activations of rows [m0, m1) to be brought into the cache
-// while the current rows compute: in a tiled matmul they are rows of large strided matrices,
-// which the hardware prefetchers do not follow from row to row.
-void prefetch_rows(const MatmulArgs &args, uint32_t m0, uint32_t m1, uint64_t src_bytes,
-                   uint64_t acc_offset, uint64_t acc_bytes) {
-    constexpr uint64_t kLine = 64;
-    for (uint32_t m = m0; m < m1; m++) {
-        const uint8_t *src = args.src_row(m);
-        const uint8_t *acc = args.acc + m * args.acc_stride + acc_offset;
-        for (uint64_t i = 0; i < src_bytes; i += kLine)
-            __builtin_prefetch(src + i);
-        for (uint64_t i = 0; i < acc_bytes; i += kLine)
-            __builtin_prefetch(acc + i, 1);
+// Brings the data of the next chunk into the cache a few lines at a time, between the tiles of
+// the current one: the activations of its rows (rows of large strided matrices, which the
+// hardware prefetchers do not follow from row to row) and, when it starts a new panel, that
+// panel's accumulators. Issuing them all at once would overflow the miss queue and drop most.
+class ChunkPrefetch {
+  public:
+    static constexpr uint64_t kLine = 64;
+
+    // Rows [m0, m1) of the next chunk: bytes [src_offset, src_offset + src_bytes) of each
+    // activation row and, if acc_bytes, bytes [acc_offset, acc_offset + acc_bytes) of each
+    // accumulator row; spread over `calls` calls of step().
+    ChunkPrefetch(const MatmulArgs &args, uint32_t m0, uint32_t m1, uint64_t src_offset,
+                  uint64_t src_bytes, uint64_t acc_offset, uint64_t acc_bytes, uint32_t calls)
+        : args_(args), m0_(m0), rows_(m1 - m0), src_offset_(src_offset),
+          src_lines_((src_bytes + kLine - 1) / kLine), acc_offset_(acc_offset),
+          acc_lines_((acc_bytes + kLine - 1) / kLine) {
+        const uint64_t lines = uint64_t(rows_) * (src_lines_ + acc_lines_);
+        per_call_ = calls ? (lines + calls - 1) / calls : lines;
     }
-}
+
+    void step() {
+        for (uint64_t i = 0; i < per_call_ && row_ < rows_; i++) {
+            const uint32_t m = m0_ + row_;
+            if (line_ < src_lines_)
+                __builtin_prefetch(args_.src_row(m) + src_offset_ + line_ * kLine);
+            else
+                __builtin_prefetch(args_.acc + m * args_.acc_stride + acc_offset_ +
+                                       (line_ - src_lines_) * kLine,
+                                   1);
+            if (++line_ == src_lines_ + acc_lines_) {
+                line_ = 0;
+                row_++;
+            }
+        }
+    }
+
+  private:
+    const MatmulArgs &args_;
+    uint32_t m0_, rows_;
+    uint64_t src_offset_, src_lines_, acc_offset_, acc_lines_;
+    uint64_t per_call_ = 0;
+    uint32_t row_ = 0; // the next line to prefetch
+    uint64_t line_ = 0;
+};
 
 } // namespace
 
@@ -85,18 +124,27 @@ void run_tiles(const TileSet &set, Operand operand, const WeightTile &tile, cons
     const uint32_t steps = quads ? (k + 3) / 4 : pairs ? (k + 1) / 2 : k;
     const uint32_t *w = quads ? tile.int8_quads() : pairs ? tile.bf16_pairs() : tile.words();
     const uint32_t tile_cols = set.vectors * set.lanes;
-    const uint64_t src_bytes = uint64_t(k) * mxu_elem_bytes(tile.type());
+    // Bytes of an activation row per step.
+    const uint64_t step_bytes = quads || pairs ? 4 : mxu_elem_bytes(tile.type());
     // The activations of up to kPanelRows rows: a[row][step].
     alignas(64) uint32_t a[kPanelRows * kStepChunk];
 
     for (uint32_t p0 = m0; p0 < m1; p0 += kPanelRows) {
         const uint32_t p1 = std::min(m1, p0 + kPanelRows);
-        prefetch_rows(args, p1, std::min(m1, p1 + kPanelRows), src_bytes, 4 * uint64_t(n0),
-                      4 * uint64_t(n1 - n0));
+        const uint32_t tile_calls =
+            (p1 - p0 + set.rows - 1) / set.rows * ((n1 - n0 + tile_cols - 1) / tile_cols);
         for (uint32_t s0 = 0; s0 < steps; s0 += kStepChunk) {
             const uint32_t count = std::min(kStepChunk, steps - s0);
             pack(operand, args, k, p0, p1 - p0, s0, count, a);
             const bool load_acc = args.accumulate || s0 > 0;
+            // The next chunk: further steps of this panel, or the first of the next panel.
+            const bool last = s0 + count >= steps;
+            const uint32_t next_m0 = last ? p1 : p0;
+            const uint32_t next_m1 = last ? std::min(m1, p1 + kPanelRows) : p1;
+            const uint32_t next_s0 = last ? 0 : s0 + count;
+            ChunkPrefetch prefetch(args, next_m0, next_m1, next_s0 * step_bytes,
+                                   std::min(kStepChunk, steps - next_s0) * step_bytes,
+                                   4 * uint64_t(n0), last ? 4 * uint64_t(n1 - n0) : 0, tile_calls);
             // Columns outermost, so one column panel of weights stays in the L1 cache while
             // every row tile goes through it.
             for (uint32_t c0 = n0; c0 < n1; c0 += tile_cols) {
@@ -105,6 +153,7 @@ void run_tiles(const TileSet &set, Operand operand, const WeightTile &tile, cons
                 const int32_t *bias = quads && s0 == 0 ? tile.int8_bias() + c0 : nullptr;
                 for (uint32_t m = p0; m < p1; m += set.rows) {
                     const uint32_t rows = std::min(set.rows, p1 - m);
+                    prefetch.step();
                     set.fn[rows - 1][vectors - 1](a + (m - p0) * kStepChunk, count,
                                                   w + uint64_t(s0) * n + c0, n,
                                                   args.acc + m * args.acc_stride + 4 * uint64_t(c0),
