@@ -135,6 +135,18 @@ int tpurt_matmul_bf16(tpurt_device *dev, const uint16_t *a, const uint16_t *b, f
     });
 }
 
+int tpurt_matmul_fp32(tpurt_device *dev, const float *a, const float *b, float *c, uint32_t m,
+                      uint32_t k, uint32_t n) {
+    if (!valid_matmul_args(dev, a, b, c))
+        return fail(TPURT_E_INVALID, "tpurt_matmul_fp32: NULL argument");
+    return guarded([&] {
+        tpurt::matmul(dev->device, std::span<const float>(a, std::size_t{m} * k),
+                      std::span<const float>(b, std::size_t{k} * n),
+                      std::span<float>(c, std::size_t{m} * n), m, k, n);
+        return TPURT_OK;
+    });
+}
+
 const char *tpurt_last_error(void) {
     return last_error.c_str();
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -220,5 +221,23 @@ TEST_CASE("the C API runs matmuls", "[c-api]") {
 
     CHECK(tpurt_matmul_int8(dev, a.data(), b.data(), card.data(), 0, s.k, s.n) == TPURT_E_INVALID);
     CHECK(std::string(tpurt_last_error()).find("non-zero") != std::string::npos);
+
+    const auto a16 = tpurt::random_bf16(std::size_t{s.m} * s.k, 43);
+    const auto b16 = tpurt::random_bf16(std::size_t{s.k} * s.n, 44);
+    std::vector<float> card_f(std::size_t{s.m} * s.n), ref_f(card_f.size());
+    CHECK(tpurt_matmul_bf16(dev, reinterpret_cast<const std::uint16_t *>(a16.data()),
+                            reinterpret_cast<const std::uint16_t *>(b16.data()), card_f.data(), s.m,
+                            s.k, s.n) == TPURT_OK);
+    tpurt::reference_matmul(a16, b16, ref_f, s.m, s.k, s.n);
+    CHECK(std::memcmp(card_f.data(), ref_f.data(), card_f.size() * sizeof(float)) == 0);
+
+    const auto a32 = tpurt::random_fp32(std::size_t{s.m} * s.k, 45);
+    const auto b32 = tpurt::random_fp32(std::size_t{s.k} * s.n, 46);
+    CHECK(tpurt_matmul_fp32(dev, a32.data(), b32.data(), card_f.data(), s.m, s.k, s.n) == TPURT_OK);
+    tpurt::reference_matmul(a32, b32, ref_f, s.m, s.k, s.n);
+    CHECK(std::memcmp(card_f.data(), ref_f.data(), card_f.size() * sizeof(float)) == 0);
+    CHECK(tpurt_matmul_fp32(dev, nullptr, b32.data(), card_f.data(), s.m, s.k, s.n) ==
+          TPURT_E_INVALID);
+    CHECK(std::string(tpurt_last_error()).find("NULL") != std::string::npos);
     tpurt_close(dev);
 }

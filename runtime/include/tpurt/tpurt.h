@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tpurt.h - the runtime's C API, for C programs and foreign-function interfaces: open a card,
- * read its properties, run exact int8 and bf16 matmuls on host arrays. Every call returns
+ * read its properties, run exact int8, bf16 and fp32 matmuls on host arrays. Every call returns
  * TPURT_OK (0) or a negative TPURT_E_* code; tpurt_last_error() then says what went wrong and
  * what to do about it.
  */
@@ -54,6 +54,10 @@ int tpurt_matmul_int8(tpurt_device *dev, const int8_t *a, const int8_t *b, int32
                       uint32_t k, uint32_t n);
 /* a and b hold bf16 bit patterns (the top 16 bits of a binary32). */
 int tpurt_matmul_bf16(tpurt_device *dev, const uint16_t *a, const uint16_t *b, float *c, uint32_t m,
+                      uint32_t k, uint32_t n);
+/* The card's native fp32 matmul: one fma chain per element in ascending k, exact against
+ * tpurt/reference_fp32.hpp. */
+int tpurt_matmul_fp32(tpurt_device *dev, const float *a, const float *b, float *c, uint32_t m,
                       uint32_t k, uint32_t n);
 
 /* Message of the last failed call on this thread ("" if none); valid until the next call. */
