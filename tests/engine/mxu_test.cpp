@@ -140,6 +140,49 @@ TEST_CASE("every supported row-kernel set matches the reference", "[mxu]") {
     }
 }
 
+TEST_CASE("every kernel set stores NaN results as the canonical NaN", "[mxu]") {
+    // NaN inputs with payloads and signs, and infinities that meet zeros or each other, in
+    // rows long enough to cross the kernels' chunks of steps, with and without ACCUMULATE:
+    // each output that is NaN must be stored as 0x7fc00000, and every other output as the
+    // reference computes it.
+    ThreadPool pool(2);
+    std::atomic<bool> abort{false};
+    std::mt19937_64 rng(13);
+    constexpr uint32_t m = 13, k = 600, n = 70;
+    Operands op = random_operands(rng, MxuType::Bf16, m, k, n);
+    const uint16_t specials[] = {0x7fc1, 0xffa0, 0x7f81, 0x7f80, 0xff80, 0x0000};
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t j = 0; j < 3; j++) {
+            const uint16_t v = specials[(i + j) % std::size(specials)];
+            std::memcpy(&op.a[i * op.src_stride + 2 * uint64_t(rng() % k)], &v, 2);
+        }
+    for (uint32_t j = 0; j < n; j += 3) {
+        const uint16_t v = specials[j % std::size(specials)];
+        std::memcpy(&op.w[2 * (uint64_t(rng() % k) * n + j)], &v, 2);
+    }
+    for (const RowKernels *kernels : supported_row_kernels()) {
+        CAPTURE(kernels->name);
+        FastMxu mxu(pool, *kernels);
+        WeightTile tile(k, n);
+        tile.load(MxuType::Bf16, k, n, op.w.data(), uint64_t(n) * 2);
+        std::vector<uint8_t> acc = op.acc;
+        REQUIRE(mxu.run(tile, op.args(acc, false), abort));
+        REQUIRE(mxu.run(tile, op.args(acc, true), abort));
+        const std::vector<uint8_t> got = packed_result(op, acc);
+        const std::vector<uint8_t> want = reference_twice(op);
+        uint64_t nans = 0;
+        for (uint64_t i = 0; i + 4 <= got.size(); i += 4) {
+            uint32_t word;
+            std::memcpy(&word, &got[i], 4);
+            nans += (word & 0x7fffffffu) > 0x7f800000u;
+            if ((word & 0x7fffffffu) > 0x7f800000u)
+                CHECK(word == 0x7fc00000u);
+        }
+        CHECK(nans > 0);
+        CHECK(first_difference(got.data(), want.data(), uint64_t(m) * n) == "");
+    }
+}
+
 TEST_CASE("fast mode and the cycle-accurate systolic array are bit-identical", "[mxu]") {
     std::mt19937_64 rng(12);
     ThreadPool pool(2);
