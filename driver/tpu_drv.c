@@ -219,7 +219,7 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	ret = tpu_irq_init(tdev);
 	if (ret)
-		goto err_job_fini;
+		return ret;
 	tpu_device_start(tdev);
 
 	tpu_debugfs_init(tdev);
@@ -231,8 +231,6 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 err_stop:
 	tpu_device_stop(tdev);
 	tpu_irq_fini(tdev);
-err_job_fini:
-	tpu_job_fini(tdev);
 	return ret;
 }
 
@@ -240,10 +238,11 @@ static void tpu_remove(struct pci_dev *pdev)
 {
 	struct tpu_device *tdev = pci_get_drvdata(pdev);
 
+	/* Files may stay open: they see -ENODEV, and the scheduler lives until the last closes. */
 	drm_dev_unplug(&tdev->drm);
 	tpu_device_stop(tdev);
 	tpu_irq_fini(tdev);
-	tpu_job_fini(tdev);
+	tpu_job_unplug(tdev);
 }
 
 static const struct pci_device_id tpu_pci_ids[] = {

@@ -14,10 +14,15 @@
  * DRM_TPU_JOB_CANCELED and are not run again; jobs not yet written to the ring are not
  * affected and run after the reset. A reset requested through debugfs (tpu_job_reset())
  * takes the same path and ends every job in the ring with DRM_TPU_JOB_CANCELED.
+ *
+ * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): the jobs in the
+ * ring and those the scheduler runs afterwards end with DRM_TPU_JOB_CANCELED; the scheduler
+ * itself is torn down with the drm_device, when the last file closes.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
 #include <drm/tpu_accel.h>
@@ -220,27 +225,16 @@ static const struct drm_sched_backend_ops tpu_sched_ops = {
 	.free_job = tpu_job_free,
 };
 
-int tpu_job_init(struct tpu_device *tdev)
-{
-	long timeout = tpu_job_timeout_ms ? msecs_to_jiffies(tpu_job_timeout_ms) :
-					    MAX_SCHEDULE_TIMEOUT;
-
-	tdev->fence_context = dma_fence_context_alloc(1);
-	return drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
-			      TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
-			      tdev->drm.dev);
-}
-
-/**
- * tpu_job_fini - end all jobs and stop the scheduler when the device goes away
- * @tdev: the device, stopped and without interrupts
+/*
+ * The scheduler is torn down with the drm_device, at the last close: a file still open after
+ * the PCI device went away (sysfs unbind) keeps its entity on the scheduler until it closes.
  */
-void tpu_job_fini(struct tpu_device *tdev)
+static void tpu_job_sched_fini(struct drm_device *drm, void *arg)
 {
+	struct tpu_device *tdev = arg;
 	struct drm_sched_job *sched_job, *tmp;
 	LIST_HEAD(ended);
 
-	tpu_ring_cancel(tdev, NULL);
 	drm_sched_fini(&tdev->sched);
 
 	/* Jobs that ended but that the stopped scheduler did not free yet. */
@@ -251,6 +245,33 @@ void tpu_job_fini(struct tpu_device *tdev)
 		list_del_init(&sched_job->list);
 		tpu_job_free(sched_job);
 	}
+}
+
+int tpu_job_init(struct tpu_device *tdev)
+{
+	long timeout = tpu_job_timeout_ms ? msecs_to_jiffies(tpu_job_timeout_ms) :
+					    MAX_SCHEDULE_TIMEOUT;
+	int ret;
+
+	tdev->fence_context = dma_fence_context_alloc(1);
+	ret = drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
+			     TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
+			     tdev->drm.dev);
+	if (ret)
+		return ret;
+	return drmm_add_action_or_reset(&tdev->drm, tpu_job_sched_fini, tdev);
+}
+
+/**
+ * tpu_job_unplug - end the jobs in the ring when the device goes away
+ * @tdev: the device, unplugged, stopped and without interrupts
+ *
+ * They end with DRM_TPU_JOB_CANCELED; jobs the scheduler has not run yet end the same way
+ * when it does, since tpu_job_run() finds the device gone.
+ */
+void tpu_job_unplug(struct tpu_device *tdev)
+{
+	tpu_ring_cancel(tdev, NULL);
 }
 
 int tpu_job_open(struct tpu_file *tfile)

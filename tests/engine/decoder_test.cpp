@@ -125,8 +125,8 @@ TEST_CASE("DMA ranges are checked against the unified buffer and accumulators", 
                 0xfffffffc);
     // Large row counts and strides do not overflow the range arithmetic (65535 one-byte rows
     // are within the work limit; the second row starts beyond the UB).
-    check_error(f.run_one(dma_in(TPU_DT_INT8, 65535, 1, kHost, 0, 0, 0xffffffff)),
-                TPU_ERR_UB_RANGE, 0xffffffff);
+    check_error(f.run_one(dma_in(TPU_DT_INT8, 65535, 1, kHost, 0, 0, 0xffffffff)), TPU_ERR_UB_RANGE,
+                0xffffffff);
     check_error(f.run_one(dma_out_acc(TPU_DT_INT32, 2, 4, kHost, 0, kAcc - 16, 16)),
                 TPU_ERR_ACC_RANGE, kAcc);
 }

@@ -13,9 +13,9 @@ echo 0 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
 
 finish() {
 	rc=$1
-	if dmesg | grep -E -q 'WARNING:|BUG:|Oops|Call Trace:|general protection|KASAN|UBSAN'; then
+	if dmesg | grep -E -q 'WARNING:|BUG:|BUG [a-z]|Oops|Call Trace:|general protection|KASAN|UBSAN'; then
 		echo "tpu-vm: the kernel log shows a warning or oops:"
-		dmesg | grep -E -B2 -A20 'WARNING:|BUG:|Oops|Call Trace:|general protection' | head -n 80
+		dmesg | grep -E -B2 -A20 'WARNING:|BUG:|BUG [a-z]|Oops|Call Trace:|general protection' | head -n 80
 		[ "$rc" -eq 0 ] && rc=99
 	fi
 	echo "TPU-VM-EXIT rc=$rc"

@@ -48,7 +48,7 @@ trap 'rm -rf "$job"' EXIT
 	echo
 } > "$job/run.sh"
 
-append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet tpusrc=$src"
+append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softlockup_panic=1 tpusrc=$src"
 [ $driver -eq 1 ] || append+=" tpunodriver"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 
