@@ -3,7 +3,10 @@
 // TIMESTAMP and host-sourced LOAD_W report the faulting device VA and instruction; bad
 // opcodes and operands end the job where they occur; after each failure the card runs a job
 // correctly; the performance counters (GET_PARAM) advance by what the jobs did; a reset through
-// debugfs in the middle of a stream of jobs cancels the jobs in the ring and the next jobs run.
+// debugfs in the middle of a stream of jobs cancels the jobs in the ring and the next jobs run;
+// a job running past the driver's job_timeout_ms (the VM loads tpu.ko with 1000 ms for this
+// binary) ends with DRM_TPU_JOB_TIMEOUT after a reset; a process killed in the middle of its
+// jobs leaves another file's job and the card working.
 // Program-fetch faults cannot be provoked through the driver (a program always lies in a
 // mapped BO): test_raw_device covers them. The reset case needs root (debugfs).
 #include "guest_programs.hpp"
@@ -11,6 +14,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <tpurt/tpurt.hpp>
+
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -18,6 +25,7 @@
 #include <string>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace guest;
@@ -254,4 +262,90 @@ TEST_CASE("a debugfs reset cancels the jobs in the ring, later jobs run", "[faul
     check_card_works();
     // Counters carry over the reset of the card's registers.
     CHECK(get_param(DRM_TPU_PARAM_CNT_JOBS_DONE) >= done + 2);
+}
+
+TEST_CASE("a job running past job_timeout_ms is ended by a reset, other files go on",
+          "[faults][timeout]") {
+    const std::string dir = debugfs_dir();
+    const std::uint64_t resets = status_value(dir, "resets");
+    // About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
+    tpurt::Device device = tpurt::Device::open(0);
+    const auto start = std::chrono::steady_clock::now();
+    tpurt::Job hung = device.submit(busy_program(20000), {});
+    tpurt::Job behind = device.submit(halt_program(), {});
+    try {
+        hung.wait(std::chrono::seconds(60));
+        FAIL("a job of 2.7 T MACs ended within the driver's timeout");
+    } catch (const tpurt::JobError &error) {
+        CHECK(error.status() == DRM_TPU_JOB_TIMEOUT);
+        CHECK(std::string(error.what()).find("DRM_TPU_JOB_TIMEOUT") != std::string::npos);
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds >= 1.0);
+    CHECK(seconds < 30.0);
+    try {
+        behind.wait();
+    } catch (const tpurt::JobError &error) {
+        CHECK(error.status() == DRM_TPU_JOB_CANCELED);
+    }
+    CHECK(status_value(dir, "resets") == resets + 1);
+    // This file and another both keep working.
+    check_card_works();
+    const std::vector<std::int8_t> a = tpurt::random_int8(64 * 64, 3);
+    std::vector<std::int32_t> got(64 * 64), want(64 * 64);
+    tpurt::matmul(device, a, a, got, 64, 64, 64);
+    tpurt::reference_matmul(a, a, want, 64, 64, 64);
+    CHECK(got == want);
+}
+
+TEST_CASE("a process killed in the middle of its jobs leaves the card working", "[faults][kill]") {
+    int ready[2];
+    REQUIRE(pipe(ready) == 0);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // Its own file and buffer, a long job in the ring and more behind it; then it waits to
+        // be killed.
+        close(ready[0]);
+        try {
+            tpurt::Device device = tpurt::Device::open(0);
+            tpurt::Buffer data = device.allocate(TPU_PAGE_SIZE);
+            std::vector<tpurt::Job> jobs;
+            jobs.push_back(device.submit(busy_program(400), {&data}));
+            for (int i = 0; i < 4; i++)
+                jobs.push_back(device.submit(busy_program(40), {&data}));
+            const char byte = 1;
+            if (write(ready[1], &byte, 1) == 1)
+                for (;;)
+                    pause();
+        } catch (...) {
+        }
+        _exit(1);
+    }
+    close(ready[1]);
+    char byte = 0;
+    const bool submitted = read(ready[0], &byte, 1) == 1;
+    close(ready[0]);
+    // This process's job, queued behind the child's.
+    RawBo src(TPU_PAGE_SIZE), dst(TPU_PAGE_SIZE);
+    std::memset(src.map, 0x77, kBytes);
+    SubmittedProgram mine(ProgramBuilder()
+                              .dma_in(int8_rows(src.device_addr, 0, 1, kBytes))
+                              .dma_out(int8_rows(dst.device_addr, 0, 1, kBytes))
+                              .halt()
+                              .finish(),
+                          {src.handle, dst.handle});
+    REQUIRE(kill(child, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(submitted);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+
+    struct drm_tpu_wait r;
+    REQUIRE(wait_job(mine.job_id(), r) == 0);
+    CHECK(r.status == TPU_ERR_NONE);
+    CHECK(static_cast<const std::uint8_t *>(dst.map)[kBytes - 1] == 0x77);
+    check_card_works();
 }

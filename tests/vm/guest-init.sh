@@ -35,7 +35,9 @@ mount -t 9p -o trans=virtio,version=9p2000.L job /job || finish 92
 if grep -q 'tpunodriver' /proc/cmdline; then
 	echo "tpu-vm: not loading tpu.ko (tpunodriver)"
 else
-	insmod "$src/driver/tpu.ko" || { echo "tpu-vm: insmod tpu.ko failed"; finish 93; }
+	args=$(sed -n 's/.*tpuargs=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+	# shellcheck disable=SC2086 # one word per module parameter
+	insmod "$src/driver/tpu.ko" $args || { echo "tpu-vm: insmod tpu.ko $args failed"; finish 93; }
 fi
 
 cd "$src" || finish 94

@@ -11,6 +11,7 @@
 #   --log FILE         console log (default: build/vm-logs/vm.log)
 #   --timeout SECONDS  wall-clock limit for the whole boot-run-poweroff (default 900)
 #   --no-driver        do not load tpu.ko
+#   --driver-args "a=1 b=2"  module parameters for tpu.ko (e.g. "job_timeout_ms=1000")
 #   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +23,7 @@ log=$src/build/vm-logs/vm.log
 timeout_s=900
 interactive=0
 driver=1
+driver_args=
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -29,6 +31,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=$2; shift 2 ;;
 	--interactive) interactive=1; shift ;;
 	--no-driver) driver=0; shift ;;
+	--driver-args) driver_args=$2; shift 2 ;;
 	--qemu-args) read -r -a more <<<"$2"; extra+=("${more[@]}"); shift 2 ;;
 	--) shift; break ;;
 	*) echo "run-in-vm: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
@@ -50,6 +53,7 @@ trap 'rm -rf "$job"' EXIT
 
 append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softlockup_panic=1 tpusrc=$src"
 [ $driver -eq 1 ] || append+=" tpunodriver"
+[ -z "$driver_args" ] || append+=" tpuargs=${driver_args// /,}"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 
 args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
