@@ -29,14 +29,13 @@ uint32_t write_program(AddressSpace &space, uint64_t va, const Program &p) {
 
 // The runtime's programs for C = A x B on a card with cfg's array and memories.
 std::vector<Program> runtime_programs(const Gemm &g, const tpu_engine_config &cfg) {
-    tpurt::MatmulProblem problem;
-    problem.type = tpurt::DType(g.dtype);
-    problem.m = g.m;
-    problem.k = g.k;
-    problem.n = g.n;
-    problem.a_addr = g.a_va;
-    problem.b_addr = g.b_va;
-    problem.c_addr = g.c_va;
+    const tpurt::MatmulProblem problem{.type = tpurt::DType(g.dtype),
+                                       .m = g.m,
+                                       .k = g.k,
+                                       .n = g.n,
+                                       .a_addr = g.a_va,
+                                       .b_addr = g.b_va,
+                                       .c_addr = g.c_va};
     const tpurt::ArrayLimits limits{cfg.mxu_rows, cfg.mxu_cols, cfg.ub_bytes, cfg.acc_bytes};
     std::vector<Program> out;
     for (tpurt::Program &p : tpurt::compile_matmul(problem, limits).programs)
