@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Card programs for one square-or-not GEMM C = A x B, tiled the way the runtime tiles a matmul
-// for the array: A and B into the unified buffer, then per N tile and K tile (ascending) a
-// LOAD_W and a MATMUL over all M rows (ACCUMULATE after the first K tile), then C out of the
-// accumulators. The DMA-only twin moves the same bytes without the matrix unit, so the time of
-// the MXU part is the difference of the two.
+// Card programs for one square-or-not GEMM C = A x B, tiled for the array in the order the
+// engine's fast mode fuses into K chains (the runtime's compiler orders tiles for the card's
+// modelled cycles instead): A and B into the unified buffer, then per N tile and K tile
+// (ascending) a LOAD_W and a MATMUL over all M rows (ACCUMULATE after the first K tile), then C
+// out of the accumulators. The DMA-only twin moves the same bytes without the matrix unit, so
+// the time of the MXU part is the difference of the two.
 #pragma once
 
 #include <cstdint>

@@ -45,61 +45,6 @@ class BlockEmitter {
                        std::uint32_t n0) const {
         const std::uint32_t group_end = static_cast<std::uint32_t>(
             std::min<std::uint64_t>(p_.n, n0 + std::uint64_t{t_.group_n} * t_.tile_n));
-        const std::uint64_t weight_loads = t_.chained ? emit_chained(out, m0, rows, n0, group_end)
-                                                      : emit_k_outer(out, m0, rows, n0, group_end);
-        write_out(out, m0, rows, n0, group_end);
-        return weight_loads;
-    }
-
-  private:
-    // A's rows with all of K once, then per column tile its weight panel and its k tiles.
-    std::uint64_t emit_chained(ProgramBuilder &out, std::uint32_t m0, std::uint32_t rows,
-                               std::uint32_t n0, std::uint32_t group_end) const {
-        out.dma_in({.type = p_.type,
-                    .host_addr = p_.a_addr + m0 * a_stride_,
-                    .host_stride = a_stride_,
-                    .local_addr = t_.ub_a_offset,
-                    .local_stride = p_.k * elem_,
-                    .rows = rows,
-                    .cols = p_.k});
-        std::uint64_t weight_loads = 0;
-        std::uint32_t slot = 0;
-        for (std::uint32_t col = n0; col < group_end; col += t_.tile_n, slot ^= 1) {
-            const std::uint32_t cols = std::min(t_.tile_n, group_end - col);
-            const std::uint32_t panel = t_.group_n > 1 ? slot * t_.panel_bytes : 0;
-            const std::uint32_t w_stride = cols * elem_;
-            out.dma_in({.type = p_.type,
-                        .host_addr = p_.b_addr + std::uint64_t{col} * elem_,
-                        .host_stride = b_stride_,
-                        .local_addr = panel,
-                        .local_stride = w_stride,
-                        .rows = p_.k,
-                        .cols = cols});
-            for (std::uint32_t k0 = 0; k0 < p_.k; k0 += t_.tile_k) {
-                const std::uint32_t depth = std::min(t_.tile_k, p_.k - k0);
-                out.load_weights({.type = p_.type,
-                                  .src_addr = panel + k0 * w_stride,
-                                  .src_stride = w_stride,
-                                  .rows = depth,
-                                  .cols = cols});
-                ++weight_loads;
-                out.matmul({.type = p_.type,
-                            .src_addr = t_.ub_a_offset + k0 * elem_,
-                            .src_stride = p_.k * elem_,
-                            .rows = rows,
-                            .cols = depth,
-                            .acc_addr = (col - n0) * acc_elem_,
-                            .acc_stride = t_.acc_stride,
-                            .accumulate = k0 > 0});
-            }
-        }
-        return weight_loads;
-    }
-
-    // Per k tile, per column tile its weights, and A streamed through them (or loaded once per
-    // k tile when resident).
-    std::uint64_t emit_k_outer(ProgramBuilder &out, std::uint32_t m0, std::uint32_t rows,
-                               std::uint32_t n0, std::uint32_t group_end) const {
         const bool a_resident = rows <= t_.tile_m;
         std::uint64_t weight_loads = 0;
         for (std::uint32_t k0 = 0; k0 < p_.k; k0 += t_.tile_k) {
@@ -125,12 +70,6 @@ class BlockEmitter {
                 }
             }
         }
-        return weight_loads;
-    }
-
-    // The finished block into C: straight from the accumulators, or through the epilogue.
-    void write_out(ProgramBuilder &out, std::uint32_t m0, std::uint32_t rows, std::uint32_t n0,
-                   std::uint32_t group_end) const {
         if (p_.epilogue)
             activate_out(out, m0, rows, n0, group_end - n0);
         else
@@ -141,8 +80,10 @@ class BlockEmitter {
                              .local_stride = t_.acc_stride,
                              .rows = rows,
                              .cols = group_end - n0});
+        return weight_loads;
     }
 
+  private:
     // The finished block through ACTIVATE into C, in slices of columns (bias at UB 0) and rows
     // (the activated values after the bias) that fit the unified buffer.
     void activate_out(ProgramBuilder &out, std::uint32_t m0, std::uint32_t rows, std::uint32_t n0,

@@ -55,8 +55,6 @@ struct TileContext {
 struct Candidate {
     std::uint64_t group_n, block_m, tile_m;
     double cycles;
-    bool chained = false;
-    std::uint64_t panel_bytes = 0;
 };
 
 // Instructions of one block: per k tile, per column tile a weight DMA + LOAD_W and per A tile a
@@ -109,26 +107,6 @@ std::optional<Candidate> candidate(const TileContext &c, std::uint64_t group_n, 
     return Candidate{group_n, block_m, tile_m, modelled_cycles(c, group_n, block_m, tile_m)};
 }
 
-// The chained block of group_n column tiles (matmul_compiler.hpp): A rows with all of K plus
-// one or two weight panels in the unified buffer, one DMA of A, per column tile a panel DMA and
-// k_tiles LOAD_W/MATMUL pairs, then one DMA_OUT.
-std::optional<Candidate> chained_candidate(const TileContext &c, std::uint64_t group_n,
-                                           const ArrayLimits &limits) {
-    if (c.k > max_dim)
-        return std::nullopt;
-    const std::uint64_t panel_bytes = c.k * c.tile_n * c.elem;
-    const std::uint64_t panels = group_n > 1 ? 2 : 1;
-    if (panels * panel_bytes >= limits.ub_bytes)
-        return std::nullopt;
-    const std::uint64_t a_rows = (limits.ub_bytes - panels * panel_bytes) / (c.k * c.elem);
-    const std::uint64_t acc_rows = limits.acc_bytes / (group_n * c.tile_n * c.acc_elem);
-    const std::uint64_t block_m = std::min({c.m, max_dim, acc_rows, a_rows});
-    if (block_m == 0 || 1 + group_n * (1 + 2 * c.k_tiles) + 1 + 1 > c.max_insns)
-        return std::nullopt;
-    return Candidate{group_n, block_m,    block_m, modelled_cycles(c, group_n, block_m, block_m),
-                     true,    panel_bytes};
-}
-
 } // namespace
 
 MatmulTiling choose_matmul_tiling(DType type, std::uint32_t m, std::uint32_t k, std::uint32_t n,
@@ -174,10 +152,6 @@ MatmulTiling choose_matmul_tiling(DType type, std::uint32_t m, std::uint32_t k, 
     for (std::uint64_t group_n = 1; group_n <= max_group; ++group_n) {
         if (group_n * c.tile_n * c.acc_elem > limits.acc_bytes)
             break;
-        // Chained first: on a tie it is kept.
-        const auto chained = chained_candidate(c, group_n, limits);
-        if (chained && (!best || chained->cycles < best->cycles))
-            best = chained;
         for (const bool resident : {true, false}) {
             const auto option = candidate(c, group_n, resident, limits.acc_bytes);
             if (option && (!best || option->cycles < best->cycles))
@@ -197,12 +171,6 @@ MatmulTiling choose_matmul_tiling(DType type, std::uint32_t m, std::uint32_t k, 
     tiling.tile_m = static_cast<std::uint32_t>(best->tile_m);
     tiling.ub_a_offset = static_cast<std::uint32_t>(weight_bytes);
     tiling.acc_stride = static_cast<std::uint32_t>(best->group_n * c.tile_n * c.acc_elem);
-    tiling.chained = best->chained;
-    if (best->chained) {
-        tiling.panel_bytes = static_cast<std::uint32_t>(best->panel_bytes);
-        tiling.ub_a_offset =
-            static_cast<std::uint32_t>((best->group_n > 1 ? 2 : 1) * best->panel_bytes);
-    }
     return tiling;
 }
 

@@ -191,12 +191,9 @@ TEST_CASE("A streams through the weights when the unified buffer is the limit",
 }
 
 TEST_CASE("A stays in the unified buffer for a group of column tiles", "[compiler]") {
-    // 512^3 on 128x128 with a 128 KiB unified buffer: A's 512 rows do not fit with all of K,
-    // but one k tile of them does. One block of all 512 rows and all 4 column tiles; A is loaded
-    // once per k tile and reused by the 4 weight tiles.
-    const tpu_engine_config cfg = engine_config(128, 128, 128 << 10, 4 << 20);
-    const tpurt::MatmulPlan plan = check_int8(cfg, {512, 512, 512}, 4);
-    CHECK_FALSE(plan.tiling.chained);
+    // 512^3 on 128x128: one block of all 512 rows and all 4 column tiles; A is loaded once per
+    // k tile and reused by the 4 weight tiles.
+    const tpurt::MatmulPlan plan = check_int8(default_card, {512, 512, 512}, 4);
     CHECK(plan.tiling.block_m == 512);
     CHECK(plan.tiling.tile_m == 512);
     CHECK(plan.tiling.group_n == 4);
@@ -205,40 +202,6 @@ TEST_CASE("A stays in the unified buffer for a group of column tiles", "[compile
     for (const tpu_insn &insn : plan.programs.front().insns)
         a_loads += insn.hdr.opcode == TPU_OP_DMA_IN && insn.dma.local_addr != 0;
     CHECK(a_loads == 4);
-}
-
-TEST_CASE("a block whose A fits with all of K chains each column tile's k tiles", "[compiler]") {
-    // 512^3 on the default card: A is loaded once, then per column tile one DMA of its 512 x 128
-    // weight panel (alternating between two slots) and its 4 LOAD_W/MATMUL pairs back to back,
-    // each MATMUL reading the next 128 columns of A.
-    const tpurt::MatmulPlan plan = check_int8(default_card, {512, 512, 512}, 5);
-    const tpurt::MatmulTiling &t = plan.tiling;
-    REQUIRE(t.chained);
-    CHECK(t.block_m == 512);
-    CHECK(t.group_n == 4);
-    CHECK(t.panel_bytes == 512 * 128);
-    CHECK(t.ub_a_offset == 2 * t.panel_bytes);
-    CHECK(plan.weight_loads == 16);
-    REQUIRE(plan.programs.size() == 1);
-    const std::vector<tpu_insn> &insns = plan.programs.front().insns;
-    // DMA_IN A, 4 x (DMA_IN panel, 4 x (LOAD_W, MATMUL)), DMA_OUT, HALT.
-    REQUIRE(insns.size() == 1 + 4 * (1 + 2 * 4) + 2);
-    CHECK(insns[0].hdr.opcode == TPU_OP_DMA_IN);
-    CHECK(insns[0].dma.local_addr == t.ub_a_offset);
-    for (std::uint32_t col = 0; col < 4; ++col) {
-        const std::size_t first = 1 + col * 9;
-        CHECK(insns[first].hdr.opcode == TPU_OP_DMA_IN);
-        CHECK(insns[first].dma.local_addr == col % 2 * t.panel_bytes);
-        for (std::uint32_t kt = 0; kt < 4; ++kt) {
-            const tpu_insn &load = insns[first + 1 + 2 * kt];
-            const tpu_insn &mm = insns[first + 2 + 2 * kt];
-            CHECK(load.hdr.opcode == TPU_OP_LOAD_W);
-            CHECK(mm.hdr.opcode == TPU_OP_MATMUL);
-            CHECK(mm.mxu.src_addr == t.ub_a_offset + kt * 128);
-            CHECK(mm.mxu.acc_addr == col * 128 * 4);
-        }
-    }
-    CHECK(insns[insns.size() - 2].hdr.opcode == TPU_OP_DMA_OUT);
 }
 
 TEST_CASE("a unified buffer smaller than a weight tile shrinks the tiles", "[compiler][small]") {

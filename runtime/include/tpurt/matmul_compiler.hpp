@@ -12,17 +12,7 @@
 // block_m), they are loaded once per k tile and reused by every column tile of the group.
 // The block shape is chosen to minimise the card's modelled cycles (docs/hardware.md: DMA 64
 // bytes per cycle, LOAD_W K cycles, MATMUL M + K + N - 1). After the last k tile the block
-// goes from the accumulators into C with one DMA.
-//
-// Chained blocks: when a block's A rows fit the unified buffer with all of K (and two K x tile_n
-// weight panels next to them), A is loaded once, and each column tile's weight panel is DMA'd
-// whole (into one of two panel slots, so the next panel loads while the current one computes),
-// followed by the tile's k tiles back to back as LOAD_W/MATMUL pairs into the same
-// accumulators. That is the same arithmetic in the same order (each accumulator still goes
-// through k ascending), with fewer instructions, and the shape the emulated card's fast mode
-// computes as one fused matmul over all of K. The tiling prefers it when the modelled cycles tie.
-//
-// Every block is self-contained, so a matmul
+// goes from the accumulators into C with one DMA. Every block is self-contained, so a matmul
 // whose instructions exceed one program is split into several jobs at block boundaries.
 //
 // With an epilogue (a dense layer), each finished block instead goes through ACTIVATE: the
@@ -75,10 +65,6 @@ struct MatmulTiling {
     std::uint32_t tile_m = 0;      // rows of A per DMA_IN + MATMUL
     std::uint32_t ub_a_offset = 0; // A tiles live here in the unified buffer, weights at 0
     std::uint32_t acc_stride = 0;  // bytes between accumulator rows
-    // Chained blocks (tile_m == block_m): the weight panels of K x tile_n at 0 and, with more
-    // than one column tile per block, at panel_bytes; A with all of K at ub_a_offset.
-    bool chained = false;
-    std::uint32_t panel_bytes = 0;
 };
 
 struct MatmulPlan {
