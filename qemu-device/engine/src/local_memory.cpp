@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// On-chip buffer with lazy zeroing of the dirty extent. Buffers of a huge page or more are
-// aligned to huge pages and asked to be backed by them: the MXU kernels walk rows of large
-// matrices thousands of bytes apart, and with 4 KiB pages nearly every row is a TLB miss.
+// On-chip buffer with lazy zeroing of the dirty extent. On Linux, buffers of a huge page or more
+// are anonymous mappings aligned to huge pages and asked to be backed by them: the MXU kernels
+// walk rows of large matrices thousands of bytes apart, and with 4 KiB pages nearly every row is
+// a TLB miss. Like calloc's, the mapping's pages are zero and committed only when first touched.
 #include "local_memory.hpp"
 
 #include <algorithm>
@@ -15,26 +16,47 @@
 namespace tpu::engine {
 namespace {
 
+#if defined(__linux__)
 constexpr uint64_t kHugePage = 2u << 20;
 
-uint8_t *allocate_zeroed(uint32_t bytes) {
-    if (bytes < kHugePage)
-        return static_cast<uint8_t *>(std::calloc(bytes, 1));
-    const uint64_t rounded = (uint64_t(bytes) + kHugePage - 1) & ~(kHugePage - 1);
-    auto *p = static_cast<uint8_t *>(std::aligned_alloc(kHugePage, rounded));
-    if (!p)
+// A zeroed mapping of `len` bytes (a multiple of kHugePage) at a kHugePage boundary, or null.
+uint8_t *map_huge_aligned(uint64_t len) {
+    void *raw =
+        mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
         return nullptr;
-#if defined(MADV_HUGEPAGE)
-    madvise(p, rounded, MADV_HUGEPAGE); // only a hint: 4 KiB pages work too
-#endif
-    std::memset(p, 0, bytes);
-    return p;
+    auto *base = static_cast<uint8_t *>(raw);
+    const uint64_t head = (kHugePage - reinterpret_cast<uintptr_t>(base) % kHugePage) % kHugePage;
+    if (head)
+        munmap(base, head);
+    munmap(base + head + len, kHugePage - head);
+    madvise(base + head, len, MADV_HUGEPAGE); // only a hint: 4 KiB pages work too
+    return base + head;
 }
+#endif
 
 } // namespace
 
-LocalMemory::LocalMemory(uint32_t bytes)
-    : data_(allocate_zeroed(bytes)), size_(bytes), dirty_begin_(bytes) {
+void LocalMemory::Free::operator()(uint8_t *p) const {
+#if defined(__linux__)
+    if (mapped) {
+        munmap(p, mapped);
+        return;
+    }
+#endif
+    std::free(p);
+}
+
+LocalMemory::LocalMemory(uint32_t bytes) : size_(bytes), dirty_begin_(bytes) {
+#if defined(__linux__)
+    if (bytes >= kHugePage) {
+        const uint64_t len = (uint64_t(bytes) + kHugePage - 1) & ~(kHugePage - 1);
+        data_ = std::unique_ptr<uint8_t[], Free>(map_huge_aligned(len), Free{len});
+    }
+#endif
+    if (!data_)
+        data_ = std::unique_ptr<uint8_t[], Free>(static_cast<uint8_t *>(std::calloc(bytes, 1)),
+                                                 Free{0});
     if (!data_)
         throw std::bad_alloc();
 }

@@ -25,8 +25,11 @@ class LocalMemory {
     void clear();
 
   private:
+    // Frees calloc'd memory, or unmaps `mapped` bytes (local_memory.cpp). No default member
+    // initialiser: unique_ptr value-initialises its deleter, so `mapped` starts at 0.
     struct Free {
-        void operator()(uint8_t *p) const { std::free(p); }
+        uint64_t mapped;
+        void operator()(uint8_t *p) const;
     };
     std::unique_ptr<uint8_t[], Free> data_;
     uint32_t size_;
