@@ -238,11 +238,15 @@ static void tpu_remove(struct pci_dev *pdev)
 {
 	struct tpu_device *tdev = pci_get_drvdata(pdev);
 
-	/* Files may stay open: they see -ENODEV, and the scheduler lives until the last closes. */
+	/*
+	 * Files may stay open: they see -ENODEV, and the scheduler lives until the last closes.
+	 * The jobs in the ring end CANCELED; later ones too, since tpu_job_run() finds the
+	 * device gone.
+	 */
 	drm_dev_unplug(&tdev->drm);
 	tpu_device_stop(tdev);
 	tpu_irq_fini(tdev);
-	tpu_job_unplug(tdev);
+	tpu_ring_cancel(tdev, NULL);
 }
 
 static const struct pci_device_id tpu_pci_ids[] = {

@@ -262,18 +262,6 @@ int tpu_job_init(struct tpu_device *tdev)
 	return drmm_add_action_or_reset(&tdev->drm, tpu_job_sched_fini, tdev);
 }
 
-/**
- * tpu_job_unplug - end the jobs in the ring when the device goes away
- * @tdev: the device, unplugged, stopped and without interrupts
- *
- * They end with DRM_TPU_JOB_CANCELED; jobs the scheduler has not run yet end the same way
- * when it does, since tpu_job_run() finds the device gone.
- */
-void tpu_job_unplug(struct tpu_device *tdev)
-{
-	tpu_ring_cancel(tdev, NULL);
-}
-
 int tpu_job_open(struct tpu_file *tfile)
 {
 	struct drm_gpu_scheduler *sched = &tfile->tdev->sched;

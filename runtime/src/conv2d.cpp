@@ -27,11 +27,9 @@ MatmulStats conv2d_host(Device &device, std::span<const In> input, std::span<con
     if (in_bytes == 0 || w_bytes == 0)
         throw Error(ErrorCode::InvalidArgument, "conv2d dimensions must be non-zero");
 
-    Buffer in_buf = device.allocate(in_bytes);
-    Buffer w_buf = device.allocate(w_bytes);
+    const Buffer in_buf = device.allocate_copy(input.data(), in_bytes);
+    const Buffer w_buf = device.allocate_copy(weights.data(), w_bytes);
     Buffer out_buf = device.allocate(out_bytes);
-    std::memcpy(in_buf.data(), input.data(), in_bytes);
-    std::memcpy(w_buf.data(), weights.data(), w_bytes);
     const MatmulStats stats = conv2d(device, in_buf, w_buf, out_buf, type, shape);
     std::memcpy(output.data(), out_buf.data(), out_bytes);
     return stats;

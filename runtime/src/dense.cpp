@@ -79,16 +79,12 @@ MatmulStats dense(Device &device, std::span<const std::byte> a, std::span<const 
     if (need.a == 0 || need.w == 0)
         throw Error(ErrorCode::InvalidArgument, "dense layer dimensions must be non-zero");
 
-    Buffer a_buf = device.allocate(need.a);
-    Buffer w_buf = device.allocate(need.w);
+    const Buffer a_buf = device.allocate_copy(a.data(), need.a);
+    const Buffer w_buf = device.allocate_copy(w.data(), need.w);
     Buffer out_buf = device.allocate(need.out);
     std::optional<Buffer> bias_buf;
-    std::memcpy(a_buf.data(), a.data(), need.a);
-    std::memcpy(w_buf.data(), w.data(), need.w);
-    if (!bias.empty()) {
-        bias_buf.emplace(device.allocate(need.bias));
-        std::memcpy(bias_buf->data(), bias.data(), need.bias);
-    }
+    if (!bias.empty())
+        bias_buf.emplace(device.allocate_copy(bias.data(), need.bias));
     const MatmulStats stats =
         dense(device, a_buf, w_buf, bias_buf ? &*bias_buf : nullptr, out_buf, layer);
     std::memcpy(out.data(), out_buf.data(), need.out);

@@ -61,13 +61,18 @@ Buffer Device::allocate(std::size_t bytes) {
     return Buffer(file_, bytes, info_.numa_node);
 }
 
+Buffer Device::allocate_copy(const void *data, std::size_t bytes) {
+    Buffer buffer = allocate(bytes);
+    std::memcpy(buffer.data(), data, bytes);
+    return buffer;
+}
+
 Job Device::submit(const Program &program, std::span<const Buffer *const> buffers) {
     if (program.insns.empty() || program.size_bytes() > TPU_PROGRAM_MAX_BYTES)
         throw Error(ErrorCode::InvalidArgument,
                     "a program holds 1.." + std::to_string(max_program_insns) +
                         " instructions, not " + std::to_string(program.insns.size()));
-    Buffer code = allocate(program.size_bytes());
-    std::memcpy(code.data(), program.insns.data(), program.size_bytes());
+    Buffer code = allocate_copy(program.insns.data(), program.size_bytes());
 
     std::vector<std::uint32_t> handles;
     handles.reserve(buffers.size());

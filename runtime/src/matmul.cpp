@@ -29,11 +29,9 @@ MatmulStats matmul_host(Device &device, std::span<const In> a, std::span<const I
     if (a_bytes == 0 || b_bytes == 0)
         throw Error(ErrorCode::InvalidArgument, "matmul dimensions must be non-zero");
 
-    Buffer a_buf = device.allocate(a_bytes);
-    Buffer b_buf = device.allocate(b_bytes);
+    const Buffer a_buf = device.allocate_copy(a.data(), a_bytes);
+    const Buffer b_buf = device.allocate_copy(b.data(), b_bytes);
     Buffer c_buf = device.allocate(c_bytes);
-    std::memcpy(a_buf.data(), a.data(), a_bytes);
-    std::memcpy(b_buf.data(), b.data(), b_bytes);
     const MatmulStats stats = matmul(device, a_buf, b_buf, c_buf, m, k, n, type);
     std::memcpy(c.data(), c_buf.data(), c_bytes);
     return stats;

@@ -45,18 +45,22 @@ struct drm_tpu_wait run(const Program &program, std::vector<std::uint32_t> bos =
     return result;
 }
 
+// Copies kBytes from src to dst through the unified buffer.
+Program copy_program(const RawBo &src, const RawBo &dst) {
+    return ProgramBuilder()
+        .dma_in(int8_rows(src.device_addr, 0, 1, kBytes))
+        .dma_out(int8_rows(dst.device_addr, 0, 1, kBytes))
+        .halt()
+        .finish();
+}
+
 // A DMA round trip through fresh buffers, checked byte for byte.
 void check_card_works() {
     static std::uint8_t value = 0x40;
     value++;
     RawBo src(TPU_PAGE_SIZE), dst(TPU_PAGE_SIZE);
     std::memset(src.map, value, kBytes);
-    struct drm_tpu_wait r = run(ProgramBuilder()
-                                    .dma_in(int8_rows(src.device_addr, 0, 1, kBytes))
-                                    .dma_out(int8_rows(dst.device_addr, 0, 1, kBytes))
-                                    .halt()
-                                    .finish(),
-                                {src.handle, dst.handle});
+    struct drm_tpu_wait r = run(copy_program(src, dst), {src.handle, dst.handle});
     REQUIRE(r.status == TPU_ERR_NONE);
     const auto *out = static_cast<const std::uint8_t *>(dst.map);
     CHECK(out[0] == value);
@@ -330,12 +334,7 @@ TEST_CASE("a process killed in the middle of its jobs leaves the card working", 
     // This process's job, queued behind the child's.
     RawBo src(TPU_PAGE_SIZE), dst(TPU_PAGE_SIZE);
     std::memset(src.map, 0x77, kBytes);
-    SubmittedProgram mine(ProgramBuilder()
-                              .dma_in(int8_rows(src.device_addr, 0, 1, kBytes))
-                              .dma_out(int8_rows(dst.device_addr, 0, 1, kBytes))
-                              .halt()
-                              .finish(),
-                          {src.handle, dst.handle});
+    SubmittedProgram mine(copy_program(src, dst), {src.handle, dst.handle});
     REQUIRE(kill(child, SIGKILL) == 0);
     int status = 0;
     REQUIRE(waitpid(child, &status, 0) == child);

@@ -58,6 +58,19 @@ void check_int8(const Shape &s, std::uint64_t seed) {
     }
 }
 
+// Fails at the first element whose bits differ, printing both in hex floating point.
+void check_same_floats(const std::vector<float> &card, const std::vector<float> &ref,
+                       std::uint32_t n) {
+    for (std::size_t i = 0; i < card.size(); ++i) {
+        if (std::bit_cast<std::uint32_t>(card[i]) != std::bit_cast<std::uint32_t>(ref[i])) {
+            char c[48], r[48];
+            std::snprintf(c, sizeof(c), "%a", static_cast<double>(card[i]));
+            std::snprintf(r, sizeof(r), "%a", static_cast<double>(ref[i]));
+            FAIL(mismatch(i, n, c, r));
+        }
+    }
+}
+
 void check_bf16(const Shape &s, const std::vector<tpurt::Bf16> &a,
                 const std::vector<tpurt::Bf16> &b) {
     INFO("bf16 " << describe(s));
@@ -66,14 +79,7 @@ void check_bf16(const Shape &s, const std::vector<tpurt::Bf16> &a,
     const tpurt::MatmulStats stats = tpurt::matmul(device(), a, b, card, s.m, s.k, s.n);
     tpurt::reference_matmul(a, b, ref, s.m, s.k, s.n);
     CHECK(stats.macs == std::uint64_t{s.m} * s.k * s.n);
-    for (std::size_t i = 0; i < card.size(); ++i) {
-        if (std::bit_cast<std::uint32_t>(card[i]) != std::bit_cast<std::uint32_t>(ref[i])) {
-            char c[48], r[48];
-            std::snprintf(c, sizeof(c), "%a", static_cast<double>(card[i]));
-            std::snprintf(r, sizeof(r), "%a", static_cast<double>(ref[i]));
-            FAIL(mismatch(i, s.n, c, r));
-        }
-    }
+    check_same_floats(card, ref, s.n);
 }
 
 void check_fp32(const Shape &s, std::uint64_t seed) {
@@ -86,14 +92,7 @@ void check_fp32(const Shape &s, std::uint64_t seed) {
     tpurt::reference_matmul(std::span<const float>(a), std::span<const float>(b),
                             std::span<float>(ref), s.m, s.k, s.n);
     CHECK(stats.macs == std::uint64_t{s.m} * s.k * s.n);
-    for (std::size_t i = 0; i < card.size(); ++i) {
-        if (std::bit_cast<std::uint32_t>(card[i]) != std::bit_cast<std::uint32_t>(ref[i])) {
-            char c[48], r[48];
-            std::snprintf(c, sizeof(c), "%a", static_cast<double>(card[i]));
-            std::snprintf(r, sizeof(r), "%a", static_cast<double>(ref[i]));
-            FAIL(mismatch(i, s.n, c, r));
-        }
-    }
+    check_same_floats(card, ref, s.n);
 }
 
 void check_bf16_random(const Shape &s, std::uint64_t seed) {

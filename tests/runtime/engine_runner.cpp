@@ -28,6 +28,22 @@ void write_rows(tpu::test::AddressSpace &space, std::uint64_t va, const void *da
         space.write(va + r * stride, bytes + r * row_bytes, row_bytes);
 }
 
+// Runs every program as one job in `space`, each required to succeed; returns their MACs.
+std::uint64_t run_programs(tpu::test::Card &card, tpu::test::AddressSpace &space,
+                           const std::vector<tpurt::Program> &programs) {
+    std::uint64_t macs = 0;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+        const tpu_job_result result = card.run(space, programs[i].insns);
+        INFO("program " << i << " of " << programs.size() << ": "
+                        << tpurt::job_status_name(result.status) << " at instruction "
+                        << result.error_pc << ", fault address 0x" << std::hex
+                        << result.fault_addr);
+        REQUIRE(result.status == TPU_ERR_NONE);
+        macs += result.macs;
+    }
+    return macs;
+}
+
 } // namespace
 
 tpu_engine_config engine_config(std::uint32_t rows, std::uint32_t cols, std::uint32_t ub_bytes,
@@ -69,15 +85,7 @@ EngineMatmul run_problem(const tpu_engine_config &cfg, const tpurt::MatmulProble
         space.write(bias_va, bias, n * 4);
     }
 
-    for (std::size_t i = 0; i < run.plan.programs.size(); ++i) {
-        const tpu_job_result result = card.run(space, run.plan.programs[i].insns);
-        INFO("program " << i << " of " << run.plan.programs.size() << ": "
-                        << tpurt::job_status_name(result.status) << " at instruction "
-                        << result.error_pc << ", fault address 0x" << std::hex
-                        << result.fault_addr);
-        REQUIRE(result.status == TPU_ERR_NONE);
-        run.macs += result.macs;
-    }
+    run.macs = run_programs(card, space, run.plan.programs);
 
     const std::uint64_t c_row = n * c_elem;
     run.c.resize(m * c_row);
@@ -131,15 +139,7 @@ EngineConv2d run_conv2d_on_engine(const tpu_engine_config &cfg, tpurt::DType typ
     space.map(c_va, out_bytes, tpu::test::kWrite);
     space.write(a_va, input, in_bytes);
     space.write(b_va, weights, w_bytes);
-    for (std::size_t i = 0; i < run.plan.programs.size(); ++i) {
-        const tpu_job_result result = card.run(space, run.plan.programs[i].insns);
-        INFO("program " << i << " of " << run.plan.programs.size() << ": "
-                        << tpurt::job_status_name(result.status) << " at instruction "
-                        << result.error_pc << ", fault address 0x" << std::hex
-                        << result.fault_addr);
-        REQUIRE(result.status == TPU_ERR_NONE);
-        run.macs += result.macs;
-    }
+    run.macs = run_programs(card, space, run.plan.programs);
     run.output.resize(out_bytes);
     space.read(c_va, run.output.data(), out_bytes);
     return run;

@@ -32,6 +32,8 @@ class Device {
 
     // A buffer of at least `bytes`, with host pages placed on the card's NUMA node.
     Buffer allocate(std::size_t bytes);
+    // A buffer of `bytes` (> 0) holding a copy of the bytes at `data`.
+    Buffer allocate_copy(const void *data, std::size_t bytes);
 
     // Copies `program` into its own buffer and queues it. `buffers` are every buffer it reads
     // or writes: the job runs after earlier jobs writing them, and they stay alive until it
