@@ -3,8 +3,10 @@
 #   make demo   set everything up (first run: packages, guest kernel, QEMU build), boot a VM with
 #               the emulated card, load the driver and run a matmul on the card
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
-# Other targets: deps, qemu, module, all (default), vm, fuzz, bench, check, clean. Heavy artefacts live in
-# $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build trees in build/.
+# Other targets: deps, qemu, module, all (default), vm, fuzz, bench, check, fresh-check, clean.
+# Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
+# trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
+# an interrupted or failed run is simply run again.
 
 TPU_CACHE ?= $(HOME)/.cache/tpu-stack
 export TPU_CACHE
@@ -15,8 +17,12 @@ FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 DEMO_ARGS ?=
+# The project's own C/C++ compiles go through ccache too (CMakeLists.txt), in the same cache
+# as QEMU's; paths are hashed relative to the checkout, so another clone reuses the objects.
+export CCACHE_DIR ?= $(TPU_CACHE)/ccache
+export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps qemu module host guest test demo vm fuzz bench check clean
+.PHONY: all deps qemu module host guest test demo vm fuzz bench check fresh-check clean
 
 all: host guest module
 
@@ -27,20 +33,24 @@ $(TPU_CACHE)/.deps-done: tools/setup-host.sh tools/fetch-guest-kernel.sh
 	tools/fetch-guest-kernel.sh
 	@mkdir -p $(TPU_CACHE) && touch $@
 
-$(HOST_BUILD)/CMakeCache.txt: | deps
+# A tree counts as configured once CMake has finished generating it (.configured is written
+# after cmake succeeds); later edits to CMakeLists.txt re-run CMake from `cmake --build`.
+$(HOST_BUILD)/.configured: | deps
 	cmake -S . -B $(HOST_BUILD) -G Ninja $(CMAKE_FLAGS)
+	touch $@
 
-$(GUEST_BUILD)/CMakeCache.txt: | deps
+$(GUEST_BUILD)/.configured: | deps
 	cmake -S . -B $(GUEST_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_GUEST=ON
+	touch $@
 
-host: $(HOST_BUILD)/CMakeCache.txt
+host: $(HOST_BUILD)/.configured
 	cmake --build $(HOST_BUILD) -j $(JOBS)
 
-guest: $(GUEST_BUILD)/CMakeCache.txt
+guest: $(GUEST_BUILD)/.configured
 	cmake --build $(GUEST_BUILD) -j $(JOBS)
 
 # QEMU 10.0.2 from Debian's source with -device tpu and our engine linked in.
-qemu: $(HOST_BUILD)/CMakeCache.txt
+qemu: $(HOST_BUILD)/.configured
 	cmake --build $(HOST_BUILD) -j $(JOBS) --target tpuengine
 	tools/build-qemu.sh $(HOST_BUILD)/qemu-device/engine/libtpuengine.a
 
@@ -58,11 +68,10 @@ BENCH_ARGS ?=
 bench: host
 	$(HOST_BUILD)/bench/tpu-bench-gemm $(BENCH_ARGS)
 
-# libFuzzer over the engine (clang, ASan, UBSan), FUZZ_SECONDS per target.
+# libFuzzer over the engine (clang, ASan, UBSan), FUZZ_SECONDS per target. Optional: without a
+# clang that links libFuzzer it says so in one line and skips.
 fuzz: deps
-	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_FUZZ=ON
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	tools/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	CMAKE_FLAGS="$(CMAKE_FLAGS)" tools/run-fuzzers.sh --build $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 vm: deps qemu all
 	tests/vm/run-in-vm.sh --interactive
@@ -72,6 +81,11 @@ check: | deps
 	$(MAKE) -C driver W=1
 	$(MAKE) -C driver check
 	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp' | grep -v '^driver/')
+
+# A bare Debian 12 root (debootstrap minbase + git, ca-certificates) clones this repository and
+# runs the README's first command as written, then the host tests (tools/fresh-check.sh).
+fresh-check:
+	tools/fresh-check.sh
 
 clean:
 	rm -rf build

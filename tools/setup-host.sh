@@ -4,13 +4,16 @@
 # compilers, libdrm/libnuma/Catch2 for the runtime, QEMU's build dependencies (meson from
 # bookworm-backports), and what the guest harness uses (busybox, kmod, cpio, firmware ROMs).
 # Idempotent: a second run only checks. Adds bookworm-backports and deb-src sources if missing.
+# Re-runnable: an interrupted run (apt-get update, a half-configured dpkg) is finished by the next.
+# Everything any make target uses is listed here, optional parts (oneDNN for the benchmark,
+# clang's libFuzzer for the fuzzers, debootstrap for the fresh-machine check) included.
 set -euo pipefail
 
 [ "$(id -u)" -eq 0 ] || { echo "setup-host: run as root (apt-get install)" >&2; exit 1; }
 
 src=/etc/apt/sources.list.d/tpu-stack.sources
 if [ ! -f "$src" ]; then
-	cat >"$src" <<'SRC'
+	cat >"$src.tmp" <<'SRC'
 # Added by the TPU stack's tools/setup-host.sh: guest kernel and meson come from
 # bookworm-backports, QEMU's source tarball from its deb-src.
 Types: deb deb-src
@@ -20,13 +23,15 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 	rm -f /var/lib/apt/tpu-stack.updated
+	mv "$src.tmp" "$src"
 fi
 
 pkgs=(build-essential cmake ninja-build pkg-config ccache git
       libdrm-dev libnuma-dev catch2 clang libclang-rt-14-dev libdnnl-dev
       libglib2.0-dev libslirp-dev python3-venv flex bison
       seabios qemu-system-data
-      busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev)
+      busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev
+      debootstrap)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -43,6 +48,8 @@ if [ ${#missing[@]} -eq 0 ] && [ $meson_ok -eq 1 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+# A run interrupted inside dpkg leaves packages unpacked but not configured; finish them first.
+dpkg --configure -a
 if [ ! -f /var/lib/apt/tpu-stack.updated ] || [ -n "$(find /var/lib/apt/tpu-stack.updated -mmin +720)" ]; then
 	apt-get update -q
 	touch /var/lib/apt/tpu-stack.updated
