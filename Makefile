@@ -84,7 +84,7 @@ check: | deps
 
 # A bare Debian 12 root (debootstrap minbase + git, ca-certificates) clones this repository and
 # runs the README's first command as written, then the host tests (tools/fresh-check.sh).
-fresh-check:
+fresh-check: deps
 	tools/fresh-check.sh
 
 clean:
