@@ -6,10 +6,12 @@
 # Builds (once per day, cached) a minimal Debian 12 root with debootstrap (variant minbase plus
 # git and ca-certificates, what a person needs to clone), unpacks a copy, clones this repository
 # into it from a bare copy of its HEAD commit and, chrooted into it as root with /proc, /sys and
-# /dev bound, runs the README's first command exactly as written (`make demo`), then the host part
-# of the tests (ctest without the VM entries). Before that it starts `make demo` once and
-# interrupts it (SIGINT, as Ctrl-C does) while CMake configures, so the run as written also shows
-# that an interrupted first run is finished by the next one. Nothing of the host's installed packages is shared:
+# /dev bound, runs the README's first command exactly as written, then the host part of the tests
+# (ctest without the VM entries). The command is read from the README itself: the lines of its
+# first ```sh block up to and including `make demo` (the ones before it install what a bare
+# Debian lacks). Before `make demo` runs as written it is started once and interrupted (SIGINT, as
+# Ctrl-C does) while CMake configures, so the check also shows that an interrupted first run is
+# finished by the next one. Nothing of the host's installed packages is shared:
 # the root installs everything itself. Shared with the root: the machine's apt sources and local
 # apt settings (how this machine reaches the archive), DNS, and the stack's ccache directory,
 # which only shortens compiles.
@@ -112,6 +114,15 @@ mkdir -p "$root/root/.cache/tpu-stack/ccache"
 mount --bind "$(readlink -f "$cache/ccache")" "$root/root/.cache/tpu-stack/ccache"
 
 # ---- the steps, as a new user types them ------------------------------------------------------
+# The README's first command: its first ```sh block, comments dropped, up to `make demo`.
+readme_lines=$(git -C "$repo" show "$sha:README.md" | awk '
+	/^```sh$/ && !seen { inblock = 1; seen = 1; next }
+	inblock && /^```/ { exit }
+	inblock { sub(/[ \t]+#.*$/, ""); print; if ($0 ~ /^make demo$/) exit }')
+[ "$(printf '%s\n' "$readme_lines" | tail -n1)" = "make demo" ] ||
+	die "README.md's first sh block does not reach 'make demo': $readme_lines"
+prerequisites=$(printf '%s\n' "$readme_lines" | sed '$d')
+say "the README's first command: $(printf '%s; ' "$readme_lines")"
 # Starts `make demo` in its own process group and sends that group SIGINT two seconds after the
 # host tree's CMake configure began; fails if the run ended before it could be interrupted.
 interrupt_demo='setsid make demo >/tmp/interrupted-demo.log 2>&1 & pid=$!
@@ -125,6 +136,7 @@ sleep 1; echo "make demo interrupted during configure (exit $rc)"
 [ $rc -ne 0 ]'
 steps=(
 	"clone|git clone /srv/tpu-stack.git /root/tpu-stack && git -C /root/tpu-stack checkout -q --detach $sha"
+	"README prerequisites|cd /root/tpu-stack && ${prerequisites:-true}"
 	"interrupted|cd /root/tpu-stack && $interrupt_demo"
 	"make demo|cd /root/tpu-stack && make demo"
 	"host tests|cd /root/tpu-stack && ctest --test-dir build/host -LE vm --output-on-failure"
@@ -143,7 +155,7 @@ for entry in "${steps[@]}"; do
 	done | tee -a "$log"
 	rc=${PIPESTATUS[0]}
 	set -e
-	times+=("$(printf '%-12s %5d s' "$name" $((SECONDS - t0)))")
+	times+=("$(printf '%-22s %5d s' "$name" $((SECONDS - t0)))")
 	if [ "$rc" -ne 0 ]; then
 		say "step '$name' FAILED (exit $rc); the root is kept in $root, log $log"
 		printf '  %s\n' "${times[@]}" | tee -a "$log"
