@@ -77,7 +77,12 @@ fi
 say "bare root $bare"
 
 # ---- a fresh copy of it, with the machine's archive settings and the repository ------------------
+# Ends whatever still runs inside the root (a failed step's children), then unmounts it.
 unmount_all() {
+	local p
+	for p in /proc/[0-9]*; do
+		[[ "$(readlink "$p/root" 2>/dev/null)" == "$root"* ]] && kill -9 "${p#/proc/}" 2>/dev/null
+	done
 	for m in proc sys dev root/.cache/tpu-stack/ccache; do
 		mountpoint -q "$root/$m" && umount -R -l "$root/$m"
 	done
@@ -123,9 +128,11 @@ readme_lines=$(git -C "$repo" show "$sha:README.md" | awk '
 	die "README.md's first sh block does not reach 'make demo': $readme_lines"
 prerequisites=$(printf '%s\n' "$readme_lines" | sed '$d')
 say "the README's first command: $(printf '%s; ' "$readme_lines")"
-# Starts `make demo` in its own process group and sends that group SIGINT two seconds after the
-# host tree's CMake configure began; fails if the run ended before it could be interrupted.
-interrupt_demo='setsid make demo >/tmp/interrupted-demo.log 2>&1 & pid=$!
+# Starts `make demo` as a job of its own (job control on, so it gets its own process group, as
+# in a terminal) and sends that group SIGINT two seconds after the host tree's CMake configure
+# began; fails if the run ended before it could be interrupted.
+interrupt_demo='set -m; : >/tmp/interrupted-demo.log
+make demo >/tmp/interrupted-demo.log 2>&1 & pid=$!
 tail -n +1 -f --pid=$pid /tmp/interrupted-demo.log &
 while ! grep -q "^cmake -S . -B build/host" /tmp/interrupted-demo.log; do
 	kill -0 $pid 2>/dev/null || { cat /tmp/interrupted-demo.log; echo "ended before configure"; exit 1; }
