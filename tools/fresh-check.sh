@@ -81,7 +81,7 @@ say "bare root $bare"
 unmount_all() {
 	local p
 	for p in /proc/[0-9]*; do
-		[[ "$(readlink "$p/root" 2>/dev/null)" == "$root"* ]] && kill -9 "${p#/proc/}" 2>/dev/null
+		[[ "$(readlink "$p/root" 2>/dev/null)" == "$root"* ]] && { kill -9 "${p#/proc/}" 2>/dev/null || true; }
 	done
 	for m in proc sys dev root/.cache/tpu-stack/ccache; do
 		mountpoint -q "$root/$m" && umount -R -l "$root/$m"
