@@ -26,11 +26,12 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 all: host guest module
 
-# Host packages (apt) and the guest kernel + headers, unpacked into the cache.
+# Host packages (apt), the guest kernel + headers and the data sets, unpacked into the cache.
 deps: $(TPU_CACHE)/.deps-done
-$(TPU_CACHE)/.deps-done: tools/setup-host.sh tools/fetch-guest-kernel.sh
+$(TPU_CACHE)/.deps-done: tools/setup-host.sh tools/fetch-guest-kernel.sh tools/fetch-datasets.sh
 	tools/setup-host.sh
 	tools/fetch-guest-kernel.sh
+	tools/fetch-datasets.sh
 	@mkdir -p $(TPU_CACHE) && touch $@
 
 # A tree counts as configured once CMake has finished generating it (.configured is written
