@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// cpu_mlp.hpp - a multi-layer perceptron trained in plain C++ on the CPU: dense layers with ReLU
+// between them, softmax cross-entropy loss, SGD with momentum and Adam. It is the baseline the
+// card's training is timed against (the same step on the guest's own CPU) and an independent
+// reference for the card's training ops. fp32 throughout; deterministic for a given seed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tpu_model {
+
+// One dense layer y = x W + b, W stored in x out row-major.
+struct Dense {
+    std::size_t in = 0, out = 0;
+    std::vector<float> w, b;
+    std::vector<float> dw, db; // gradients of the last backward pass
+};
+
+// The loss of a batch and the gradient of the mean loss with respect to the logits.
+struct LossResult {
+    float loss = 0.0f;       // mean cross-entropy over the batch
+    std::size_t correct = 0; // argmax(logits) == label
+    std::vector<float> dlogits;
+};
+LossResult softmax_cross_entropy(const std::vector<float> &logits, std::size_t batch,
+                                 std::size_t classes, const std::uint8_t *labels);
+
+class CpuMlp {
+  public:
+    // sizes = {inputs, hidden..., classes}; weights He-initialised from `seed`, biases zero.
+    CpuMlp(const std::vector<std::size_t> &sizes, std::uint64_t seed);
+
+    // Logits (batch x classes) for `x` (batch x inputs); keeps the activations for backward().
+    const std::vector<float> &forward(const float *x, std::size_t batch);
+    // Gradients of every layer from dlogits (batch x classes), after forward() on the same batch.
+    void backward(const std::vector<float> &dlogits);
+
+    std::vector<Dense> &layers() { return layers_; }
+    const std::vector<Dense> &layers() const { return layers_; }
+
+  private:
+    std::vector<Dense> layers_;
+    std::vector<std::vector<float>> acts_; // acts_[0] = input, acts_[i] = output of layer i-1
+    std::size_t batch_ = 0;
+};
+
+// v = momentum v + g; p -= lr v
+class SgdMomentum {
+  public:
+    explicit SgdMomentum(float lr, float momentum = 0.9f) : lr_(lr), momentum_(momentum) {}
+    void step(std::vector<Dense> &layers);
+
+  private:
+    float lr_, momentum_;
+    std::vector<std::vector<float>> vw_, vb_;
+};
+
+// Adam (Kingma & Ba) with bias-corrected moments.
+class Adam {
+  public:
+    explicit Adam(float lr = 1e-3f, float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f)
+        : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {}
+    void step(std::vector<Dense> &layers);
+
+  private:
+    float lr_, beta1_, beta2_, eps_;
+    std::vector<std::vector<float>> mw_, vw_, mb_, vb_;
+    std::uint64_t t_ = 0;
+};
+
+} // namespace tpu_model
