@@ -20,6 +20,9 @@ dpkg -x "$work"/*.deb "$work/root"
 tarball=$(find "$work/root/usr/src" -name 'linux-source-*.tar.*' | head -n1)
 tar -xaf "$tarball" -C "$work" --wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 	'*/scripts/const_structs.checkpatch'
-mkdir -p "$dest"
-cp "$work"/linux-source-*/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} "$dest/"
+# Assembled beside the destination and moved into place whole, so an interrupted run leaves
+# nothing that looks complete.
+rm -rf "$dest.partial" && mkdir -p "$dest.partial"
+cp "$work"/linux-source-*/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} "$dest.partial/"
+rm -rf "$dest" && mv "$dest.partial" "$dest"
 echo "fetch-checkpatch: $dest/checkpatch.pl"
