@@ -27,7 +27,7 @@ SRC
 fi
 
 pkgs=(build-essential cmake ninja-build pkg-config ccache git
-      libdrm-dev libnuma-dev catch2 clang libclang-rt-14-dev libdnnl-dev
+      libdrm-dev libnuma-dev catch2 clang clang-format libclang-rt-14-dev libdnnl-dev
       libglib2.0-dev libslirp-dev python3-venv flex bison
       seabios qemu-system-data
       busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev
