@@ -3,6 +3,7 @@
 #include "tpu_model/cpu_mlp.hpp"
 
 #include <tpu_data/batches.hpp>
+#include <tpu_data/error.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +33,42 @@ void dense_forward(const float *x, const Dense &l, std::size_t m, float *y) {
             for (std::size_t j = 0; j < l.out; ++j)
                 row[j] += xv * w[j];
         }
+    }
+}
+
+// The tensor `name` of `c` with exactly `count` values, or a DataError saying what differs.
+const std::vector<float> &expect(const Checkpoint &c, const std::string &name, std::size_t count) {
+    const NamedTensor *t = c.find(name);
+    if (t == nullptr)
+        throw tpu_data::DataError("checkpoint of " + c.model, "no tensor " + name);
+    if (t->data.size() != count)
+        throw tpu_data::DataError("checkpoint of " + c.model,
+                                  "tensor " + name + " has " + std::to_string(t->data.size()) +
+                                      " values, this model needs " + std::to_string(count));
+    return t->data;
+}
+
+std::string key(const char *prefix, std::size_t i, const char *suffix) {
+    return prefix + std::to_string(i) + suffix;
+}
+
+// Saves (or restores) per-layer state vectors named prefix<i>.w and prefix<i>.b.
+void save_pairs(Checkpoint &c, const char *prefix, const std::vector<std::vector<float>> &w,
+                const std::vector<std::vector<float>> &b) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        c.tensors.push_back({key(prefix, i, ".w"), {std::uint32_t(w[i].size())}, w[i]});
+        c.tensors.push_back({key(prefix, i, ".b"), {std::uint32_t(b[i].size())}, b[i]});
+    }
+}
+void load_pairs(const Checkpoint &c, const char *prefix, const std::vector<Dense> &layers,
+                std::vector<std::vector<float>> &w, std::vector<std::vector<float>> &b) {
+    w.clear();
+    b.clear();
+    if (c.find(key(prefix, 0, ".w")) == nullptr)
+        return; // saved before the first step: the state is still the fresh one
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        w.push_back(expect(c, key(prefix, i, ".w"), layers[i].w.size()));
+        b.push_back(expect(c, key(prefix, i, ".b"), layers[i].b.size()));
     }
 }
 
@@ -125,6 +162,46 @@ void CpuMlp::backward(const std::vector<float> &dlogits) {
                     dx[e] = 0.0f;
         dy = std::move(dx);
     }
+}
+
+void CpuMlp::save(Checkpoint &c) const {
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+        const Dense &l = layers_[i];
+        c.tensors.push_back(
+            {key("layer", i, ".w"), {std::uint32_t(l.in), std::uint32_t(l.out)}, l.w});
+        c.tensors.push_back({key("layer", i, ".b"), {std::uint32_t(l.out)}, l.b});
+    }
+}
+
+void CpuMlp::load(const Checkpoint &c) {
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+        Dense &l = layers_[i];
+        l.w = expect(c, key("layer", i, ".w"), l.w.size());
+        l.b = expect(c, key("layer", i, ".b"), l.b.size());
+    }
+}
+
+void SgdMomentum::save(Checkpoint &c) const {
+    save_pairs(c, "sgd.v", vw_, vb_);
+}
+
+void SgdMomentum::load(const Checkpoint &c, const std::vector<Dense> &layers) {
+    load_pairs(c, "sgd.v", layers, vw_, vb_);
+}
+
+void Adam::save(Checkpoint &c) const {
+    save_pairs(c, "adam.m", mw_, mb_);
+    save_pairs(c, "adam.v", vw_, vb_);
+    c.notes["adam.t"] = std::to_string(t_);
+}
+
+void Adam::load(const Checkpoint &c, const std::vector<Dense> &layers) {
+    load_pairs(c, "adam.m", layers, mw_, mb_);
+    load_pairs(c, "adam.v", layers, vw_, vb_);
+    auto t = c.notes.find("adam.t");
+    if (t == c.notes.end())
+        throw tpu_data::DataError("checkpoint of " + c.model, "no adam.t note (Adam's step count)");
+    t_ = std::stoull(t->second);
 }
 
 void SgdMomentum::step(std::vector<Dense> &layers) {

@@ -5,6 +5,8 @@
 // reference for the card's training ops. fp32 throughout; deterministic for a given seed.
 #pragma once
 
+#include "tpu_model/checkpoint.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,6 +39,11 @@ class CpuMlp {
     // Gradients of every layer from dlogits (batch x classes), after forward() on the same batch.
     void backward(const std::vector<float> &dlogits);
 
+    // Weights and biases as checkpoint tensors "layer<i>.w" (in x out) and "layer<i>.b"; load
+    // checks that the checkpoint's layers have this network's sizes.
+    void save(Checkpoint &c) const;
+    void load(const Checkpoint &c);
+
     std::vector<Dense> &layers() { return layers_; }
     const std::vector<Dense> &layers() const { return layers_; }
 
@@ -51,6 +58,10 @@ class SgdMomentum {
   public:
     explicit SgdMomentum(float lr, float momentum = 0.9f) : lr_(lr), momentum_(momentum) {}
     void step(std::vector<Dense> &layers);
+    // The velocities as tensors "sgd.v<i>.w", "sgd.v<i>.b", so that a resumed run continues
+    // exactly.
+    void save(Checkpoint &c) const;
+    void load(const Checkpoint &c, const std::vector<Dense> &layers);
 
   private:
     float lr_, momentum_;
@@ -63,6 +74,9 @@ class Adam {
     explicit Adam(float lr = 1e-3f, float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f)
         : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {}
     void step(std::vector<Dense> &layers);
+    // The moments "adam.m<i>.w", "adam.v<i>.w" (and .b) and the step count in the notes.
+    void save(Checkpoint &c) const;
+    void load(const Checkpoint &c, const std::vector<Dense> &layers);
 
   private:
     float lr_, beta1_, beta2_, eps_;
