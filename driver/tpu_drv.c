@@ -219,7 +219,7 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	ret = tpu_irq_init(tdev);
 	if (ret)
-		return ret;
+		goto err_job_fini;
 	tpu_device_start(tdev);
 
 	tpu_debugfs_init(tdev);
@@ -231,6 +231,8 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 err_stop:
 	tpu_device_stop(tdev);
 	tpu_irq_fini(tdev);
+err_job_fini:
+	tpu_job_fini(tdev);
 	return ret;
 }
 
@@ -239,14 +241,15 @@ static void tpu_remove(struct pci_dev *pdev)
 	struct tpu_device *tdev = pci_get_drvdata(pdev);
 
 	/*
-	 * Files may stay open: they see -ENODEV, and the scheduler lives until the last closes.
-	 * The jobs in the ring end CANCELED; later ones too, since tpu_job_run() finds the
-	 * device gone.
+	 * Files may stay open: they see -ENODEV. Once no ioctl or scheduler callback is inside
+	 * the device (drm_dev_unplug()), the card stops, the jobs in the ring end with -ENODEV,
+	 * and the scheduler goes once it has freed every job, queued ones included.
 	 */
 	drm_dev_unplug(&tdev->drm);
 	tpu_device_stop(tdev);
 	tpu_irq_fini(tdev);
-	tpu_ring_cancel(tdev, NULL);
+	tpu_ring_cancel(tdev, NULL, -ENODEV);
+	tpu_job_fini(tdev);
 }
 
 static const struct pci_device_id tpu_pci_ids[] = {

@@ -9,11 +9,13 @@
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
 #include <drm/gpu_scheduler.h>
+#include <linux/completion.h>
 #include <linux/io.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include "tpu_hw.h"
@@ -80,8 +82,13 @@ struct tpu_ring {
  * @ring: queue 0's ring
  * @fence_lock: lock of the hardware fences
  * @fence_context: dma_fence context of the hardware fences
- * @sched: the scheduler feeding queue 0
- * @sched_wq: ordered workqueue the scheduler runs and frees jobs on
+ * @sched: the scheduler feeding queue 0 (its own ordered workqueue runs and frees jobs)
+ * @jobs_alive: jobs pushed to the scheduler and not yet freed by it
+ * @jobs_freed: woken when @jobs_alive drops to 0
+ * @files_lock: protects @files and @gone
+ * @files: open files whose scheduler entity is live
+ * @gone: set by PCI remove, which has taken over the entities of @files: no more opens
+ * @files_done: completed once PCI remove has destroyed those entities
  * @reset_lock: serialises card resets (job timeout, debugfs) with each other
  * @reset_count: resets after a job timeout or on request since probe
  * @counter_lock: protects @counter_base against resets
@@ -112,7 +119,12 @@ struct tpu_device {
 	u64 fence_context;
 
 	struct drm_gpu_scheduler sched;
-	struct workqueue_struct *sched_wq;
+	atomic_t jobs_alive;
+	wait_queue_head_t jobs_freed;
+	struct mutex files_lock;	/* files, gone */
+	struct list_head files;
+	bool gone;
+	struct completion files_done;
 	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
 	struct mutex counter_lock;	/* counter_base vs. resets */
@@ -128,6 +140,7 @@ struct tpu_device {
  * @jobs: submitted jobs not yet retired by DRM_IOCTL_TPU_WAIT, by id
  * @next_job_id: next id the cyclic allocator tries
  * @job_count: entries of @jobs
+ * @node: link in the device's list of files with a live entity
  */
 struct tpu_file {
 	struct tpu_device *tdev;
@@ -137,6 +150,7 @@ struct tpu_file {
 	struct xarray jobs;
 	u32 next_job_id;
 	unsigned int job_count;
+	struct list_head node;
 };
 
 static inline struct tpu_device *to_tpu_device(struct drm_device *drm)

@@ -9,15 +9,24 @@
  * dependencies are met and the ring has room (credit limit TPU_RING_ENTRIES - 1). The
  * interrupt handler retires it from its completion record, signalling the hardware fence.
  *
- * Timeout: when the oldest job in the ring has run for job_timeout_ms, the whole card is
- * reset. That job ends with DRM_TPU_JOB_TIMEOUT; the jobs behind it in the ring end with
- * DRM_TPU_JOB_CANCELED and are not run again; jobs not yet written to the ring are not
- * affected and run after the reset. A reset requested through debugfs (tpu_job_reset())
- * takes the same path and ends every job in the ring with DRM_TPU_JOB_CANCELED.
+ * Fences carry how a job ended: 0, -EIO for an error the card reported, -ETIMEDOUT for a
+ * job ended by the timeout, -ECANCELED for one ended by a reset, -ENODEV when the device
+ * went away before or while it ran.
  *
- * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): the jobs in the
- * ring and those the scheduler runs afterwards end with DRM_TPU_JOB_CANCELED; the scheduler
- * itself is torn down with the drm_device, when the last file closes.
+ * Timeout: when the oldest job in the ring has run for job_timeout_ms, the jobs the card
+ * has retired are completed first, then the card is reset with the scheduler's work
+ * stopped (drm_sched_wqueue_stop(); drm_sched_stop() would end the jobs in the ring with
+ * -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT; the jobs
+ * behind it in the ring end with DRM_TPU_JOB_CANCELED; jobs not yet written to the ring
+ * are not affected and run after the reset. A reset requested through debugfs
+ * (tpu_job_reset()) takes the same path and ends every job in the ring with
+ * DRM_TPU_JOB_CANCELED.
+ *
+ * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): remove stops the
+ * card, ends the jobs in the ring with -ENODEV, destroys the entity of every open file (the
+ * jobs queued there end with -ENODEV in run_job), waits until the scheduler has freed every
+ * job and only then tears the scheduler down: never from its own free_job work. Files
+ * stay open and see -ENODEV until they close.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -27,6 +36,7 @@
 #include <drm/drm_syncobj.h>
 #include <drm/tpu_accel.h>
 #include <linux/dma-resv.h>
+#include <linux/list.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -108,7 +118,7 @@ void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int
 {
 	lockdep_assert_held(&job->tdev->job_lock);
 
-	list_del(&job->inflight_node);
+	list_del_init(&job->inflight_node);
 	job->result = *res;
 	if (error)
 		dma_fence_set_error(job->hw_fence, error);
@@ -124,8 +134,10 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	int idx;
 
 	/* Killed with its file, or the device is gone: end it, status CANCELED. */
-	if (unlikely(sched_job->s_fence->finished.error) || !drm_dev_enter(&tdev->drm, &idx))
-		return NULL;
+	if (unlikely(sched_job->s_fence->finished.error))
+		return ERR_PTR(sched_job->s_fence->finished.error);
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	job->seqno = ++tdev->ring.seqno;
@@ -139,9 +151,22 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	return dma_fence_get(job->hw_fence);
 }
 
+/* Whether @job is in the ring and not retired: the card may be running it. */
+static bool tpu_job_in_ring(struct tpu_job *job)
+{
+	unsigned long flags;
+	bool ret;
+
+	spin_lock_irqsave(&job->tdev->job_lock, flags);
+	ret = !list_empty(&job->inflight_node);
+	spin_unlock_irqrestore(&job->tdev->job_lock, flags);
+	return ret;
+}
+
 /*
- * Reset the card with the scheduler stopped and end the jobs in the ring: @hung (may be NULL)
- * with DRM_TPU_JOB_TIMEOUT, the others with DRM_TPU_JOB_CANCELED. Called with reset_lock held.
+ * Reset the card and end the jobs in the ring: @hung (may be NULL) with DRM_TPU_JOB_TIMEOUT,
+ * the others with DRM_TPU_JOB_CANCELED. The jobs the card had retired were completed before.
+ * Called with reset_lock held and the scheduler's work stopped, so nothing enters the ring.
  */
 static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
 {
@@ -151,7 +176,7 @@ static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
 	tdev->reset_count++;
 	/* The card stops touching memory before the jobs' fences signal. */
 	ret = tpu_device_reset(tdev);
-	tpu_ring_cancel(tdev, hung);
+	tpu_ring_cancel(tdev, hung, -ECANCELED);
 	if (!ret)
 		tpu_device_start(tdev);
 }
@@ -160,23 +185,38 @@ static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct tpu_job *job = to_tpu_job(sched_job);
 	struct tpu_device *tdev = job->tdev;
+	struct drm_gpu_scheduler *sched = &tdev->sched;
 	int idx;
 
-	if (!drm_dev_enter(&tdev->drm, &idx))
+	/*
+	 * drm_sched took the job off its pending list to call this; put it back, first, so
+	 * that the scheduler frees it once its fence signals, whatever happens below.
+	 */
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+
+	/*
+	 * PCI remove ends the job with -ENODEV and waits until it is freed. Restarting the
+	 * (running) work queues the free_job work: it frees the job if it ended while it was
+	 * off the list.
+	 */
+	if (!drm_dev_enter(&tdev->drm, &idx)) {
+		drm_sched_wqueue_start(sched);
 		return DRM_GPU_SCHED_STAT_ENODEV;
+	}
 
 	mutex_lock(&tdev->reset_lock);
-	drm_sched_stop(&tdev->sched, sched_job);
-
-	/* The job may have ended just now, or never reached the ring: no reset then. */
+	/* Jobs the card has retired complete first, with their true status. */
 	tpu_ring_retire(tdev);
-	if (job->hw_fence->ops && !dma_fence_is_signaled(job->hw_fence)) {
+	drm_sched_wqueue_stop(sched);
+	/* The job may have ended just now, or not reached the ring yet: no reset then. */
+	if (tpu_job_in_ring(job)) {
 		drm_err(&tdev->drm, "job with seqno %llu timed out after %u ms, resetting the card\n",
 			job->seqno, tpu_job_timeout_ms);
 		tpu_job_reset_card(tdev, job);
 	}
-
-	drm_sched_start(&tdev->sched);
+	drm_sched_wqueue_start(sched);
 	mutex_unlock(&tdev->reset_lock);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
@@ -199,11 +239,11 @@ int tpu_job_reset(struct tpu_device *tdev)
 		return -ENODEV;
 
 	mutex_lock(&tdev->reset_lock);
-	drm_sched_stop(&tdev->sched, NULL);
 	tpu_ring_retire(tdev);
+	drm_sched_wqueue_stop(&tdev->sched);
 	drm_info(&tdev->drm, "resetting the card on request\n");
 	tpu_job_reset_card(tdev, NULL);
-	drm_sched_start(&tdev->sched);
+	drm_sched_wqueue_start(&tdev->sched);
 	mutex_unlock(&tdev->reset_lock);
 
 	drm_dev_exit(idx);
@@ -213,10 +253,14 @@ int tpu_job_reset(struct tpu_device *tdev)
 static void tpu_job_free(struct drm_sched_job *sched_job)
 {
 	struct tpu_job *job = to_tpu_job(sched_job);
+	struct tpu_device *tdev = job->tdev;
 
 	drm_sched_job_cleanup(sched_job);
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
+	/* PCI remove waits for this before it tears the scheduler down. */
+	if (atomic_dec_and_test(&tdev->jobs_alive))
+		wake_up_all(&tdev->jobs_freed);
 }
 
 static const struct drm_sched_backend_ops tpu_sched_ops = {
@@ -225,51 +269,70 @@ static const struct drm_sched_backend_ops tpu_sched_ops = {
 	.free_job = tpu_job_free,
 };
 
-/*
- * The scheduler is torn down with the drm_device, at the last close: a file still open after
- * the PCI device went away (sysfs unbind) keeps its entity on the scheduler until it closes.
- */
-static void tpu_job_sched_fini(struct drm_device *drm, void *arg)
-{
-	struct tpu_device *tdev = arg;
-	struct drm_sched_job *sched_job, *tmp;
-	LIST_HEAD(ended);
-
-	drm_sched_fini(&tdev->sched);
-
-	/* Jobs that ended but that the stopped scheduler did not free yet. */
-	spin_lock(&tdev->sched.job_list_lock);
-	list_splice_init(&tdev->sched.pending_list, &ended);
-	spin_unlock(&tdev->sched.job_list_lock);
-	list_for_each_entry_safe(sched_job, tmp, &ended, list) {
-		list_del_init(&sched_job->list);
-		tpu_job_free(sched_job);
-	}
-}
-
 int tpu_job_init(struct tpu_device *tdev)
 {
 	long timeout = tpu_job_timeout_ms ? msecs_to_jiffies(tpu_job_timeout_ms) :
 					    MAX_SCHEDULE_TIMEOUT;
 	int ret;
 
-	tdev->fence_context = dma_fence_context_alloc(1);
-	ret = drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
-			     TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
-			     tdev->drm.dev);
+	atomic_set(&tdev->jobs_alive, 0);
+	init_waitqueue_head(&tdev->jobs_freed);
+	INIT_LIST_HEAD(&tdev->files);
+	init_completion(&tdev->files_done);
+	ret = drmm_mutex_init(&tdev->drm, &tdev->files_lock);
 	if (ret)
 		return ret;
-	return drmm_add_action_or_reset(&tdev->drm, tpu_job_sched_fini, tdev);
+	tdev->fence_context = dma_fence_context_alloc(1);
+	/* No submit_wq: the scheduler allocates its own ordered workqueue. */
+	return drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
+			      TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
+			      tdev->drm.dev);
+}
+
+/**
+ * tpu_job_fini - tear the scheduler down, in PCI remove or a failed probe
+ * @tdev: the device, unplugged, with the card stopped and the ring cancelled
+ *
+ * Destroys the entity of every open file (their queued jobs end with -ENODEV), waits until
+ * the scheduler has freed every job, then finishes the scheduler. Files closed afterwards
+ * find their entity gone.
+ */
+void tpu_job_fini(struct tpu_device *tdev)
+{
+	struct tpu_file *tfile;
+	LIST_HEAD(files);
+
+	mutex_lock(&tdev->files_lock);
+	tdev->gone = true;
+	list_splice_init(&tdev->files, &files);
+	mutex_unlock(&tdev->files_lock);
+
+	list_for_each_entry(tfile, &files, node)
+		drm_sched_entity_destroy(&tfile->entity);
+	complete_all(&tdev->files_done);
+
+	wait_event(tdev->jobs_freed, !atomic_read(&tdev->jobs_alive));
+	drm_sched_fini(&tdev->sched);
 }
 
 int tpu_job_open(struct tpu_file *tfile)
 {
-	struct drm_gpu_scheduler *sched = &tfile->tdev->sched;
+	struct tpu_device *tdev = tfile->tdev;
+	struct drm_gpu_scheduler *sched = &tdev->sched;
 	int ret;
 
 	mutex_init(&tfile->lock);
 	xa_init_flags(&tfile->jobs, XA_FLAGS_ALLOC1);
-	ret = drm_sched_entity_init(&tfile->entity, DRM_SCHED_PRIORITY_NORMAL, &sched, 1, NULL);
+	mutex_lock(&tdev->files_lock);
+	if (tdev->gone) {
+		ret = -ENODEV;
+	} else {
+		ret = drm_sched_entity_init(&tfile->entity, DRM_SCHED_PRIORITY_NORMAL, &sched, 1,
+					    NULL);
+		if (!ret)
+			list_add_tail(&tfile->node, &tdev->files);
+	}
+	mutex_unlock(&tdev->files_lock);
 	if (ret)
 		mutex_destroy(&tfile->lock);
 	return ret;
@@ -277,14 +340,26 @@ int tpu_job_open(struct tpu_file *tfile)
 
 /*
  * Close of a file: its queued jobs are flushed to the ring (or killed if the process is
- * being killed); jobs in the ring run to completion and keep the address space alive.
+ * being killed); jobs in the ring run to completion and keep the address space alive. After
+ * PCI remove, remove has destroyed the entity: wait until it has.
  */
 void tpu_job_close(struct tpu_file *tfile)
 {
+	struct tpu_device *tdev = tfile->tdev;
 	struct tpu_job *job;
 	unsigned long id;
+	bool mine;
 
-	drm_sched_entity_destroy(&tfile->entity);
+	mutex_lock(&tdev->files_lock);
+	mine = !tdev->gone;
+	if (mine)
+		list_del(&tfile->node);
+	mutex_unlock(&tdev->files_lock);
+	if (mine)
+		drm_sched_entity_destroy(&tfile->entity);
+	else
+		wait_for_completion(&tdev->files_done);
+
 	xa_for_each(&tfile->jobs, id, job)
 		tpu_job_put(job);
 	xa_destroy(&tfile->jobs);
@@ -403,21 +478,26 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	struct ww_acquire_ctx acquire;
 	struct tpu_job *job;
 	u32 i, id;
-	int ret;
+	int ret, idx;
 
 	ret = tpu_submit_check(drm, args);
 	if (ret)
 		return ret;
+	/* PCI remove destroys the entities only once no SUBMIT can push to them. */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 
+	ret = -ENOMEM;
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job)
-		return -ENOMEM;
+		goto err_exit;
 	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
 	if (!job->hw_fence) {
 		kfree(job);
-		return -ENOMEM;
+		goto err_exit;
 	}
 	kref_init(&job->refcount);
+	INIT_LIST_HEAD(&job->inflight_node);
 	job->tdev = tfile->tdev;
 	job->ctx = tpu_ctx_get(tfile->ctx);
 	job->result.status = DRM_TPU_JOB_CANCELED;
@@ -475,8 +555,10 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		drm_syncobj_put(syncobj);
 	}
 	/* The scheduler owns the job from here; it may end and be freed at once. */
+	atomic_inc(&tfile->tdev->jobs_alive);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&tfile->lock);
+	drm_dev_exit(idx);
 
 	args->job_id = id;
 	return 0;
@@ -493,6 +575,8 @@ err_put_syncobj:
 err_put_job:
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
+err_exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 

@@ -66,6 +66,7 @@ struct tpu_job {
 };
 
 int tpu_job_init(struct tpu_device *tdev);
+void tpu_job_fini(struct tpu_device *tdev);
 int tpu_job_open(struct tpu_file *tfile);
 void tpu_job_close(struct tpu_file *tfile);
 void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error);

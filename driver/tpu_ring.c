@@ -124,14 +124,16 @@ void tpu_ring_retire(struct tpu_device *tdev)
 }
 
 /**
- * tpu_ring_cancel - end every job in the ring after a reset of the card
+ * tpu_ring_cancel - end every job in the ring once the card no longer runs them
  * @tdev: the device
- * @hung: the job that timed out, or NULL when the device goes away
+ * @hung: the job that timed out, or NULL
+ * @error: the fence error of the other jobs: -ECANCELED after a reset, -ENODEV when the
+ *	device goes away
  *
- * @hung ends with DRM_TPU_JOB_TIMEOUT, the jobs queued behind it in the ring with
- * DRM_TPU_JOB_CANCELED (they are not run again). Jobs not yet in the ring are not affected.
+ * @hung ends with DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT, the other jobs in the ring with
+ * DRM_TPU_JOB_CANCELED and @error. Jobs not yet in the ring are not affected.
  */
-void tpu_ring_cancel(struct tpu_device *tdev, struct tpu_job *hung)
+void tpu_ring_cancel(struct tpu_device *tdev, struct tpu_job *hung, int error)
 {
 	struct tpu_ring *ring = &tdev->ring;
 	struct tpu_job *job, *tmp;
@@ -142,7 +144,7 @@ void tpu_ring_cancel(struct tpu_device *tdev, struct tpu_job *hung)
 		struct tpu_job_result res = {};
 
 		res.status = job == hung ? DRM_TPU_JOB_TIMEOUT : DRM_TPU_JOB_CANCELED;
-		tpu_job_complete(job, &res, job == hung ? -ETIMEDOUT : -ECANCELED);
+		tpu_job_complete(job, &res, job == hung ? -ETIMEDOUT : error);
 	}
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 }

@@ -12,6 +12,6 @@ int tpu_ring_init(struct tpu_device *tdev);
 void tpu_ring_start(struct tpu_device *tdev);
 void tpu_ring_push(struct tpu_device *tdev, struct tpu_job *job);
 void tpu_ring_retire(struct tpu_device *tdev);
-void tpu_ring_cancel(struct tpu_device *tdev, struct tpu_job *hung);
+void tpu_ring_cancel(struct tpu_device *tdev, struct tpu_job *hung, int error);
 
 #endif /* TPU_RING_H */
