@@ -12,6 +12,7 @@
 #include <drm/drm_print.h>
 #include <drm/tpu_accel.h>
 #include <linux/dma-mapping.h>
+#include <linux/cred.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 
@@ -116,12 +117,16 @@ static int tpu_open(struct drm_device *drm, struct drm_file *file)
 	if (!tfile)
 		return -ENOMEM;
 	tfile->tdev = to_tpu_device(drm);
+	tfile->uid = current_euid();
 
+	ret = tpu_limits_open(tfile->tdev, tfile->uid);
+	if (ret)
+		goto err_free;
 	tfile->ctx = tpu_ctx_create(tfile->tdev);
 	if (IS_ERR(tfile->ctx)) {
 		ret = PTR_ERR(tfile->ctx);
 		drm_dbg(drm, "open: no device context: %d\n", ret);
-		goto err_free;
+		goto err_limits;
 	}
 	ret = tpu_job_open(tfile);
 	if (ret)
@@ -132,6 +137,8 @@ static int tpu_open(struct drm_device *drm, struct drm_file *file)
 
 err_put_ctx:
 	tpu_ctx_put(tfile->ctx);
+err_limits:
+	tpu_limits_close(tfile->tdev, tfile->uid);
 err_free:
 	kfree(tfile);
 	return ret;
@@ -143,6 +150,7 @@ static void tpu_postclose(struct drm_device *drm, struct drm_file *file)
 
 	tpu_job_close(tfile);
 	tpu_ctx_put(tfile->ctx);
+	tpu_limits_close(tfile->tdev, tfile->uid);
 	kfree(tfile);
 }
 
@@ -204,6 +212,9 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = tpu_device_identify(tdev);
 	if (ret)
 		return ret;
+	ret = tpu_limits_init(tdev);
+	if (ret)
+		return ret;
 	ret = tpu_mmu_init(tdev);
 	if (ret)
 		return ret;
@@ -248,7 +259,7 @@ static void tpu_remove(struct pci_dev *pdev)
 	drm_dev_unplug(&tdev->drm);
 	tpu_device_stop(tdev);
 	tpu_irq_fini(tdev);
-	tpu_ring_cancel(tdev, NULL, -ENODEV);
+	tpu_ring_cancel(tdev, -ENODEV);
 	tpu_job_fini(tdev);
 }
 

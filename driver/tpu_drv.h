@@ -19,6 +19,7 @@
 #include <linux/xarray.h>
 
 #include "tpu_hw.h"
+#include "tpu_limits.h"
 
 #define TPU_DRIVER_NAME		"tpu"
 
@@ -37,6 +38,9 @@
 #define TPU_BO_MAX_SIZE		SZ_1G
 #define TPU_JOB_MAX_BOS		1024
 #define TPU_FILE_MAX_JOBS	4096
+
+/* A context whose jobs timed out this often is banned: SUBMIT fails with -ECANCELED. */
+#define TPU_CTX_BAN_HANGS	3
 
 struct tpu_ctx;
 struct tpu_job;
@@ -93,6 +97,7 @@ struct tpu_ring {
  * @reset_count: resets after a job timeout or on request since probe
  * @counter_lock: protects @counter_base against resets
  * @counter_base: counts of the card's counters before its last reset, which cleared them
+ * @limits: contexts, pinned memory and jobs in flight: limits and use
  */
 struct tpu_device {
 	struct drm_device drm;
@@ -129,11 +134,13 @@ struct tpu_device {
 	unsigned int reset_count;
 	struct mutex counter_lock;	/* counter_base vs. resets */
 	u64 counter_base[TPU_NUM_COUNTERS];
+	struct tpu_limits limits;
 };
 
 /**
  * struct tpu_file - state of one open file of the device
  * @tdev: the device
+ * @uid: the user who opened the file, whose contexts it counts against
  * @ctx: device address space (context id, page tables, VA allocator) of this file
  * @entity: scheduler entity of this file's jobs
  * @lock: protects @jobs, @next_job_id and @job_count; orders job ids with the entity's queue
@@ -144,6 +151,7 @@ struct tpu_device {
  */
 struct tpu_file {
 	struct tpu_device *tdev;
+	kuid_t uid;
 	struct tpu_ctx *ctx;
 	struct drm_sched_entity entity;
 	struct mutex lock;		/* jobs, ids, count, entity order */

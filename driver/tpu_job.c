@@ -16,11 +16,12 @@
  * Timeout: when the oldest job in the ring has run for job_timeout_ms, the jobs the card
  * has retired are completed first, then the card is reset with the scheduler's work
  * stopped (drm_sched_wqueue_stop(); drm_sched_stop() would end the jobs in the ring with
- * -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT; the jobs
- * behind it in the ring end with DRM_TPU_JOB_CANCELED; jobs not yet written to the ring
- * are not affected and run after the reset. A reset requested through debugfs
- * (tpu_job_reset()) takes the same path and ends every job in the ring with
- * DRM_TPU_JOB_CANCELED.
+ * -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT; the
+ * innocent jobs behind it in the ring, of any file, are written into the ring again and
+ * run; jobs not yet written to the ring are not affected. A context with TPU_CTX_BAN_HANGS
+ * timed-out jobs is banned: its jobs end with DRM_TPU_JOB_CANCELED instead of running and
+ * SUBMIT fails with -ECANCELED. A reset requested through debugfs (tpu_job_reset()) takes
+ * the same path; the job the card was running ends with DRM_TPU_JOB_CANCELED.
  *
  * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): remove stops the
  * card, ends the jobs in the ring with -ENODEV, destroys the entity of every open file (the
@@ -46,6 +47,7 @@
 #include "tpu_drv.h"
 #include "tpu_gem.h"
 #include "tpu_job.h"
+#include "tpu_limits.h"
 #include "tpu_mmu.h"
 #include "tpu_ring.h"
 
@@ -92,11 +94,21 @@ static void tpu_job_put(struct tpu_job *job)
 	kref_put(&job->refcount, tpu_job_release);
 }
 
+/* The job's finished fence signalled: it no longer counts as in flight. */
+static void tpu_job_ended(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct tpu_job *job = container_of(cb, struct tpu_job, end_cb);
+
+	tpu_limits_job_end(job->ctx);
+}
+
 /* Drop the BOs and the address space, once the job can no longer run. */
 static void tpu_job_put_resources(struct tpu_job *job)
 {
 	u32 i;
 
+	if (job->in_flight && !job->done)
+		tpu_limits_job_end(job->ctx);
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
@@ -133,9 +145,11 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	unsigned long flags;
 	int idx;
 
-	/* Killed with its file, or the device is gone: end it, status CANCELED. */
+	/* Killed with its file, banned, or the device is gone: end it, status CANCELED. */
 	if (unlikely(sched_job->s_fence->finished.error))
 		return ERR_PTR(sched_job->s_fence->finished.error);
+	if (unlikely(READ_ONCE(job->ctx->banned)))
+		return ERR_PTR(-ECANCELED);
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
 
@@ -164,9 +178,11 @@ static bool tpu_job_in_ring(struct tpu_job *job)
 }
 
 /*
- * Reset the card and end the jobs in the ring: @hung (may be NULL) with DRM_TPU_JOB_TIMEOUT,
- * the others with DRM_TPU_JOB_CANCELED. The jobs the card had retired were completed before.
- * Called with reset_lock held and the scheduler's work stopped, so nothing enters the ring.
+ * Reset the card, end the job it was running (@hung, with DRM_TPU_JOB_TIMEOUT, or the oldest
+ * in the ring, with DRM_TPU_JOB_CANCELED) and run the innocent jobs behind it again. A
+ * context with TPU_CTX_BAN_HANGS timed-out jobs is banned. The jobs the card had retired were
+ * completed before. Called with reset_lock held and the scheduler's work stopped, so nothing
+ * else enters the ring.
  */
 static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
 {
@@ -174,11 +190,16 @@ static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
 
 	lockdep_assert_held(&tdev->reset_lock);
 	tdev->reset_count++;
+	if (hung && ++hung->ctx->hangs >= TPU_CTX_BAN_HANGS && !hung->ctx->banned) {
+		WRITE_ONCE(hung->ctx->banned, true);
+		drm_warn(&tdev->drm, "context %u banned after %u timed-out jobs\n", hung->ctx->id,
+			 hung->ctx->hangs);
+	}
 	/* The card stops touching memory before the jobs' fences signal. */
 	ret = tpu_device_reset(tdev);
-	tpu_ring_cancel(tdev, hung, -ECANCELED);
 	if (!ret)
 		tpu_device_start(tdev);
+	tpu_ring_recover(tdev, hung, !ret);
 }
 
 static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
@@ -226,8 +247,8 @@ static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
  * tpu_job_reset - reset the card on request, through the job timeout's recovery path
  * @tdev: the device
  *
- * Jobs the card has retired complete normally; every other job in the ring ends with
- * DRM_TPU_JOB_CANCELED; jobs not yet in the ring run after the reset.
+ * Jobs the card has retired complete normally; the job it was running (the oldest in the
+ * ring) ends with DRM_TPU_JOB_CANCELED; the others in the ring run again, later ones after.
  *
  * Return: 0, or -ENODEV if the device is gone.
  */
@@ -483,6 +504,11 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	ret = tpu_submit_check(drm, args);
 	if (ret)
 		return ret;
+	if (READ_ONCE(tfile->ctx->banned)) {
+		drm_dbg(drm, "submit: context %u banned after %u timed-out jobs\n", tfile->ctx->id,
+			TPU_CTX_BAN_HANGS);
+		return -ECANCELED;
+	}
 	/* PCI remove destroys the entities only once no SUBMIT can push to them. */
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
@@ -514,6 +540,14 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 			goto err_put_job;
 		}
 	}
+
+	ret = tpu_limits_job_start(job->ctx);
+	if (ret) {
+		drm_dbg(drm, "submit: over the %s's limit of jobs in flight\n",
+			ret == -EDQUOT ? "file" : "device");
+		goto err_put_syncobj;
+	}
+	job->in_flight = true;
 
 	ret = drm_sched_job_init(&job->base, &tfile->entity, 1, tfile);
 	if (ret)
@@ -547,6 +581,8 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 
 	drm_sched_job_arm(&job->base);
 	job->done = dma_fence_get(&job->base.s_fence->finished);
+	/* Not signalled before the push below. */
+	dma_fence_add_callback(job->done, &job->end_cb, tpu_job_ended);
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, job->done, DMA_RESV_USAGE_WRITE);
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);

@@ -46,6 +46,8 @@ struct tpu_job_result {
  * @inflight_node: link in the ring's in-flight list
  * @hw_fence: signalled when the card retires the job; initialised when written to the ring
  * @done: the scheduler's finished fence: the job has ended, @result is valid
+ * @in_flight: counted in the jobs in flight of its context and device (tpu_limits.h)
+ * @end_cb: callback on @done that ends the count
  * @result: how the job ended
  */
 struct tpu_job {
@@ -62,6 +64,8 @@ struct tpu_job {
 	struct list_head inflight_node;
 	struct dma_fence *hw_fence;
 	struct dma_fence *done;
+	bool in_flight;
+	struct dma_fence_cb end_cb;
 	struct tpu_job_result result;
 };
 
