@@ -197,6 +197,10 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_mutex_init(&tdev->drm, &tdev->reset_lock);
 	if (ret)
 		return ret;
+	ret = drmm_mutex_init(&tdev->drm, &tdev->tlb_lock);
+	if (ret)
+		return ret;
+	init_completion(&tdev->card_stopped);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -241,6 +245,7 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_stop:
 	tpu_device_stop(tdev);
+	complete_all(&tdev->card_stopped);
 	tpu_irq_fini(tdev);
 err_job_fini:
 	tpu_job_fini(tdev);
@@ -258,6 +263,8 @@ static void tpu_remove(struct pci_dev *pdev)
 	 */
 	drm_dev_unplug(&tdev->drm);
 	tpu_device_stop(tdev);
+	/* Buffers freed from now on skip the TLB invalidation: the card is stopped. */
+	complete_all(&tdev->card_stopped);
 	tpu_irq_fini(tdev);
 	tpu_ring_cancel(tdev, -ENODEV);
 	tpu_job_fini(tdev);

@@ -82,6 +82,9 @@ struct tpu_ring {
  * @ctx_table: context table shared with the device
  * @ctx_table_dma: bus address of @ctx_table
  * @ctx_ida: allocator of context ids
+ * @tlb_lock: serialises TLB invalidations, so each waits for its own completion
+ * @tlb_invalidations: TLB invalidations the driver waited for (debugfs)
+ * @card_stopped: completed by PCI remove once the card touches no memory any more
  * @job_lock: protects @ring and the in-flight jobs' results; taken in the IRQ handler
  * @ring: queue 0's ring
  * @fence_lock: lock of the hardware fences
@@ -117,6 +120,9 @@ struct tpu_device {
 	struct tpu_ctx_entry *ctx_table;
 	dma_addr_t ctx_table_dma;
 	struct ida ctx_ida;
+	struct mutex tlb_lock;		/* TLB_INVAL and its completion */
+	u64 tlb_invalidations;
+	struct completion card_stopped;
 
 	spinlock_t job_lock;		/* ring, in-flight jobs */
 	struct tpu_ring ring;

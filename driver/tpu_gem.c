@@ -4,7 +4,9 @@
  *
  * A BO is a shmem GEM object whose pages are pinned and DMA-mapped at creation and mapped
  * into the creating file's device address space until the BO is freed. Jobs hold references
- * to the BOs they use, so a BO (and its mapping) outlives every job that may touch it.
+ * to the BOs they list, so those outlive the jobs. A job can reach every BO of its context,
+ * listed or not: freeing one clears its mapping and waits for the card's TLB invalidation to
+ * complete (tpu_ctx_unmap()) before the pages go, so the job faults instead of touching them.
  * Userspace maps BOs with mmap() at the offset DRM_IOCTL_TPU_BO_INFO reports.
  */
 #include <drm/drm_drv.h>
