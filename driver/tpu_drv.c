@@ -165,7 +165,8 @@ static const struct drm_ioctl_desc tpu_ioctls[] = {
 DEFINE_DRM_ACCEL_FOPS(tpu_fops);
 
 static const struct drm_driver tpu_drm_driver = {
-	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ,
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
 	.open = tpu_open,
 	.postclose = tpu_postclose,
 	.gem_create_object = tpu_gem_create_object,

@@ -50,6 +50,7 @@
 #include "tpu_limits.h"
 #include "tpu_mmu.h"
 #include "tpu_ring.h"
+#include "tpu_sync.h"
 
 static unsigned int tpu_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, tpu_job_timeout_ms, uint, 0444);
@@ -112,7 +113,9 @@ static void tpu_job_put_resources(struct tpu_job *job)
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
+	kvfree(job->bo_write);
 	job->bos = NULL;
+	job->bo_write = NULL;
 	job->bo_count = 0;
 	tpu_ctx_put(job->ctx);
 	job->ctx = NULL;
@@ -389,8 +392,12 @@ void tpu_job_close(struct tpu_file *tfile)
 
 static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit *args)
 {
-	if (args->flags) {
-		drm_dbg(drm, "submit: flags 0x%x, must be 0\n", args->flags);
+	if (args->flags & ~(DRM_TPU_SUBMIT_NO_WAIT | DRM_TPU_SUBMIT_BO_FLAGS)) {
+		drm_dbg(drm, "submit: unknown flags 0x%x\n", args->flags);
+		return -EINVAL;
+	}
+	if (!(args->flags & DRM_TPU_SUBMIT_BO_FLAGS) && args->bo_flags) {
+		drm_dbg(drm, "submit: bo_flags without DRM_TPU_SUBMIT_BO_FLAGS\n");
 		return -EINVAL;
 	}
 	if (args->reserved[0] || args->reserved[1]) {
@@ -412,19 +419,53 @@ static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit 
 		drm_dbg(drm, "submit: bo_count %u over %u\n", args->bo_count, TPU_JOB_MAX_BOS);
 		return -EINVAL;
 	}
-	return 0;
+	return tpu_sync_check(drm, args);
 }
 
-static int tpu_cmp_handle(const void *a, const void *b)
+/* A listed BO: its handle and DRM_TPU_BO_* access. */
+struct tpu_bo_ref {
+	u32 handle;
+	u32 flags;
+};
+
+static int tpu_cmp_bo_ref(const void *a, const void *b)
 {
-	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+	u32 x = ((const struct tpu_bo_ref *)a)->handle, y = ((const struct tpu_bo_ref *)b)->handle;
 
 	return x < y ? -1 : x > y;
 }
 
+/* Read bo_handles and, with DRM_TPU_SUBMIT_BO_FLAGS, bo_flags into @refs[0..bo_count). */
+static int tpu_job_read_bo_refs(struct drm_device *drm, const struct drm_tpu_submit *args,
+				struct tpu_bo_ref *refs)
+{
+	u32 __user *handles = u64_to_user_ptr(args->bo_handles);
+	u32 __user *flags = u64_to_user_ptr(args->bo_flags);
+	bool with_flags = args->flags & DRM_TPU_SUBMIT_BO_FLAGS;
+	u32 i;
+
+	for (i = 0; i < args->bo_count; i++) {
+		if (get_user(refs[i].handle, &handles[i]) ||
+		    (with_flags && get_user(refs[i].flags, &flags[i]))) {
+			drm_dbg(drm, "submit: cannot read BO %u of %u at 0x%llx\n", i,
+				args->bo_count, with_flags ? args->bo_flags : args->bo_handles);
+			return -EFAULT;
+		}
+		if (!with_flags) {
+			refs[i].flags = DRM_TPU_BO_WRITE;
+		} else if (!refs[i].flags ||
+			   refs[i].flags & ~(DRM_TPU_BO_READ | DRM_TPU_BO_WRITE)) {
+			drm_dbg(drm, "submit: BO %u has flags 0x%x\n", refs[i].handle,
+				refs[i].flags);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
- * Look up the program BO and the listed BOs (a handle listed twice counts once), check they
- * belong to this file and that the program lies within its BO.
+ * Look up the program BO and the listed BOs (a handle listed twice counts once, with both
+ * accesses), check they belong to this file and that the program lies within its BO.
  */
 static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, struct tpu_job *job,
 			      const struct drm_tpu_submit *args)
@@ -432,47 +473,51 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 	struct tpu_file *tfile = file->driver_priv;
 	struct drm_gem_object *program = NULL;
 	u32 count = args->bo_count + 1;
-	u32 *handles;
+	struct tpu_bo_ref *refs;
 	u32 i, n;
 	int ret = 0;
 
-	handles = kvmalloc_array(count, sizeof(*handles), GFP_KERNEL);
-	if (!handles)
+	refs = kvmalloc_array(count, sizeof(*refs), GFP_KERNEL);
+	if (!refs)
 		return -ENOMEM;
-	if (copy_from_user(handles, u64_to_user_ptr(args->bo_handles),
-			   args->bo_count * sizeof(*handles))) {
-		drm_dbg(drm, "submit: cannot read %u handles at 0x%llx\n", args->bo_count,
-			args->bo_handles);
-		ret = -EFAULT;
+	ret = tpu_job_read_bo_refs(drm, args, refs);
+	if (ret)
 		goto out;
+	/* The program is read; without per-BO flags, written like every BO (the old rule). */
+	refs[args->bo_count].handle = args->program_handle;
+	refs[args->bo_count].flags = args->flags & DRM_TPU_SUBMIT_BO_FLAGS ? DRM_TPU_BO_READ :
+					DRM_TPU_BO_WRITE;
+	sort(refs, count, sizeof(*refs), tpu_cmp_bo_ref, NULL);
+	for (i = 1, n = 1; i < count; i++) {
+		if (refs[i].handle == refs[n - 1].handle)
+			refs[n - 1].flags |= refs[i].flags;
+		else
+			refs[n++] = refs[i];
 	}
-	handles[args->bo_count] = args->program_handle;
-	sort(handles, count, sizeof(*handles), tpu_cmp_handle, NULL);
-	for (i = 1, n = 1; i < count; i++)
-		if (handles[i] != handles[n - 1])
-			handles[n++] = handles[i];
 
 	job->bos = kvcalloc(n, sizeof(*job->bos), GFP_KERNEL);
-	if (!job->bos) {
+	job->bo_write = kvcalloc(n, sizeof(*job->bo_write), GFP_KERNEL);
+	if (!job->bos || !job->bo_write) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		struct drm_gem_object *obj = drm_gem_object_lookup(file, handles[i]);
+		struct drm_gem_object *obj = drm_gem_object_lookup(file, refs[i].handle);
 
 		if (!obj) {
-			drm_dbg(drm, "submit: no BO with handle %u\n", handles[i]);
+			drm_dbg(drm, "submit: no BO with handle %u\n", refs[i].handle);
 			ret = -ENOENT;
 			goto out;
 		}
+		job->bo_write[job->bo_count] = refs[i].flags & DRM_TPU_BO_WRITE;
 		job->bos[job->bo_count++] = obj;
 		if (to_tpu_bo(obj)->ctx != tfile->ctx) {
 			drm_dbg(drm, "submit: BO %u is mapped in another file's address space\n",
-				handles[i]);
+				refs[i].handle);
 			ret = -EINVAL;
 			goto out;
 		}
-		if (handles[i] == args->program_handle)
+		if (refs[i].handle == args->program_handle)
 			program = obj;
 	}
 
@@ -487,7 +532,7 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 	job->program_addr = to_tpu_bo(program)->va.start + args->program_offset;
 	job->program_size = args->program_size;
 out:
-	kvfree(handles);
+	kvfree(refs);
 	return ret;
 }
 
@@ -495,7 +540,7 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct tpu_file *tfile = file->driver_priv;
 	struct drm_tpu_submit *args = data;
-	struct drm_syncobj *syncobj = NULL;
+	struct tpu_out_syncs out = {};
 	struct ww_acquire_ctx acquire;
 	struct tpu_job *job;
 	u32 i, id;
@@ -532,14 +577,9 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	if (ret)
 		goto err_put_job;
 
-	if (args->out_syncobj) {
-		syncobj = drm_syncobj_find(file, args->out_syncobj);
-		if (!syncobj) {
-			drm_dbg(drm, "submit: no syncobj with handle %u\n", args->out_syncobj);
-			ret = -ENOENT;
-			goto err_put_job;
-		}
-	}
+	ret = tpu_sync_get_out(file, args, &out);
+	if (ret)
+		goto err_put_syncobj;
 
 	ret = tpu_limits_job_start(job->ctx);
 	if (ret) {
@@ -552,6 +592,9 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	ret = drm_sched_job_init(&job->base, &tfile->entity, 1, tfile);
 	if (ret)
 		goto err_put_syncobj;
+	ret = tpu_sync_add_deps(file, &job->base, args);
+	if (ret)
+		goto err_cleanup_job;
 
 	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &acquire);
 	if (ret)
@@ -560,36 +603,39 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
 		if (ret)
 			goto err_unlock;
-		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], true);
+		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i],
+							      job->bo_write[i]);
 		if (ret)
 			goto err_unlock;
 	}
 
 	/* Ids and the entity's queue in the same order; WAIT sees the job once it is queued. */
 	mutex_lock(&tfile->lock);
-	if (tfile->job_count >= TPU_FILE_MAX_JOBS) {
+	if (args->flags & DRM_TPU_SUBMIT_NO_WAIT) {
+		id = 0;		/* retired by its fence alone */
+	} else if (tfile->job_count >= TPU_FILE_MAX_JOBS) {
 		drm_dbg(drm, "submit: %u jobs not yet waited for\n", tfile->job_count);
 		ret = -EBUSY;
 		goto err_unlock_file;
+	} else {
+		ret = xa_alloc_cyclic(&tfile->jobs, &id, job, XA_LIMIT(1, U32_MAX),
+				      &tfile->next_job_id, GFP_KERNEL);
+		if (ret < 0)
+			goto err_unlock_file;
+		tfile->job_count++;
+		kref_get(&job->refcount);
 	}
-	ret = xa_alloc_cyclic(&tfile->jobs, &id, job, XA_LIMIT(1, U32_MAX), &tfile->next_job_id,
-			      GFP_KERNEL);
-	if (ret < 0)
-		goto err_unlock_file;
-	tfile->job_count++;
-	kref_get(&job->refcount);
 
 	drm_sched_job_arm(&job->base);
 	job->done = dma_fence_get(&job->base.s_fence->finished);
 	/* Not signalled before the push below. */
 	dma_fence_add_callback(job->done, &job->end_cb, tpu_job_ended);
 	for (i = 0; i < job->bo_count; i++)
-		dma_resv_add_fence(job->bos[i]->resv, job->done, DMA_RESV_USAGE_WRITE);
+		dma_resv_add_fence(job->bos[i]->resv, job->done,
+				   job->bo_write[i] ? DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
-	if (syncobj) {
-		drm_syncobj_replace_fence(syncobj, job->done);
-		drm_syncobj_put(syncobj);
-	}
+	tpu_sync_signal_out(&out, job->done);
+	tpu_sync_put_out(&out);
 	/* The scheduler owns the job from here; it may end and be freed at once. */
 	atomic_inc(&tfile->tdev->jobs_alive);
 	drm_sched_entity_push_job(&job->base);
@@ -606,8 +652,7 @@ err_unlock:
 err_cleanup_job:
 	drm_sched_job_cleanup(&job->base);
 err_put_syncobj:
-	if (syncobj)
-		drm_syncobj_put(syncobj);
+	tpu_sync_put_out(&out);
 err_put_job:
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
@@ -616,9 +661,14 @@ err_exit:
 	return ret;
 }
 
-/* A relative timeout in jiffies for dma_fence_wait_timeout(): 0 polls, any other at least 1. */
-static long tpu_timeout_to_jiffies(s64 timeout_ns)
+/*
+ * A timeout in jiffies for dma_fence_wait_timeout(): 0 polls, any other at least 1. An absolute
+ * CLOCK_MONOTONIC time is turned into what is left of it; one that has passed polls.
+ */
+static long tpu_timeout_to_jiffies(s64 timeout_ns, bool absolute)
 {
+	if (absolute)
+		timeout_ns = max_t(s64, timeout_ns - ktime_get_ns(), 0);
 	if (!timeout_ns)
 		return 0;
 	return clamp_t(u64, nsecs_to_jiffies64(timeout_ns), 1, MAX_SCHEDULE_TIMEOUT);
@@ -631,8 +681,12 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	struct tpu_job *job = NULL;
 	long ret;
 
-	if (args->reserved) {
-		drm_dbg(drm, "wait: reserved field must be 0\n");
+	if (args->reserved || args->pad) {
+		drm_dbg(drm, "wait: reserved fields must be 0\n");
+		return -EINVAL;
+	}
+	if (args->flags & ~DRM_TPU_WAIT_ABSOLUTE) {
+		drm_dbg(drm, "wait: unknown flags 0x%x\n", args->flags);
 		return -EINVAL;
 	}
 	if (args->timeout_ns < 0) {
@@ -651,7 +705,9 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		return -ENOENT;
 	}
 
-	ret = dma_fence_wait_timeout(job->done, true, tpu_timeout_to_jiffies(args->timeout_ns));
+	ret = dma_fence_wait_timeout(job->done, true,
+				     tpu_timeout_to_jiffies(args->timeout_ns,
+							    args->flags & DRM_TPU_WAIT_ABSOLUTE));
 	if (ret > 0) {
 		/* Pairs with the (fully ordered) signalling of the job's fences. */
 		smp_rmb();
@@ -660,6 +716,8 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		args->fault_addr = job->result.fault_addr;
 		args->cycles = job->result.cycles;
 		args->macs = job->result.macs;
+		args->mxu_busy_cycles = job->result.mxu_busy_cycles;
+		args->stall_cycles = job->result.stall_cycles;
 
 		mutex_lock(&tfile->lock);
 		if (xa_erase(&tfile->jobs, args->job_id) == job) {

@@ -22,6 +22,8 @@ struct tpu_file;
  * @fault_addr: faulting device address or out-of-range offset
  * @cycles: modelled cycles
  * @macs: multiply-accumulates
+ * @mxu_busy_cycles: modelled cycles the matrix unit computed
+ * @stall_cycles: modelled cycles instructions waited for a dependency or a busy unit
  */
 struct tpu_job_result {
 	u32 status;
@@ -29,6 +31,8 @@ struct tpu_job_result {
 	u64 fault_addr;
 	u64 cycles;
 	u64 macs;
+	u64 mxu_busy_cycles;
+	u64 stall_cycles;
 };
 
 /**
@@ -38,6 +42,7 @@ struct tpu_job_result {
  * @tdev: the device
  * @ctx: address space the program runs in
  * @bos: BOs the job uses (the program's included), sorted by handle, no duplicates
+ * @bo_write: for each of @bos, whether the job writes it (else it only reads it)
  * @bo_count: entries of @bos
  * @program_addr: device VA of the first instruction
  * @program_size: bytes of the program
@@ -56,6 +61,7 @@ struct tpu_job {
 	struct tpu_device *tdev;
 	struct tpu_ctx *ctx;
 	struct drm_gem_object **bos;
+	bool *bo_write;
 	u32 bo_count;
 	u64 program_addr;
 	u32 program_size;

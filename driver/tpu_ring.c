@@ -111,6 +111,8 @@ void tpu_ring_retire(struct tpu_device *tdev)
 			res.fault_addr = rec->fault_addr;
 			res.cycles = rec->cycles;
 			res.macs = rec->macs;
+			res.mxu_busy_cycles = rec->mxu_busy_cycles;
+			res.stall_cycles = rec->stall_cycles;
 			error = res.status ? -EIO : 0;
 		} else {
 			drm_err_ratelimited(&tdev->drm, "no completion record for seqno %llu\n",

@@ -129,8 +129,17 @@ TEST_CASE("SUBMIT checks its arguments", "[submit]") {
         submit.reserved[1] = 1;
         CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
     }
-    SECTION("non-zero flags") {
-        submit.flags = 1;
+    SECTION("unknown flags") {
+        submit.flags = 1u << 31;
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
+    }
+    SECTION("bo_flags without DRM_TPU_SUBMIT_BO_FLAGS") {
+        const std::uint32_t flags = DRM_TPU_BO_READ;
+        submit.bo_flags = reinterpret_cast<std::uintptr_t>(&flags);
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
+    }
+    SECTION("too many syncs") {
+        submit.in_sync_count = DRM_TPU_MAX_SYNCS + 1;
         CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
     }
     SECTION("a valid submission runs") {

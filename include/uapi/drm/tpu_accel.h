@@ -112,6 +112,31 @@ struct drm_tpu_bo_info {
 };
 
 /**
+ * struct drm_tpu_sync - a syncobj and point a job waits for or signals
+ * @handle: DRM syncobj handle
+ * @flags: must be zero
+ * @point: timeline point (DRM_SYNCOBJ_CREATE_TYPE_TIMELINE syncobjs), 0 for a binary syncobj
+ */
+struct drm_tpu_sync {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+};
+
+/* At most this many entries in each of drm_tpu_submit's in_syncs and out_syncs. */
+#define DRM_TPU_MAX_SYNCS	64
+
+/* drm_tpu_submit.flags */
+/* No job id: the job retires when its fence signals; WAIT does not know it (job_id 0). */
+#define DRM_TPU_SUBMIT_NO_WAIT	(1u << 0)
+/* bo_flags holds a DRM_TPU_BO_* mask for each handle of bo_handles. */
+#define DRM_TPU_SUBMIT_BO_FLAGS	(1u << 1)
+
+/* Per-BO access of a job, in drm_tpu_submit.bo_flags. */
+#define DRM_TPU_BO_READ		(1u << 0)	/* waits for earlier writers only */
+#define DRM_TPU_BO_WRITE	(1u << 1)	/* waits for earlier readers and writers */
+
+/**
  * struct drm_tpu_submit - queue a program for execution
  * @program_handle: in, BO holding the program
  * @program_offset: in, byte offset of the first instruction in that BO, 32-byte aligned
@@ -119,10 +144,23 @@ struct drm_tpu_bo_info {
  * @bo_count: in, number of handles at @bo_handles
  * @bo_handles: in, user pointer to __u32[@bo_count]: every BO the program reads or writes; the
  *	job waits for earlier jobs writing them and keeps them alive until it ends
- * @flags: in, must be zero
+ * @flags: in, DRM_TPU_SUBMIT_* bits, others must be zero
  * @out_syncobj: in, 0 or a DRM syncobj handle that receives the job's fence
- * @job_id: out, id to pass to DRM_IOCTL_TPU_WAIT, unique within the file
+ * @job_id: out, id to pass to DRM_IOCTL_TPU_WAIT, unique within the file; 0 with
+ *	DRM_TPU_SUBMIT_NO_WAIT
  * @reserved: must be zero
+ * @in_syncs: in, user pointer to struct drm_tpu_sync[@in_sync_count]: fences the job waits
+ *	for before it runs (a point must have a fence already: -ENOENT otherwise)
+ * @out_syncs: in, user pointer to struct drm_tpu_sync[@out_sync_count]: syncobjs that receive
+ *	the job's fence, replacing a binary syncobj's fence or adding the timeline point
+ * @in_sync_count: in, entries at @in_syncs, at most DRM_TPU_MAX_SYNCS
+ * @out_sync_count: in, entries at @out_syncs, at most DRM_TPU_MAX_SYNCS
+ * @bo_flags: in, with DRM_TPU_SUBMIT_BO_FLAGS a user pointer to __u32[@bo_count]: a non-zero
+ *	DRM_TPU_BO_* mask per handle (a handle listed twice gets both masks); the program's BO
+ *	is read unless listed. Without the flag, must be zero: every BO counts as written
+ *
+ * Without DRM_TPU_SUBMIT_BO_FLAGS every BO, the program's included, counts as written, so two
+ * jobs using the same buffer run one after the other; two readers do not wait for each other.
  */
 struct drm_tpu_submit {
 	__u32 program_handle;
@@ -134,7 +172,15 @@ struct drm_tpu_submit {
 	__u32 out_syncobj;
 	__u64 job_id;
 	__u64 reserved[2];
+	__u64 in_syncs;
+	__u64 out_syncs;
+	__u32 in_sync_count;
+	__u32 out_sync_count;
+	__u64 bo_flags;
 };
+
+/* drm_tpu_wait.flags: timeout_ns is an absolute CLOCK_MONOTONIC time, not a duration. */
+#define DRM_TPU_WAIT_ABSOLUTE	(1u << 0)
 
 /* Job status codes returned by DRM_IOCTL_TPU_WAIT, beyond the card's TPU_ERR_* (tpu_hw.h). */
 #define DRM_TPU_JOB_TIMEOUT	0x100	/* the job hung and the card was reset */
@@ -143,13 +189,18 @@ struct drm_tpu_submit {
 /**
  * struct drm_tpu_wait - wait for a job and collect its result
  * @job_id: in, from DRM_IOCTL_TPU_SUBMIT
- * @timeout_ns: in, relative timeout; 0 polls. -ETIMEDOUT if the job has not ended by then
+ * @timeout_ns: in, relative timeout, or with DRM_TPU_WAIT_ABSOLUTE a CLOCK_MONOTONIC time;
+ *	0 (or a time passed) polls. -ETIMEDOUT if the job has not ended by then
  * @status: out, TPU_ERR_NONE (0) on success, a TPU_ERR_* of the card or a DRM_TPU_JOB_*
  * @error_pc: out, index of the failing instruction
  * @fault_addr: out, the faulting device address or out-of-range offset
  * @cycles: out, modelled cycles of the job
  * @macs: out, multiply-accumulates of the job
  * @reserved: must be zero
+ * @flags: in, DRM_TPU_WAIT_* bits, others must be zero
+ * @pad: must be zero
+ * @mxu_busy_cycles: out, modelled cycles the matrix unit computed for the job
+ * @stall_cycles: out, modelled cycles the job's instructions waited for a dependency or a unit
  *
  * A successful wait retires the job: its id is then unknown (-ENOENT).
  */
@@ -162,6 +213,10 @@ struct drm_tpu_wait {
 	__u64 cycles;
 	__u64 macs;
 	__u64 reserved;
+	__u32 flags;
+	__u32 pad;
+	__u64 mxu_busy_cycles;
+	__u64 stall_cycles;
 };
 
 #define DRM_IOCTL_TPU_GET_PARAM \
