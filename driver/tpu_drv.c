@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Module and PCI driver of the emulated TPU card: probe and remove, the DRM
- * accel driver (/dev/accel/accelN: file open/close, the ioctl table) and GET_PARAM.
+ * accel driver (/dev/accel/accelN: file open/close, the ioctl table), GET_PARAM and the
+ * counters snapshot.
  */
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
@@ -15,6 +16,7 @@
 #include <linux/cred.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/uaccess.h>
 
 #include "tpu_debugfs.h"
 #include "tpu_device.h"
@@ -108,6 +110,60 @@ static int tpu_get_param_ioctl(struct drm_device *drm, void *data, struct drm_fi
 	return 0;
 }
 
+/* The uapi's status and capability values are the card's. */
+#define TPU_UAPI_IS_HW(uapi, hw)	static_assert((uapi) == (hw))
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_NONE, TPU_ERR_NONE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BAD_OPCODE, TPU_ERR_BAD_OPCODE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BAD_OPERAND, TPU_ERR_BAD_OPERAND);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_UB_RANGE, TPU_ERR_UB_RANGE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_ACC_RANGE, TPU_ERR_ACC_RANGE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_MMU_FAULT, TPU_ERR_MMU_FAULT);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BUS, TPU_ERR_BUS);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BAD_CTX, TPU_ERR_BAD_CTX);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_PROGRAM, TPU_ERR_PROGRAM);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_RING_ENTRY, TPU_ERR_RING_ENTRY);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_NO_WEIGHTS, TPU_ERR_NO_WEIGHTS);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_ABORTED, TPU_ERR_ABORTED);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_INT8, TPU_CAP_INT8);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_BF16, TPU_CAP_BF16);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_FP32, TPU_CAP_FP32);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_VPU, TPU_CAP_VPU);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_TLB_DONE, TPU_CAP_TLB_DONE);
+/* struct drm_tpu_counters holds the counter registers in their order. */
+static_assert(sizeof(struct drm_tpu_counters) == TPU_NUM_COUNTERS * sizeof(u64) &&
+	      offsetof(struct drm_tpu_counters, tlb_misses) ==
+	      TPU_REG_CNT_TLB_MISSES - TPU_REG_CNT_CYCLES);
+
+static int tpu_counters_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct tpu_device *tdev = to_tpu_device(drm);
+	struct drm_tpu_get_counters *args = data;
+	u64 values[TPU_NUM_COUNTERS];
+	u32 size;
+	int idx;
+
+	if (args->pad) {
+		drm_dbg(drm, "counters: pad 0x%x, must be 0\n", args->pad);
+		return -EINVAL;
+	}
+	if (!args->size || args->size % sizeof(u64)) {
+		drm_dbg(drm, "counters: size %u not a non-zero multiple of 8\n", args->size);
+		return -EINVAL;
+	}
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	tpu_device_counters(tdev, values);
+	drm_dev_exit(idx);
+
+	size = min_t(u32, args->size, sizeof(values));
+	if (copy_to_user(u64_to_user_ptr(args->counters), values, size)) {
+		drm_dbg(drm, "counters: cannot write %u bytes at 0x%llx\n", size, args->counters);
+		return -EFAULT;
+	}
+	args->size = size;
+	return 0;
+}
+
 static int tpu_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct tpu_file *tfile;
@@ -160,6 +216,7 @@ static const struct drm_ioctl_desc tpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(TPU_BO_INFO, tpu_bo_info_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(TPU_SUBMIT, tpu_submit_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(TPU_WAIT, tpu_wait_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(TPU_COUNTERS, tpu_counters_ioctl, 0),
 };
 
 DEFINE_DRM_ACCEL_FOPS(tpu_fops);

@@ -21,6 +21,7 @@ extern "C" {
 #define DRM_TPU_BO_INFO		0x02
 #define DRM_TPU_SUBMIT		0x03
 #define DRM_TPU_WAIT		0x04
+#define DRM_TPU_COUNTERS	0x05
 
 /**
  * enum drm_tpu_param - what DRM_IOCTL_TPU_GET_PARAM can report
@@ -68,6 +69,13 @@ enum drm_tpu_param {
 	DRM_TPU_PARAM_CNT_STALL = 17,
 	DRM_TPU_PARAM_CNT_TLB_MISSES = 18,
 };
+
+/* Bits of DRM_TPU_PARAM_CAPS (the card's CAPS register). */
+#define DRM_TPU_CAP_INT8	(1u << 0)	/* int8 x int8 -> int32 matmul */
+#define DRM_TPU_CAP_BF16	(1u << 1)	/* bf16 x bf16 -> fp32 matmul */
+#define DRM_TPU_CAP_FP32	(1u << 2)	/* fp32 x fp32 -> fp32 matmul */
+#define DRM_TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
+#define DRM_TPU_CAP_TLB_DONE	(1u << 4)	/* the card reports TLB invalidations complete */
 
 /**
  * struct drm_tpu_get_param - query a device property or counter
@@ -179,6 +187,23 @@ struct drm_tpu_submit {
 	__u64 bo_flags;
 };
 
+/*
+ * Job status values of drm_tpu_wait.status: the card's (docs/hardware.md, "Job status codes")
+ * and the driver's DRM_TPU_JOB_* below.
+ */
+#define DRM_TPU_STATUS_NONE		0	/* success */
+#define DRM_TPU_STATUS_BAD_OPCODE	1	/* unknown instruction opcode */
+#define DRM_TPU_STATUS_BAD_OPERAND	2	/* bad dtype, flags, reserved field, shape */
+#define DRM_TPU_STATUS_UB_RANGE		3	/* unified buffer access out of range */
+#define DRM_TPU_STATUS_ACC_RANGE	4	/* accumulator access out of range */
+#define DRM_TPU_STATUS_MMU_FAULT	5	/* device VA unmapped or access not permitted */
+#define DRM_TPU_STATUS_BUS		6	/* host memory access failed */
+#define DRM_TPU_STATUS_BAD_CTX		7	/* context id out of range or not valid */
+#define DRM_TPU_STATUS_PROGRAM		8	/* bad program size */
+#define DRM_TPU_STATUS_RING_ENTRY	9	/* bad ring entry */
+#define DRM_TPU_STATUS_NO_WEIGHTS	10	/* MATMUL without matching loaded weights */
+#define DRM_TPU_STATUS_ABORTED		11	/* stopped by a reset */
+
 /* drm_tpu_wait.flags: timeout_ns is an absolute CLOCK_MONOTONIC time, not a duration. */
 #define DRM_TPU_WAIT_ABSOLUTE	(1u << 0)
 
@@ -219,6 +244,54 @@ struct drm_tpu_wait {
 	__u64 stall_cycles;
 };
 
+/**
+ * struct drm_tpu_counters - the card's performance counters, read together, counting from the
+ *	driver's probe across resets
+ * @cycles: modelled cycles of all jobs
+ * @mxu_busy_cycles: cycles the matrix unit was computing
+ * @macs: multiply-accumulates
+ * @dma_read_bytes: bytes programs read from host memory
+ * @dma_write_bytes: bytes programs wrote to host memory
+ * @jobs_done: jobs that ended without error
+ * @jobs_failed: jobs that ended with an error
+ * @mmu_faults: MMU faults
+ * @macs_int8: multiply-accumulates of int8 matmuls
+ * @macs_bf16: multiply-accumulates of bf16 matmuls
+ * @macs_fp32: multiply-accumulates of fp32 matmuls
+ * @stall_cycles: modelled cycles instructions waited for a dependency or a busy unit
+ * @tlb_misses: device TLB misses (page-table walks)
+ *
+ * Later versions append fields; DRM_IOCTL_TPU_COUNTERS says how many bytes it filled.
+ */
+struct drm_tpu_counters {
+	__u64 cycles;
+	__u64 mxu_busy_cycles;
+	__u64 macs;
+	__u64 dma_read_bytes;
+	__u64 dma_write_bytes;
+	__u64 jobs_done;
+	__u64 jobs_failed;
+	__u64 mmu_faults;
+	__u64 macs_int8;
+	__u64 macs_bf16;
+	__u64 macs_fp32;
+	__u64 stall_cycles;
+	__u64 tlb_misses;
+};
+
+/**
+ * struct drm_tpu_get_counters - take a snapshot of the performance counters
+ * @size: in, bytes at @counters, a non-zero multiple of 8; out, the bytes the driver wrote:
+ *	the smaller of that and the size of its struct drm_tpu_counters
+ * @pad: must be zero
+ * @counters: in, user pointer to a struct drm_tpu_counters (or a prefix of it)
+ */
+struct drm_tpu_get_counters {
+	__u32 size;
+	__u32 pad;
+	__u64 counters;
+};
+
 #define DRM_IOCTL_TPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_GET_PARAM, struct drm_tpu_get_param)
 #define DRM_IOCTL_TPU_BO_CREATE \
@@ -229,6 +302,8 @@ struct drm_tpu_wait {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_SUBMIT, struct drm_tpu_submit)
 #define DRM_IOCTL_TPU_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_WAIT, struct drm_tpu_wait)
+#define DRM_IOCTL_TPU_COUNTERS \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_COUNTERS, struct drm_tpu_get_counters)
 
 #if defined(__cplusplus)
 }
