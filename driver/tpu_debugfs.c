@@ -63,6 +63,9 @@ static int tpu_debugfs_status(struct seq_file *m, void *data)
 	seq_printf(m, "done_seqno: %llu\n", tpu_read64(tdev, TPU_QREG(TPU_QREG_DONE_SEQ)));
 	seq_printf(m, "jobs_in_ring: %zu\n", inflight);
 	seq_printf(m, "resets: %u\n", tdev->reset_count);
+	mutex_lock(&tdev->tlb_lock);
+	seq_printf(m, "tlb_invalidations: %llu\n", tdev->tlb_invalidations);
+	mutex_unlock(&tdev->tlb_lock);
 	for (i = 0; i < ARRAY_SIZE(tpu_counters); i++)
 		seq_printf(m, "%s: %llu\n", tpu_counters[i].name,
 			   tpu_device_counter(tdev, tpu_counters[i].reg));

@@ -103,6 +103,21 @@ u64 tpu_device_counter(struct tpu_device *tdev, u32 reg)
 	return value;
 }
 
+/**
+ * tpu_device_counters - read every performance counter at one instant, across resets
+ * @tdev: the device
+ * @values: out, TPU_NUM_COUNTERS counts in register order
+ */
+void tpu_device_counters(struct tpu_device *tdev, u64 *values)
+{
+	int i;
+
+	mutex_lock(&tdev->counter_lock);
+	for (i = 0; i < TPU_NUM_COUNTERS; i++)
+		values[i] = tdev->counter_base[i] + tpu_read64(tdev, TPU_REG_CNT_CYCLES + 8 * i);
+	mutex_unlock(&tdev->counter_lock);
+}
+
 /* Program the context table, queue 0 and the interrupt mask of a freshly reset card. */
 void tpu_device_start(struct tpu_device *tdev)
 {

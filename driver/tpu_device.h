@@ -12,6 +12,7 @@ struct tpu_device;
 int tpu_device_identify(struct tpu_device *tdev);
 int tpu_device_reset(struct tpu_device *tdev);
 u64 tpu_device_counter(struct tpu_device *tdev, u32 reg);
+void tpu_device_counters(struct tpu_device *tdev, u64 *values);
 void tpu_device_start(struct tpu_device *tdev);
 void tpu_device_stop(struct tpu_device *tdev);
 int tpu_irq_init(struct tpu_device *tdev);

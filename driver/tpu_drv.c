@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Module and PCI driver of the emulated TPU card: probe and remove, the DRM
- * accel driver (/dev/accel/accelN: file open/close, the ioctl table) and GET_PARAM.
+ * accel driver (/dev/accel/accelN: file open/close, the ioctl table), GET_PARAM and the
+ * counters snapshot.
  */
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
@@ -12,8 +13,10 @@
 #include <drm/drm_print.h>
 #include <drm/tpu_accel.h>
 #include <linux/dma-mapping.h>
+#include <linux/cred.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/uaccess.h>
 
 #include "tpu_debugfs.h"
 #include "tpu_device.h"
@@ -107,6 +110,60 @@ static int tpu_get_param_ioctl(struct drm_device *drm, void *data, struct drm_fi
 	return 0;
 }
 
+/* The uapi's status and capability values are the card's. */
+#define TPU_UAPI_IS_HW(uapi, hw)	static_assert((uapi) == (hw))
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_NONE, TPU_ERR_NONE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BAD_OPCODE, TPU_ERR_BAD_OPCODE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BAD_OPERAND, TPU_ERR_BAD_OPERAND);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_UB_RANGE, TPU_ERR_UB_RANGE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_ACC_RANGE, TPU_ERR_ACC_RANGE);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_MMU_FAULT, TPU_ERR_MMU_FAULT);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BUS, TPU_ERR_BUS);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_BAD_CTX, TPU_ERR_BAD_CTX);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_PROGRAM, TPU_ERR_PROGRAM);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_RING_ENTRY, TPU_ERR_RING_ENTRY);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_NO_WEIGHTS, TPU_ERR_NO_WEIGHTS);
+TPU_UAPI_IS_HW(DRM_TPU_STATUS_ABORTED, TPU_ERR_ABORTED);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_INT8, TPU_CAP_INT8);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_BF16, TPU_CAP_BF16);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_FP32, TPU_CAP_FP32);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_VPU, TPU_CAP_VPU);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_TLB_DONE, TPU_CAP_TLB_DONE);
+/* struct drm_tpu_counters holds the counter registers in their order. */
+static_assert(sizeof(struct drm_tpu_counters) == TPU_NUM_COUNTERS * sizeof(u64) &&
+	      offsetof(struct drm_tpu_counters, tlb_misses) ==
+	      TPU_REG_CNT_TLB_MISSES - TPU_REG_CNT_CYCLES);
+
+static int tpu_counters_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct tpu_device *tdev = to_tpu_device(drm);
+	struct drm_tpu_get_counters *args = data;
+	u64 values[TPU_NUM_COUNTERS];
+	u32 size;
+	int idx;
+
+	if (args->pad) {
+		drm_dbg(drm, "counters: pad 0x%x, must be 0\n", args->pad);
+		return -EINVAL;
+	}
+	if (!args->size || args->size % sizeof(u64)) {
+		drm_dbg(drm, "counters: size %u not a non-zero multiple of 8\n", args->size);
+		return -EINVAL;
+	}
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	tpu_device_counters(tdev, values);
+	drm_dev_exit(idx);
+
+	size = min_t(u32, args->size, sizeof(values));
+	if (copy_to_user(u64_to_user_ptr(args->counters), values, size)) {
+		drm_dbg(drm, "counters: cannot write %u bytes at 0x%llx\n", size, args->counters);
+		return -EFAULT;
+	}
+	args->size = size;
+	return 0;
+}
+
 static int tpu_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct tpu_file *tfile;
@@ -116,12 +173,16 @@ static int tpu_open(struct drm_device *drm, struct drm_file *file)
 	if (!tfile)
 		return -ENOMEM;
 	tfile->tdev = to_tpu_device(drm);
+	tfile->uid = current_euid();
 
+	ret = tpu_limits_open(tfile->tdev, tfile->uid);
+	if (ret)
+		goto err_free;
 	tfile->ctx = tpu_ctx_create(tfile->tdev);
 	if (IS_ERR(tfile->ctx)) {
 		ret = PTR_ERR(tfile->ctx);
 		drm_dbg(drm, "open: no device context: %d\n", ret);
-		goto err_free;
+		goto err_limits;
 	}
 	ret = tpu_job_open(tfile);
 	if (ret)
@@ -132,6 +193,8 @@ static int tpu_open(struct drm_device *drm, struct drm_file *file)
 
 err_put_ctx:
 	tpu_ctx_put(tfile->ctx);
+err_limits:
+	tpu_limits_close(tfile->tdev, tfile->uid);
 err_free:
 	kfree(tfile);
 	return ret;
@@ -143,6 +206,7 @@ static void tpu_postclose(struct drm_device *drm, struct drm_file *file)
 
 	tpu_job_close(tfile);
 	tpu_ctx_put(tfile->ctx);
+	tpu_limits_close(tfile->tdev, tfile->uid);
 	kfree(tfile);
 }
 
@@ -152,12 +216,14 @@ static const struct drm_ioctl_desc tpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(TPU_BO_INFO, tpu_bo_info_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(TPU_SUBMIT, tpu_submit_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(TPU_WAIT, tpu_wait_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(TPU_COUNTERS, tpu_counters_ioctl, 0),
 };
 
 DEFINE_DRM_ACCEL_FOPS(tpu_fops);
 
 static const struct drm_driver tpu_drm_driver = {
-	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ,
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
 	.open = tpu_open,
 	.postclose = tpu_postclose,
 	.gem_create_object = tpu_gem_create_object,
@@ -189,6 +255,10 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_mutex_init(&tdev->drm, &tdev->reset_lock);
 	if (ret)
 		return ret;
+	ret = drmm_mutex_init(&tdev->drm, &tdev->tlb_lock);
+	if (ret)
+		return ret;
+	init_completion(&tdev->card_stopped);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -202,6 +272,9 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_set_master(pdev);
 
 	ret = tpu_device_identify(tdev);
+	if (ret)
+		return ret;
+	ret = tpu_limits_init(tdev);
 	if (ret)
 		return ret;
 	ret = tpu_mmu_init(tdev);
@@ -219,7 +292,7 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	ret = tpu_irq_init(tdev);
 	if (ret)
-		return ret;
+		goto err_job_fini;
 	tpu_device_start(tdev);
 
 	tpu_debugfs_init(tdev);
@@ -230,7 +303,10 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_stop:
 	tpu_device_stop(tdev);
+	complete_all(&tdev->card_stopped);
 	tpu_irq_fini(tdev);
+err_job_fini:
+	tpu_job_fini(tdev);
 	return ret;
 }
 
@@ -239,14 +315,17 @@ static void tpu_remove(struct pci_dev *pdev)
 	struct tpu_device *tdev = pci_get_drvdata(pdev);
 
 	/*
-	 * Files may stay open: they see -ENODEV, and the scheduler lives until the last closes.
-	 * The jobs in the ring end CANCELED; later ones too, since tpu_job_run() finds the
-	 * device gone.
+	 * Files may stay open: they see -ENODEV. Once no ioctl or scheduler callback is inside
+	 * the device (drm_dev_unplug()), the card stops, the jobs in the ring end with -ENODEV,
+	 * and the scheduler goes once it has freed every job, queued ones included.
 	 */
 	drm_dev_unplug(&tdev->drm);
 	tpu_device_stop(tdev);
+	/* Buffers freed from now on skip the TLB invalidation: the card is stopped. */
+	complete_all(&tdev->card_stopped);
 	tpu_irq_fini(tdev);
-	tpu_ring_cancel(tdev, NULL);
+	tpu_ring_cancel(tdev, -ENODEV);
+	tpu_job_fini(tdev);
 }
 
 static const struct pci_device_id tpu_pci_ids[] = {

@@ -9,14 +9,17 @@
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
 #include <drm/gpu_scheduler.h>
+#include <linux/completion.h>
 #include <linux/io.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include "tpu_hw.h"
+#include "tpu_limits.h"
 
 #define TPU_DRIVER_NAME		"tpu"
 
@@ -35,6 +38,9 @@
 #define TPU_BO_MAX_SIZE		SZ_1G
 #define TPU_JOB_MAX_BOS		1024
 #define TPU_FILE_MAX_JOBS	4096
+
+/* A context whose jobs timed out this often is banned: SUBMIT fails with -ECANCELED. */
+#define TPU_CTX_BAN_HANGS	3
 
 struct tpu_ctx;
 struct tpu_job;
@@ -76,16 +82,25 @@ struct tpu_ring {
  * @ctx_table: context table shared with the device
  * @ctx_table_dma: bus address of @ctx_table
  * @ctx_ida: allocator of context ids
+ * @tlb_lock: serialises TLB invalidations, so each waits for its own completion
+ * @tlb_invalidations: TLB invalidations the driver waited for (debugfs)
+ * @card_stopped: completed by PCI remove once the card touches no memory any more
  * @job_lock: protects @ring and the in-flight jobs' results; taken in the IRQ handler
  * @ring: queue 0's ring
  * @fence_lock: lock of the hardware fences
  * @fence_context: dma_fence context of the hardware fences
- * @sched: the scheduler feeding queue 0
- * @sched_wq: ordered workqueue the scheduler runs and frees jobs on
+ * @sched: the scheduler feeding queue 0 (its own ordered workqueue runs and frees jobs)
+ * @jobs_alive: jobs pushed to the scheduler and not yet freed by it
+ * @jobs_freed: woken when @jobs_alive drops to 0
+ * @files_lock: protects @files and @gone
+ * @files: open files whose scheduler entity is live
+ * @gone: set by PCI remove, which has taken over the entities of @files: no more opens
+ * @files_done: completed once PCI remove has destroyed those entities
  * @reset_lock: serialises card resets (job timeout, debugfs) with each other
  * @reset_count: resets after a job timeout or on request since probe
  * @counter_lock: protects @counter_base against resets
  * @counter_base: counts of the card's counters before its last reset, which cleared them
+ * @limits: contexts, pinned memory and jobs in flight: limits and use
  */
 struct tpu_device {
 	struct drm_device drm;
@@ -105,6 +120,9 @@ struct tpu_device {
 	struct tpu_ctx_entry *ctx_table;
 	dma_addr_t ctx_table_dma;
 	struct ida ctx_ida;
+	struct mutex tlb_lock;		/* TLB_INVAL and its completion */
+	u64 tlb_invalidations;
+	struct completion card_stopped;
 
 	spinlock_t job_lock;		/* ring, in-flight jobs */
 	struct tpu_ring ring;
@@ -112,31 +130,41 @@ struct tpu_device {
 	u64 fence_context;
 
 	struct drm_gpu_scheduler sched;
-	struct workqueue_struct *sched_wq;
+	atomic_t jobs_alive;
+	wait_queue_head_t jobs_freed;
+	struct mutex files_lock;	/* files, gone */
+	struct list_head files;
+	bool gone;
+	struct completion files_done;
 	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
 	struct mutex counter_lock;	/* counter_base vs. resets */
 	u64 counter_base[TPU_NUM_COUNTERS];
+	struct tpu_limits limits;
 };
 
 /**
  * struct tpu_file - state of one open file of the device
  * @tdev: the device
+ * @uid: the user who opened the file, whose contexts it counts against
  * @ctx: device address space (context id, page tables, VA allocator) of this file
  * @entity: scheduler entity of this file's jobs
  * @lock: protects @jobs, @next_job_id and @job_count; orders job ids with the entity's queue
  * @jobs: submitted jobs not yet retired by DRM_IOCTL_TPU_WAIT, by id
  * @next_job_id: next id the cyclic allocator tries
  * @job_count: entries of @jobs
+ * @node: link in the device's list of files with a live entity
  */
 struct tpu_file {
 	struct tpu_device *tdev;
+	kuid_t uid;
 	struct tpu_ctx *ctx;
 	struct drm_sched_entity entity;
 	struct mutex lock;		/* jobs, ids, count, entity order */
 	struct xarray jobs;
 	u32 next_job_id;
 	unsigned int job_count;
+	struct list_head node;
 };
 
 static inline struct tpu_device *to_tpu_device(struct drm_device *drm)

@@ -4,7 +4,9 @@
  *
  * A BO is a shmem GEM object whose pages are pinned and DMA-mapped at creation and mapped
  * into the creating file's device address space until the BO is freed. Jobs hold references
- * to the BOs they use, so a BO (and its mapping) outlives every job that may touch it.
+ * to the BOs they list, so those outlive the jobs. A job can reach every BO of its context,
+ * listed or not: freeing one clears its mapping and waits for the card's TLB invalidation to
+ * complete (tpu_ctx_unmap()) before the pages go, so the job faults instead of touching them.
  * Userspace maps BOs with mmap() at the offset DRM_IOCTL_TPU_BO_INFO reports.
  */
 #include <drm/drm_drv.h>
@@ -14,6 +16,7 @@
 
 #include "tpu_drv.h"
 #include "tpu_gem.h"
+#include "tpu_limits.h"
 #include "tpu_mmu.h"
 
 static void tpu_gem_free(struct drm_gem_object *obj)
@@ -21,7 +24,9 @@ static void tpu_gem_free(struct drm_gem_object *obj)
 	struct tpu_bo *bo = to_tpu_bo(obj);
 
 	if (bo->ctx) {
-		tpu_ctx_unmap(bo->ctx, &bo->va);
+		if (drm_mm_node_allocated(&bo->va))
+			tpu_ctx_unmap(bo->ctx, &bo->va);
+		tpu_limits_unpin(bo->ctx, obj->size);
 		tpu_ctx_put(bo->ctx);
 	}
 	drm_gem_shmem_free(&bo->base);
@@ -70,10 +75,20 @@ int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	}
 	size = PAGE_ALIGN(args->size);
 
+	ret = tpu_limits_pin(tfile->ctx, size);
+	if (ret) {
+		drm_dbg(drm, "bo_create: %llu bytes over the %s's pinned-memory limit\n", size,
+			ret == -EDQUOT ? "file" : "device");
+		return ret;
+	}
 	shmem = drm_gem_shmem_create(drm, size);
-	if (IS_ERR(shmem))
+	if (IS_ERR(shmem)) {
+		tpu_limits_unpin(tfile->ctx, size);
 		return PTR_ERR(shmem);
+	}
 	bo = container_of(shmem, struct tpu_bo, base);
+	/* From here the BO's free gives the pinned bytes back. */
+	bo->ctx = tpu_ctx_get(tfile->ctx);
 
 	sgt = drm_gem_shmem_get_pages_sgt(shmem);
 	if (IS_ERR(sgt)) {
@@ -83,7 +98,6 @@ int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	ret = tpu_ctx_map(tfile->ctx, &bo->va, sgt, size);
 	if (ret)
 		goto out_put;
-	bo->ctx = tpu_ctx_get(tfile->ctx);
 
 	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
 	if (ret)

@@ -13,8 +13,8 @@ struct tpu_ctx;
 /**
  * struct tpu_bo - a buffer object
  * @base: shmem GEM object, the base object
- * @ctx: address space the buffer is mapped in; NULL until mapped
- * @va: device virtual address range of the buffer (plus a guard page)
+ * @ctx: address space of the creating file: the buffer's pages count against its pinned memory
+ * @va: device virtual address range of the buffer (plus a guard page), once mapped
  */
 struct tpu_bo {
 	struct drm_gem_shmem_object base;

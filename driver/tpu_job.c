@@ -9,15 +9,25 @@
  * dependencies are met and the ring has room (credit limit TPU_RING_ENTRIES - 1). The
  * interrupt handler retires it from its completion record, signalling the hardware fence.
  *
- * Timeout: when the oldest job in the ring has run for job_timeout_ms, the whole card is
- * reset. That job ends with DRM_TPU_JOB_TIMEOUT; the jobs behind it in the ring end with
- * DRM_TPU_JOB_CANCELED and are not run again; jobs not yet written to the ring are not
- * affected and run after the reset. A reset requested through debugfs (tpu_job_reset())
- * takes the same path and ends every job in the ring with DRM_TPU_JOB_CANCELED.
+ * Fences carry how a job ended: 0, -EIO for an error the card reported, -ETIMEDOUT for a
+ * job ended by the timeout, -ECANCELED for one ended by a reset, -ENODEV when the device
+ * went away before or while it ran.
  *
- * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): the jobs in the
- * ring and those the scheduler runs afterwards end with DRM_TPU_JOB_CANCELED; the scheduler
- * itself is torn down with the drm_device, when the last file closes.
+ * Timeout: when the oldest job in the ring has run for job_timeout_ms, the jobs the card
+ * has retired are completed first, then the card is reset with the scheduler's work
+ * stopped (drm_sched_wqueue_stop(); drm_sched_stop() would end the jobs in the ring with
+ * -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT; the
+ * innocent jobs behind it in the ring, of any file, are written into the ring again and
+ * run; jobs not yet written to the ring are not affected. A context with TPU_CTX_BAN_HANGS
+ * timed-out jobs is banned: its jobs end with DRM_TPU_JOB_CANCELED instead of running and
+ * SUBMIT fails with -ECANCELED. A reset requested through debugfs (tpu_job_reset()) takes
+ * the same path; the job the card was running ends with DRM_TPU_JOB_CANCELED.
+ *
+ * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): remove stops the
+ * card, ends the jobs in the ring with -ENODEV, destroys the entity of every open file (the
+ * jobs queued there end with -ENODEV in run_job), waits until the scheduler has freed every
+ * job and only then tears the scheduler down: never from its own free_job work. Files
+ * stay open and see -ENODEV until they close.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -27,6 +37,7 @@
 #include <drm/drm_syncobj.h>
 #include <drm/tpu_accel.h>
 #include <linux/dma-resv.h>
+#include <linux/list.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -36,8 +47,10 @@
 #include "tpu_drv.h"
 #include "tpu_gem.h"
 #include "tpu_job.h"
+#include "tpu_limits.h"
 #include "tpu_mmu.h"
 #include "tpu_ring.h"
+#include "tpu_sync.h"
 
 static unsigned int tpu_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, tpu_job_timeout_ms, uint, 0444);
@@ -82,15 +95,27 @@ static void tpu_job_put(struct tpu_job *job)
 	kref_put(&job->refcount, tpu_job_release);
 }
 
+/* The job's finished fence signalled: it no longer counts as in flight. */
+static void tpu_job_ended(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct tpu_job *job = container_of(cb, struct tpu_job, end_cb);
+
+	tpu_limits_job_end(job->ctx);
+}
+
 /* Drop the BOs and the address space, once the job can no longer run. */
 static void tpu_job_put_resources(struct tpu_job *job)
 {
 	u32 i;
 
+	if (job->in_flight && !job->done)
+		tpu_limits_job_end(job->ctx);
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
+	kvfree(job->bo_write);
 	job->bos = NULL;
+	job->bo_write = NULL;
 	job->bo_count = 0;
 	tpu_ctx_put(job->ctx);
 	job->ctx = NULL;
@@ -108,7 +133,7 @@ void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int
 {
 	lockdep_assert_held(&job->tdev->job_lock);
 
-	list_del(&job->inflight_node);
+	list_del_init(&job->inflight_node);
 	job->result = *res;
 	if (error)
 		dma_fence_set_error(job->hw_fence, error);
@@ -123,9 +148,13 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	unsigned long flags;
 	int idx;
 
-	/* Killed with its file, or the device is gone: end it, status CANCELED. */
-	if (unlikely(sched_job->s_fence->finished.error) || !drm_dev_enter(&tdev->drm, &idx))
-		return NULL;
+	/* Killed with its file, banned, or the device is gone: end it, status CANCELED. */
+	if (unlikely(sched_job->s_fence->finished.error))
+		return ERR_PTR(sched_job->s_fence->finished.error);
+	if (unlikely(READ_ONCE(job->ctx->banned)))
+		return ERR_PTR(-ECANCELED);
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	job->seqno = ++tdev->ring.seqno;
@@ -139,9 +168,24 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	return dma_fence_get(job->hw_fence);
 }
 
+/* Whether @job is in the ring and not retired: the card may be running it. */
+static bool tpu_job_in_ring(struct tpu_job *job)
+{
+	unsigned long flags;
+	bool ret;
+
+	spin_lock_irqsave(&job->tdev->job_lock, flags);
+	ret = !list_empty(&job->inflight_node);
+	spin_unlock_irqrestore(&job->tdev->job_lock, flags);
+	return ret;
+}
+
 /*
- * Reset the card with the scheduler stopped and end the jobs in the ring: @hung (may be NULL)
- * with DRM_TPU_JOB_TIMEOUT, the others with DRM_TPU_JOB_CANCELED. Called with reset_lock held.
+ * Reset the card, end the job it was running (@hung, with DRM_TPU_JOB_TIMEOUT, or the oldest
+ * in the ring, with DRM_TPU_JOB_CANCELED) and run the innocent jobs behind it again. A
+ * context with TPU_CTX_BAN_HANGS timed-out jobs is banned. The jobs the card had retired were
+ * completed before. Called with reset_lock held and the scheduler's work stopped, so nothing
+ * else enters the ring.
  */
 static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
 {
@@ -149,34 +193,54 @@ static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
 
 	lockdep_assert_held(&tdev->reset_lock);
 	tdev->reset_count++;
+	if (hung && ++hung->ctx->hangs >= TPU_CTX_BAN_HANGS && !hung->ctx->banned) {
+		WRITE_ONCE(hung->ctx->banned, true);
+		drm_warn(&tdev->drm, "context %u banned after %u timed-out jobs\n", hung->ctx->id,
+			 hung->ctx->hangs);
+	}
 	/* The card stops touching memory before the jobs' fences signal. */
 	ret = tpu_device_reset(tdev);
-	tpu_ring_cancel(tdev, hung);
 	if (!ret)
 		tpu_device_start(tdev);
+	tpu_ring_recover(tdev, hung, !ret);
 }
 
 static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct tpu_job *job = to_tpu_job(sched_job);
 	struct tpu_device *tdev = job->tdev;
+	struct drm_gpu_scheduler *sched = &tdev->sched;
 	int idx;
 
-	if (!drm_dev_enter(&tdev->drm, &idx))
+	/*
+	 * drm_sched took the job off its pending list to call this; put it back, first, so
+	 * that the scheduler frees it once its fence signals, whatever happens below.
+	 */
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+
+	/*
+	 * PCI remove ends the job with -ENODEV and waits until it is freed. Restarting the
+	 * (running) work queues the free_job work: it frees the job if it ended while it was
+	 * off the list.
+	 */
+	if (!drm_dev_enter(&tdev->drm, &idx)) {
+		drm_sched_wqueue_start(sched);
 		return DRM_GPU_SCHED_STAT_ENODEV;
+	}
 
 	mutex_lock(&tdev->reset_lock);
-	drm_sched_stop(&tdev->sched, sched_job);
-
-	/* The job may have ended just now, or never reached the ring: no reset then. */
+	/* Jobs the card has retired complete first, with their true status. */
 	tpu_ring_retire(tdev);
-	if (job->hw_fence->ops && !dma_fence_is_signaled(job->hw_fence)) {
+	drm_sched_wqueue_stop(sched);
+	/* The job may have ended just now, or not reached the ring yet: no reset then. */
+	if (tpu_job_in_ring(job)) {
 		drm_err(&tdev->drm, "job with seqno %llu timed out after %u ms, resetting the card\n",
 			job->seqno, tpu_job_timeout_ms);
 		tpu_job_reset_card(tdev, job);
 	}
-
-	drm_sched_start(&tdev->sched);
+	drm_sched_wqueue_start(sched);
 	mutex_unlock(&tdev->reset_lock);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
@@ -186,8 +250,8 @@ static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
  * tpu_job_reset - reset the card on request, through the job timeout's recovery path
  * @tdev: the device
  *
- * Jobs the card has retired complete normally; every other job in the ring ends with
- * DRM_TPU_JOB_CANCELED; jobs not yet in the ring run after the reset.
+ * Jobs the card has retired complete normally; the job it was running (the oldest in the
+ * ring) ends with DRM_TPU_JOB_CANCELED; the others in the ring run again, later ones after.
  *
  * Return: 0, or -ENODEV if the device is gone.
  */
@@ -199,11 +263,11 @@ int tpu_job_reset(struct tpu_device *tdev)
 		return -ENODEV;
 
 	mutex_lock(&tdev->reset_lock);
-	drm_sched_stop(&tdev->sched, NULL);
 	tpu_ring_retire(tdev);
+	drm_sched_wqueue_stop(&tdev->sched);
 	drm_info(&tdev->drm, "resetting the card on request\n");
 	tpu_job_reset_card(tdev, NULL);
-	drm_sched_start(&tdev->sched);
+	drm_sched_wqueue_start(&tdev->sched);
 	mutex_unlock(&tdev->reset_lock);
 
 	drm_dev_exit(idx);
@@ -213,10 +277,14 @@ int tpu_job_reset(struct tpu_device *tdev)
 static void tpu_job_free(struct drm_sched_job *sched_job)
 {
 	struct tpu_job *job = to_tpu_job(sched_job);
+	struct tpu_device *tdev = job->tdev;
 
 	drm_sched_job_cleanup(sched_job);
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
+	/* PCI remove waits for this before it tears the scheduler down. */
+	if (atomic_dec_and_test(&tdev->jobs_alive))
+		wake_up_all(&tdev->jobs_freed);
 }
 
 static const struct drm_sched_backend_ops tpu_sched_ops = {
@@ -225,51 +293,70 @@ static const struct drm_sched_backend_ops tpu_sched_ops = {
 	.free_job = tpu_job_free,
 };
 
-/*
- * The scheduler is torn down with the drm_device, at the last close: a file still open after
- * the PCI device went away (sysfs unbind) keeps its entity on the scheduler until it closes.
- */
-static void tpu_job_sched_fini(struct drm_device *drm, void *arg)
-{
-	struct tpu_device *tdev = arg;
-	struct drm_sched_job *sched_job, *tmp;
-	LIST_HEAD(ended);
-
-	drm_sched_fini(&tdev->sched);
-
-	/* Jobs that ended but that the stopped scheduler did not free yet. */
-	spin_lock(&tdev->sched.job_list_lock);
-	list_splice_init(&tdev->sched.pending_list, &ended);
-	spin_unlock(&tdev->sched.job_list_lock);
-	list_for_each_entry_safe(sched_job, tmp, &ended, list) {
-		list_del_init(&sched_job->list);
-		tpu_job_free(sched_job);
-	}
-}
-
 int tpu_job_init(struct tpu_device *tdev)
 {
 	long timeout = tpu_job_timeout_ms ? msecs_to_jiffies(tpu_job_timeout_ms) :
 					    MAX_SCHEDULE_TIMEOUT;
 	int ret;
 
-	tdev->fence_context = dma_fence_context_alloc(1);
-	ret = drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
-			     TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
-			     tdev->drm.dev);
+	atomic_set(&tdev->jobs_alive, 0);
+	init_waitqueue_head(&tdev->jobs_freed);
+	INIT_LIST_HEAD(&tdev->files);
+	init_completion(&tdev->files_done);
+	ret = drmm_mutex_init(&tdev->drm, &tdev->files_lock);
 	if (ret)
 		return ret;
-	return drmm_add_action_or_reset(&tdev->drm, tpu_job_sched_fini, tdev);
+	tdev->fence_context = dma_fence_context_alloc(1);
+	/* No submit_wq: the scheduler allocates its own ordered workqueue. */
+	return drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
+			      TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
+			      tdev->drm.dev);
+}
+
+/**
+ * tpu_job_fini - tear the scheduler down, in PCI remove or a failed probe
+ * @tdev: the device, unplugged, with the card stopped and the ring cancelled
+ *
+ * Destroys the entity of every open file (their queued jobs end with -ENODEV), waits until
+ * the scheduler has freed every job, then finishes the scheduler. Files closed afterwards
+ * find their entity gone.
+ */
+void tpu_job_fini(struct tpu_device *tdev)
+{
+	struct tpu_file *tfile;
+	LIST_HEAD(files);
+
+	mutex_lock(&tdev->files_lock);
+	tdev->gone = true;
+	list_splice_init(&tdev->files, &files);
+	mutex_unlock(&tdev->files_lock);
+
+	list_for_each_entry(tfile, &files, node)
+		drm_sched_entity_destroy(&tfile->entity);
+	complete_all(&tdev->files_done);
+
+	wait_event(tdev->jobs_freed, !atomic_read(&tdev->jobs_alive));
+	drm_sched_fini(&tdev->sched);
 }
 
 int tpu_job_open(struct tpu_file *tfile)
 {
-	struct drm_gpu_scheduler *sched = &tfile->tdev->sched;
+	struct tpu_device *tdev = tfile->tdev;
+	struct drm_gpu_scheduler *sched = &tdev->sched;
 	int ret;
 
 	mutex_init(&tfile->lock);
 	xa_init_flags(&tfile->jobs, XA_FLAGS_ALLOC1);
-	ret = drm_sched_entity_init(&tfile->entity, DRM_SCHED_PRIORITY_NORMAL, &sched, 1, NULL);
+	mutex_lock(&tdev->files_lock);
+	if (tdev->gone) {
+		ret = -ENODEV;
+	} else {
+		ret = drm_sched_entity_init(&tfile->entity, DRM_SCHED_PRIORITY_NORMAL, &sched, 1,
+					    NULL);
+		if (!ret)
+			list_add_tail(&tfile->node, &tdev->files);
+	}
+	mutex_unlock(&tdev->files_lock);
 	if (ret)
 		mutex_destroy(&tfile->lock);
 	return ret;
@@ -277,14 +364,26 @@ int tpu_job_open(struct tpu_file *tfile)
 
 /*
  * Close of a file: its queued jobs are flushed to the ring (or killed if the process is
- * being killed); jobs in the ring run to completion and keep the address space alive.
+ * being killed); jobs in the ring run to completion and keep the address space alive. After
+ * PCI remove, remove has destroyed the entity: wait until it has.
  */
 void tpu_job_close(struct tpu_file *tfile)
 {
+	struct tpu_device *tdev = tfile->tdev;
 	struct tpu_job *job;
 	unsigned long id;
+	bool mine;
 
-	drm_sched_entity_destroy(&tfile->entity);
+	mutex_lock(&tdev->files_lock);
+	mine = !tdev->gone;
+	if (mine)
+		list_del(&tfile->node);
+	mutex_unlock(&tdev->files_lock);
+	if (mine)
+		drm_sched_entity_destroy(&tfile->entity);
+	else
+		wait_for_completion(&tdev->files_done);
+
 	xa_for_each(&tfile->jobs, id, job)
 		tpu_job_put(job);
 	xa_destroy(&tfile->jobs);
@@ -293,8 +392,12 @@ void tpu_job_close(struct tpu_file *tfile)
 
 static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit *args)
 {
-	if (args->flags) {
-		drm_dbg(drm, "submit: flags 0x%x, must be 0\n", args->flags);
+	if (args->flags & ~(DRM_TPU_SUBMIT_NO_WAIT | DRM_TPU_SUBMIT_BO_FLAGS)) {
+		drm_dbg(drm, "submit: unknown flags 0x%x\n", args->flags);
+		return -EINVAL;
+	}
+	if (!(args->flags & DRM_TPU_SUBMIT_BO_FLAGS) && args->bo_flags) {
+		drm_dbg(drm, "submit: bo_flags without DRM_TPU_SUBMIT_BO_FLAGS\n");
 		return -EINVAL;
 	}
 	if (args->reserved[0] || args->reserved[1]) {
@@ -316,19 +419,53 @@ static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit 
 		drm_dbg(drm, "submit: bo_count %u over %u\n", args->bo_count, TPU_JOB_MAX_BOS);
 		return -EINVAL;
 	}
-	return 0;
+	return tpu_sync_check(drm, args);
 }
 
-static int tpu_cmp_handle(const void *a, const void *b)
+/* A listed BO: its handle and DRM_TPU_BO_* access. */
+struct tpu_bo_ref {
+	u32 handle;
+	u32 flags;
+};
+
+static int tpu_cmp_bo_ref(const void *a, const void *b)
 {
-	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+	u32 x = ((const struct tpu_bo_ref *)a)->handle, y = ((const struct tpu_bo_ref *)b)->handle;
 
 	return x < y ? -1 : x > y;
 }
 
+/* Read bo_handles and, with DRM_TPU_SUBMIT_BO_FLAGS, bo_flags into @refs[0..bo_count). */
+static int tpu_job_read_bo_refs(struct drm_device *drm, const struct drm_tpu_submit *args,
+				struct tpu_bo_ref *refs)
+{
+	u32 __user *handles = u64_to_user_ptr(args->bo_handles);
+	u32 __user *flags = u64_to_user_ptr(args->bo_flags);
+	bool with_flags = args->flags & DRM_TPU_SUBMIT_BO_FLAGS;
+	u32 i;
+
+	for (i = 0; i < args->bo_count; i++) {
+		if (get_user(refs[i].handle, &handles[i]) ||
+		    (with_flags && get_user(refs[i].flags, &flags[i]))) {
+			drm_dbg(drm, "submit: cannot read BO %u of %u at 0x%llx\n", i,
+				args->bo_count, with_flags ? args->bo_flags : args->bo_handles);
+			return -EFAULT;
+		}
+		if (!with_flags) {
+			refs[i].flags = DRM_TPU_BO_WRITE;
+		} else if (!refs[i].flags ||
+			   refs[i].flags & ~(DRM_TPU_BO_READ | DRM_TPU_BO_WRITE)) {
+			drm_dbg(drm, "submit: BO %u has flags 0x%x\n", refs[i].handle,
+				refs[i].flags);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
- * Look up the program BO and the listed BOs (a handle listed twice counts once), check they
- * belong to this file and that the program lies within its BO.
+ * Look up the program BO and the listed BOs (a handle listed twice counts once, with both
+ * accesses), check they belong to this file and that the program lies within its BO.
  */
 static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, struct tpu_job *job,
 			      const struct drm_tpu_submit *args)
@@ -336,47 +473,51 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 	struct tpu_file *tfile = file->driver_priv;
 	struct drm_gem_object *program = NULL;
 	u32 count = args->bo_count + 1;
-	u32 *handles;
+	struct tpu_bo_ref *refs;
 	u32 i, n;
 	int ret = 0;
 
-	handles = kvmalloc_array(count, sizeof(*handles), GFP_KERNEL);
-	if (!handles)
+	refs = kvmalloc_array(count, sizeof(*refs), GFP_KERNEL);
+	if (!refs)
 		return -ENOMEM;
-	if (copy_from_user(handles, u64_to_user_ptr(args->bo_handles),
-			   args->bo_count * sizeof(*handles))) {
-		drm_dbg(drm, "submit: cannot read %u handles at 0x%llx\n", args->bo_count,
-			args->bo_handles);
-		ret = -EFAULT;
+	ret = tpu_job_read_bo_refs(drm, args, refs);
+	if (ret)
 		goto out;
+	/* The program is read; without per-BO flags, written like every BO (the old rule). */
+	refs[args->bo_count].handle = args->program_handle;
+	refs[args->bo_count].flags = args->flags & DRM_TPU_SUBMIT_BO_FLAGS ? DRM_TPU_BO_READ :
+					DRM_TPU_BO_WRITE;
+	sort(refs, count, sizeof(*refs), tpu_cmp_bo_ref, NULL);
+	for (i = 1, n = 1; i < count; i++) {
+		if (refs[i].handle == refs[n - 1].handle)
+			refs[n - 1].flags |= refs[i].flags;
+		else
+			refs[n++] = refs[i];
 	}
-	handles[args->bo_count] = args->program_handle;
-	sort(handles, count, sizeof(*handles), tpu_cmp_handle, NULL);
-	for (i = 1, n = 1; i < count; i++)
-		if (handles[i] != handles[n - 1])
-			handles[n++] = handles[i];
 
 	job->bos = kvcalloc(n, sizeof(*job->bos), GFP_KERNEL);
-	if (!job->bos) {
+	job->bo_write = kvcalloc(n, sizeof(*job->bo_write), GFP_KERNEL);
+	if (!job->bos || !job->bo_write) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		struct drm_gem_object *obj = drm_gem_object_lookup(file, handles[i]);
+		struct drm_gem_object *obj = drm_gem_object_lookup(file, refs[i].handle);
 
 		if (!obj) {
-			drm_dbg(drm, "submit: no BO with handle %u\n", handles[i]);
+			drm_dbg(drm, "submit: no BO with handle %u\n", refs[i].handle);
 			ret = -ENOENT;
 			goto out;
 		}
+		job->bo_write[job->bo_count] = refs[i].flags & DRM_TPU_BO_WRITE;
 		job->bos[job->bo_count++] = obj;
 		if (to_tpu_bo(obj)->ctx != tfile->ctx) {
 			drm_dbg(drm, "submit: BO %u is mapped in another file's address space\n",
-				handles[i]);
+				refs[i].handle);
 			ret = -EINVAL;
 			goto out;
 		}
-		if (handles[i] == args->program_handle)
+		if (refs[i].handle == args->program_handle)
 			program = obj;
 	}
 
@@ -391,7 +532,7 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 	job->program_addr = to_tpu_bo(program)->va.start + args->program_offset;
 	job->program_size = args->program_size;
 out:
-	kvfree(handles);
+	kvfree(refs);
 	return ret;
 }
 
@@ -399,25 +540,35 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct tpu_file *tfile = file->driver_priv;
 	struct drm_tpu_submit *args = data;
-	struct drm_syncobj *syncobj = NULL;
+	struct tpu_out_syncs out = {};
 	struct ww_acquire_ctx acquire;
 	struct tpu_job *job;
 	u32 i, id;
-	int ret;
+	int ret, idx;
 
 	ret = tpu_submit_check(drm, args);
 	if (ret)
 		return ret;
+	if (READ_ONCE(tfile->ctx->banned)) {
+		drm_dbg(drm, "submit: context %u banned after %u timed-out jobs\n", tfile->ctx->id,
+			TPU_CTX_BAN_HANGS);
+		return -ECANCELED;
+	}
+	/* PCI remove destroys the entities only once no SUBMIT can push to them. */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 
+	ret = -ENOMEM;
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job)
-		return -ENOMEM;
+		goto err_exit;
 	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
 	if (!job->hw_fence) {
 		kfree(job);
-		return -ENOMEM;
+		goto err_exit;
 	}
 	kref_init(&job->refcount);
+	INIT_LIST_HEAD(&job->inflight_node);
 	job->tdev = tfile->tdev;
 	job->ctx = tpu_ctx_get(tfile->ctx);
 	job->result.status = DRM_TPU_JOB_CANCELED;
@@ -426,18 +577,24 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	if (ret)
 		goto err_put_job;
 
-	if (args->out_syncobj) {
-		syncobj = drm_syncobj_find(file, args->out_syncobj);
-		if (!syncobj) {
-			drm_dbg(drm, "submit: no syncobj with handle %u\n", args->out_syncobj);
-			ret = -ENOENT;
-			goto err_put_job;
-		}
+	ret = tpu_sync_get_out(file, args, &out);
+	if (ret)
+		goto err_put_syncobj;
+
+	ret = tpu_limits_job_start(job->ctx);
+	if (ret) {
+		drm_dbg(drm, "submit: over the %s's limit of jobs in flight\n",
+			ret == -EDQUOT ? "file" : "device");
+		goto err_put_syncobj;
 	}
+	job->in_flight = true;
 
 	ret = drm_sched_job_init(&job->base, &tfile->entity, 1, tfile);
 	if (ret)
 		goto err_put_syncobj;
+	ret = tpu_sync_add_deps(file, &job->base, args);
+	if (ret)
+		goto err_cleanup_job;
 
 	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &acquire);
 	if (ret)
@@ -446,37 +603,44 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
 		if (ret)
 			goto err_unlock;
-		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], true);
+		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i],
+							      job->bo_write[i]);
 		if (ret)
 			goto err_unlock;
 	}
 
 	/* Ids and the entity's queue in the same order; WAIT sees the job once it is queued. */
 	mutex_lock(&tfile->lock);
-	if (tfile->job_count >= TPU_FILE_MAX_JOBS) {
+	if (args->flags & DRM_TPU_SUBMIT_NO_WAIT) {
+		id = 0;		/* retired by its fence alone */
+	} else if (tfile->job_count >= TPU_FILE_MAX_JOBS) {
 		drm_dbg(drm, "submit: %u jobs not yet waited for\n", tfile->job_count);
 		ret = -EBUSY;
 		goto err_unlock_file;
+	} else {
+		ret = xa_alloc_cyclic(&tfile->jobs, &id, job, XA_LIMIT(1, U32_MAX),
+				      &tfile->next_job_id, GFP_KERNEL);
+		if (ret < 0)
+			goto err_unlock_file;
+		tfile->job_count++;
+		kref_get(&job->refcount);
 	}
-	ret = xa_alloc_cyclic(&tfile->jobs, &id, job, XA_LIMIT(1, U32_MAX), &tfile->next_job_id,
-			      GFP_KERNEL);
-	if (ret < 0)
-		goto err_unlock_file;
-	tfile->job_count++;
-	kref_get(&job->refcount);
 
 	drm_sched_job_arm(&job->base);
 	job->done = dma_fence_get(&job->base.s_fence->finished);
+	/* Not signalled before the push below. */
+	dma_fence_add_callback(job->done, &job->end_cb, tpu_job_ended);
 	for (i = 0; i < job->bo_count; i++)
-		dma_resv_add_fence(job->bos[i]->resv, job->done, DMA_RESV_USAGE_WRITE);
+		dma_resv_add_fence(job->bos[i]->resv, job->done,
+				   job->bo_write[i] ? DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
-	if (syncobj) {
-		drm_syncobj_replace_fence(syncobj, job->done);
-		drm_syncobj_put(syncobj);
-	}
+	tpu_sync_signal_out(&out, job->done);
+	tpu_sync_put_out(&out);
 	/* The scheduler owns the job from here; it may end and be freed at once. */
+	atomic_inc(&tfile->tdev->jobs_alive);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&tfile->lock);
+	drm_dev_exit(idx);
 
 	args->job_id = id;
 	return 0;
@@ -488,17 +652,23 @@ err_unlock:
 err_cleanup_job:
 	drm_sched_job_cleanup(&job->base);
 err_put_syncobj:
-	if (syncobj)
-		drm_syncobj_put(syncobj);
+	tpu_sync_put_out(&out);
 err_put_job:
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
+err_exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 
-/* A relative timeout in jiffies for dma_fence_wait_timeout(): 0 polls, any other at least 1. */
-static long tpu_timeout_to_jiffies(s64 timeout_ns)
+/*
+ * A timeout in jiffies for dma_fence_wait_timeout(): 0 polls, any other at least 1. An absolute
+ * CLOCK_MONOTONIC time is turned into what is left of it; one that has passed polls.
+ */
+static long tpu_timeout_to_jiffies(s64 timeout_ns, bool absolute)
 {
+	if (absolute)
+		timeout_ns = max_t(s64, timeout_ns - ktime_get_ns(), 0);
 	if (!timeout_ns)
 		return 0;
 	return clamp_t(u64, nsecs_to_jiffies64(timeout_ns), 1, MAX_SCHEDULE_TIMEOUT);
@@ -511,8 +681,12 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	struct tpu_job *job = NULL;
 	long ret;
 
-	if (args->reserved) {
-		drm_dbg(drm, "wait: reserved field must be 0\n");
+	if (args->reserved || args->pad) {
+		drm_dbg(drm, "wait: reserved fields must be 0\n");
+		return -EINVAL;
+	}
+	if (args->flags & ~DRM_TPU_WAIT_ABSOLUTE) {
+		drm_dbg(drm, "wait: unknown flags 0x%x\n", args->flags);
 		return -EINVAL;
 	}
 	if (args->timeout_ns < 0) {
@@ -531,7 +705,9 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		return -ENOENT;
 	}
 
-	ret = dma_fence_wait_timeout(job->done, true, tpu_timeout_to_jiffies(args->timeout_ns));
+	ret = dma_fence_wait_timeout(job->done, true,
+				     tpu_timeout_to_jiffies(args->timeout_ns,
+							    args->flags & DRM_TPU_WAIT_ABSOLUTE));
 	if (ret > 0) {
 		/* Pairs with the (fully ordered) signalling of the job's fences. */
 		smp_rmb();
@@ -540,6 +716,8 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		args->fault_addr = job->result.fault_addr;
 		args->cycles = job->result.cycles;
 		args->macs = job->result.macs;
+		args->mxu_busy_cycles = job->result.mxu_busy_cycles;
+		args->stall_cycles = job->result.stall_cycles;
 
 		mutex_lock(&tfile->lock);
 		if (xa_erase(&tfile->jobs, args->job_id) == job) {

@@ -22,6 +22,8 @@ struct tpu_file;
  * @fault_addr: faulting device address or out-of-range offset
  * @cycles: modelled cycles
  * @macs: multiply-accumulates
+ * @mxu_busy_cycles: modelled cycles the matrix unit computed
+ * @stall_cycles: modelled cycles instructions waited for a dependency or a busy unit
  */
 struct tpu_job_result {
 	u32 status;
@@ -29,6 +31,8 @@ struct tpu_job_result {
 	u64 fault_addr;
 	u64 cycles;
 	u64 macs;
+	u64 mxu_busy_cycles;
+	u64 stall_cycles;
 };
 
 /**
@@ -38,6 +42,7 @@ struct tpu_job_result {
  * @tdev: the device
  * @ctx: address space the program runs in
  * @bos: BOs the job uses (the program's included), sorted by handle, no duplicates
+ * @bo_write: for each of @bos, whether the job writes it (else it only reads it)
  * @bo_count: entries of @bos
  * @program_addr: device VA of the first instruction
  * @program_size: bytes of the program
@@ -46,6 +51,8 @@ struct tpu_job_result {
  * @inflight_node: link in the ring's in-flight list
  * @hw_fence: signalled when the card retires the job; initialised when written to the ring
  * @done: the scheduler's finished fence: the job has ended, @result is valid
+ * @in_flight: counted in the jobs in flight of its context and device (tpu_limits.h)
+ * @end_cb: callback on @done that ends the count
  * @result: how the job ended
  */
 struct tpu_job {
@@ -54,6 +61,7 @@ struct tpu_job {
 	struct tpu_device *tdev;
 	struct tpu_ctx *ctx;
 	struct drm_gem_object **bos;
+	bool *bo_write;
 	u32 bo_count;
 	u64 program_addr;
 	u32 program_size;
@@ -62,10 +70,13 @@ struct tpu_job {
 	struct list_head inflight_node;
 	struct dma_fence *hw_fence;
 	struct dma_fence *done;
+	bool in_flight;
+	struct dma_fence_cb end_cb;
 	struct tpu_job_result result;
 };
 
 int tpu_job_init(struct tpu_device *tdev);
+void tpu_job_fini(struct tpu_device *tdev);
 int tpu_job_open(struct tpu_file *tfile);
 void tpu_job_close(struct tpu_file *tfile);
 void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error);

@@ -8,9 +8,18 @@
  * demand as buffer objects are mapped. A context's VAs are handed out by a drm_mm allocator
  * with an unmapped guard page after each buffer, so an overrun faults instead of touching
  * the neighbour.
+ *
+ * Unmapping: the entries are cleared, then the context's TLB entries invalidated, and the
+ * driver waits until the card reports the invalidation complete (TLB_INVAL_DONE, spec 1.3):
+ * from then on no translation made before can be used, so no job of the context - even one
+ * that reaches the buffer without listing it - can touch the pages, and they may be freed.
  */
+
+/* The card is emulated, possibly under slow TCG: be generous. */
+#define TPU_TLB_TIMEOUT_US	(1 * USEC_PER_SEC)
 #include <drm/drm_drv.h>
 #include <linux/dma-mapping.h>
+#include <linux/iopoll.h>
 #include <linux/slab.h>
 
 #include "tpu_drv.h"
@@ -117,15 +126,40 @@ static void tpu_pt_clear(struct tpu_ctx *ctx, u64 va, u64 size)
 	}
 }
 
-/* Make the card forget cached translations of @ctx; the tables are updated already. */
+/*
+ * Make the card forget cached translations of @ctx, the tables being updated already, and
+ * wait until it no longer uses any translation made before: the pages that were mapped may
+ * be freed on return. A card without TLB_INVAL_DONE gives no completion: a read of a
+ * register orders the posted write, which is all the driver can do then.
+ */
 static void tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
 {
 	struct tpu_device *tdev = ctx->tdev;
-	int idx;
+	u32 before, now;
+	int idx, ret;
 
-	if (!drm_dev_enter(&tdev->drm, &idx))
+	if (!drm_dev_enter(&tdev->drm, &idx)) {
+		/* PCI remove: the card touches no memory once it is stopped. */
+		wait_for_completion(&tdev->card_stopped);
 		return;
-	tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
+	}
+	mutex_lock(&tdev->tlb_lock);
+	if (tdev->caps & TPU_CAP_TLB_DONE) {
+		before = tpu_read(tdev, TPU_REG_TLB_INVAL_DONE);
+		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
+		ret = readl_poll_timeout(tdev->regs + TPU_REG_TLB_INVAL_DONE, now, now != before,
+					 10, TPU_TLB_TIMEOUT_US);
+		if (ret)
+			drm_err_ratelimited(&tdev->drm,
+					    "TLB invalidation of context %u not done after %lu ms\n",
+					    ctx->id, TPU_TLB_TIMEOUT_US / USEC_PER_MSEC);
+		else
+			tdev->tlb_invalidations++;
+	} else {
+		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
+		tpu_read(tdev, TPU_REG_STATUS);
+	}
+	mutex_unlock(&tdev->tlb_lock);
 	drm_dev_exit(idx);
 }
 
@@ -185,9 +219,10 @@ static void tpu_ctx_release(struct kref *kref)
 
 	if (drm_dev_enter(&tdev->drm, &idx)) {
 		WRITE_ONCE(tdev->ctx_table[ctx->id].pt_root, 0);
-		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
 		drm_dev_exit(idx);
 	}
+	/* No job of the context runs; the card may still hold its translations. */
+	tpu_ctx_flush_tlb(ctx);
 	ida_free(&tdev->ctx_ida, ctx->id);
 	tpu_pt_free(tdev, ctx->root);
 	drm_mm_takedown(&ctx->va);
@@ -229,7 +264,9 @@ int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *
 		pte = tpu_pt_entry(ctx, va, true);
 		if (IS_ERR(pte)) {
 			ret = PTR_ERR(pte);
+			/* A job may have walked the new entries already: invalidate too. */
 			tpu_pt_clear(ctx, node->start, va - node->start);
+			tpu_ctx_flush_tlb(ctx);
 			drm_mm_remove_node(node);
 			goto out_unlock;
 		}
@@ -247,7 +284,8 @@ out_unlock:
  * @ctx: the address space
  * @node: the VA range
  *
- * No job may use the buffer any more. On return the card holds no translation of it.
+ * On return the card holds no translation of the buffer and no access through one is in
+ * progress: its pages may be freed, even if a job of the context still runs.
  */
 void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node)
 {

@@ -6,6 +6,7 @@
 #define TPU_MMU_H
 
 #include <drm/drm_mm.h>
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
@@ -21,6 +22,10 @@ struct tpu_pt;
  * @lock: protects @root's tables and @va
  * @root: level-0 page table
  * @va: allocator of device virtual addresses
+ * @pinned: bytes of the context's buffer objects, counted against max_file_pinned_mb
+ * @jobs: jobs of the context in flight, counted against max_file_jobs
+ * @hangs: jobs of the context that timed out; changed under the device's reset_lock
+ * @banned: the context had TPU_CTX_BAN_HANGS jobs time out: its jobs are no longer run
  *
  * The page tables and the context id live until the last job that may use them has ended;
  * a context holds a reference to the DRM device.
@@ -32,6 +37,10 @@ struct tpu_ctx {
 	struct mutex lock;		/* page tables, VA allocator */
 	struct tpu_pt *root;
 	struct drm_mm va;
+	atomic64_t pinned;
+	atomic_t jobs;
+	unsigned int hangs;
+	bool banned;
 };
 
 int tpu_mmu_init(struct tpu_device *tdev);

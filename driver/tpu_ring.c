@@ -111,6 +111,8 @@ void tpu_ring_retire(struct tpu_device *tdev)
 			res.fault_addr = rec->fault_addr;
 			res.cycles = rec->cycles;
 			res.macs = rec->macs;
+			res.mxu_busy_cycles = rec->mxu_busy_cycles;
+			res.stall_cycles = rec->stall_cycles;
 			error = res.status ? -EIO : 0;
 		} else {
 			drm_err_ratelimited(&tdev->drm, "no completion record for seqno %llu\n",
@@ -124,14 +126,13 @@ void tpu_ring_retire(struct tpu_device *tdev)
 }
 
 /**
- * tpu_ring_cancel - end every job in the ring after a reset of the card
- * @tdev: the device
- * @hung: the job that timed out, or NULL when the device goes away
+ * tpu_ring_cancel - end every job in the ring when the device goes away
+ * @tdev: the device, stopped
+ * @error: the error of the jobs' fences
  *
- * @hung ends with DRM_TPU_JOB_TIMEOUT, the jobs queued behind it in the ring with
- * DRM_TPU_JOB_CANCELED (they are not run again). Jobs not yet in the ring are not affected.
+ * The jobs end with DRM_TPU_JOB_CANCELED. Jobs not yet in the ring are not affected.
  */
-void tpu_ring_cancel(struct tpu_device *tdev, struct tpu_job *hung)
+void tpu_ring_cancel(struct tpu_device *tdev, int error)
 {
 	struct tpu_ring *ring = &tdev->ring;
 	struct tpu_job *job, *tmp;
@@ -139,10 +140,49 @@ void tpu_ring_cancel(struct tpu_device *tdev, struct tpu_job *hung)
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	list_for_each_entry_safe(job, tmp, &ring->inflight, inflight_node) {
+		struct tpu_job_result res = { .status = DRM_TPU_JOB_CANCELED };
+
+		tpu_job_complete(job, &res, error);
+	}
+	spin_unlock_irqrestore(&tdev->job_lock, flags);
+}
+
+/**
+ * tpu_ring_recover - after a reset of the card, end the job it was running and run the
+ * others again
+ * @tdev: the device, its queue programmed again (empty ring) if @card_ok
+ * @hung: the job that timed out, or NULL: then the oldest job in the ring was running
+ * @card_ok: whether the card came back from the reset
+ *
+ * The jobs the card had retired were completed before. The job the card was running ends
+ * with DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT (@hung) or DRM_TPU_JOB_CANCELED and -ECANCELED.
+ * The innocent jobs behind it are written into the ring again, in their order, with their
+ * seqnos and fences; those of a banned context, and all of them if the card did not come
+ * back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
+ */
+void tpu_ring_recover(struct tpu_device *tdev, struct tpu_job *hung, bool card_ok)
+{
+	struct tpu_ring *ring = &tdev->ring;
+	struct tpu_job *job, *tmp, *aborted;
+	unsigned long flags;
+	LIST_HEAD(jobs);
+
+	spin_lock_irqsave(&tdev->job_lock, flags);
+	list_splice_init(&ring->inflight, &jobs);
+	aborted = hung ?: list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
+	list_for_each_entry_safe(job, tmp, &jobs, inflight_node) {
 		struct tpu_job_result res = {};
 
-		res.status = job == hung ? DRM_TPU_JOB_TIMEOUT : DRM_TPU_JOB_CANCELED;
-		tpu_job_complete(job, &res, job == hung ? -ETIMEDOUT : -ECANCELED);
+		if (job == hung) {
+			res.status = DRM_TPU_JOB_TIMEOUT;
+			tpu_job_complete(job, &res, -ETIMEDOUT);
+		} else if (job == aborted || !card_ok || READ_ONCE(job->ctx->banned)) {
+			res.status = DRM_TPU_JOB_CANCELED;
+			tpu_job_complete(job, &res, -ECANCELED);
+		} else {
+			list_del_init(&job->inflight_node);
+			tpu_ring_push(tdev, job);
+		}
 	}
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 }

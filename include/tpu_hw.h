@@ -48,6 +48,7 @@
 
 #define TPU_REG_CTX_TABLE	0x060	/* RW64 physical address of the context table, 4 KiB aligned */
 #define TPU_REG_TLB_INVAL	0x068	/* WO  context id to invalidate, TPU_TLB_INVAL_ALL for all */
+#define TPU_REG_TLB_INVAL_DONE	0x06c	/* RO  invalidations completed (spec 1.3, TPU_CAP_TLB_DONE) */
 
 #define TPU_REG_ERR_CODE	0x080	/* RO  TPU_ERR_* of the last failed job */
 #define TPU_REG_ERR_QUEUE	0x084	/* RO  queue of the last failed job */
@@ -92,6 +93,7 @@
 #define TPU_CAP_BF16		(1u << 1)	/* bf16 x bf16 -> fp32 matmul */
 #define TPU_CAP_FP32		(1u << 2)	/* fp32 x fp32 -> fp32 matmul (native mode) */
 #define TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
+#define TPU_CAP_TLB_DONE	(1u << 4)	/* TLB_INVAL_DONE reports completed invalidations (spec 1.3) */
 
 #define TPU_CONTROL_ENABLE	(1u << 0)	/* process command queues */
 

@@ -102,6 +102,7 @@ struct TPUState {
     uint32_t err_queue;
     uint64_t err_addr;
     uint64_t counters[TPU_CNT_COUNT];
+    uint32_t tlb_inval_done;    /* TLB_INVAL writes completed, kept by resets */
     TPUQueue queues[TPU_MAX_QUEUES];
 };
 

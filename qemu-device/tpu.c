@@ -37,6 +37,10 @@
  *     clears QSTAT_ERROR; then ENABLE takes the value written with it.
  *     Clearing ENABLE lets the running job finish and fetches nothing more.
  *   - The TLB keeps translations across jobs until TLB_INVAL or a reset.
+ *     A TLB_INVAL write returns once no translation made before it can
+ *     still be used (the engine waits for the accesses in progress), then
+ *     TLB_INVAL_DONE counts it (spec 1.3, CAPS.TLB_DONE); a reset does not
+ *     clear that count.
  *   - RESET waits up to TPU_RESET_WAIT_MS for the running job to stop at an
  *     instruction boundary. If it has not, the registers are reset anyway,
  *     the job's results are dropped and STATUS.READY comes back once the job
@@ -402,7 +406,8 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
         *val = TPU_SPEC_VERSION;
         break;
     case TPU_REG_CAPS:
-        *val = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU;
+        *val = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU |
+               TPU_CAP_TLB_DONE;
         break;
     case TPU_REG_MXU_DIM:
         *val = s->mxu_rows << 16 | s->mxu_cols;
@@ -431,6 +436,9 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
     case TPU_REG_RESET:
     case TPU_REG_TLB_INVAL:
         *val = 0;           /* write-only */
+        break;
+    case TPU_REG_TLB_INVAL_DONE:
+        *val = s->tlb_inval_done;
         break;
     case TPU_REG_IRQ_STATUS:
         *val = s->irq_status;
@@ -508,10 +516,12 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
                           PRIu64 " beyond NUM_CTX, ignored\n", val);
         } else {
             tpu_engine_tlb_invalidate(s->engine, val);
+            s->tlb_inval_done++;
         }
         break;
     case TPU_REG_ID ... TPU_REG_NUM_CTX:
     case TPU_REG_STATUS:
+    case TPU_REG_TLB_INVAL_DONE:
     case TPU_REG_ERR_CODE ... TPU_REG_ERR_ADDR:
     case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
         qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only register 0x%"

@@ -2,10 +2,13 @@
 // The device TLB: translations kept across jobs (hits cost no page-table walk), the contract that
 // page-table changes need an invalidation (without one the card keeps using the old page),
 // invalidation per context and of everything, isolation between contexts using the same VAs,
-// capacity, and invalidation from another thread while a job runs.
+// capacity, invalidation from another thread while a job runs, and an invalidation that returns
+// only once no translation from before it is still in use (a copy between translation and
+// access has ended).
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "tpu_test/card.hpp"
@@ -195,4 +198,68 @@ TEST_CASE("invalidations from another thread while jobs run are safe", "[tlb]") 
     CHECK(all_ok);
     for (uint32_t i = 0; i < pages; i++)
         CHECK(space.read_vector<uint8_t>(kDst + i * kPage, 64) == filled(uint8_t(i)));
+}
+
+namespace {
+
+// Host memory whose writes to one page take a while, as a slow bus would: an invalidation
+// that returned while such a write was still going on let the card use a stale translation.
+struct SlowPage {
+    HostMemory *mem = nullptr;
+    uint64_t page = 0;
+    std::atomic<int> writes{0};
+    std::atomic<bool> invalidated{false};
+    std::atomic<int> late{0}; // writes still going on once the invalidation had returned
+
+    static int rw(void *opaque, uint64_t addr, void *buf, uint64_t len, bool is_write) {
+        auto *s = static_cast<SlowPage *>(opaque);
+        const bool watched = is_write && addr >= s->page && addr < s->page + kPage;
+        if (watched) {
+            s->writes++;
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        const int ret = HostMemory::phys_rw(s->mem, addr, buf, len, is_write);
+        if (watched && s->invalidated.load())
+            s->late++;
+        return ret;
+    }
+};
+
+} // namespace
+
+TEST_CASE("an invalidation returns only once no translation from before it is in use", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(256));
+    AddressSpace space = card.address_space(1);
+    space.map(kDst, kPage, kWrite);
+    Program program;
+    for (int i = 0; i < 20000; i++)
+        program.push_back(dma_out(TPU_DT_INT8, 1, 64, kDst, 0, 0, 0));
+    const uint64_t bytes = program.size() * sizeof(tpu_insn);
+    space.map(Card::kProgramVa, bytes, kRead);
+    space.write(Card::kProgramVa, program.data(), bytes);
+
+    SlowPage slow;
+    slow.mem = &mem;
+    slow.page = space.translate(kDst) & ~(kPage - 1);
+    tpu_engine_config cfg = tlb_config(256);
+    char err[256] = "";
+    tpu_engine *eng = tpu_engine_create(&cfg, SlowPage::rw, &slow, err, sizeof(err));
+    REQUIRE(eng != nullptr);
+    tpu_engine_set_ctx_table(eng, card.contexts().addr(), card.contexts().entries());
+
+    tpu_job_result result{};
+    std::thread job([&] { tpu_engine_run(eng, 1, Card::kProgramVa, uint32_t(bytes), &result); });
+    while (slow.writes.load() < 20)
+        std::this_thread::yield();
+    // What a driver does before freeing the page: clear the mapping, invalidate, then free.
+    space.unmap(kDst, kPage);
+    tpu_engine_tlb_invalidate(eng, 1);
+    slow.invalidated = true;
+    job.join();
+    tpu_engine_destroy(eng);
+
+    CHECK(slow.late.load() == 0);
+    CHECK(result.status == TPU_ERR_MMU_FAULT);
+    CHECK(result.fault_addr == kDst);
 }

@@ -3,9 +3,10 @@
 // TIMESTAMP and host-sourced LOAD_W report the faulting device VA and instruction; bad
 // opcodes and operands end the job where they occur; after each failure the card runs a job
 // correctly; the performance counters (GET_PARAM) advance by what the jobs did; a reset through
-// debugfs in the middle of a stream of jobs cancels the jobs in the ring and the next jobs run;
-// a job running past the driver's job_timeout_ms (the VM loads tpu.ko with 1000 ms for this
-// binary) ends with DRM_TPU_JOB_TIMEOUT after a reset; a process killed in the middle of its
+// debugfs in the middle of a stream of jobs cancels the job the card was running and runs the
+// others again; a job running past the driver's job_timeout_ms (the VM loads tpu.ko with
+// 1000 ms for this binary) ends with DRM_TPU_JOB_TIMEOUT after a reset and the job behind it
+// runs; a process killed in the middle of its
 // jobs leaves another file's job and the card working.
 // Program-fetch faults cannot be provoked through the driver (a program always lies in a
 // mapped BO): test_raw_device covers them. The reset case needs root (debugfs).
@@ -241,7 +242,7 @@ TEST_CASE("performance counters advance by what the jobs did", "[faults][counter
     CHECK(delta(8) > 0);
 }
 
-TEST_CASE("a debugfs reset cancels the jobs in the ring, later jobs run", "[faults][reset]") {
+TEST_CASE("a debugfs reset cancels the running job, the others run again", "[faults][reset]") {
     const std::string dir = debugfs_dir();
     const std::uint64_t resets = status_value(dir, "resets");
     const std::uint64_t done = get_param(DRM_TPU_PARAM_CNT_JOBS_DONE);
@@ -260,7 +261,8 @@ TEST_CASE("a debugfs reset cancels the jobs in the ring, later jobs run", "[faul
         CHECK((r.status == TPU_ERR_NONE || r.status == DRM_TPU_JOB_CANCELED));
         canceled += r.status == DRM_TPU_JOB_CANCELED;
     }
-    CHECK(canceled >= 1);
+    // The job the card was running; the ones behind it ran again after the reset.
+    CHECK(canceled == 1);
     CHECK(status_value(dir, "resets") == resets + 1);
     check_card_works();
     check_card_works();
@@ -288,11 +290,8 @@ TEST_CASE("a job running past job_timeout_ms is ended by a reset, other files go
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(seconds >= 1.0);
     CHECK(seconds < 30.0);
-    try {
-        behind.wait();
-    } catch (const tpurt::JobError &error) {
-        CHECK(error.status() == DRM_TPU_JOB_CANCELED);
-    }
+    // Innocent: run again after the reset.
+    CHECK_NOTHROW(behind.wait());
     CHECK(status_value(dir, "resets") == resets + 1);
     // This file and another both keep working.
     check_card_works();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // test_uapi.cpp - guest test: the driver's ioctls used raw, without the runtime: argument
 // checking (EINVAL/ENOENT/EFAULT), job retirement, error completion of bad programs, the card
-// staying usable after a failed job, and syncobj fences.
+// staying usable after a failed job, syncobj fences, and the counters snapshot (COUNTERS).
 #include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
 
@@ -129,8 +129,17 @@ TEST_CASE("SUBMIT checks its arguments", "[submit]") {
         submit.reserved[1] = 1;
         CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
     }
-    SECTION("non-zero flags") {
-        submit.flags = 1;
+    SECTION("unknown flags") {
+        submit.flags = 1u << 31;
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
+    }
+    SECTION("bo_flags without DRM_TPU_SUBMIT_BO_FLAGS") {
+        const std::uint32_t flags = DRM_TPU_BO_READ;
+        submit.bo_flags = reinterpret_cast<std::uintptr_t>(&flags);
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
+    }
+    SECTION("too many syncs") {
+        submit.in_sync_count = DRM_TPU_MAX_SYNCS + 1;
         CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_SUBMIT, &submit) == EINVAL);
     }
     SECTION("a valid submission runs") {
@@ -228,4 +237,62 @@ TEST_CASE("out_syncobj is signalled when the job ends", "[syncobj]") {
         CHECK(result.status == TPU_ERR_NONE);
     }
     drmSyncobjDestroy(device_fd(), syncobj);
+}
+
+TEST_CASE("COUNTERS takes a snapshot of every counter, as many as asked for", "[counters]") {
+    struct drm_tpu_counters c = {};
+    struct drm_tpu_get_counters args = {};
+    args.counters = reinterpret_cast<std::uintptr_t>(&c);
+    args.size = sizeof(c);
+
+    SubmittedProgram job(ProgramBuilder()
+                             .load_weights(packed_weights(tpurt::DType::Int8, 16, 16))
+                             .matmul(packed_matmul(tpurt::DType::Int8, 8, 16, 16))
+                             .halt()
+                             .finish(),
+                         {});
+    struct drm_tpu_wait result;
+    REQUIRE(wait_job(job.job_id(), result) == 0);
+    REQUIRE(ioctl_errno(device_fd(), DRM_IOCTL_TPU_COUNTERS, &args) == 0);
+    CHECK(args.size == sizeof(c));
+    // Nothing else runs: the snapshot equals the counters read one by one.
+    CHECK(c.macs == get_param(DRM_TPU_PARAM_CNT_MACS));
+    CHECK(c.macs_int8 == get_param(DRM_TPU_PARAM_CNT_MACS_INT8));
+    CHECK(c.jobs_done == get_param(DRM_TPU_PARAM_CNT_JOBS_DONE));
+    CHECK(c.tlb_misses == get_param(DRM_TPU_PARAM_CNT_TLB_MISSES));
+    CHECK(c.stall_cycles == get_param(DRM_TPU_PARAM_CNT_STALL));
+    CHECK(c.cycles == get_param(DRM_TPU_PARAM_CNT_CYCLES));
+    CHECK(c.mxu_busy_cycles > 0);
+    CHECK(c.mxu_busy_cycles <= c.cycles);
+    CHECK(c.macs >= 2048);
+
+    SECTION("a shorter struct gets its prefix") {
+        struct drm_tpu_counters part = {};
+        args.counters = reinterpret_cast<std::uintptr_t>(&part);
+        args.size = 2 * sizeof(std::uint64_t);
+        REQUIRE(ioctl_errno(device_fd(), DRM_IOCTL_TPU_COUNTERS, &args) == 0);
+        CHECK(args.size == 2 * sizeof(std::uint64_t));
+        CHECK(part.cycles == c.cycles);
+        CHECK(part.macs == 0);
+    }
+    SECTION("a longer one gets what the driver knows") {
+        std::uint64_t more[32] = {};
+        args.counters = reinterpret_cast<std::uintptr_t>(more);
+        args.size = sizeof(more);
+        REQUIRE(ioctl_errno(device_fd(), DRM_IOCTL_TPU_COUNTERS, &args) == 0);
+        CHECK(args.size == sizeof(c));
+        CHECK(more[sizeof(c) / 8] == 0);
+    }
+    SECTION("bad arguments") {
+        args.size = 12;
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_COUNTERS, &args) == EINVAL);
+        args.size = 0;
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_COUNTERS, &args) == EINVAL);
+        args.size = sizeof(c);
+        args.pad = 1;
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_COUNTERS, &args) == EINVAL);
+        args.pad = 0;
+        args.counters = 0;
+        CHECK(ioctl_errno(device_fd(), DRM_IOCTL_TPU_COUNTERS, &args) == EFAULT);
+    }
 }

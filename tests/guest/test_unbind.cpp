@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // test_unbind - tpu.ko unbound from the card through sysfs while a process still has the device
 // open, buffers mapped and jobs queued and running (root only): the jobs end, the open file
-// gets ENODEV, closing it afterwards is clean (the VM harness fails the run on any kernel
-// warning or oops), and the driver binds again to a working card.
+// gets ENODEV, every job's fence says -ENODEV (in the ring or still waiting for another job),
+// closing it afterwards is clean (the VM harness fails the run on any kernel warning, oops or
+// hung task), a file closed with jobs in the ring right before the unbind leaves nothing
+// behind, and the driver binds again to a working card (as accel0: the old device was freed).
+#include "fence_helpers.hpp"
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
 
@@ -15,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +26,34 @@
 namespace {
 
 constexpr unsigned kBusyMatmuls = 120; // ~16 G MACs: still running when the driver goes
+// ~270 G MACs: seconds of work on any host, so the jobs are surely in the ring at the unbind.
+constexpr unsigned kLongMatmuls = 2000;
+// The driver's ring holds 255 jobs.
+constexpr unsigned kMoreThanTheRing = 300;
+
+// A matmul through a fresh file of accel0 is exact.
+void check_card_works() {
+    tpurt::Device device = tpurt::Device::open(0);
+    const std::uint32_t m = 37, k = 129, n = 65;
+    const auto a = tpurt::random_int8(std::size_t{m} * k, 7);
+    const auto b = tpurt::random_int8(std::size_t{k} * n, 8);
+    std::vector<std::int32_t> got(std::size_t{m} * n), want(got.size());
+    tpurt::matmul(device, a, b, got, m, k, n);
+    tpurt::reference_matmul(a, b, want, m, k, n);
+    CHECK(got == want);
+}
+
+// A job of kLongMatmuls, then `count - 1` HALT jobs queued behind it, each with its fence.
+std::vector<std::unique_ptr<fences::FencedJob>> long_job_and_halts(tpurt::Device &device,
+                                                                   unsigned count) {
+    std::vector<std::unique_ptr<fences::FencedJob>> jobs;
+    jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::busy_program(kLongMatmuls),
+                                                       std::vector<const tpurt::Buffer *>{}));
+    while (jobs.size() < count)
+        jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::halt_program(),
+                                                           std::vector<const tpurt::Buffer *>{}));
+    return jobs;
+}
 
 // The WAIT of `job` fails with ENODEV: the device is gone.
 void check_gone(tpurt::Job &job) {
@@ -65,12 +97,36 @@ TEST_CASE("unbinding tpu.ko under an open file ends its jobs and binds again", "
     } // buffers unmapped and the file closed with the driver gone
 
     raw::bind_driver(card);
-    tpurt::Device device = tpurt::Device::open(0);
-    const std::uint32_t m = 37, k = 129, n = 65;
-    const auto a = tpurt::random_int8(std::size_t{m} * k, 7);
-    const auto b = tpurt::random_int8(std::size_t{k} * n, 8);
-    std::vector<std::int32_t> got(std::size_t{m} * n), want(got.size());
-    tpurt::matmul(device, a, b, got, m, k, n);
-    tpurt::reference_matmul(a, b, want, m, k, n);
-    CHECK(got == want);
+    check_card_works();
+}
+
+TEST_CASE("unbinding ends the fences of running and waiting jobs with -ENODEV", "[unbind]") {
+    const std::string card = raw::find_card();
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        // More jobs than the ring holds behind a long one: some wait outside the ring.
+        const auto jobs = long_job_and_halts(device, kMoreThanTheRing);
+        REQUIRE(fences::fence_status(jobs.front()->sync_file(), 0) == 0);
+
+        raw::unbind_driver(card);
+        unsigned enodev = 0;
+        for (const auto &job : jobs)
+            enodev += fences::fence_status(job->sync_file()) == -ENODEV;
+        CHECK(enodev == jobs.size());
+    }
+    raw::bind_driver(card);
+    check_card_works();
+}
+
+TEST_CASE("a file closed with jobs in the ring, then an unbind, leaves nothing behind",
+          "[unbind]") {
+    const std::string card = raw::find_card();
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        const auto jobs = long_job_and_halts(device, kMoreThanTheRing);
+    } // closed: the jobs hold the last references to the file's address space
+    raw::unbind_driver(card);
+    // bind_driver() waits for accel0, which comes back only if the old device was released.
+    raw::bind_driver(card);
+    check_card_works();
 }

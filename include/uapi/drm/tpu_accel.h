@@ -21,6 +21,7 @@ extern "C" {
 #define DRM_TPU_BO_INFO		0x02
 #define DRM_TPU_SUBMIT		0x03
 #define DRM_TPU_WAIT		0x04
+#define DRM_TPU_COUNTERS	0x05
 
 /**
  * enum drm_tpu_param - what DRM_IOCTL_TPU_GET_PARAM can report
@@ -69,6 +70,13 @@ enum drm_tpu_param {
 	DRM_TPU_PARAM_CNT_TLB_MISSES = 18,
 };
 
+/* Bits of DRM_TPU_PARAM_CAPS (the card's CAPS register). */
+#define DRM_TPU_CAP_INT8	(1u << 0)	/* int8 x int8 -> int32 matmul */
+#define DRM_TPU_CAP_BF16	(1u << 1)	/* bf16 x bf16 -> fp32 matmul */
+#define DRM_TPU_CAP_FP32	(1u << 2)	/* fp32 x fp32 -> fp32 matmul */
+#define DRM_TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
+#define DRM_TPU_CAP_TLB_DONE	(1u << 4)	/* the card reports TLB invalidations complete */
+
 /**
  * struct drm_tpu_get_param - query a device property or counter
  * @param: in, enum drm_tpu_param
@@ -112,6 +120,31 @@ struct drm_tpu_bo_info {
 };
 
 /**
+ * struct drm_tpu_sync - a syncobj and point a job waits for or signals
+ * @handle: DRM syncobj handle
+ * @flags: must be zero
+ * @point: timeline point (DRM_SYNCOBJ_CREATE_TYPE_TIMELINE syncobjs), 0 for a binary syncobj
+ */
+struct drm_tpu_sync {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+};
+
+/* At most this many entries in each of drm_tpu_submit's in_syncs and out_syncs. */
+#define DRM_TPU_MAX_SYNCS	64
+
+/* drm_tpu_submit.flags */
+/* No job id: the job retires when its fence signals; WAIT does not know it (job_id 0). */
+#define DRM_TPU_SUBMIT_NO_WAIT	(1u << 0)
+/* bo_flags holds a DRM_TPU_BO_* mask for each handle of bo_handles. */
+#define DRM_TPU_SUBMIT_BO_FLAGS	(1u << 1)
+
+/* Per-BO access of a job, in drm_tpu_submit.bo_flags. */
+#define DRM_TPU_BO_READ		(1u << 0)	/* waits for earlier writers only */
+#define DRM_TPU_BO_WRITE	(1u << 1)	/* waits for earlier readers and writers */
+
+/**
  * struct drm_tpu_submit - queue a program for execution
  * @program_handle: in, BO holding the program
  * @program_offset: in, byte offset of the first instruction in that BO, 32-byte aligned
@@ -119,10 +152,23 @@ struct drm_tpu_bo_info {
  * @bo_count: in, number of handles at @bo_handles
  * @bo_handles: in, user pointer to __u32[@bo_count]: every BO the program reads or writes; the
  *	job waits for earlier jobs writing them and keeps them alive until it ends
- * @flags: in, must be zero
+ * @flags: in, DRM_TPU_SUBMIT_* bits, others must be zero
  * @out_syncobj: in, 0 or a DRM syncobj handle that receives the job's fence
- * @job_id: out, id to pass to DRM_IOCTL_TPU_WAIT, unique within the file
+ * @job_id: out, id to pass to DRM_IOCTL_TPU_WAIT, unique within the file; 0 with
+ *	DRM_TPU_SUBMIT_NO_WAIT
  * @reserved: must be zero
+ * @in_syncs: in, user pointer to struct drm_tpu_sync[@in_sync_count]: fences the job waits
+ *	for before it runs (a point must have a fence already: -ENOENT otherwise)
+ * @out_syncs: in, user pointer to struct drm_tpu_sync[@out_sync_count]: syncobjs that receive
+ *	the job's fence, replacing a binary syncobj's fence or adding the timeline point
+ * @in_sync_count: in, entries at @in_syncs, at most DRM_TPU_MAX_SYNCS
+ * @out_sync_count: in, entries at @out_syncs, at most DRM_TPU_MAX_SYNCS
+ * @bo_flags: in, with DRM_TPU_SUBMIT_BO_FLAGS a user pointer to __u32[@bo_count]: a non-zero
+ *	DRM_TPU_BO_* mask per handle (a handle listed twice gets both masks); the program's BO
+ *	is read unless listed. Without the flag, must be zero: every BO counts as written
+ *
+ * Without DRM_TPU_SUBMIT_BO_FLAGS every BO, the program's included, counts as written, so two
+ * jobs using the same buffer run one after the other; two readers do not wait for each other.
  */
 struct drm_tpu_submit {
 	__u32 program_handle;
@@ -134,7 +180,32 @@ struct drm_tpu_submit {
 	__u32 out_syncobj;
 	__u64 job_id;
 	__u64 reserved[2];
+	__u64 in_syncs;
+	__u64 out_syncs;
+	__u32 in_sync_count;
+	__u32 out_sync_count;
+	__u64 bo_flags;
 };
+
+/*
+ * Job status values of drm_tpu_wait.status: the card's (docs/hardware.md, "Job status codes")
+ * and the driver's DRM_TPU_JOB_* below.
+ */
+#define DRM_TPU_STATUS_NONE		0	/* success */
+#define DRM_TPU_STATUS_BAD_OPCODE	1	/* unknown instruction opcode */
+#define DRM_TPU_STATUS_BAD_OPERAND	2	/* bad dtype, flags, reserved field, shape */
+#define DRM_TPU_STATUS_UB_RANGE		3	/* unified buffer access out of range */
+#define DRM_TPU_STATUS_ACC_RANGE	4	/* accumulator access out of range */
+#define DRM_TPU_STATUS_MMU_FAULT	5	/* device VA unmapped or access not permitted */
+#define DRM_TPU_STATUS_BUS		6	/* host memory access failed */
+#define DRM_TPU_STATUS_BAD_CTX		7	/* context id out of range or not valid */
+#define DRM_TPU_STATUS_PROGRAM		8	/* bad program size */
+#define DRM_TPU_STATUS_RING_ENTRY	9	/* bad ring entry */
+#define DRM_TPU_STATUS_NO_WEIGHTS	10	/* MATMUL without matching loaded weights */
+#define DRM_TPU_STATUS_ABORTED		11	/* stopped by a reset */
+
+/* drm_tpu_wait.flags: timeout_ns is an absolute CLOCK_MONOTONIC time, not a duration. */
+#define DRM_TPU_WAIT_ABSOLUTE	(1u << 0)
 
 /* Job status codes returned by DRM_IOCTL_TPU_WAIT, beyond the card's TPU_ERR_* (tpu_hw.h). */
 #define DRM_TPU_JOB_TIMEOUT	0x100	/* the job hung and the card was reset */
@@ -143,13 +214,18 @@ struct drm_tpu_submit {
 /**
  * struct drm_tpu_wait - wait for a job and collect its result
  * @job_id: in, from DRM_IOCTL_TPU_SUBMIT
- * @timeout_ns: in, relative timeout; 0 polls. -ETIMEDOUT if the job has not ended by then
+ * @timeout_ns: in, relative timeout, or with DRM_TPU_WAIT_ABSOLUTE a CLOCK_MONOTONIC time;
+ *	0 (or a time passed) polls. -ETIMEDOUT if the job has not ended by then
  * @status: out, TPU_ERR_NONE (0) on success, a TPU_ERR_* of the card or a DRM_TPU_JOB_*
  * @error_pc: out, index of the failing instruction
  * @fault_addr: out, the faulting device address or out-of-range offset
  * @cycles: out, modelled cycles of the job
  * @macs: out, multiply-accumulates of the job
  * @reserved: must be zero
+ * @flags: in, DRM_TPU_WAIT_* bits, others must be zero
+ * @pad: must be zero
+ * @mxu_busy_cycles: out, modelled cycles the matrix unit computed for the job
+ * @stall_cycles: out, modelled cycles the job's instructions waited for a dependency or a unit
  *
  * A successful wait retires the job: its id is then unknown (-ENOENT).
  */
@@ -162,6 +238,58 @@ struct drm_tpu_wait {
 	__u64 cycles;
 	__u64 macs;
 	__u64 reserved;
+	__u32 flags;
+	__u32 pad;
+	__u64 mxu_busy_cycles;
+	__u64 stall_cycles;
+};
+
+/**
+ * struct drm_tpu_counters - the card's performance counters, read together, counting from the
+ *	driver's probe across resets
+ * @cycles: modelled cycles of all jobs
+ * @mxu_busy_cycles: cycles the matrix unit was computing
+ * @macs: multiply-accumulates
+ * @dma_read_bytes: bytes programs read from host memory
+ * @dma_write_bytes: bytes programs wrote to host memory
+ * @jobs_done: jobs that ended without error
+ * @jobs_failed: jobs that ended with an error
+ * @mmu_faults: MMU faults
+ * @macs_int8: multiply-accumulates of int8 matmuls
+ * @macs_bf16: multiply-accumulates of bf16 matmuls
+ * @macs_fp32: multiply-accumulates of fp32 matmuls
+ * @stall_cycles: modelled cycles instructions waited for a dependency or a busy unit
+ * @tlb_misses: device TLB misses (page-table walks)
+ *
+ * Later versions append fields; DRM_IOCTL_TPU_COUNTERS says how many bytes it filled.
+ */
+struct drm_tpu_counters {
+	__u64 cycles;
+	__u64 mxu_busy_cycles;
+	__u64 macs;
+	__u64 dma_read_bytes;
+	__u64 dma_write_bytes;
+	__u64 jobs_done;
+	__u64 jobs_failed;
+	__u64 mmu_faults;
+	__u64 macs_int8;
+	__u64 macs_bf16;
+	__u64 macs_fp32;
+	__u64 stall_cycles;
+	__u64 tlb_misses;
+};
+
+/**
+ * struct drm_tpu_get_counters - take a snapshot of the performance counters
+ * @size: in, bytes at @counters, a non-zero multiple of 8; out, the bytes the driver wrote:
+ *	the smaller of that and the size of its struct drm_tpu_counters
+ * @pad: must be zero
+ * @counters: in, user pointer to a struct drm_tpu_counters (or a prefix of it)
+ */
+struct drm_tpu_get_counters {
+	__u32 size;
+	__u32 pad;
+	__u64 counters;
 };
 
 #define DRM_IOCTL_TPU_GET_PARAM \
@@ -174,6 +302,8 @@ struct drm_tpu_wait {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_SUBMIT, struct drm_tpu_submit)
 #define DRM_IOCTL_TPU_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_WAIT, struct drm_tpu_wait)
+#define DRM_IOCTL_TPU_COUNTERS \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TPU_COUNTERS, struct drm_tpu_get_counters)
 
 #if defined(__cplusplus)
 }

@@ -82,7 +82,9 @@ void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_ad
 
 /*
  * Drops cached translations of one context (TPU_TLB_INVAL_ALL: all contexts). Safe from any
- * thread; takes effect before the next translation of a running job.
+ * thread; takes effect before the next translation of a running job, and returns once no
+ * translation made before the call is still in use (a DMA copy between its translation and
+ * its access has ended), so the host may free the pages of a mapping it removed.
  */
 void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id);
 

@@ -21,6 +21,8 @@ Fault HostDma::read(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done) {
     Fault f = kOk;
     while (copied < len) {
         uint64_t pa;
+        // No invalidation completes between the translation and the copy.
+        auto in_use = mmu_.use();
         f = mmu_.translate(va + copied, Access::Read, &pa);
         if (!f.ok())
             break;
@@ -38,6 +40,7 @@ Fault HostDma::read(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done) {
 Fault HostDma::write(uint64_t va, const uint8_t *src, uint64_t len) {
     for (uint64_t copied = 0; copied < len;) {
         uint64_t pa;
+        auto in_use = mmu_.use();
         Fault f = mmu_.translate(va + copied, Access::Write, &pa);
         if (!f.ok())
             return f;

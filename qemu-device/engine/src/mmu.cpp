@@ -98,6 +98,8 @@ Fault Mmu::translate(uint64_t va, Access access, uint64_t *pa) {
 }
 
 void Mmu::invalidate(uint32_t ctx_id) {
+    // Waits for the translations in use, and keeps new ones out until the TLB is clean.
+    std::unique_lock<std::shared_mutex> in_use(use_lock_);
     std::lock_guard<std::mutex> guard(tlb_lock_);
     for (TlbEntry &e : tlb_)
         if (ctx_id == TPU_TLB_INVAL_ALL || e.ctx == ctx_id)

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include "fault.hpp"
@@ -42,8 +43,14 @@ class Mmu {
     Fault translate(uint64_t va, Access access, uint64_t *pa);
 
     // Drops the TLB entries of context ctx_id, or all of them for TPU_TLB_INVAL_ALL. Safe from
-    // any thread while a job runs: its next translation sees the page tables again.
+    // any thread while a job runs: its next translation sees the page tables again. Returns
+    // once no translation made before the call can still be used: every access made under
+    // use() has ended, so the host may free the pages of a mapping it removed.
     void invalidate(uint32_t ctx_id);
+
+    // Held (shared) by a user of the MMU from a translation until it is done with the
+    // physical address (HostDma: translate, then copy one page); invalidate() waits for it.
+    std::shared_lock<std::shared_mutex> use() { return std::shared_lock(use_lock_); }
 
     // Page-table walks since creation (TLB misses that reached the tables), for the counters.
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
@@ -70,6 +77,7 @@ class Mmu {
     // tlb_ and generation_ are guarded by tlb_lock_. A walk runs without the lock; an
     // invalidation during it bumps generation_ and the walk's result is then not cached.
     std::mutex tlb_lock_;
+    std::shared_mutex use_lock_; // shared: a translation in use; exclusive: invalidate()
     std::vector<TlbEntry> tlb_;
     uint64_t generation_ = 0;
     std::atomic<uint64_t> misses_{0};

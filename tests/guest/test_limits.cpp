@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// test_limits.cpp - guest test of the driver's per-user, per-file and per-device limits (root:
+// it switches users in forked children): one user's 300 opens leave another user able to
+// open the card and run a job ([contexts], with the default limits); pinned memory and jobs
+// in flight are bounded per file (EDQUOT) and per device (ENOSPC), and freeing or finishing
+// gives the room back ([memory], [jobs]: the VM loads tpu.ko with small limits for them).
+#include "guest_programs.hpp"
+#include "uapi_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <tpurt/tpurt.hpp>
+
+#include <xf86drm.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+constexpr const char *kNode = "/dev/accel/accel0";
+
+// Runs `body` in a child process as user `uid`; returns its exit status (255: it threw).
+template <class Body> int as_user(uid_t uid, Body body) {
+    const pid_t child = fork();
+    if (child == 0) {
+        int status = 255;
+        try {
+            if (setgid(uid) == 0 && setuid(uid) == 0)
+                status = body();
+        } catch (...) {
+        }
+        _exit(status);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+// BO_CREATE of `bytes` on `fd`: the errno, 0 on success (the handle in `handle`).
+int create_bo(int fd, std::uint64_t bytes, std::uint32_t &handle) {
+    struct drm_tpu_bo_create create = {};
+    create.size = bytes;
+    const int err = uapi::ioctl_errno(fd, DRM_IOCTL_TPU_BO_CREATE, &create);
+    handle = create.handle;
+    return err;
+}
+
+void close_bo(int fd, std::uint32_t handle) {
+    struct drm_gem_close close = {};
+    close.handle = handle;
+    REQUIRE(uapi::ioctl_errno(fd, DRM_IOCTL_GEM_CLOSE, &close) == 0);
+}
+
+// SUBMIT of `program` (in `code`) on `fd`: the errno, 0 on success (the id in `job_id`).
+int submit(int fd, const tpurt::Buffer &code, std::size_t bytes, std::uint64_t &job_id) {
+    struct drm_tpu_submit args = {};
+    args.program_handle = code.handle();
+    args.program_size = static_cast<std::uint32_t>(bytes);
+    const int err = uapi::ioctl_errno(fd, DRM_IOCTL_TPU_SUBMIT, &args);
+    job_id = args.job_id;
+    return err;
+}
+
+int wait(int fd, std::uint64_t job_id) {
+    struct drm_tpu_wait args = {};
+    args.job_id = job_id;
+    args.timeout_ns = 60'000'000'000;
+    return uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &args) ? -1 : int(args.status);
+}
+
+} // namespace
+
+TEST_CASE("300 opens from one user leave a second user able to use the card", "[contexts]") {
+    // The VM's initramfs root is 0700: let the other users reach the device node.
+    struct stat root_st;
+    REQUIRE(stat("/", &root_st) == 0);
+    REQUIRE(chmod("/", 0755) == 0);
+    REQUIRE(chmod(kNode, 0666) == 0);
+    // User 1000 opens the card 300 times and keeps every file open; exit status: the errno
+    // of the first failed open (0: all 300 worked), then it waits until user 1001 is done.
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    int report[2];
+    REQUIRE(pipe(report) == 0);
+    const pid_t hog = fork();
+    REQUIRE(hog >= 0);
+    if (hog == 0) {
+        close(go[1]);
+        close(report[0]);
+        unsigned char first_errno = 0;
+        if (setgid(1000) == 0 && setuid(1000) == 0) {
+            std::vector<int> fds;
+            for (int i = 0; i < 300 && !first_errno; i++) {
+                const int fd = open(kNode, O_RDWR | O_CLOEXEC);
+                if (fd < 0)
+                    first_errno = static_cast<unsigned char>(errno);
+                else
+                    fds.push_back(fd);
+            }
+        } else {
+            first_errno = 255;
+        }
+        if (write(report[1], &first_errno, 1) != 1)
+            _exit(1);
+        char byte;
+        _exit(read(go[0], &byte, 1) == 1 ? 0 : 1);
+    }
+    close(go[0]);
+    close(report[1]);
+    unsigned char hog_errno = 255;
+    REQUIRE(read(report[0], &hog_errno, 1) == 1);
+    INFO("the first open of user 1000 that failed: errno " << int(hog_errno));
+    CHECK(hog_errno == EDQUOT);
+
+    // With user 1000's files still open, user 1001 opens the card and runs a matmul.
+    const int other = as_user(1001, [] {
+        tpurt::Device device = tpurt::Device::open(0);
+        const auto a = tpurt::random_int8(32 * 32, 5);
+        std::vector<std::int32_t> got(32 * 32), want(32 * 32);
+        tpurt::matmul(device, a, a, got, 32, 32, 32);
+        tpurt::reference_matmul(a, a, want, 32, 32, 32);
+        return got == want ? 0 : 1;
+    });
+    CHECK(other == 0);
+    REQUIRE(write(go[1], "x", 1) == 1);
+    int status = 0;
+    REQUIRE(waitpid(hog, &status, 0) == hog);
+    CHECK(WIFEXITED(status));
+    // Its files closed, user 1000 can open the card again.
+    CHECK(as_user(1000, [] {
+              const int fd = open(kNode, O_RDWR | O_CLOEXEC);
+              return fd >= 0 ? 0 : errno;
+          }) == 0);
+    chmod(kNode, 0600);
+    chmod("/", root_st.st_mode & 07777);
+}
+
+// tpu.ko loaded with max_file_pinned_mb=4 max_device_pinned_mb=6.
+TEST_CASE("pinned memory is bounded per file and per device", "[memory]") {
+    constexpr std::uint64_t kMiB = 1 << 20;
+    tpurt::Device a = tpurt::Device::open(0), b = tpurt::Device::open(0);
+    std::vector<std::uint32_t> bos_a(4), bos_b(2);
+    for (std::uint32_t &bo : bos_a)
+        REQUIRE(create_bo(a.fd(), kMiB, bo) == 0);
+    std::uint32_t extra = 0;
+    CHECK(create_bo(a.fd(), kMiB, extra) == EDQUOT);
+    // One page over the file's share counts as over.
+    CHECK(create_bo(a.fd(), 1, extra) == EDQUOT);
+
+    for (std::uint32_t &bo : bos_b)
+        REQUIRE(create_bo(b.fd(), kMiB, bo) == 0);
+    CHECK(create_bo(b.fd(), kMiB, extra) == ENOSPC);
+
+    // Freeing one of a's buffers makes room on the device for b.
+    close_bo(a.fd(), bos_a.back());
+    bos_a.pop_back();
+    REQUIRE(create_bo(b.fd(), kMiB, extra) == 0);
+    bos_b.push_back(extra);
+    CHECK(create_bo(a.fd(), kMiB, extra) == ENOSPC);
+    for (std::uint32_t bo : bos_a)
+        close_bo(a.fd(), bo);
+    for (std::uint32_t bo : bos_b)
+        close_bo(b.fd(), bo);
+}
+
+// tpu.ko loaded with max_file_jobs=4 max_device_jobs=6.
+TEST_CASE("jobs in flight are bounded per file and per device", "[jobs]") {
+    tpurt::Device a = tpurt::Device::open(0), b = tpurt::Device::open(0);
+    const tpurt::Program busy = guest::busy_program(200), halt = guest::halt_program();
+    tpurt::Buffer busy_a = a.allocate_copy(busy.insns.data(), busy.size_bytes());
+    tpurt::Buffer halt_a = a.allocate_copy(halt.insns.data(), halt.size_bytes());
+    tpurt::Buffer halt_b = b.allocate_copy(halt.insns.data(), halt.size_bytes());
+
+    // The busy job keeps the card, so every job stays in flight until it ends.
+    std::vector<std::uint64_t> ids_a(4), ids_b(2);
+    REQUIRE(submit(a.fd(), busy_a, busy.size_bytes(), ids_a[0]) == 0);
+    for (int i = 1; i < 4; i++)
+        REQUIRE(submit(a.fd(), halt_a, halt.size_bytes(), ids_a[i]) == 0);
+    std::uint64_t id = 0;
+    CHECK(submit(a.fd(), halt_a, halt.size_bytes(), id) == EDQUOT);
+    for (std::uint64_t &job : ids_b)
+        REQUIRE(submit(b.fd(), halt_b, halt.size_bytes(), job) == 0);
+    CHECK(submit(b.fd(), halt_b, halt.size_bytes(), id) == ENOSPC);
+
+    for (std::uint64_t job : ids_a)
+        CHECK(wait(a.fd(), job) == TPU_ERR_NONE);
+    for (std::uint64_t job : ids_b)
+        CHECK(wait(b.fd(), job) == TPU_ERR_NONE);
+    // Ended jobs give their room back at once.
+    REQUIRE(submit(b.fd(), halt_b, halt.size_bytes(), id) == 0);
+    CHECK(wait(b.fd(), id) == TPU_ERR_NONE);
+}
