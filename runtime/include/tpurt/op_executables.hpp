@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// op_executables.hpp - the runtime's ops as executables: pure functions of an op's shape and
+// the card's limits (no device), compiled by the op compilers with the arguments at their
+// placeholder addresses and linked (see executable.hpp). The op entry points (matmul, dense,
+// conv2d, on buffers, host arrays or tensors) fetch these from the device's cache, so each
+// shape is compiled once per device and card geometry.
+#pragma once
+
+#include "tpurt/conv2d.hpp"
+#include "tpurt/device_info.hpp"
+#include "tpurt/executable.hpp"
+#include "tpurt/matmul_compiler.hpp"
+
+#include <memory>
+#include <string>
+
+namespace tpurt {
+
+class Device;
+
+// Arguments: A, B, C, and the bias when the epilogue has one. The problem's addresses are
+// ignored (only whether an epilogue bias is present counts); its strides (0: dense) and
+// shapes define the executable.
+Executable compile_matmul_executable(const MatmulProblem &problem, const ArrayLimits &limits);
+// Arguments: input, weights, output (densely packed NHWC, HWIO, NHWC).
+Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
+                                     const ArrayLimits &limits);
+
+// The cache keys: everything that changes the programs, spelled out.
+std::string matmul_executable_key(const MatmulProblem &problem, const ArrayLimits &limits);
+std::string conv2d_executable_key(DType type, const Conv2dShape &shape, const ArrayLimits &limits);
+
+// From the device's cache, compiled on the first use of the key.
+std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem);
+std::shared_ptr<const Executable> conv2d_executable(Device &device, DType type,
+                                                    const Conv2dShape &shape);
+
+} // namespace tpurt

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// executable_cache.cpp - compile once per key (see executable_cache.hpp).
+#include "executable_cache.hpp"
+
+namespace tpurt::detail {
+
+std::shared_ptr<const Executable> ExecutableCache::get(const std::string &key,
+                                                       const std::function<Executable()> &compile) {
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = entries_.find(key); it != entries_.end())
+            return it->second;
+    }
+    // Compiled without the lock, so other shapes go on meanwhile; if another thread compiled
+    // the same key first, its executable wins.
+    auto exe = std::make_shared<const Executable>(compile());
+    std::lock_guard lock(mutex_);
+    ++compilations_;
+    auto [it, inserted] = entries_.emplace(key, std::move(exe));
+    if (inserted) {
+        order_.push_back(key);
+        if (order_.size() > max_entries) {
+            entries_.erase(order_.front());
+            order_.pop_front();
+        }
+    }
+    return it->second;
+}
+
+std::size_t ExecutableCache::size() const {
+    std::lock_guard lock(mutex_);
+    return entries_.size();
+}
+
+std::uint64_t ExecutableCache::compilations() const {
+    std::lock_guard lock(mutex_);
+    return compilations_;
+}
+
+} // namespace tpurt::detail

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// op_executables.cpp - compiling matmuls, dense layers and convolutions into executables and
+// caching them per device (see op_executables.hpp).
+#include "tpurt/op_executables.hpp"
+
+#include "device_state.hpp"
+#include "tpurt/device.hpp"
+#include "tpurt/error.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace tpurt {
+
+namespace {
+
+std::uint64_t stride_or_dense(std::uint64_t stride, std::uint64_t row_bytes) {
+    return stride ? stride : row_bytes;
+}
+
+std::string limits_key(const ArrayLimits &l) {
+    return " card " + std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
+           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
+}
+
+// The problem's name in profiles: "matmul bf16 512x512x512", "dense int8->int8 relu 64x784x256".
+std::string matmul_name(const MatmulProblem &p) {
+    const std::string shape =
+        std::to_string(p.m) + "x" + std::to_string(p.k) + "x" + std::to_string(p.n);
+    if (!p.epilogue)
+        return std::string("matmul ") + dtype_name(p.type) + " " + shape;
+    return std::string("dense ") + dtype_name(p.type) + "->" + dtype_name(p.epilogue->out_type) +
+           " " + activation_name(p.epilogue->function) + " " + shape;
+}
+
+std::string conv2d_name(DType type, const Conv2dShape &s) {
+    return std::string("conv2d ") + dtype_name(type) + " " + std::to_string(s.batch) + "x" +
+           std::to_string(s.height) + "x" + std::to_string(s.width) + "x" +
+           std::to_string(s.channels) + " k" + std::to_string(s.kernel_h) + "x" +
+           std::to_string(s.kernel_w) + " f" + std::to_string(s.filters);
+}
+
+DType c_type(const MatmulProblem &p) {
+    return p.epilogue ? p.epilogue->out_type : accumulator_type(p.type);
+}
+
+} // namespace
+
+std::string matmul_executable_key(const MatmulProblem &p, const ArrayLimits &limits) {
+    const std::uint64_t elem = element_size(p.type);
+    std::string key =
+        matmul_name(p) + " strides " +
+        std::to_string(stride_or_dense(p.a_stride, std::uint64_t{p.k} * elem)) + "," +
+        std::to_string(stride_or_dense(p.b_stride, std::uint64_t{p.n} * elem)) + "," +
+        std::to_string(stride_or_dense(p.c_stride, std::uint64_t{p.n} * element_size(c_type(p))));
+    if (p.epilogue) {
+        char scale[32];
+        std::snprintf(scale, sizeof(scale), "%a", static_cast<double>(p.epilogue->scale));
+        key += std::string(" scale ") + scale + (p.epilogue->bias_addr ? " bias" : " nobias");
+    }
+    return key + limits_key(limits);
+}
+
+std::string conv2d_executable_key(DType type, const Conv2dShape &s, const ArrayLimits &limits) {
+    return conv2d_name(type, s) + " stride " + std::to_string(s.stride_h) + "," +
+           std::to_string(s.stride_w) + " pad " + std::to_string(s.pad_h) + "," +
+           std::to_string(s.pad_w) + limits_key(limits);
+}
+
+Executable compile_matmul_executable(const MatmulProblem &problem, const ArrayLimits &limits) {
+    MatmulProblem p = problem;
+    if (p.m == 0 || p.k == 0 || p.n == 0)
+        throw Error(ErrorCode::InvalidArgument, matmul_name(p) + ": dimensions must be non-zero");
+    const std::uint64_t elem = element_size(p.type);
+    const std::uint64_t c_elem = element_size(c_type(p));
+    p.a_addr = Executable::placeholder(0);
+    p.b_addr = Executable::placeholder(1);
+    p.c_addr = Executable::placeholder(2);
+    std::vector<ExecutableArg> args{
+        {"A", (p.m - 1) * stride_or_dense(p.a_stride, p.k * elem) + p.k * elem},
+        {"B", (p.k - 1) * stride_or_dense(p.b_stride, p.n * elem) + p.n * elem},
+        {"C", (p.m - 1) * stride_or_dense(p.c_stride, p.n * c_elem) + p.n * c_elem}};
+    if (p.epilogue && p.epilogue->bias_addr) {
+        p.epilogue->bias_addr = Executable::placeholder(3);
+        args.push_back({"bias", std::uint64_t{p.n} * 4});
+    }
+    MatmulPlan plan = compile_matmul(p, limits);
+    return Executable::link(matmul_name(p), std::move(args), std::move(plan.programs));
+}
+
+Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
+                                     const ArrayLimits &limits) {
+    Conv2dProblem problem;
+    problem.type = type;
+    problem.shape = shape;
+    problem.input_addr = Executable::placeholder(0);
+    problem.weight_addr = Executable::placeholder(1);
+    problem.output_addr = Executable::placeholder(2);
+    Conv2dPlan plan = compile_conv2d(problem, limits);
+    const std::uint64_t elem = element_size(type);
+    std::vector<ExecutableArg> args{
+        {"input", shape.input_elements() * elem},
+        {"weights", shape.weight_elements() * elem},
+        {"output", shape.output_elements() * element_size(accumulator_type(type))}};
+    return Executable::link(conv2d_name(type, shape), std::move(args), std::move(plan.programs));
+}
+
+std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(matmul_executable_key(problem, limits), [&] {
+        return compile_matmul_executable(problem, limits);
+    });
+}
+
+std::shared_ptr<const Executable> conv2d_executable(Device &device, DType type,
+                                                    const Conv2dShape &shape) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(
+        conv2d_executable_key(type, shape, limits),
+        [&] { return compile_conv2d_executable(type, shape, limits); });
+}
+
+} // namespace tpurt
