@@ -40,6 +40,33 @@ std::string conv2d_name(DType type, const Conv2dShape &s) {
            std::to_string(s.kernel_w) + " f" + std::to_string(s.filters);
 }
 
+const char *vector_op_name(VectorOp op) {
+    switch (op) {
+    case VectorOp::Add:
+        return "add";
+    case VectorOp::Sub:
+        return "sub";
+    case VectorOp::Mul:
+        return "mul";
+    case VectorOp::Max:
+        return "max";
+    case VectorOp::Min:
+        return "min";
+    }
+    return "?";
+}
+
+std::string elementwise_name(const ElementwiseProblem &p) {
+    return std::string(vector_op_name(p.op)) + " " + dtype_name(p.type) + " " +
+           std::to_string(p.rows) + "x" + std::to_string(p.cols) +
+           (p.broadcast_b ? " row-broadcast" : "");
+}
+
+std::string reduce_name(const ReduceProblem &p) {
+    return std::string(p.op == ReduceOp::Sum ? "sum " : "rowmax ") + dtype_name(p.type) + " " +
+           std::to_string(p.rows) + "x" + std::to_string(p.cols);
+}
+
 DType c_type(const MatmulProblem &p) {
     return p.epilogue ? p.epilogue->out_type : accumulator_type(p.type);
 }
@@ -103,6 +130,63 @@ Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
         {"weights", shape.weight_elements() * elem},
         {"output", shape.output_elements() * element_size(accumulator_type(type))}};
     return Executable::link(conv2d_name(type, shape), std::move(args), std::move(plan.programs));
+}
+
+std::string elementwise_executable_key(const ElementwiseProblem &p, const ArrayLimits &limits) {
+    const std::uint64_t row = std::uint64_t{p.cols} * element_size(p.type);
+    return elementwise_name(p) + " strides " + std::to_string(stride_or_dense(p.a_stride, row)) +
+           "," + std::to_string(p.broadcast_b ? 0 : stride_or_dense(p.b_stride, row)) + "," +
+           std::to_string(stride_or_dense(p.dst_stride, row)) + limits_key(limits);
+}
+
+std::string reduce_executable_key(const ReduceProblem &p, const ArrayLimits &limits) {
+    const std::uint64_t row = std::uint64_t{p.cols} * element_size(p.type);
+    return reduce_name(p) + " stride " + std::to_string(stride_or_dense(p.a_stride, row)) +
+           limits_key(limits);
+}
+
+Executable compile_elementwise_executable(const ElementwiseProblem &problem,
+                                          const ArrayLimits &limits) {
+    ElementwiseProblem p = problem;
+    p.a_addr = Executable::placeholder(0);
+    p.b_addr = Executable::placeholder(1);
+    p.dst_addr = Executable::placeholder(2);
+    std::vector<Program> programs = compile_elementwise(p, limits);
+    const std::uint64_t row = std::uint64_t{p.cols} * element_size(p.type);
+    const auto extent = [&](std::uint64_t stride) {
+        return (p.rows - 1) * stride_or_dense(stride, row) + row;
+    };
+    std::vector<ExecutableArg> args{{"a", extent(p.a_stride)},
+                                    {"b", p.broadcast_b ? row : extent(p.b_stride)},
+                                    {"dst", extent(p.dst_stride)}};
+    return Executable::link(elementwise_name(p), std::move(args), std::move(programs));
+}
+
+Executable compile_reduce_executable(const ReduceProblem &problem, const ArrayLimits &limits) {
+    ReduceProblem p = problem;
+    p.a_addr = Executable::placeholder(0);
+    p.dst_addr = Executable::placeholder(1);
+    std::vector<Program> programs = compile_reduce(p, limits);
+    const std::uint64_t row = std::uint64_t{p.cols} * element_size(p.type);
+    std::vector<ExecutableArg> args{
+        {"a", (p.rows - 1) * stride_or_dense(p.a_stride, row) + row},
+        {"dst", std::uint64_t{p.rows} * element_size(reduce_result_type(p.type, p.op))}};
+    return Executable::link(reduce_name(p), std::move(args), std::move(programs));
+}
+
+std::shared_ptr<const Executable> elementwise_executable(Device &device,
+                                                         const ElementwiseProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(
+        elementwise_executable_key(problem, limits),
+        [&] { return compile_elementwise_executable(problem, limits); });
+}
+
+std::shared_ptr<const Executable> reduce_executable(Device &device, const ReduceProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(reduce_executable_key(problem, limits), [&] {
+        return compile_reduce_executable(problem, limits);
+    });
 }
 
 std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem) {

@@ -63,4 +63,101 @@ MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
     return exe->run(device, bases, buffers, timeout);
 }
 
+namespace {
+
+struct Rows {
+    std::uint32_t rows = 0, cols = 0;
+    std::uint64_t stride = 0; // bytes
+};
+
+// t as rows x cols: its last dimension the columns, the others walked as evenly spaced rows.
+Rows rows_of(const std::string &op, const char *name, const Tensor &t) {
+    const std::vector<std::size_t> &shape = t.shape();
+    const std::vector<std::size_t> &strides = t.strides();
+    const std::size_t last = t.rank() - 1;
+    if (strides[last] != 1 && shape[last] > 1)
+        refuse(op, std::string(name) + " " + t.layout().describe() +
+                       " does not have adjacent elements in its last dimension: copy it into a "
+                       "contiguous tensor first");
+    std::uint64_t rows = 1;
+    std::uint64_t stride = 0; // elements between rows, 0 until a dimension of more than one
+    for (std::size_t i = last; i-- > 0;) {
+        if (shape[i] == 1)
+            continue;
+        if (stride == 0)
+            stride = strides[i];
+        else if (strides[i] != stride * rows)
+            refuse(op, std::string(name) + " " + t.layout().describe() +
+                           " does not have evenly spaced rows: copy it into a contiguous tensor "
+                           "first");
+        rows *= shape[i];
+    }
+    if (rows > UINT32_MAX || shape[last] > UINT32_MAX)
+        refuse(op, std::string(name) + " " + t.layout().describe() + " is too large");
+    const std::uint64_t row_bytes = shape[last] * element_size(t.dtype());
+    const std::uint64_t stride_bytes = rows > 1 ? stride * element_size(t.dtype()) : row_bytes;
+    if (stride_bytes < row_bytes)
+        refuse(op, std::string(name) + " " + t.layout().describe() + " has overlapping rows");
+    return {static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(shape[last]),
+            stride_bytes};
+}
+
+} // namespace
+
+MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b, Tensor &out,
+                        std::chrono::nanoseconds timeout) {
+    const std::string name = "elementwise op";
+    if (!device.info().has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    if (b.dtype() != a.dtype() || out.dtype() != a.dtype())
+        refuse(name, "a " + a.layout().describe() + ", b " + b.layout().describe() + " and out " +
+                         out.layout().describe() + " must have one dtype");
+    if (out.shape() != a.shape())
+        refuse(name, "out " + out.layout().describe() + " does not have a's shape " +
+                         a.layout().describe());
+    const Rows ra = rows_of(name, "a", a), rb = rows_of(name, "b", b),
+               ro = rows_of(name, "out", out);
+    const bool broadcast = rb.rows == 1 && ra.rows > 1;
+    if (rb.cols != ra.cols || (!broadcast && b.shape() != a.shape()))
+        refuse(name, "b " + b.layout().describe() + " is neither a's shape " +
+                         a.layout().describe() + " nor its last dimension");
+    ElementwiseProblem problem{.type = a.dtype(),
+                               .op = op,
+                               .rows = ra.rows,
+                               .cols = ra.cols,
+                               .broadcast_b = broadcast,
+                               .a_stride = ra.stride,
+                               .b_stride = broadcast ? 0 : rb.stride,
+                               .dst_stride = ro.stride};
+    const std::shared_ptr<const Executable> exe = elementwise_executable(device, problem);
+    const std::array<std::uint64_t, 3> bases{a.device_addr(), b.device_addr(), out.device_addr()};
+    const std::array<const Buffer *, 3> buffers{&a.buffer(), &b.buffer(), &out.buffer()};
+    return exe->run(device, bases, buffers, timeout);
+}
+
+MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &out,
+                        std::chrono::nanoseconds timeout) {
+    const std::string name = op == ReduceOp::Sum ? "sum" : "row max";
+    if (!device.info().has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    const Rows ra = rows_of(name, "a", a);
+    const DType out_type = reduce_result_type(a.dtype(), op);
+    if (out.dtype() != out_type)
+        refuse(name, "out " + out.layout().describe() + " must be " + dtype_name(out_type) +
+                         " for a " + a.layout().describe());
+    if (out.element_count() != ra.rows || !out.is_contiguous())
+        refuse(name, "out " + out.layout().describe() +
+                         " must be densely packed with one element "
+                         "per row of a " +
+                         a.layout().describe());
+    const ReduceProblem problem{
+        .type = a.dtype(), .op = op, .rows = ra.rows, .cols = ra.cols, .a_stride = ra.stride};
+    const std::shared_ptr<const Executable> exe = reduce_executable(device, problem);
+    const std::array<std::uint64_t, 2> bases{a.device_addr(), out.device_addr()};
+    const std::array<const Buffer *, 2> buffers{&a.buffer(), &out.buffer()};
+    return exe->run(device, bases, buffers, timeout);
+}
+
 } // namespace tpurt

@@ -10,6 +10,7 @@
 #include "tpurt/device_info.hpp"
 #include "tpurt/executable.hpp"
 #include "tpurt/matmul_compiler.hpp"
+#include "tpurt/vector_compiler.hpp"
 
 #include <memory>
 #include <string>
@@ -26,13 +27,27 @@ Executable compile_matmul_executable(const MatmulProblem &problem, const ArrayLi
 Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
                                      const ArrayLimits &limits);
 
+// Arguments: a, b, dst (the problem's addresses are ignored).
+Executable compile_elementwise_executable(const ElementwiseProblem &problem,
+                                          const ArrayLimits &limits);
+// Arguments: a, dst.
+Executable compile_reduce_executable(const ReduceProblem &problem, const ArrayLimits &limits);
+
 // The cache keys: everything that changes the programs, spelled out.
 std::string matmul_executable_key(const MatmulProblem &problem, const ArrayLimits &limits);
 std::string conv2d_executable_key(DType type, const Conv2dShape &shape, const ArrayLimits &limits);
+
+std::string elementwise_executable_key(const ElementwiseProblem &problem,
+                                       const ArrayLimits &limits);
+std::string reduce_executable_key(const ReduceProblem &problem, const ArrayLimits &limits);
 
 // From the device's cache, compiled on the first use of the key.
 std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem);
 std::shared_ptr<const Executable> conv2d_executable(Device &device, DType type,
                                                     const Conv2dShape &shape);
+
+std::shared_ptr<const Executable> elementwise_executable(Device &device,
+                                                         const ElementwiseProblem &problem);
+std::shared_ptr<const Executable> reduce_executable(Device &device, const ReduceProblem &problem);
 
 } // namespace tpurt

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
-// tensor_ops.hpp - the card's ops on tensors. Operands may be views: rows of a matrix may lie
-// any number of bytes apart (a slice of a larger matrix, an offset into a buffer), but
-// the elements of a row must be adjacent (last stride 1); anything else is refused with an
-// error that says so. Results are exactly those of the same ops on host arrays.
+// tensor_ops.hpp - the card's ops on tensors: matmul, elementwise ops, row reductions. Operands may
+// be views: rows of a matrix may lie any number of bytes apart (a slice of a larger matrix, an
+// offset into a buffer), but the elements of a row must be adjacent (last stride 1); anything else
+// is refused with an error that says so. Results are exactly those of the same ops on host arrays.
 #pragma once
 
 #include "tpurt/device.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/matmul.hpp"
 #include "tpurt/tensor.hpp"
+#include "tpurt/vector_compiler.hpp"
+#include "tpurt/vpu_ops.hpp"
 
 #include <chrono>
 
@@ -17,5 +19,37 @@ namespace tpurt {
 // c[M, N] = a[M, K] x b[K, N]: a and b Int8 (c Int32), Bf16 or Fp32 (c Fp32).
 MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
                    std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// out = a op b elementwise over a's shape, in the card's VECTOR arithmetic (int8 saturating,
+// int32 wrapping, bf16 computed in binary32 and rounded, fp32; MAX / MIN propagate NaN). b has
+// a's shape, or only a's last dimension (shape [C], or leading dimensions of 1), which is then
+// combined with every row of a. a, b and out share one dtype. Leading dimensions are walked as
+// rows, so each of a, b and out must have adjacent elements in its last dimension and evenly
+// spaced rows (any view that slices only the first dimension or the last qualifies).
+MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b, Tensor &out,
+                        std::chrono::nanoseconds timeout = Job::default_timeout);
+inline MatmulStats add(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Add, a, b, out);
+}
+inline MatmulStats sub(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Sub, a, b, out);
+}
+inline MatmulStats mul(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Mul, a, b, out);
+}
+inline MatmulStats maximum(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Max, a, b, out);
+}
+inline MatmulStats minimum(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Min, a, b, out);
+}
+
+// out = the sum or maximum over a's last dimension (REDUCE: sums in ascending order, int8 and
+// int32 into int32 with wrap-around, bf16 and fp32 into fp32; MAX keeps the dtype). out is a
+// densely packed tensor of one element per row of a (for example a's shape without the last
+// dimension) of dtype reduce_result_type(a.dtype(), op). A row must fit the card's unified
+// buffer and 65535 elements.
+MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &out,
+                        std::chrono::nanoseconds timeout = Job::default_timeout);
 
 } // namespace tpurt

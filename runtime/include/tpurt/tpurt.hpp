@@ -31,4 +31,5 @@
 #include "tpurt/tensor_layout.hpp"
 #include "tpurt/tensor_ops.hpp"
 #include "tpurt/test_patterns.hpp"
+#include "tpurt/vector_compiler.hpp"
 #include "tpurt/vpu_ops.hpp"

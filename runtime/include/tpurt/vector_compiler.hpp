@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// vector_compiler.hpp - compiles the vector unit's ops over whole matrices into card programs:
+// elementwise dst = a op b (add, sub, mul, max, min; b the same shape, or one row broadcast to
+// every row of a) and row reductions dst[r] = sum or max of a[r][*]. A pure function of
+// shapes, addresses and the card's limits, like compile_matmul(). Results are the card's
+// VECTOR and REDUCE arithmetic (docs/hardware.md, Numerics) element for element.
+//
+// Elementwise: the matrix is cut into tiles of at most 65535 rows and columns that fit the
+// unified buffer (a tile and, unless broadcast, b's tile; the result overwrites a's tile in
+// place, which the card defines element by element); per tile DMA_IN a (and b, or b's one row),
+// VECTOR, DMA_OUT. Reductions: tiles of whole rows (a row must fit the unified buffer and 65535
+// columns, so the sum is one REDUCE in ascending column order, exactly as the card defines it);
+// per tile DMA_IN, REDUCE, DMA_OUT. Tiles are self-contained, so long ops split into jobs at
+// tile boundaries.
+#pragma once
+
+#include "tpurt/device_info.hpp"
+#include "tpurt/dtype.hpp"
+#include "tpurt/program_builder.hpp"
+#include "tpurt/vpu_ops.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tpurt {
+
+struct ElementwiseProblem {
+    DType type = DType::Fp32; // Int8, Bf16, Int32 or Fp32; a, b and dst alike
+    VectorOp op = VectorOp::Add;
+    std::uint32_t rows = 0;
+    std::uint32_t cols = 0;
+    bool broadcast_b = false; // b is one row of cols elements, combined with every row of a
+    std::uint64_t a_addr = 0, b_addr = 0, dst_addr = 0;
+    std::uint64_t a_stride = 0, b_stride = 0, dst_stride = 0; // bytes between rows; 0: dense
+};
+
+struct ReduceProblem {
+    DType type = DType::Fp32; // input type
+    ReduceOp op = ReduceOp::Sum;
+    std::uint32_t rows = 0;
+    std::uint32_t cols = 0;
+    std::uint64_t a_addr = 0, dst_addr = 0;
+    std::uint64_t a_stride = 0; // bytes between rows of a; 0: dense. dst is dense
+};
+
+// The type of a reduction's result: SUM of Int8 / Int32 gives Int32, of Bf16 / Fp32 Fp32;
+// MAX keeps the type.
+constexpr DType reduce_result_type(DType type, ReduceOp op) {
+    if (op == ReduceOp::Max)
+        return type;
+    return (type == DType::Int8 || type == DType::Int32) ? DType::Int32 : DType::Fp32;
+}
+
+// Throw Error(InvalidArgument) for empty shapes, strides shorter than a row or an unknown type,
+// and Error(Unsupported) for a reduction whose row does not fit the card (see above).
+std::vector<Program> compile_elementwise(const ElementwiseProblem &problem,
+                                         const ArrayLimits &limits,
+                                         std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+std::vector<Program> compile_reduce(const ReduceProblem &problem, const ArrayLimits &limits,
+                                    std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+
+} // namespace tpurt

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+// vector_compiler.cpp - tiles elementwise ops and row reductions for the vector unit (see
+// vector_compiler.hpp).
+#include "tpurt/vector_compiler.hpp"
+
+#include "tpurt/error.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace tpurt {
+
+namespace {
+
+constexpr std::uint32_t max_dim = 65535;
+
+std::uint64_t stride_of(std::uint64_t given, std::uint64_t row_bytes, const char *op,
+                        const char *name) {
+    if (given == 0)
+        return row_bytes;
+    if (given < row_bytes)
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string(op) + " " + name + " stride " + std::to_string(given) +
+                        " is shorter than a row (" + std::to_string(row_bytes) + " bytes)");
+    if (given > UINT32_MAX)
+        throw Error(ErrorCode::InvalidArgument, std::string(op) + " " + name + " stride " +
+                                                    std::to_string(given) +
+                                                    " is beyond the card's 32-bit DMA stride");
+    return given;
+}
+
+void check_shape(const char *op, DType type, std::uint32_t rows, std::uint32_t cols) {
+    if (element_size(type) == 0)
+        throw Error(ErrorCode::InvalidArgument, std::string(op) + ": unknown element type");
+    if (rows == 0 || cols == 0)
+        throw Error(ErrorCode::InvalidArgument, std::string(op) + " of " + std::to_string(rows) +
+                                                    " x " + std::to_string(cols) +
+                                                    " elements: dimensions must be non-zero");
+}
+
+// Collects self-contained blocks of instructions into programs of at most max_insns (HALT
+// included).
+class ProgramSplitter {
+  public:
+    explicit ProgramSplitter(std::size_t max_program_bytes)
+        : max_insns_(max_program_bytes / TPU_INSN_SIZE) {}
+    void add(Program block) {
+        if (block.insns.size() + 1 > max_insns_)
+            throw Error(ErrorCode::InvalidArgument, "program size limit below one tile");
+        if (!current_.empty() && current_.size() + block.insns.size() + 1 > max_insns_)
+            programs_.push_back(current_.halt().finish());
+        current_.append(block);
+    }
+    std::vector<Program> finish() {
+        programs_.push_back(current_.halt().finish());
+        return std::move(programs_);
+    }
+
+  private:
+    std::size_t max_insns_;
+    ProgramBuilder current_;
+    std::vector<Program> programs_;
+};
+
+} // namespace
+
+std::vector<Program> compile_elementwise(const ElementwiseProblem &p, const ArrayLimits &limits,
+                                         std::size_t max_program_bytes) {
+    check_shape("elementwise op", p.type, p.rows, p.cols);
+    const std::uint32_t elem = static_cast<std::uint32_t>(element_size(p.type));
+    const std::uint64_t row_bytes = std::uint64_t{p.cols} * elem;
+    const std::uint64_t a_stride = stride_of(p.a_stride, row_bytes, "elementwise op", "A");
+    const std::uint64_t b_stride =
+        p.broadcast_b ? 0 : stride_of(p.b_stride, row_bytes, "elementwise op", "B");
+    const std::uint64_t dst_stride = stride_of(p.dst_stride, row_bytes, "elementwise op", "dst");
+    // Columns: two rows (a's and b's) must fit the unified buffer.
+    const std::uint32_t tile_cols = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>({p.cols, max_dim, limits.ub_bytes / (2 * elem)}));
+    if (tile_cols == 0)
+        throw Error(ErrorCode::Unsupported, "the card's unified buffer of " +
+                                                std::to_string(limits.ub_bytes) +
+                                                " bytes holds no tile");
+    const std::uint32_t tile_bytes = tile_cols * elem;
+    // Rows: a's tile and b's (or b's one row) in the unified buffer.
+    const std::uint64_t row_budget = p.broadcast_b ? (limits.ub_bytes - tile_bytes) / tile_bytes
+                                                   : limits.ub_bytes / (2 * tile_bytes);
+    const std::uint32_t tile_rows =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>({p.rows, max_dim, row_budget}));
+
+    ProgramSplitter programs(max_program_bytes);
+    for (std::uint32_t c0 = 0; c0 < p.cols; c0 += tile_cols) {
+        const std::uint32_t cols = std::min(tile_cols, p.cols - c0);
+        const std::uint32_t bytes = cols * elem;
+        for (std::uint32_t r0 = 0; r0 < p.rows; r0 += tile_rows) {
+            const std::uint32_t rows = std::min(tile_rows, p.rows - r0);
+            // Broadcast: b's row at 0, a after it; otherwise a at 0, b after a's tile.
+            const std::uint32_t a_ub = p.broadcast_b ? bytes : 0;
+            const std::uint32_t b_ub = p.broadcast_b ? 0 : rows * bytes;
+            ProgramBuilder block;
+            block.dma_in({.type = p.type,
+                          .host_addr = p.a_addr + r0 * a_stride + std::uint64_t{c0} * elem,
+                          .host_stride = a_stride,
+                          .local_addr = a_ub,
+                          .local_stride = bytes,
+                          .rows = rows,
+                          .cols = cols});
+            block.dma_in({.type = p.type,
+                          .host_addr = p.b_addr + r0 * b_stride + std::uint64_t{c0} * elem,
+                          .host_stride = p.broadcast_b ? bytes : b_stride,
+                          .local_addr = b_ub,
+                          .local_stride = bytes,
+                          .rows = p.broadcast_b ? 1 : rows,
+                          .cols = cols});
+            block.vector({.type = p.type,
+                          .op = p.op,
+                          .a_addr = a_ub,
+                          .a_stride = bytes,
+                          .b_addr = b_ub,
+                          .b_stride = p.broadcast_b ? 0 : bytes,
+                          .dst_addr = a_ub,
+                          .dst_stride = bytes,
+                          .rows = rows,
+                          .cols = cols});
+            block.dma_out({.type = p.type,
+                           .host_addr = p.dst_addr + r0 * dst_stride + std::uint64_t{c0} * elem,
+                           .host_stride = dst_stride,
+                           .local_addr = a_ub,
+                           .local_stride = bytes,
+                           .rows = rows,
+                           .cols = cols});
+            programs.add(block.finish());
+        }
+    }
+    return programs.finish();
+}
+
+std::vector<Program> compile_reduce(const ReduceProblem &p, const ArrayLimits &limits,
+                                    std::size_t max_program_bytes) {
+    check_shape("reduction", p.type, p.rows, p.cols);
+    const std::uint32_t elem = static_cast<std::uint32_t>(element_size(p.type));
+    const DType out_type = reduce_result_type(p.type, p.op);
+    const std::uint32_t out_elem = static_cast<std::uint32_t>(element_size(out_type));
+    const std::uint64_t row_bytes = std::uint64_t{p.cols} * elem;
+    const std::uint64_t a_stride = stride_of(p.a_stride, row_bytes, "reduction", "A");
+    if (p.cols > max_dim || row_bytes + out_elem > limits.ub_bytes)
+        throw Error(ErrorCode::Unsupported,
+                    "a reduction over rows of " + std::to_string(p.cols) + " " +
+                        dtype_name(p.type) + " elements does not fit one REDUCE (at most " +
+                        std::to_string(max_dim) + " and a unified buffer of " +
+                        std::to_string(limits.ub_bytes) + " bytes)");
+    // a's rows, then the results (4-byte aligned after a's tile).
+    const std::uint64_t per_row = row_bytes + out_elem;
+    const std::uint32_t tile_rows = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>({p.rows, max_dim, (limits.ub_bytes - 4) / per_row}));
+    ProgramSplitter programs(max_program_bytes);
+    for (std::uint32_t r0 = 0; r0 < p.rows; r0 += tile_rows) {
+        const std::uint32_t rows = std::min(tile_rows, p.rows - r0);
+        const std::uint32_t out_ub = static_cast<std::uint32_t>((rows * row_bytes + 3) / 4 * 4);
+        ProgramBuilder block;
+        block.dma_in({.type = p.type,
+                      .host_addr = p.a_addr + r0 * a_stride,
+                      .host_stride = a_stride,
+                      .local_addr = 0,
+                      .local_stride = static_cast<std::uint32_t>(row_bytes),
+                      .rows = rows,
+                      .cols = p.cols});
+        block.reduce({.type = p.type,
+                      .op = p.op,
+                      .a_addr = 0,
+                      .a_stride = static_cast<std::uint32_t>(row_bytes),
+                      .dst_addr = out_ub,
+                      .dst_stride = out_elem,
+                      .rows = rows,
+                      .cols = p.cols});
+        block.dma_out({.type = out_type,
+                       .host_addr = p.dst_addr + std::uint64_t{r0} * out_elem,
+                       .host_stride = out_elem * rows,
+                       .local_addr = out_ub,
+                       .local_stride = out_elem * rows,
+                       .rows = 1,
+                       .cols = rows});
+        programs.add(block.finish());
+    }
+    return programs.finish();
+}
+
+} // namespace tpurt
