@@ -102,6 +102,37 @@ TEST_CASE("launch time of a cached 128^3 matmul on device buffers", "[executable
     CHECK(us > 0);
 }
 
+TEST_CASE("2048^3 matmuls: first call, cached calls, device buffers", "[executable][speed]") {
+    tpurt::Device &dev = device();
+    const std::uint32_t n = 2048;
+    const auto a = tpurt::random_bf16(std::size_t{n} * n, 11);
+    std::vector<float> c(std::size_t{n} * n);
+    const auto ms = [](auto from) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from)
+            .count();
+    };
+    const std::uint64_t compiled = dev.runtime_stats().compilations;
+    auto start = std::chrono::steady_clock::now();
+    const tpurt::MatmulStats first = tpurt::matmul(dev, a, a, c, n, n, n);
+    const double first_ms = ms(start);
+    start = std::chrono::steady_clock::now();
+    tpurt::matmul(dev, a, a, c, n, n, n);
+    const double cached_ms = ms(start);
+    const tpurt::Buffer a_buf = dev.allocate_copy(a.data(), a.size() * 2);
+    tpurt::Buffer c_buf = dev.allocate(c.size() * 4);
+    start = std::chrono::steady_clock::now();
+    const tpurt::MatmulStats on_device =
+        tpurt::matmul(dev, a_buf, a_buf, c_buf, n, n, n, DType::Bf16);
+    const double device_ms = ms(start);
+    CHECK(dev.runtime_stats().compilations == compiled + 1);
+    CHECK(std::memcmp(c.data(), c_buf.data(), c.size() * 4) == 0);
+    std::printf(
+        "bf16 2048^3: host arrays first call %.1f ms (compiles), cached %.1f ms, device "
+        "buffers %.1f ms; %zu jobs, card %.2f ms modelled\n",
+        first_ms, cached_ms, device_ms, first.jobs,
+        std::chrono::duration<double, std::milli>(on_device.modelled_time(dev.info())).count());
+}
+
 TEST_CASE("launches on unusable buffers are refused", "[executable][errors]") {
     tpurt::Device &dev = device();
     const tpurt::Buffer a = dev.allocate(64 * 64);
