@@ -8,6 +8,7 @@
 #include "tpurt/op_executables.hpp"
 
 #include <array>
+#include <optional>
 #include <string>
 
 namespace tpurt {
@@ -60,6 +61,104 @@ MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
     const std::shared_ptr<const Executable> exe = matmul_executable(device, problem);
     const std::array<std::uint64_t, 3> bases{a.device_addr(), b.device_addr(), c.device_addr()};
     const std::array<const Buffer *, 3> buffers{&a.buffer(), &b.buffer(), &c.buffer()};
+    return exe->run(device, bases, buffers, timeout);
+}
+
+MatmulStats dense(Device &device, const Tensor &a, const Tensor &w, const Tensor *bias, Tensor &out,
+                  Activation activation, float scale, std::chrono::nanoseconds timeout) {
+    const std::string op = "dense layer";
+    if (!is_matmul_input(a.dtype()))
+        refuse(op, "A is " + a.layout().describe() + ": the card multiplies int8, bf16 or fp32");
+    const DType type = a.dtype();
+    detail::require_matrix_unit(device.info(), type);
+    if (!device.info().has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit for ACTIVATE (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    if (out.dtype() == DType::Int32 && type != DType::Int8)
+        refuse(op, "an int32 output needs int8 inputs");
+    MatmulProblem problem;
+    problem.type = type;
+    problem.a_stride = matrix_row_stride(op, "A", a, type);
+    problem.b_stride = matrix_row_stride(op, "W", w, type);
+    problem.c_stride = matrix_row_stride(op, "output", out, out.dtype());
+    if (w.size(0) != a.size(1) || out.size(0) != a.size(0) || out.size(1) != w.size(1))
+        refuse(op, "shapes do not chain: A " + a.layout().describe() + " x W " +
+                       w.layout().describe() + " -> output " + out.layout().describe());
+    if (a.size(0) > UINT32_MAX || a.size(1) > UINT32_MAX || w.size(1) > UINT32_MAX)
+        refuse(op, "dimensions beyond 2^32 - 1");
+    problem.m = static_cast<std::uint32_t>(a.size(0));
+    problem.k = static_cast<std::uint32_t>(a.size(1));
+    problem.n = static_cast<std::uint32_t>(w.size(1));
+    if (bias && (bias->dtype() != DType::Fp32 || bias->element_count() != w.size(1) ||
+                 !bias->is_contiguous()))
+        refuse(op, "bias " + bias->layout().describe() + " must be " + std::to_string(w.size(1)) +
+                       " densely packed fp32 values");
+    problem.epilogue =
+        MatmulEpilogue{.function = activation,
+                       .out_type = out.dtype(),
+                       .bias_addr = bias ? std::optional<std::uint64_t>(0) : std::nullopt,
+                       .scale = scale};
+    const std::shared_ptr<const Executable> exe = matmul_executable(device, problem);
+    const std::array<std::uint64_t, 4> bases{a.device_addr(), w.device_addr(), out.device_addr(),
+                                             bias ? bias->device_addr() : 0};
+    const std::array<const Buffer *, 4> buffers{&a.buffer(), &w.buffer(), &out.buffer(),
+                                                bias ? &bias->buffer() : nullptr};
+    const std::size_t count = bias ? 4 : 3;
+    return exe->run(device, std::span<const std::uint64_t>(bases.data(), count),
+                    std::span<const Buffer *const>(buffers.data(), count), timeout);
+}
+
+MatmulStats conv2d(Device &device, const Tensor &input, const Tensor &weights, Tensor &output,
+                   const Conv2dParams &params, std::chrono::nanoseconds timeout) {
+    const std::string op = "conv2d";
+    const DType type = input.dtype();
+    if (!is_matmul_input(type))
+        refuse(op,
+               "input is " + input.layout().describe() + ": the card convolves int8, bf16 or fp32");
+    detail::require_matrix_unit(device.info(), type);
+    const auto require = [&](const char *name, const Tensor &t, DType dtype, const char *dims) {
+        if (t.rank() != 4 || t.dtype() != dtype || !t.is_contiguous())
+            refuse(op, std::string(name) + " " + t.layout().describe() + " must be a densely " +
+                           "packed " + dtype_name(dtype) + " tensor " + dims);
+        for (std::size_t extent : t.shape())
+            if (extent > UINT32_MAX)
+                refuse(op, std::string(name) + " " + t.layout().describe() + " is too large");
+    };
+    require("input", input, type, "[N, H, W, C]");
+    require("weights", weights, type, "[KH, KW, C, F]");
+    require("output", output, accumulator_type(type), "[N, OH, OW, F]");
+    const auto dim = [](const Tensor &t, std::size_t i) {
+        return static_cast<std::uint32_t>(t.size(i));
+    };
+    Conv2dShape shape{.batch = dim(input, 0),
+                      .height = dim(input, 1),
+                      .width = dim(input, 2),
+                      .channels = dim(input, 3),
+                      .kernel_h = dim(weights, 0),
+                      .kernel_w = dim(weights, 1),
+                      .filters = dim(weights, 3),
+                      .stride_h = params.stride_h,
+                      .stride_w = params.stride_w,
+                      .pad_h = params.pad_h,
+                      .pad_w = params.pad_w};
+    if (weights.size(2) != shape.channels)
+        refuse(op, "weights " + weights.layout().describe() + " do not have the input's " +
+                       std::to_string(shape.channels) + " channels");
+    if (params.stride_h == 0 || params.stride_w == 0 ||
+        shape.kernel_h > shape.height + 2 * params.pad_h ||
+        shape.kernel_w > shape.width + 2 * params.pad_w)
+        refuse(op, "the kernel does not fit the padded input or a stride is 0");
+    const std::vector<std::size_t> expected{shape.batch, shape.out_height(), shape.out_width(),
+                                            shape.filters};
+    if (output.shape() != expected)
+        refuse(op, "output " + output.layout().describe() + " must have the shape [" +
+                       std::to_string(expected[0]) + ", " + std::to_string(expected[1]) + ", " +
+                       std::to_string(expected[2]) + ", " + std::to_string(expected[3]) + "]");
+    const std::shared_ptr<const Executable> exe = conv2d_executable(device, type, shape);
+    const std::array<std::uint64_t, 3> bases{input.device_addr(), weights.device_addr(),
+                                             output.device_addr()};
+    const std::array<const Buffer *, 3> buffers{&input.buffer(), &weights.buffer(),
+                                                &output.buffer()};
     return exe->run(device, bases, buffers, timeout);
 }
 

@@ -117,6 +117,80 @@ TEST_CASE("matmul on tensor views equals the reference", "[tensor][matmul]") {
     check_matmul_on_views<float, float>(31);
 }
 
+TEST_CASE("dense layers on tensor views equal the reference", "[tensor][dense]") {
+    for (const DType in : {DType::Int8, DType::Bf16, DType::Fp32}) {
+        const tpurt::DenseLayer layer{.m = 70,
+                                      .k = 150,
+                                      .n = 130,
+                                      .in_type = in,
+                                      .out_type = in == DType::Fp32 ? DType::Fp32 : DType::Int8,
+                                      .activation = tpurt::Activation::Relu,
+                                      .scale = in == DType::Int8 ? 1.0f / 64 : 0.5f};
+        INFO(tpurt::dtype_name(in));
+        const std::size_t elem = tpurt::element_size(in);
+        // A: rows 2.. of a (m + 2) x k tensor; W dense; out: columns 1.. of m x (n + 3).
+        std::vector<std::byte> a_bytes((layer.m + 2) * layer.k * elem),
+            w_bytes(layer.k * layer.n * elem);
+        const auto fill = [&](std::vector<std::byte> &bytes, std::uint64_t seed) {
+            if (in == DType::Int8)
+                std::memcpy(bytes.data(), tpurt::random_int8(bytes.size(), seed).data(),
+                            bytes.size());
+            else if (in == DType::Bf16)
+                std::memcpy(bytes.data(), tpurt::random_bf16(bytes.size() / 2, seed).data(),
+                            bytes.size());
+            else
+                std::memcpy(bytes.data(), tpurt::random_fp32(bytes.size() / 4, seed).data(),
+                            bytes.size());
+        };
+        fill(a_bytes, 41);
+        fill(w_bytes, 42);
+        std::vector<float> bias = tpurt::random_fp32(layer.n, 43);
+        Tensor a_full = Tensor::empty(device(), in, {layer.m + 2, layer.k});
+        a_full.copy_from_host(a_bytes.data(), a_bytes.size());
+        Tensor w = Tensor::empty(device(), in, {layer.k, layer.n});
+        w.copy_from_host(w_bytes.data(), w_bytes.size());
+        const Tensor b = Tensor::from_host<float>(device(), bias, {layer.n});
+        Tensor out_full = Tensor::empty(device(), layer.out_type, {layer.m, layer.n + 3});
+        Tensor out = out_full.slice(1, 1, 1 + layer.n);
+        tpurt::dense(device(), a_full.slice(0, 2, 2 + layer.m), w, &b, out, layer.activation,
+                     layer.scale);
+        std::vector<std::byte> got(layer.m * layer.n * tpurt::element_size(layer.out_type));
+        out.copy_to_host(got.data(), got.size());
+        const std::span<const std::byte> a_view(a_bytes.data() + 2 * layer.k * elem,
+                                                layer.m * layer.k * elem);
+        CHECK(got == tpurt::reference_dense(layer, a_view, w_bytes, bias));
+    }
+}
+
+TEST_CASE("conv2d on tensors equals the reference", "[tensor][conv2d]") {
+    const tpurt::Conv2dShape s{.batch = 2,
+                               .height = 9,
+                               .width = 10,
+                               .channels = 6,
+                               .kernel_h = 3,
+                               .kernel_w = 3,
+                               .filters = 5,
+                               .stride_h = 2,
+                               .stride_w = 1,
+                               .pad_h = 1,
+                               .pad_w = 1};
+    const auto input = tpurt::random_bf16(s.input_elements(), 51);
+    const auto weights = tpurt::random_bf16(s.weight_elements(), 52);
+    const Tensor in = Tensor::from_host<tpurt::Bf16>(device(), input, {2, 9, 10, 6});
+    const Tensor w = Tensor::from_host<tpurt::Bf16>(device(), weights, {3, 3, 6, 5});
+    Tensor out = Tensor::empty(device(), DType::Fp32, {2, s.out_height(), s.out_width(), 5});
+    tpurt::conv2d(device(), in, w, out, {.stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1});
+    std::vector<float> ref(s.output_elements());
+    tpurt::reference_conv2d(std::span<const tpurt::Bf16>(input),
+                            std::span<const tpurt::Bf16>(weights), std::span<float>(ref), s);
+    const std::vector<float> got = out.to_vector<float>();
+    CHECK(std::memcmp(got.data(), ref.data(), ref.size() * 4) == 0);
+    Tensor wrong = Tensor::empty(device(), DType::Fp32, {2, 9, 10, 5});
+    require_refused(
+        [&] { tpurt::conv2d(device(), in, w, wrong, {.stride_h = 2, .pad_h = 1, .pad_w = 1}); },
+        "must have the shape");
+}
+
 TEST_CASE("tensor misuse is refused with what is wrong", "[tensor][errors]") {
     Tensor a = Tensor::empty(device(), DType::Bf16, {8, 16});
     Tensor b = Tensor::empty(device(), DType::Bf16, {16, 4});

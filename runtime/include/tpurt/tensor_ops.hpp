@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-// tensor_ops.hpp - the card's ops on tensors: matmul, elementwise ops, row reductions. Operands may
+// tensor_ops.hpp - the card's ops on tensors: matmul, dense layers, convolutions, elementwise
+// ops, row reductions. Operands may
 // be views: rows of a matrix may lie any number of bytes apart (a slice of a larger matrix, an
 // offset into a buffer), but the elements of a row must be adjacent (last stride 1); anything else
 // is refused with an error that says so. Results are exactly those of the same ops on host arrays.
 #pragma once
 
+#include "tpurt/conv2d.hpp"
+#include "tpurt/dense.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/matmul.hpp"
@@ -18,6 +21,25 @@ namespace tpurt {
 
 // c[M, N] = a[M, K] x b[K, N]: a and b Int8 (c Int32), Bf16 or Fp32 (c Fp32).
 MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
+                   std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// A dense layer (dense.hpp): out[M, N] = activation(scale x (a[M, K] x w[K, N] + bias[N])),
+// a and w Int8, Bf16 or Fp32, bias Fp32 or none, out of any dtype the card converts to
+// (Int8, Bf16, Int32, Fp32); rows may be strided as for matmul.
+MatmulStats dense(Device &device, const Tensor &a, const Tensor &w, const Tensor *bias, Tensor &out,
+                  Activation activation = Activation::None, float scale = 1.0f,
+                  std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// Strides and zero padding of a convolution on tensors.
+struct Conv2dParams {
+    std::uint32_t stride_h = 1, stride_w = 1;
+    std::uint32_t pad_h = 0, pad_w = 0;
+};
+
+// conv2d.hpp's convolution: input [N, H, W, C], weights [KH, KW, C, F], output [N, OH, OW, F]
+// (Int8 -> Int32, Bf16 or Fp32 -> Fp32), all densely packed (views at any offset).
+MatmulStats conv2d(Device &device, const Tensor &input, const Tensor &weights, Tensor &output,
+                   const Conv2dParams &params = {},
                    std::chrono::nanoseconds timeout = Job::default_timeout);
 
 // out = a op b elementwise over a's shape, in the card's VECTOR arithmetic (int8 saturating,
