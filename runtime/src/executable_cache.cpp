@@ -6,25 +6,19 @@ namespace tpurt::detail {
 
 std::shared_ptr<const Executable> ExecutableCache::get(const std::string &key,
                                                        const std::function<Executable()> &compile) {
-    {
-        std::lock_guard lock(mutex_);
-        if (auto it = entries_.find(key); it != entries_.end())
-            return it->second;
-    }
-    // Compiled without the lock, so other shapes go on meanwhile; if another thread compiled
-    // the same key first, its executable wins.
-    auto exe = std::make_shared<const Executable>(compile());
+    // Compiled under the lock, so a key is compiled once even when threads miss it together.
     std::lock_guard lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end())
+        return it->second;
+    auto exe = std::make_shared<const Executable>(compile());
     ++compilations_;
-    auto [it, inserted] = entries_.emplace(key, std::move(exe));
-    if (inserted) {
-        order_.push_back(key);
-        if (order_.size() > max_entries) {
-            entries_.erase(order_.front());
-            order_.pop_front();
-        }
+    entries_.emplace(key, exe);
+    order_.push_back(key);
+    if (order_.size() > max_entries) {
+        entries_.erase(order_.front());
+        order_.pop_front();
     }
-    return it->second;
+    return exe;
 }
 
 std::size_t ExecutableCache::size() const {

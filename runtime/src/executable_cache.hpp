@@ -20,7 +20,8 @@ class ExecutableCache {
   public:
     static constexpr std::size_t max_entries = 1024;
 
-    // The executable cached under `key`, or compile() cached under it.
+    // The executable cached under `key`, or compile() cached under it. Compilations run one at
+    // a time, so each key is compiled once however many threads ask for it.
     std::shared_ptr<const Executable> get(const std::string &key,
                                           const std::function<Executable()> &compile);
     std::size_t size() const;
