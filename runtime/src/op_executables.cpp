@@ -67,6 +67,11 @@ std::string reduce_name(const ReduceProblem &p) {
            std::to_string(p.rows) + "x" + std::to_string(p.cols);
 }
 
+std::string unary_name(const UnaryProblem &p) {
+    return std::string(activation_name(p.function)) + " " + dtype_name(p.type) + "->" +
+           dtype_name(p.out_type) + " " + std::to_string(p.elements);
+}
+
 DType c_type(const MatmulProblem &p) {
     return p.epilogue ? p.epilogue->out_type : accumulator_type(p.type);
 }
@@ -160,6 +165,27 @@ Executable compile_elementwise_executable(const ElementwiseProblem &problem,
                                     {"b", p.broadcast_b ? row : extent(p.b_stride)},
                                     {"dst", extent(p.dst_stride)}};
     return Executable::link(elementwise_name(p), std::move(args), std::move(programs));
+}
+
+std::string unary_executable_key(const UnaryProblem &p, const ArrayLimits &limits) {
+    return unary_name(p) + limits_key(limits);
+}
+
+Executable compile_unary_executable(const UnaryProblem &problem, const ArrayLimits &limits) {
+    UnaryProblem p = problem;
+    p.a_addr = Executable::placeholder(0);
+    p.dst_addr = Executable::placeholder(1);
+    std::vector<Program> programs = compile_unary(p, limits);
+    std::vector<ExecutableArg> args{{"a", p.elements * element_size(p.type)},
+                                    {"dst", p.elements * element_size(p.out_type)}};
+    return Executable::link(unary_name(p), std::move(args), std::move(programs));
+}
+
+std::shared_ptr<const Executable> unary_executable(Device &device, const UnaryProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(unary_executable_key(problem, limits), [&] {
+        return compile_unary_executable(problem, limits);
+    });
 }
 
 Executable compile_reduce_executable(const ReduceProblem &problem, const ArrayLimits &limits) {

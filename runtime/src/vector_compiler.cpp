@@ -134,6 +134,88 @@ std::vector<Program> compile_elementwise(const ElementwiseProblem &p, const Arra
     return programs.finish();
 }
 
+std::vector<Program> compile_unary(const UnaryProblem &p, const ArrayLimits &limits,
+                                   std::size_t max_program_bytes) {
+    if (p.type != DType::Bf16 && p.type != DType::Fp32)
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string("unary ") + activation_name(p.function) + " of " +
+                        dtype_name(p.type) +
+                        " elements: the card applies functions to bf16 or "
+                        "fp32 inputs");
+    if (element_size(p.out_type) == 0 || p.elements == 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string("unary ") + activation_name(p.function) +
+                        ": an output type and at least one element are needed");
+    const std::uint32_t elem = static_cast<std::uint32_t>(element_size(p.type));
+    const std::uint32_t out_elem = static_cast<std::uint32_t>(element_size(p.out_type));
+    // UB: the constant 1 at 0, a chunk of x at 64, its results after it; ACC: 4 bytes each.
+    constexpr std::uint32_t x_ub = 64;
+    const std::uint64_t chunk = std::min<std::uint64_t>(
+        {max_dim, p.elements,
+         limits.ub_bytes > x_ub ? (limits.ub_bytes - x_ub) / (elem + out_elem) : 0,
+         limits.acc_bytes / 4});
+    if (chunk == 0 || limits.mxu_rows == 0 || limits.mxu_cols == 0)
+        throw Error(ErrorCode::Unsupported, "the card's memories hold no chunk of a unary op");
+    const auto out_ub = static_cast<std::uint32_t>((x_ub + chunk * elem + 3) / 4 * 4);
+    const std::size_t max_insns = max_program_bytes / TPU_INSN_SIZE;
+    if (max_insns < 3 + 4 + 1)
+        throw Error(ErrorCode::InvalidArgument, "program size limit below one chunk");
+    const std::uint64_t chunks_per_program = (max_insns - 3 - 1) / 4;
+    std::vector<Program> programs;
+    ProgramBuilder b;
+    std::uint64_t in_program = 0;
+    for (std::uint64_t e0 = 0; e0 < p.elements; e0 += chunk) {
+        if (in_program == chunks_per_program) {
+            programs.push_back(b.halt().finish());
+            in_program = 0;
+        }
+        if (in_program++ == 0) {
+            b.activate({.out_type = p.type,
+                        .function = Activation::Exp,
+                        .acc_addr = 0,
+                        .acc_stride = 4,
+                        .dst_addr = 0,
+                        .dst_stride = elem,
+                        .rows = 1,
+                        .cols = 1});
+            b.load_weights(
+                {.type = p.type, .src_addr = 0, .src_stride = elem, .rows = 1, .cols = 1});
+        }
+        const auto rows = static_cast<std::uint32_t>(std::min(chunk, p.elements - e0));
+        b.dma_in({.type = p.type,
+                  .host_addr = p.a_addr + e0 * elem,
+                  .host_stride = rows * elem,
+                  .local_addr = x_ub,
+                  .local_stride = rows * elem,
+                  .rows = 1,
+                  .cols = rows});
+        b.matmul({.type = p.type,
+                  .src_addr = x_ub,
+                  .src_stride = elem,
+                  .rows = rows,
+                  .cols = 1,
+                  .acc_addr = 0,
+                  .acc_stride = 4});
+        b.activate({.out_type = p.out_type,
+                    .function = p.function,
+                    .acc_addr = 0,
+                    .acc_stride = 4,
+                    .dst_addr = out_ub,
+                    .dst_stride = out_elem,
+                    .rows = rows,
+                    .cols = 1});
+        b.dma_out({.type = p.out_type,
+                   .host_addr = p.dst_addr + e0 * out_elem,
+                   .host_stride = rows * out_elem,
+                   .local_addr = out_ub,
+                   .local_stride = rows * out_elem,
+                   .rows = 1,
+                   .cols = rows});
+    }
+    programs.push_back(b.halt().finish());
+    return programs;
+}
+
 std::vector<Program> compile_reduce(const ReduceProblem &p, const ArrayLimits &limits,
                                     std::size_t max_program_bytes) {
     check_shape("reduction", p.type, p.rows, p.cols);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // test_vector_ops.cpp - guest test: elementwise ops (add, sub, mul, max, min; b of a's shape or
-// one row broadcast) and row reductions (sum, max) on tensors on the real card equal reference
-// loops written here (fp32 and bf16 in binary32 with bf16 rounding to nearest even, int8
-// saturating, int32 wrapping), on 3-D tensors and on views; mismatched tensors are refused.
+// one row broadcast), row reductions (sum, max) and unary relu, relu6 and conversions (the
+// transcendental functions are checked bit for bit on the engine, tests/runtime/unary_test.cpp)
+// on tensors on the real card equal reference loops written here (fp32 and bf16 in binary32 with
+// bf16 rounding to nearest even, int8 saturating, int32 wrapping), on 3-D tensors and on views;
+// mismatched tensors are refused.
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -164,6 +166,33 @@ TEST_CASE("row sums and maxima on tensors equal the reference", "[vector][reduce
     CHECK(isum.to_vector<std::int32_t>() == want);
 }
 
+TEST_CASE("unary relu, relu6 and conversions on tensors equal the reference", "[vector][unary]") {
+    tpurt::Device &dev = device();
+    const std::size_t count = 70000; // two chunks of the card's MATMUL
+    std::vector<float> x = tpurt::random_fp32(count, 12);
+    for (std::size_t i = 0; i < count; i += 7)
+        x[i] *= 0.03f; // values around 6 and below
+    x[0] = -0.0f;
+    const Tensor a = Tensor::from_host<float>(dev, x, {7, count / 7});
+    Tensor out = Tensor::empty(dev, DType::Fp32, {7, count / 7});
+    Tensor half = Tensor::empty(dev, DType::Bf16, {7, count / 7});
+    tpurt::unary(dev, tpurt::Activation::Relu, a, out);
+    std::vector<float> want(count);
+    for (std::size_t i = 0; i < count; ++i)
+        want[i] = x[i] > 0 ? x[i] : 0.0f;
+    CHECK(out.to_vector<float>() == want);
+    CHECK(!std::signbit(out.to_vector<float>()[0]));
+    tpurt::unary(dev, tpurt::Activation::Relu6, a, out);
+    for (std::size_t i = 0; i < count; ++i)
+        want[i] = x[i] > 6 ? 6.0f : (x[i] > 0 ? x[i] : 0.0f);
+    CHECK(out.to_vector<float>() == want);
+    tpurt::unary(dev, tpurt::Activation::None, a, half);
+    std::vector<tpurt::Bf16> rounded(count);
+    for (std::size_t i = 0; i < count; ++i)
+        rounded[i] = tpurt::Bf16::from_float(x[i] == 0 ? 0.0f : x[i]);
+    CHECK(half.to_vector<tpurt::Bf16>() == rounded);
+}
+
 TEST_CASE("vector ops refuse mismatched tensors", "[vector][errors]") {
     tpurt::Device &dev = device();
     const Tensor a = Tensor::empty(dev, DType::Fp32, {8, 16});
@@ -180,4 +209,8 @@ TEST_CASE("vector ops refuse mismatched tensors", "[vector][errors]") {
                     "must be fp32");
     require_refused([&] { tpurt::reduce_rows(dev, tpurt::ReduceOp::Sum, a, out); },
                     "one element per row");
+    require_refused([&] { tpurt::unary(dev, tpurt::Activation::Exp, a.transpose(0, 1), out); },
+                    "densely packed");
+    const Tensor ints = Tensor::empty(dev, DType::Int32, {8, 16});
+    require_refused([&] { tpurt::unary(dev, tpurt::Activation::Exp, ints, out); }, "bf16 or fp32");
 }

@@ -31,6 +31,8 @@ Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
 Executable compile_elementwise_executable(const ElementwiseProblem &problem,
                                           const ArrayLimits &limits);
 // Arguments: a, dst.
+Executable compile_unary_executable(const UnaryProblem &problem, const ArrayLimits &limits);
+// Arguments: a, dst.
 Executable compile_reduce_executable(const ReduceProblem &problem, const ArrayLimits &limits);
 
 // The cache keys: everything that changes the programs, spelled out.
@@ -40,6 +42,7 @@ std::string conv2d_executable_key(DType type, const Conv2dShape &shape, const Ar
 std::string elementwise_executable_key(const ElementwiseProblem &problem,
                                        const ArrayLimits &limits);
 std::string reduce_executable_key(const ReduceProblem &problem, const ArrayLimits &limits);
+std::string unary_executable_key(const UnaryProblem &problem, const ArrayLimits &limits);
 
 // From the device's cache, compiled on the first use of the key.
 std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem);
@@ -49,5 +52,6 @@ std::shared_ptr<const Executable> conv2d_executable(Device &device, DType type,
 std::shared_ptr<const Executable> elementwise_executable(Device &device,
                                                          const ElementwiseProblem &problem);
 std::shared_ptr<const Executable> reduce_executable(Device &device, const ReduceProblem &problem);
+std::shared_ptr<const Executable> unary_executable(Device &device, const UnaryProblem &problem);
 
 } // namespace tpurt

@@ -12,6 +12,14 @@
 // columns, so the sum is one REDUCE in ascending column order, exactly as the card defines it);
 // per tile DMA_IN, REDUCE, DMA_OUT. Tiles are self-contained, so long ops split into jobs at
 // tile boundaries.
+//
+// Unary functions (ACTIVATE's relu, relu6, gelu, sigmoid, tanh, exp, or none: a conversion)
+// over a flat array of elements: ACTIVATE reads the accumulators, which only MATMUL writes, so
+// each program first makes the constant 1 (ACTIVATE EXP of an accumulator still zero: exp(0) is
+// exactly 1), loads it as a 1 x 1 weight tile, and then per chunk of at most 65535 elements
+// DMA_IN, MATMUL (the chunk as a column: acc = x x 1 + 0), ACTIVATE into the output type,
+// DMA_OUT. x x 1 + 0 is x except that a zero of either sign becomes +0, and bf16 MATMUL reads
+// subnormal inputs as zero (DAZ); so f is applied to x, or to +0 for those.
 #pragma once
 
 #include "tpurt/device_info.hpp"
@@ -44,6 +52,14 @@ struct ReduceProblem {
     std::uint64_t a_stride = 0; // bytes between rows of a; 0: dense. dst is dense
 };
 
+struct UnaryProblem {
+    DType type = DType::Fp32;     // input: Bf16 or Fp32
+    DType out_type = DType::Fp32; // Int8, Bf16, Int32 or Fp32 (ACTIVATE's conversion)
+    Activation function = Activation::None;
+    std::uint64_t elements = 0;
+    std::uint64_t a_addr = 0, dst_addr = 0; // densely packed
+};
+
 // The type of a reduction's result: SUM of Int8 / Int32 gives Int32, of Bf16 / Fp32 Fp32;
 // MAX keeps the type.
 constexpr DType reduce_result_type(DType type, ReduceOp op) {
@@ -57,6 +73,8 @@ constexpr DType reduce_result_type(DType type, ReduceOp op) {
 std::vector<Program> compile_elementwise(const ElementwiseProblem &problem,
                                          const ArrayLimits &limits,
                                          std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+std::vector<Program> compile_unary(const UnaryProblem &problem, const ArrayLimits &limits,
+                                   std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 std::vector<Program> compile_reduce(const ReduceProblem &problem, const ArrayLimits &limits,
                                     std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 
