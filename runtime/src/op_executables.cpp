@@ -68,8 +68,9 @@ std::string reduce_name(const ReduceProblem &p) {
 }
 
 std::string unary_name(const UnaryProblem &p) {
-    return std::string(activation_name(p.function)) + " " + dtype_name(p.type) + "->" +
-           dtype_name(p.out_type) + " " + std::to_string(p.elements);
+    return std::string(p.function == Activation::None ? "cast" : activation_name(p.function)) +
+           " " + dtype_name(p.type) + "->" + dtype_name(p.out_type) + " " +
+           std::to_string(p.elements);
 }
 
 DType c_type(const MatmulProblem &p) {
@@ -168,7 +169,9 @@ Executable compile_elementwise_executable(const ElementwiseProblem &problem,
 }
 
 std::string unary_executable_key(const UnaryProblem &p, const ArrayLimits &limits) {
-    return unary_name(p) + limits_key(limits);
+    char scale[32];
+    std::snprintf(scale, sizeof(scale), "%a", static_cast<double>(p.scale));
+    return unary_name(p) + " scale " + scale + limits_key(limits);
 }
 
 Executable compile_unary_executable(const UnaryProblem &problem, const ArrayLimits &limits) {

@@ -235,21 +235,22 @@ MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tens
     return exe->run(device, bases, buffers, timeout);
 }
 
-MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &out,
+MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &out, float scale,
                   std::chrono::nanoseconds timeout) {
     const std::string name = std::string("unary ") + activation_name(function);
     detail::require_matrix_unit(device.info(), a.dtype());
     if (!device.info().has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
                                                 std::to_string(device.info().caps) + ")");
-    if (a.dtype() != DType::Bf16 && a.dtype() != DType::Fp32)
-        refuse(name, "a is " + a.layout().describe() + ": functions apply to bf16 or fp32");
+    if (!is_matmul_input(a.dtype()))
+        refuse(name, "a is " + a.layout().describe() + ": functions apply to int8, bf16 or fp32");
     if (!a.is_contiguous() || !out.is_contiguous() || out.shape() != a.shape())
         refuse(name, "a " + a.layout().describe() + " and out " + out.layout().describe() +
                          " must be densely packed with one shape");
     const UnaryProblem problem{.type = a.dtype(),
                                .out_type = out.dtype(),
                                .function = function,
+                               .scale = scale,
                                .elements = a.element_count()};
     const std::shared_ptr<const Executable> exe = unary_executable(device, problem);
     const std::array<std::uint64_t, 2> bases{a.device_addr(), out.device_addr()};

@@ -136,12 +136,11 @@ std::vector<Program> compile_elementwise(const ElementwiseProblem &p, const Arra
 
 std::vector<Program> compile_unary(const UnaryProblem &p, const ArrayLimits &limits,
                                    std::size_t max_program_bytes) {
-    if (p.type != DType::Bf16 && p.type != DType::Fp32)
+    if (!is_matmul_input(p.type))
         throw Error(ErrorCode::InvalidArgument,
                     std::string("unary ") + activation_name(p.function) + " of " +
                         dtype_name(p.type) +
-                        " elements: the card applies functions to bf16 or "
-                        "fp32 inputs");
+                        " elements: the card applies functions to int8, bf16 or fp32 inputs");
     if (element_size(p.out_type) == 0 || p.elements == 0)
         throw Error(ErrorCode::InvalidArgument,
                     std::string("unary ") + activation_name(p.function) +
@@ -198,12 +197,14 @@ std::vector<Program> compile_unary(const UnaryProblem &p, const ArrayLimits &lim
                   .acc_stride = 4});
         b.activate({.out_type = p.out_type,
                     .function = p.function,
+                    .src_int32 = p.type == DType::Int8,
                     .acc_addr = 0,
                     .acc_stride = 4,
                     .dst_addr = out_ub,
                     .dst_stride = out_elem,
                     .rows = rows,
-                    .cols = 1});
+                    .cols = 1,
+                    .scale = p.scale});
         b.dma_out({.type = p.out_type,
                    .host_addr = p.dst_addr + e0 * out_elem,
                    .host_stride = rows * out_elem,

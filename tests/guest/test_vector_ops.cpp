@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // test_vector_ops.cpp - guest test: elementwise ops (add, sub, mul, max, min; b of a's shape or
-// one row broadcast), row reductions (sum, max) and unary relu, relu6 and conversions (the
-// transcendental functions are checked bit for bit on the engine, tests/runtime/unary_test.cpp)
-// on tensors on the real card equal reference loops written here (fp32 and bf16 in binary32 with
-// bf16 rounding to nearest even, int8 saturating, int32 wrapping), on 3-D tensors and on views;
-// mismatched tensors are refused.
+// one row broadcast), row reductions (sum, max), unary relu and relu6, casts and int8 quantise /
+// dequantise with scales on tensors on the real card equal reference loops written here (fp32
+// and bf16 in binary32 with bf16 rounding to nearest even, int8 saturating, int32 wrapping), on
+// 3-D tensors and on views; mismatched tensors are refused. The transcendental functions are
+// checked bit for bit on the engine (tests/runtime/unary_test.cpp).
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -193,6 +193,27 @@ TEST_CASE("unary relu, relu6 and conversions on tensors equal the reference", "[
     CHECK(half.to_vector<tpurt::Bf16>() == rounded);
 }
 
+TEST_CASE("quantise to int8 and dequantise with scales", "[vector][unary]") {
+    tpurt::Device &dev = device();
+    const std::size_t count = 4096;
+    const std::vector<float> x = tpurt::random_fp32(count, 13); // |x| < 256
+    const float step = 1.5f;
+    const Tensor a = Tensor::from_host<float>(dev, x, {64, 64});
+    Tensor q = Tensor::empty(dev, DType::Int8, {64, 64});
+    Tensor back = Tensor::empty(dev, DType::Fp32, {64, 64});
+    tpurt::cast(dev, a, q, 1.0f / step);
+    tpurt::cast(dev, q, back, step);
+    std::vector<std::int8_t> want_q(count);
+    std::vector<float> want_back(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const float scaled = (x[i] == 0 ? 0.0f : x[i]) * (1.0f / step);
+        want_q[i] = static_cast<std::int8_t>(std::clamp(std::nearbyint(scaled), -128.0f, 127.0f));
+        want_back[i] = static_cast<float>(want_q[i]) * step;
+    }
+    CHECK(q.to_vector<std::int8_t>() == want_q);
+    CHECK(back.to_vector<float>() == want_back);
+}
+
 TEST_CASE("vector ops refuse mismatched tensors", "[vector][errors]") {
     tpurt::Device &dev = device();
     const Tensor a = Tensor::empty(dev, DType::Fp32, {8, 16});
@@ -212,5 +233,6 @@ TEST_CASE("vector ops refuse mismatched tensors", "[vector][errors]") {
     require_refused([&] { tpurt::unary(dev, tpurt::Activation::Exp, a.transpose(0, 1), out); },
                     "densely packed");
     const Tensor ints = Tensor::empty(dev, DType::Int32, {8, 16});
-    require_refused([&] { tpurt::unary(dev, tpurt::Activation::Exp, ints, out); }, "bf16 or fp32");
+    require_refused([&] { tpurt::unary(dev, tpurt::Activation::Exp, ints, out); },
+                    "int8, bf16 or fp32");
 }

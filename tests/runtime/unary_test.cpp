@@ -2,8 +2,9 @@
 // unary_test.cpp - unary functions over arrays (compile_unary) run on the engine and equal
 // docs/hardware.md's ACTIVATE definitions evaluated here step by step in binary32 (EXP's
 // Cody-Waite reduction and polynomial, SIGMOID and TANH from it, GELU; RELU, RELU6, NONE),
-// for fp32 and bf16 inputs into fp32, bf16 and int8 outputs, with zeros (which the op reads
-// as +0), infinities and NaN, in chunks over a small unified buffer and split programs.
+// for fp32, bf16 and int8 inputs into fp32, bf16 and int8 outputs, with scales (quantising and
+// dequantising casts), zeros (which the op reads as +0), infinities and NaN, in chunks over a
+// small unified buffer and split programs.
 #include "engine_runner.hpp"
 
 #include <tpu_test/card.hpp>
@@ -142,14 +143,19 @@ std::vector<float> inputs(std::size_t count) {
 }
 
 void check(const tpu_engine_config &cfg, DType type, DType out_type, Activation f,
-           std::size_t count, std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES) {
+           std::size_t count, std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES,
+           float scale = 1.0f) {
     INFO(tpurt::dtype_name(type) << " -> " << tpurt::dtype_name(out_type) << " "
                                  << tpurt::activation_name(f) << " x " << count);
     const std::vector<float> x = inputs(count);
     std::vector<std::byte> in;
     std::vector<float> read(count); // what the op applies f to
     for (std::size_t i = 0; i < count; ++i) {
-        if (type == DType::Fp32) {
+        if (type == DType::Int8) {
+            const auto v = static_cast<std::int8_t>(std::clamp(x[i] * 16, -128.0f, 127.0f));
+            in.push_back(static_cast<std::byte>(v));
+            read[i] = v; // int32 accumulators, converted exactly
+        } else if (type == DType::Fp32) {
             in.insert(in.end(), reinterpret_cast<const std::byte *>(&x[i]),
                       reinterpret_cast<const std::byte *>(&x[i]) + 4);
             read[i] = x[i] == 0 ? 0.0f : x[i];
@@ -165,6 +171,7 @@ void check(const tpu_engine_config &cfg, DType type, DType out_type, Activation 
     const auto programs = tpurt::compile_unary({.type = type,
                                                 .out_type = out_type,
                                                 .function = f,
+                                                .scale = scale,
                                                 .elements = count,
                                                 .a_addr = a_va,
                                                 .dst_addr = d_va},
@@ -183,7 +190,7 @@ void check(const tpu_engine_config &cfg, DType type, DType out_type, Activation 
     std::vector<std::byte> got(count * out_elem), want;
     space.read(d_va, got.data(), got.size());
     for (std::size_t i = 0; i < count; ++i)
-        convert(out_type, spec(f, read[i]), want);
+        convert(out_type, spec(f, read[i] * scale), want);
     for (std::size_t i = 0; i < count; ++i) {
         INFO("element " << i << " x = " << x[i]);
         REQUIRE(std::memcmp(&got[i * out_elem], &want[i * out_elem], out_elem) == 0);
@@ -205,6 +212,14 @@ TEST_CASE("unary functions equal ACTIVATE's definitions", "[unary]") {
     check(card, DType::Bf16, DType::Fp32, Activation::Tanh, 500);
 }
 
+TEST_CASE("casts with a scale quantise and dequantise", "[unary]") {
+    // fp32 -> int8 with scale 1 / step, int8 -> fp32 with scale step, and a scaled function.
+    check(card, DType::Fp32, DType::Int8, Activation::None, 5000, TPU_PROGRAM_MAX_BYTES, 10.0f);
+    check(card, DType::Int8, DType::Fp32, Activation::None, 5000, TPU_PROGRAM_MAX_BYTES, 0.125f);
+    check(card, DType::Int8, DType::Bf16, Activation::Sigmoid, 5000, TPU_PROGRAM_MAX_BYTES, 0.05f);
+    check(card, DType::Bf16, DType::Fp32, Activation::Exp, 3000, TPU_PROGRAM_MAX_BYTES, -1.5f);
+}
+
 TEST_CASE("unary functions chunk over small memories and split programs", "[unary]") {
     check(tiny, DType::Fp32, DType::Bf16, Activation::Sigmoid, 1000);
     CHECK(tpurt::compile_unary({.elements = 5000, .a_addr = a_va, .dst_addr = d_va},
@@ -213,8 +228,8 @@ TEST_CASE("unary functions chunk over small memories and split programs", "[unar
     check(tiny, DType::Fp32, DType::Fp32, Activation::Exp, 5000, 1024);
 }
 
-TEST_CASE("unary functions refuse integer inputs", "[unary][errors]") {
-    CHECK_THROWS_AS(tpurt::compile_unary({.type = DType::Int8, .elements = 4}, limits_of(card)),
+TEST_CASE("unary functions refuse int32 inputs and empty arrays", "[unary][errors]") {
+    CHECK_THROWS_AS(tpurt::compile_unary({.type = DType::Int32, .elements = 4}, limits_of(card)),
                     tpurt::Error);
     CHECK_THROWS_AS(tpurt::compile_unary({.elements = 0}, limits_of(card)), tpurt::Error);
 }

@@ -66,13 +66,18 @@ inline MatmulStats minimum(Device &d, const Tensor &a, const Tensor &b, Tensor &
     return elementwise(d, VectorOp::Min, a, b, out);
 }
 
-// out = f(a) elementwise with ACTIVATE's functions (relu, relu6, gelu, sigmoid, tanh, exp, or
-// none: a conversion), exactly as docs/hardware.md defines them, on bf16 or fp32 a into out of
-// any dtype ACTIVATE converts to (int8, bf16, int32, fp32). a and out are densely packed with
-// the same shape. A zero of either sign is read as +0, and bf16 subnormals as +0 (see
-// vector_compiler.hpp).
+// out = f(scale x a) elementwise with ACTIVATE's functions (relu, relu6, gelu, sigmoid, tanh,
+// exp, or none: a conversion), exactly as docs/hardware.md defines them, on int8, bf16 or fp32
+// a into out of any dtype ACTIVATE converts to (int8, bf16, int32, fp32: round to nearest even,
+// saturating). a and out are densely packed with the same shape. A zero of either sign is read
+// as +0, and bf16 subnormals as +0 (see vector_compiler.hpp).
 MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &out,
-                  std::chrono::nanoseconds timeout = Job::default_timeout);
+                  float scale = 1.0f, std::chrono::nanoseconds timeout = Job::default_timeout);
+// out = scale x a converted to out's dtype: casts between fp32, bf16 and int8, quantising
+// (fp32 -> int8 with scale 1 / step) and dequantising (int8 -> fp32 with scale step).
+inline MatmulStats cast(Device &device, const Tensor &a, Tensor &out, float scale = 1.0f) {
+    return unary(device, Activation::None, a, out, scale);
+}
 
 // out = the sum or maximum over a's last dimension (REDUCE: sums in ascending order, int8 and
 // int32 into int32 with wrap-around, bf16 and fp32 into fp32; MAX keeps the dtype). out is a

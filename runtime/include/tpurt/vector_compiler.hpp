@@ -13,13 +13,15 @@
 // per tile DMA_IN, REDUCE, DMA_OUT. Tiles are self-contained, so long ops split into jobs at
 // tile boundaries.
 //
-// Unary functions (ACTIVATE's relu, relu6, gelu, sigmoid, tanh, exp, or none: a conversion)
-// over a flat array of elements: ACTIVATE reads the accumulators, which only MATMUL writes, so
-// each program first makes the constant 1 (ACTIVATE EXP of an accumulator still zero: exp(0) is
-// exactly 1), loads it as a 1 x 1 weight tile, and then per chunk of at most 65535 elements
-// DMA_IN, MATMUL (the chunk as a column: acc = x x 1 + 0), ACTIVATE into the output type,
-// DMA_OUT. x x 1 + 0 is x except that a zero of either sign becomes +0, and bf16 MATMUL reads
-// subnormal inputs as zero (DAZ); so f is applied to x, or to +0 for those.
+// Unary functions (ACTIVATE's relu, relu6, gelu, sigmoid, tanh, exp, or none: a conversion,
+// each after a scale, so casts with a scale quantise and dequantise) over a flat array: ACTIVATE
+// reads the accumulators, which only MATMUL writes, so each program first makes the constant 1
+// (ACTIVATE EXP of an accumulator still zero: exp(0) is exactly 1), loads it as a 1 x 1 weight
+// tile, and then per chunk of at most 65535 elements DMA_IN, MATMUL (the chunk as a column: acc = x
+// x 1 + 0), ACTIVATE into the output type, DMA_OUT. x x 1 + 0 is x except that a zero of either
+// sign becomes +0, and bf16 MATMUL reads subnormal inputs as zero (DAZ); so f is applied to x, or
+// to +0 for those. int8 inputs go through the int8 MATMUL into int32 accumulators (exact) and are
+// converted to fp32 exactly.
 #pragma once
 
 #include "tpurt/device_info.hpp"
@@ -53,9 +55,10 @@ struct ReduceProblem {
 };
 
 struct UnaryProblem {
-    DType type = DType::Fp32;     // input: Bf16 or Fp32
+    DType type = DType::Fp32;     // input: Int8, Bf16 or Fp32
     DType out_type = DType::Fp32; // Int8, Bf16, Int32 or Fp32 (ACTIVATE's conversion)
     Activation function = Activation::None;
+    float scale = 1.0f; // out = function(scale x x), as ACTIVATE scales
     std::uint64_t elements = 0;
     std::uint64_t a_addr = 0, dst_addr = 0; // densely packed
 };
