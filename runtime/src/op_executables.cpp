@@ -168,6 +168,37 @@ Executable compile_elementwise_executable(const ElementwiseProblem &problem,
     return Executable::link(elementwise_name(p), std::move(args), std::move(programs));
 }
 
+std::string transpose_executable_key(const TransposeProblem &p, const ArrayLimits &limits) {
+    const std::uint64_t elem = element_size(p.type);
+    return "transpose " + std::string(dtype_name(p.type)) + " " + std::to_string(p.rows) + "x" +
+           std::to_string(p.cols) + " strides " +
+           std::to_string(stride_or_dense(p.a_stride, p.cols * elem)) + "," +
+           std::to_string(stride_or_dense(p.dst_stride, p.rows * elem)) + limits_key(limits);
+}
+
+Executable compile_transpose_executable(const TransposeProblem &problem,
+                                        const ArrayLimits &limits) {
+    TransposeProblem p = problem;
+    p.a_addr = Executable::placeholder(0);
+    p.dst_addr = Executable::placeholder(1);
+    std::vector<Program> programs = compile_transpose(p, limits);
+    const std::uint64_t elem = element_size(p.type);
+    std::vector<ExecutableArg> args{
+        {"a", (p.rows - 1) * stride_or_dense(p.a_stride, p.cols * elem) + p.cols * elem},
+        {"dst", (p.cols - 1) * stride_or_dense(p.dst_stride, p.rows * elem) + p.rows * elem}};
+    return Executable::link("transpose " + std::string(dtype_name(p.type)) + " " +
+                                std::to_string(p.rows) + "x" + std::to_string(p.cols),
+                            std::move(args), std::move(programs));
+}
+
+std::shared_ptr<const Executable> transpose_executable(Device &device,
+                                                       const TransposeProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(transpose_executable_key(problem, limits), [&] {
+        return compile_transpose_executable(problem, limits);
+    });
+}
+
 std::string unary_executable_key(const UnaryProblem &p, const ArrayLimits &limits) {
     char scale[32];
     std::snprintf(scale, sizeof(scale), "%a", static_cast<double>(p.scale));

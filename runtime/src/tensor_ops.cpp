@@ -235,6 +235,30 @@ MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tens
     return exe->run(device, bases, buffers, timeout);
 }
 
+MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
+                      std::chrono::nanoseconds timeout) {
+    const std::string op = "transpose";
+    if (!device.info().has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    const std::uint64_t a_stride = matrix_row_stride(op, "a", a, a.dtype());
+    const std::uint64_t out_stride = matrix_row_stride(op, "out", out, a.dtype());
+    if (out.size(0) != a.size(1) || out.size(1) != a.size(0))
+        refuse(op, "out " + out.layout().describe() + " is not a " + a.layout().describe() +
+                       " transposed");
+    if (a.size(0) > UINT32_MAX || a.size(1) > UINT32_MAX)
+        refuse(op, "dimensions beyond 2^32 - 1");
+    const TransposeProblem problem{.type = a.dtype(),
+                                   .rows = static_cast<std::uint32_t>(a.size(0)),
+                                   .cols = static_cast<std::uint32_t>(a.size(1)),
+                                   .a_stride = a_stride,
+                                   .dst_stride = out_stride};
+    const std::shared_ptr<const Executable> exe = transpose_executable(device, problem);
+    const std::array<std::uint64_t, 2> bases{a.device_addr(), out.device_addr()};
+    const std::array<const Buffer *, 2> buffers{&a.buffer(), &out.buffer()};
+    return exe->run(device, bases, buffers, timeout);
+}
+
 MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &out, float scale,
                   std::chrono::nanoseconds timeout) {
     const std::string name = std::string("unary ") + activation_name(function);

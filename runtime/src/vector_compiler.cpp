@@ -217,6 +217,55 @@ std::vector<Program> compile_unary(const UnaryProblem &p, const ArrayLimits &lim
     return programs;
 }
 
+std::vector<Program> compile_transpose(const TransposeProblem &p, const ArrayLimits &limits,
+                                       std::size_t max_program_bytes) {
+    check_shape("transpose", p.type, p.rows, p.cols);
+    const std::uint32_t elem = static_cast<std::uint32_t>(element_size(p.type));
+    const std::uint64_t a_stride =
+        stride_of(p.a_stride, std::uint64_t{p.cols} * elem, "transpose", "A");
+    const std::uint64_t dst_stride =
+        stride_of(p.dst_stride, std::uint64_t{p.rows} * elem, "transpose", "dst");
+    const std::uint64_t half = limits.ub_bytes / 2 / elem; // elements of one tile
+    const auto tile_cols =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>({p.cols, max_dim, half}));
+    const auto tile_rows = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>({p.rows, max_dim, tile_cols ? half / tile_cols : 0}));
+    if (tile_rows == 0 || tile_cols == 0)
+        throw Error(ErrorCode::Unsupported, "the card's unified buffer holds no transpose tile");
+    const std::uint32_t dst_ub = static_cast<std::uint32_t>(half * elem);
+    ProgramSplitter programs(max_program_bytes);
+    for (std::uint32_t r0 = 0; r0 < p.rows; r0 += tile_rows) {
+        const std::uint32_t rows = std::min(tile_rows, p.rows - r0);
+        for (std::uint32_t c0 = 0; c0 < p.cols; c0 += tile_cols) {
+            const std::uint32_t cols = std::min(tile_cols, p.cols - c0);
+            ProgramBuilder block;
+            block.dma_in({.type = p.type,
+                          .host_addr = p.a_addr + r0 * a_stride + std::uint64_t{c0} * elem,
+                          .host_stride = a_stride,
+                          .local_addr = 0,
+                          .local_stride = cols * elem,
+                          .rows = rows,
+                          .cols = cols});
+            block.transpose({.type = p.type,
+                             .src_addr = 0,
+                             .src_stride = cols * elem,
+                             .dst_addr = dst_ub,
+                             .dst_stride = rows * elem,
+                             .rows = rows,
+                             .cols = cols});
+            block.dma_out({.type = p.type,
+                           .host_addr = p.dst_addr + c0 * dst_stride + std::uint64_t{r0} * elem,
+                           .host_stride = dst_stride,
+                           .local_addr = dst_ub,
+                           .local_stride = rows * elem,
+                           .rows = cols,
+                           .cols = rows});
+            programs.add(block.finish());
+        }
+    }
+    return programs.finish();
+}
+
 std::vector<Program> compile_reduce(const ReduceProblem &p, const ArrayLimits &limits,
                                     std::size_t max_program_bytes) {
     check_shape("reduction", p.type, p.rows, p.cols);

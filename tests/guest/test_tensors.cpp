@@ -3,7 +3,9 @@
 // strided views land where the strides say (checked through the buffer's own mapping);
 // matmuls on views (row slices and column windows of larger matrices, operands at offsets in
 // a shared buffer) equal the reference loops on the same elements copied out, for int8, bf16
-// and fp32; wrong shapes, types and layouts are refused with a message naming the operand.
+// and fp32, and so do dense layers and convolutions on tensors; a transpose on the card gives
+// the transposed view's elements; wrong shapes, types and layouts are refused with a message naming
+// the operand.
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -189,6 +191,28 @@ TEST_CASE("conv2d on tensors equals the reference", "[tensor][conv2d]") {
     require_refused(
         [&] { tpurt::conv2d(device(), in, w, wrong, {.stride_h = 2, .pad_h = 1, .pad_w = 1}); },
         "must have the shape");
+}
+
+TEST_CASE("transpose on the card, and a matmul with a transposed operand", "[tensor][transpose]") {
+    // C = A^T x B with A stored K x M: transpose A's view on the card, then multiply.
+    const std::size_t m = 90, k = 140, n = 60;
+    const auto at = tpurt::random_fp32(k * m, 61), b = tpurt::random_fp32(k * n, 62);
+    const Tensor a_stored = Tensor::from_host<float>(device(), at, {k, m});
+    Tensor a = Tensor::empty(device(), DType::Fp32, {m, k});
+    tpurt::transpose(device(), a_stored, a);
+    std::vector<float> a_values(m * k);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < k; ++j)
+            a_values[i * k + j] = at[j * m + i];
+    CHECK(a.to_vector<float>() == a_values);
+    CHECK(a.to_vector<float>() == a_stored.transpose(0, 1).to_vector<float>());
+    Tensor c = Tensor::empty(device(), DType::Fp32, {m, n});
+    tpurt::matmul(device(), a, Tensor::from_host<float>(device(), b, {k, n}), c);
+    std::vector<float> ref(m * n);
+    tpurt::reference_matmul(std::span<const float>(a_values), std::span<const float>(b),
+                            std::span<float>(ref), m, k, n);
+    CHECK(c.to_vector<float>() == ref);
+    require_refused([&] { tpurt::transpose(device(), a_stored, c); }, "transposed");
 }
 
 TEST_CASE("tensor misuse is refused with what is wrong", "[tensor][errors]") {

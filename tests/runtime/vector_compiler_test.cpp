@@ -4,7 +4,7 @@
 // wrapping, bf16 computed in binary32 and rounded to nearest even, fp32; MAX / MIN with the
 // card's NaN rule; row sums in ascending column order, row maxima): every op and type, full and
 // broadcast b, padded strides, tiles forced by a tiny unified buffer and programs split into
-// several jobs; rows that do not fit one REDUCE are refused.
+// several jobs; transposes move every element; rows that do not fit one REDUCE are refused.
 #include "engine_runner.hpp"
 
 #include <tpu_test/card.hpp>
@@ -277,6 +277,35 @@ void check_reduce(const tpu_engine_config &cfg, DType type, ReduceOp op, std::ui
     CHECK(got == want);
 }
 
+void check_transpose(const tpu_engine_config &cfg, DType type, std::uint32_t rows,
+                     std::uint32_t cols, std::uint64_t pad) {
+    INFO(tpurt::dtype_name(type) << " transpose " << rows << "x" << cols << " pad " << pad);
+    const std::uint64_t elem = tpurt::element_size(type);
+    const std::uint64_t a_stride = cols * elem + pad, d_stride = rows * elem + pad;
+    const auto a = random_bytes(type, std::size_t{rows} * cols, rows * 3 + cols);
+    const auto programs = tpurt::compile_transpose({.type = type,
+                                                    .rows = rows,
+                                                    .cols = cols,
+                                                    .a_addr = a_va,
+                                                    .dst_addr = d_va,
+                                                    .a_stride = a_stride,
+                                                    .dst_stride = d_stride},
+                                                   limits_of(cfg));
+    tpu::test::HostMemory memory;
+    tpu::test::Card card(memory, cfg);
+    tpu::test::AddressSpace space = card.address_space(1);
+    space.map(a_va, rows * a_stride, tpu::test::kRead);
+    space.map(d_va, cols * d_stride, tpu::test::kWrite);
+    put(space, a_va, a, rows, cols * elem, a_stride);
+    run(programs, space, card);
+    std::vector<std::byte> got(rows * elem);
+    for (std::uint32_t c = 0; c < cols; ++c) {
+        space.read(d_va + c * d_stride, got.data(), got.size());
+        for (std::uint32_t r = 0; r < rows; ++r)
+            REQUIRE(std::memcmp(&got[r * elem], &a[(std::size_t{r} * cols + c) * elem], elem) == 0);
+    }
+}
+
 const tpu_engine_config card = engine_config(128, 128, 8u << 20, 4u << 20);
 // A 1 KiB unified buffer: tiles of a few rows and columns.
 const tpu_engine_config tiny = engine_config(4, 4, 1024, 1024);
@@ -306,6 +335,13 @@ TEST_CASE("row reductions equal the reference", "[vector][reduce]") {
             check_reduce(card, type, op, 70, 333, 0);
             check_reduce(tiny, type, op, 50, 60, 4);
         }
+}
+
+TEST_CASE("transposes move every element to its place", "[vector][transpose]") {
+    for (DType type : {DType::Int8, DType::Bf16, DType::Fp32}) {
+        check_transpose(card, type, 300, 170, 0);
+        check_transpose(tiny, type, 37, 53, 8);
+    }
 }
 
 TEST_CASE("vector ops refuse what they cannot do", "[vector][errors]") {

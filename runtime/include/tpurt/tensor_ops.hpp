@@ -79,6 +79,12 @@ inline MatmulStats cast(Device &device, const Tensor &a, Tensor &out, float scal
     return unary(device, Activation::None, a, out, scale);
 }
 
+// out[c][r] = a[r][c] on the card (TRANSPOSE), for a matrix of any dtype; rows of a and out
+// may be strided as for matmul. With Tensor::transpose() views this makes the contiguous copy
+// that matmul needs of a transposed operand.
+MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
+                      std::chrono::nanoseconds timeout = Job::default_timeout);
+
 // out = the sum or maximum over a's last dimension (REDUCE: sums in ascending order, int8 and
 // int32 into int32 with wrap-around, bf16 and fp32 into fp32; MAX keeps the dtype). out is a
 // densely packed tensor of one element per row of a (for example a's shape without the last

@@ -63,6 +63,15 @@ struct UnaryProblem {
     std::uint64_t a_addr = 0, dst_addr = 0; // densely packed
 };
 
+// out[c][r] = a[r][c] for a rows x cols matrix of any type.
+struct TransposeProblem {
+    DType type = DType::Fp32;
+    std::uint32_t rows = 0;
+    std::uint32_t cols = 0;
+    std::uint64_t a_addr = 0, dst_addr = 0;
+    std::uint64_t a_stride = 0, dst_stride = 0; // bytes between rows (dst has cols rows); 0: dense
+};
+
 // The type of a reduction's result: SUM of Int8 / Int32 gives Int32, of Bf16 / Fp32 Fp32;
 // MAX keeps the type.
 constexpr DType reduce_result_type(DType type, ReduceOp op) {
@@ -78,6 +87,10 @@ std::vector<Program> compile_elementwise(const ElementwiseProblem &problem,
                                          std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 std::vector<Program> compile_unary(const UnaryProblem &problem, const ArrayLimits &limits,
                                    std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+// Tiles of at most 65535 x 65535 whose source and transposed copy fit the unified buffer
+// together: DMA_IN, TRANSPOSE, DMA_OUT into the tile's transposed place.
+std::vector<Program> compile_transpose(const TransposeProblem &problem, const ArrayLimits &limits,
+                                       std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 std::vector<Program> compile_reduce(const ReduceProblem &problem, const ArrayLimits &limits,
                                     std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 
