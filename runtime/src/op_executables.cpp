@@ -168,6 +168,41 @@ Executable compile_elementwise_executable(const ElementwiseProblem &problem,
     return Executable::link(elementwise_name(p), std::move(args), std::move(programs));
 }
 
+namespace {
+
+std::string pool_name(const PoolProblem &p) {
+    return std::string(p.op == PoolOp::Max ? "maxpool " : "avgpool ") + dtype_name(p.type) + " " +
+           std::to_string(p.batch) + "x" + std::to_string(p.height) + "x" +
+           std::to_string(p.width) + "x" + std::to_string(p.channels) + " w" +
+           std::to_string(p.win_h) + "x" + std::to_string(p.win_w) + " s" +
+           std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w);
+}
+
+} // namespace
+
+std::string pool_executable_key(const PoolProblem &p, const ArrayLimits &limits) {
+    return pool_name(p) + limits_key(limits);
+}
+
+Executable compile_pool_executable(const PoolProblem &problem, const ArrayLimits &limits) {
+    PoolProblem p = problem;
+    p.a_addr = Executable::placeholder(0);
+    p.dst_addr = Executable::placeholder(1);
+    std::vector<Program> programs = compile_pool(p, limits);
+    const std::uint64_t elem = element_size(p.type);
+    std::vector<ExecutableArg> args{
+        {"input", std::uint64_t{p.batch} * p.height * p.width * p.channels * elem},
+        {"output", std::uint64_t{p.batch} * p.out_height() * p.out_width() * p.channels * elem}};
+    return Executable::link(pool_name(p), std::move(args), std::move(programs));
+}
+
+std::shared_ptr<const Executable> pool_executable(Device &device, const PoolProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(pool_executable_key(problem, limits), [&] {
+        return compile_pool_executable(problem, limits);
+    });
+}
+
 std::string transpose_executable_key(const TransposeProblem &p, const ArrayLimits &limits) {
     const std::uint64_t elem = element_size(p.type);
     return "transpose " + std::string(dtype_name(p.type)) + " " + std::to_string(p.rows) + "x" +

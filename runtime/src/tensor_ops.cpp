@@ -235,6 +235,45 @@ MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tens
     return exe->run(device, bases, buffers, timeout);
 }
 
+MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
+                   std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+                   std::uint32_t stride_w, std::chrono::nanoseconds timeout) {
+    const std::string name = op == PoolOp::Max ? "max pool" : "average pool";
+    if (!device.info().has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    if (input.rank() != 4 || !input.is_contiguous() || out.dtype() != input.dtype() ||
+        !out.is_contiguous())
+        refuse(name, "input " + input.layout().describe() + " and out " + out.layout().describe() +
+                         " must be densely packed [N, H, W, C] tensors of one dtype");
+    for (std::size_t extent : input.shape())
+        if (extent > UINT32_MAX)
+            refuse(name, "input " + input.layout().describe() + " is too large");
+    const PoolProblem problem{.type = input.dtype(),
+                              .op = op,
+                              .batch = static_cast<std::uint32_t>(input.size(0)),
+                              .height = static_cast<std::uint32_t>(input.size(1)),
+                              .width = static_cast<std::uint32_t>(input.size(2)),
+                              .channels = static_cast<std::uint32_t>(input.size(3)),
+                              .win_h = window_h,
+                              .win_w = window_w,
+                              .stride_h = stride_h,
+                              .stride_w = stride_w};
+    if (window_h == 0 || window_w == 0 || stride_h == 0 || stride_w == 0 ||
+        window_h > problem.height || window_w > problem.width)
+        refuse(name, "windows must lie inside the image and strides be at least 1");
+    const std::vector<std::size_t> expected{problem.batch, problem.out_height(),
+                                            problem.out_width(), problem.channels};
+    if (out.shape() != expected)
+        refuse(name, "out " + out.layout().describe() + " must have the shape [" +
+                         std::to_string(expected[0]) + ", " + std::to_string(expected[1]) + ", " +
+                         std::to_string(expected[2]) + ", " + std::to_string(expected[3]) + "]");
+    const std::shared_ptr<const Executable> exe = pool_executable(device, problem);
+    const std::array<std::uint64_t, 2> bases{input.device_addr(), out.device_addr()};
+    const std::array<const Buffer *, 2> buffers{&input.buffer(), &out.buffer()};
+    return exe->run(device, bases, buffers, timeout);
+}
+
 MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
                       std::chrono::nanoseconds timeout) {
     const std::string op = "transpose";

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // test_vector_ops.cpp - guest test: elementwise ops (add, sub, mul, max, min; b of a's shape or
 // one row broadcast), row reductions (sum, max), unary relu and relu6, casts and int8 quantise /
-// dequantise with scales on tensors on the real card equal reference loops written here (fp32
-// and bf16 in binary32 with bf16 rounding to nearest even, int8 saturating, int32 wrapping), on
-// 3-D tensors and on views; mismatched tensors are refused. The transcendental functions are
-// checked bit for bit on the engine (tests/runtime/unary_test.cpp).
+// dequantise with scales, max and average pooling on tensors on the real card equal reference
+// loops written here (fp32 and bf16 in binary32 with bf16 rounding to nearest even, int8
+// saturating, int32 wrapping), on 3-D tensors and on views; mismatched tensors are refused. The
+// transcendental functions are checked bit for bit on the engine (tests/runtime/unary_test.cpp).
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -212,6 +212,39 @@ TEST_CASE("quantise to int8 and dequantise with scales", "[vector][unary]") {
     }
     CHECK(q.to_vector<std::int8_t>() == want_q);
     CHECK(back.to_vector<float>() == want_back);
+}
+
+TEST_CASE("max and average pooling on tensors equal the reference", "[vector][pool]") {
+    tpurt::Device &dev = device();
+    const std::size_t n = 2, h = 28, w = 28, c = 8;
+    const auto x = tpurt::random_fp32(n * h * w * c, 14);
+    const Tensor in = Tensor::from_host<float>(dev, x, {n, h, w, c});
+    Tensor maxed = Tensor::empty(dev, DType::Fp32, {n, 14, 14, c});
+    Tensor avged = Tensor::empty(dev, DType::Fp32, {n, 14, 14, c});
+    tpurt::pool2d(dev, tpurt::PoolOp::Max, in, maxed, 2, 2, 2, 2);
+    tpurt::pool2d(dev, tpurt::PoolOp::Avg, in, avged, 2, 2, 2, 2);
+    std::vector<float> want_max, want_avg;
+    for (std::size_t b = 0; b < n; ++b)
+        for (std::size_t oy = 0; oy < 14; ++oy)
+            for (std::size_t ox = 0; ox < 14; ++ox)
+                for (std::size_t ch = 0; ch < c; ++ch) {
+                    const auto at = [&](std::size_t i, std::size_t j) {
+                        return x[((b * h + 2 * oy + i) * w + 2 * ox + j) * c + ch];
+                    };
+                    float m = at(0, 0), s = at(0, 0);
+                    for (std::size_t k = 1; k < 4; ++k) {
+                        const float v = at(k / 2, k % 2);
+                        m = v > m ? v : m;
+                        s += v;
+                    }
+                    want_max.push_back(m);
+                    want_avg.push_back(s / 4.0f);
+                }
+    CHECK(maxed.to_vector<float>() == want_max);
+    CHECK(avged.to_vector<float>() == want_avg);
+    Tensor wrong = Tensor::empty(dev, DType::Fp32, {n, 13, 14, c});
+    require_refused([&] { tpurt::pool2d(dev, tpurt::PoolOp::Max, in, wrong, 2, 2, 2, 2); },
+                    "must have the shape");
 }
 
 TEST_CASE("vector ops refuse mismatched tensors", "[vector][errors]") {

@@ -79,6 +79,30 @@ float bits_to_float(std::uint32_t u) {
     return std::bit_cast<float>(u);
 }
 
+// The card's conversion of a binary32 value to `type` (round to nearest even, saturating;
+// NaN canonical, or 0 for integers), appended to out as bytes.
+void convert_float(DType type, float v, std::vector<std::byte> &out) {
+    const auto put = [&](const auto value) {
+        const auto *b = reinterpret_cast<const std::byte *>(&value);
+        out.insert(out.end(), b, b + sizeof(value));
+    };
+    switch (type) {
+    case DType::Int8:
+        put(static_cast<std::int8_t>(
+            std::isnan(v) ? 0 : std::clamp(std::nearbyint(v), -128.0f, 127.0f)));
+        break;
+    case DType::Bf16:
+        put(std::isnan(v) ? std::uint16_t{0x7fc0} : tpurt::Bf16::from_float(v).bits);
+        break;
+    case DType::Int32:
+        put(static_cast<std::int32_t>(std::isnan(v) ? 0 : std::nearbyint(v)));
+        break;
+    case DType::Fp32:
+        put(std::isnan(v) ? 0x7fc00000u : std::bit_cast<std::uint32_t>(v));
+        break;
+    }
+}
+
 // The card's binary32 op, and MAX / MIN with its NaN rule.
 float apply(VectorOp op, float a, float b) {
     switch (op) {
@@ -306,6 +330,101 @@ void check_transpose(const tpu_engine_config &cfg, DType type, std::uint32_t row
     }
 }
 
+// One element of `type` at p as a float (int8 and int32 exactly as the card's int32 sums see
+// them: AVG of integers sums in int32, which these small windows of small values never wrap).
+float load(DType type, const std::byte *p) {
+    switch (type) {
+    case DType::Int8:
+        return static_cast<float>(static_cast<std::int8_t>(*p));
+    case DType::Bf16: {
+        std::uint16_t h;
+        std::memcpy(&h, p, 2);
+        return bits_to_float(std::uint32_t{h} << 16);
+    }
+    case DType::Int32: {
+        std::int32_t v;
+        std::memcpy(&v, p, 4);
+        return static_cast<float>(v);
+    }
+    case DType::Fp32: {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+    }
+    }
+    return 0;
+}
+
+void check_pool(const tpu_engine_config &cfg, DType type, tpurt::PoolOp op,
+                const tpurt::PoolProblem &shape) {
+    tpurt::PoolProblem p = shape;
+    p.type = type;
+    p.op = op;
+    p.a_addr = a_va;
+    p.dst_addr = d_va;
+    INFO(tpurt::dtype_name(type) << (op == tpurt::PoolOp::Max ? " max" : " avg") << " pool "
+                                 << p.batch << "x" << p.height << "x" << p.width << "x"
+                                 << p.channels << " window " << p.win_h << "x" << p.win_w);
+    const std::uint64_t elem = tpurt::element_size(type);
+    const std::size_t in_count = std::size_t{p.batch} * p.height * p.width * p.channels;
+    auto a = random_bytes(type, in_count, in_count);
+    if (type == DType::Int32) // small values: exact in binary32 (AVG divides a float sum)
+        for (std::size_t i = 0; i < in_count; ++i) {
+            const std::int32_t v = static_cast<std::int8_t>(a[4 * i]);
+            std::memcpy(&a[4 * i], &v, 4);
+        }
+    const auto programs = tpurt::compile_pool(p, limits_of(cfg));
+    const std::uint32_t oh = p.out_height(), ow = p.out_width();
+    const std::size_t out_count = std::size_t{p.batch} * oh * ow * p.channels;
+    tpu::test::HostMemory memory;
+    tpu::test::Card card(memory, cfg);
+    tpu::test::AddressSpace space = card.address_space(1);
+    space.map(a_va, a.size(), tpu::test::kRead);
+    space.map(d_va, out_count * elem, tpu::test::kWrite);
+    space.write(a_va, a.data(), a.size());
+    run(programs, space, card);
+    std::vector<std::byte> got(out_count * elem), want;
+    space.read(d_va, got.data(), got.size());
+    const auto at = [&](std::uint32_t n, std::uint32_t y, std::uint32_t x, std::uint32_t c) {
+        return &a[(((std::size_t{n} * p.height + y) * p.width + x) * p.channels + c) * elem];
+    };
+    for (std::uint32_t n = 0; n < p.batch; ++n)
+        for (std::uint32_t oy = 0; oy < oh; ++oy)
+            for (std::uint32_t ox = 0; ox < ow; ++ox)
+                for (std::uint32_t c = 0; c < p.channels; ++c) {
+                    const std::byte *first = at(n, oy * p.stride_h, ox * p.stride_w, c);
+                    if (op == tpurt::PoolOp::Max) {
+                        // The window's maximum keeps the element's bytes (NaN canonical).
+                        const std::byte *best = first;
+                        bool is_nan = std::isnan(load(type, first));
+                        for (std::uint32_t i = 0; i < p.win_h; ++i)
+                            for (std::uint32_t j = 0; j < p.win_w; ++j) {
+                                const std::byte *e =
+                                    at(n, oy * p.stride_h + i, ox * p.stride_w + j, c);
+                                is_nan = is_nan || std::isnan(load(type, e));
+                                if (load(type, e) > load(type, best))
+                                    best = e;
+                            }
+                        if (is_nan)
+                            convert_float(type, std::numeric_limits<float>::quiet_NaN(), want);
+                        else
+                            want.insert(want.end(), best, best + elem);
+                    } else {
+                        float sum = 0;
+                        bool started = false;
+                        for (std::uint32_t i = 0; i < p.win_h; ++i)
+                            for (std::uint32_t j = 0; j < p.win_w; ++j) {
+                                const float v =
+                                    load(type, at(n, oy * p.stride_h + i, ox * p.stride_w + j, c));
+                                sum = started ? sum + v : v;
+                                started = true;
+                            }
+                        convert_float(type, sum / static_cast<float>(p.win_h * p.win_w), want);
+                    }
+                }
+    CHECK(got == want);
+}
+
 const tpu_engine_config card = engine_config(128, 128, 8u << 20, 4u << 20);
 // A 1 KiB unified buffer: tiles of a few rows and columns.
 const tpu_engine_config tiny = engine_config(4, 4, 1024, 1024);
@@ -342,6 +461,36 @@ TEST_CASE("transposes move every element to its place", "[vector][transpose]") {
         check_transpose(card, type, 300, 170, 0);
         check_transpose(tiny, type, 37, 53, 8);
     }
+}
+
+TEST_CASE("max and average pooling equal the reference", "[vector][pool]") {
+    const tpurt::PoolProblem small{.batch = 2,
+                                   .height = 9,
+                                   .width = 11,
+                                   .channels = 5,
+                                   .win_h = 2,
+                                   .win_w = 3,
+                                   .stride_h = 2,
+                                   .stride_w = 2};
+    const tpurt::PoolProblem banded{.batch = 1,
+                                    .height = 40,
+                                    .width = 12,
+                                    .channels = 3,
+                                    .win_h = 3,
+                                    .win_w = 3,
+                                    .stride_h = 1,
+                                    .stride_w = 3};
+    for (DType type : {DType::Int8, DType::Bf16, DType::Int32, DType::Fp32})
+        for (tpurt::PoolOp op : {tpurt::PoolOp::Max, tpurt::PoolOp::Avg}) {
+            check_pool(card, type, op, small);
+            check_pool(tiny, type, op, banded); // bands of a few output rows
+        }
+    // The tiny card's 1 KiB unified buffer takes the 40 rows in bands: several POOLs.
+    std::size_t pools = 0;
+    for (const tpurt::Program &program : tpurt::compile_pool(banded, limits_of(tiny)))
+        for (const union tpu_insn &insn : program.insns)
+            pools += insn.hdr.opcode == TPU_OP_POOL;
+    CHECK(pools > 1);
 }
 
 TEST_CASE("vector ops refuse what they cannot do", "[vector][errors]") {

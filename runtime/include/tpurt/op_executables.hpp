@@ -31,6 +31,8 @@ Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
 Executable compile_elementwise_executable(const ElementwiseProblem &problem,
                                           const ArrayLimits &limits);
 // Arguments: a, dst.
+Executable compile_pool_executable(const PoolProblem &problem, const ArrayLimits &limits);
+// Arguments: a, dst.
 Executable compile_transpose_executable(const TransposeProblem &problem, const ArrayLimits &limits);
 // Arguments: a, dst.
 Executable compile_unary_executable(const UnaryProblem &problem, const ArrayLimits &limits);
@@ -46,6 +48,7 @@ std::string elementwise_executable_key(const ElementwiseProblem &problem,
 std::string reduce_executable_key(const ReduceProblem &problem, const ArrayLimits &limits);
 std::string unary_executable_key(const UnaryProblem &problem, const ArrayLimits &limits);
 std::string transpose_executable_key(const TransposeProblem &problem, const ArrayLimits &limits);
+std::string pool_executable_key(const PoolProblem &problem, const ArrayLimits &limits);
 
 // From the device's cache, compiled on the first use of the key.
 std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem);
@@ -58,5 +61,6 @@ std::shared_ptr<const Executable> reduce_executable(Device &device, const Reduce
 std::shared_ptr<const Executable> unary_executable(Device &device, const UnaryProblem &problem);
 std::shared_ptr<const Executable> transpose_executable(Device &device,
                                                        const TransposeProblem &problem);
+std::shared_ptr<const Executable> pool_executable(Device &device, const PoolProblem &problem);
 
 } // namespace tpurt

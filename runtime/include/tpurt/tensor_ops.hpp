@@ -85,6 +85,14 @@ inline MatmulStats cast(Device &device, const Tensor &a, Tensor &out, float scal
 MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
                       std::chrono::nanoseconds timeout = Job::default_timeout);
 
+// Max or average pooling without padding (POOL): input [N, H, W, C] -> out [N, OH, OW, C],
+// OH = (H - window_h) / stride_h + 1 (OW likewise), windows of at most 16 x 16, any dtype;
+// both densely packed. MAX keeps the element (NaN if the window holds one); AVG sums in int32
+// (int8, int32) or fp32 (bf16, fp32), divides in binary32 and converts back.
+MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
+                   std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+                   std::uint32_t stride_w, std::chrono::nanoseconds timeout = Job::default_timeout);
+
 // out = the sum or maximum over a's last dimension (REDUCE: sums in ascending order, int8 and
 // int32 into int32 with wrap-around, bf16 and fp32 into fp32; MAX keeps the dtype). out is a
 // densely packed tensor of one element per row of a (for example a's shape without the last

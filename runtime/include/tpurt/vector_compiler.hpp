@@ -72,6 +72,19 @@ struct TransposeProblem {
     std::uint64_t a_stride = 0, dst_stride = 0; // bytes between rows (dst has cols rows); 0: dense
 };
 
+// Max or average pooling of NHWC images without padding: out [N][OH][OW][C] with
+// OH = (H - win_h) / stride_h + 1 (OW likewise), windows of at most 16 x 16.
+struct PoolProblem {
+    DType type = DType::Fp32; // Int8, Bf16, Int32 or Fp32
+    PoolOp op = PoolOp::Max;
+    std::uint32_t batch = 1, height = 0, width = 0, channels = 0;
+    std::uint32_t win_h = 0, win_w = 0, stride_h = 0, stride_w = 0;
+    std::uint64_t a_addr = 0, dst_addr = 0; // densely packed
+
+    std::uint32_t out_height() const { return (height - win_h) / stride_h + 1; }
+    std::uint32_t out_width() const { return (width - win_w) / stride_w + 1; }
+};
+
 // The type of a reduction's result: SUM of Int8 / Int32 gives Int32, of Bf16 / Fp32 Fp32;
 // MAX keeps the type.
 constexpr DType reduce_result_type(DType type, ReduceOp op) {
@@ -91,6 +104,11 @@ std::vector<Program> compile_unary(const UnaryProblem &problem, const ArrayLimit
 // together: DMA_IN, TRANSPOSE, DMA_OUT into the tile's transposed place.
 std::vector<Program> compile_transpose(const TransposeProblem &problem, const ArrayLimits &limits,
                                        std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+// Per image, bands of output rows whose input rows and results fit the unified buffer: DMA_IN
+// of the band's input rows, one POOL, DMA_OUT. An input row (W x C elements) must fit one DMA
+// (65535 elements) and the unified buffer.
+std::vector<Program> compile_pool(const PoolProblem &problem, const ArrayLimits &limits,
+                                  std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 std::vector<Program> compile_reduce(const ReduceProblem &problem, const ArrayLimits &limits,
                                     std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 
