@@ -91,3 +91,10 @@ fresh-check: deps
 clean:
 	rm -rf build
 	$(MAKE) -C driver clean
+
+# libtpurt installed for applications outside this tree: the shared (soname libtpurt.so.0) and
+# static libraries, headers, pkg-config file and CMake package under $(PREFIX).
+PREFIX ?= /usr/local
+.PHONY: install
+install: host
+	cmake --install $(HOST_BUILD) --prefix $(PREFIX)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// conv2d.cpp - runs compiled convolutions on a device; the host-span overloads stage through
-// device buffers (see conv2d.hpp).
+// conv2d.cpp - runs convolutions on a device through cached executables; the host-span
+// overloads stage through the device's staging pool (see conv2d.hpp).
 #include "tpurt/conv2d.hpp"
 
+#include "device_state.hpp"
 #include "op_checks.hpp"
-#include "plan_runner.hpp"
 #include "tpurt/error.hpp"
+#include "tpurt/op_executables.hpp"
 
 #include <array>
 #include <cstring>
@@ -27,11 +28,13 @@ MatmulStats conv2d_host(Device &device, std::span<const In> input, std::span<con
     if (in_bytes == 0 || w_bytes == 0)
         throw Error(ErrorCode::InvalidArgument, "conv2d dimensions must be non-zero");
 
-    const Buffer in_buf = device.allocate_copy(input.data(), in_bytes);
-    const Buffer w_buf = device.allocate_copy(weights.data(), w_bytes);
-    Buffer out_buf = device.allocate(out_bytes);
-    const MatmulStats stats = conv2d(device, in_buf, w_buf, out_buf, type, shape);
-    std::memcpy(output.data(), out_buf.data(), out_bytes);
+    detail::BufferPool &staging = *detail::state_of(device).staging;
+    const detail::PooledBuffer in_buf = staging.acquire_copy(input.data(), in_bytes);
+    const detail::PooledBuffer w_buf = staging.acquire_copy(weights.data(), w_bytes);
+    detail::PooledBuffer out_buf = staging.acquire(out_bytes);
+    const MatmulStats stats =
+        conv2d(device, in_buf.buffer(), w_buf.buffer(), out_buf.buffer(), type, shape);
+    std::memcpy(output.data(), out_buf.buffer().data(), out_bytes);
     return stats;
 }
 
@@ -40,20 +43,16 @@ MatmulStats conv2d_host(Device &device, std::span<const In> input, std::span<con
 MatmulStats conv2d(Device &device, const Buffer &input, const Buffer &weights, Buffer &output,
                    DType type, const Conv2dShape &shape, std::chrono::nanoseconds timeout) {
     detail::require_matrix_unit(device.info(), type);
-    Conv2dProblem problem;
-    problem.type = type;
-    problem.shape = shape;
-    problem.input_addr = input.device_addr();
-    problem.weight_addr = weights.device_addr();
-    problem.output_addr = output.device_addr();
-    const Conv2dPlan plan = compile_conv2d(problem, device.info().limits);
+    const std::shared_ptr<const Executable> exe = conv2d_executable(device, type, shape);
     const std::uint64_t elem = element_size(type);
     detail::require_size("conv2d", input.size(), shape.input_elements() * elem, "input");
     detail::require_size("conv2d", weights.size(), shape.weight_elements() * elem, "weights");
     detail::require_size("conv2d", output.size(),
                          shape.output_elements() * element_size(accumulator_type(type)), "output");
+    const std::array<std::uint64_t, 3> bases{input.device_addr(), weights.device_addr(),
+                                             output.device_addr()};
     const std::array<const Buffer *, 3> buffers{&input, &weights, &output};
-    return detail::run_programs(device, plan.programs, buffers, timeout);
+    return exe->run(device, bases, buffers, timeout);
 }
 
 MatmulStats conv2d(Device &device, std::span<const std::int8_t> input,

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// dense.cpp - dense layers on a device: the matmul plan with an ACTIVATE epilogue, its operands
-// checked, run like a matmul (see dense.hpp).
+// dense.cpp - dense layers on a device: the executable of the matmul with an ACTIVATE
+// epilogue, its operands checked, launched like a matmul (see dense.hpp).
 #include "tpurt/dense.hpp"
 
+#include "device_state.hpp"
 #include "op_checks.hpp"
-#include "plan_runner.hpp"
 #include "tpurt/error.hpp"
+#include "tpurt/op_executables.hpp"
 
 #include <array>
 #include <cstring>
@@ -52,21 +53,23 @@ MatmulStats dense(Device &device, const Buffer &a, const Buffer &w, const Buffer
     if (!info.has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit for ACTIVATE (caps " +
                                                 std::to_string(info.caps) + ")");
+    // Only whether there is a bias matters for the executable; the address is its argument 3.
     const std::optional<std::uint64_t> bias_addr =
         bias ? std::optional<std::uint64_t>(bias->device_addr()) : std::nullopt;
-    const MatmulPlan plan = compile_matmul(
-        dense_problem(layer, a.device_addr(), w.device_addr(), bias_addr, out.device_addr()),
-        info.limits);
+    const std::shared_ptr<const Executable> exe =
+        matmul_executable(device, dense_problem(layer, 0, 0, bias_addr, 0));
     const OperandBytes need = operand_bytes(layer, bias != nullptr);
     detail::require_size("dense layer", a.size(), need.a, "A");
     detail::require_size("dense layer", w.size(), need.w, "W");
     if (bias)
         detail::require_size("dense layer", bias->size(), need.bias, "bias");
     detail::require_size("dense layer", out.size(), need.out, "output");
+    const std::array<std::uint64_t, 4> bases{a.device_addr(), w.device_addr(), out.device_addr(),
+                                             bias ? bias->device_addr() : 0};
     const std::array<const Buffer *, 4> buffers{&a, &w, &out, bias};
-    return detail::run_programs(device, plan.programs,
-                                std::span<const Buffer *const>(buffers.data(), bias ? 4 : 3),
-                                timeout);
+    const std::size_t count = bias ? 4 : 3;
+    return exe->run(device, std::span<const std::uint64_t>(bases.data(), count),
+                    std::span<const Buffer *const>(buffers.data(), count), timeout);
 }
 
 MatmulStats dense(Device &device, std::span<const std::byte> a, std::span<const std::byte> w,
@@ -79,15 +82,17 @@ MatmulStats dense(Device &device, std::span<const std::byte> a, std::span<const 
     if (need.a == 0 || need.w == 0)
         throw Error(ErrorCode::InvalidArgument, "dense layer dimensions must be non-zero");
 
-    const Buffer a_buf = device.allocate_copy(a.data(), need.a);
-    const Buffer w_buf = device.allocate_copy(w.data(), need.w);
-    Buffer out_buf = device.allocate(need.out);
-    std::optional<Buffer> bias_buf;
+    detail::BufferPool &staging = *detail::state_of(device).staging;
+    const detail::PooledBuffer a_buf = staging.acquire_copy(a.data(), need.a);
+    const detail::PooledBuffer w_buf = staging.acquire_copy(w.data(), need.w);
+    detail::PooledBuffer out_buf = staging.acquire(need.out);
+    std::optional<detail::PooledBuffer> bias_buf;
     if (!bias.empty())
-        bias_buf.emplace(device.allocate_copy(bias.data(), need.bias));
+        bias_buf.emplace(staging.acquire_copy(bias.data(), need.bias));
     const MatmulStats stats =
-        dense(device, a_buf, w_buf, bias_buf ? &*bias_buf : nullptr, out_buf, layer);
-    std::memcpy(out.data(), out_buf.data(), need.out);
+        dense(device, a_buf.buffer(), w_buf.buffer(), bias_buf ? &bias_buf->buffer() : nullptr,
+              out_buf.buffer(), layer);
+    std::memcpy(out.data(), out_buf.buffer().data(), need.out);
     return stats;
 }
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // device.cpp - tpurt::Device: opening cards, reading counters, allocating buffers and submitting
-// programs (DRM_IOCTL_TPU_SUBMIT).
+// programs in recycled program buffers (DRM_IOCTL_TPU_SUBMIT).
 #include "tpurt/device.hpp"
 
 #include "device_discovery.hpp"
+#include "device_state.hpp"
 #include "tpurt/error.hpp"
+#include "tpurt/executable.hpp"
 
 #include <drm/tpu_accel.h>
 
@@ -13,8 +15,23 @@
 
 namespace tpurt {
 
+namespace detail {
+
+DeviceState &state_of(const Device &device) {
+    return *device.state_;
+}
+
+} // namespace detail
+
 Device::Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info)
-    : file_(std::move(file)), info_(std::move(info)) {}
+    : state_(std::make_shared<detail::DeviceState>()) {
+    state_->file = file;
+    state_->info = std::move(info);
+    const int node = state_->info.numa_node;
+    const auto allocate = [file, node](std::size_t bytes) { return Buffer(file, bytes, node); };
+    state_->programs = std::make_shared<detail::BufferPool>(allocate, 64u << 20);
+    state_->staging = std::make_shared<detail::BufferPool>(allocate, 256u << 20);
+}
 
 std::vector<DeviceInfo> Device::list() {
     std::vector<DeviceInfo> devices;
@@ -38,15 +55,19 @@ Device Device::open_path(const std::string &path) {
     return Device(std::move(file), std::move(info));
 }
 
+const DeviceInfo &Device::info() const {
+    return state_->info;
+}
+
 int Device::fd() const {
-    return file_->fd();
+    return state_->file->fd();
 }
 
 DeviceCounters Device::counters() const {
     const auto read = [this](std::uint32_t param, const char *name) {
         struct drm_tpu_get_param arg = {};
         arg.param = param;
-        file_->ioctl(DRM_IOCTL_TPU_GET_PARAM, &arg, name);
+        state_->file->ioctl(DRM_IOCTL_TPU_GET_PARAM, &arg, name);
         return static_cast<std::uint64_t>(arg.value);
     };
     DeviceCounters counters;
@@ -58,7 +79,7 @@ DeviceCounters Device::counters() const {
 }
 
 Buffer Device::allocate(std::size_t bytes) {
-    return Buffer(file_, bytes, info_.numa_node);
+    return Buffer(state_->file, bytes, state_->info.numa_node);
 }
 
 Buffer Device::allocate_copy(const void *data, std::size_t bytes) {
@@ -72,20 +93,46 @@ Job Device::submit(const Program &program, std::span<const Buffer *const> buffer
         throw Error(ErrorCode::InvalidArgument,
                     "a program holds 1.." + std::to_string(max_program_insns) +
                         " instructions, not " + std::to_string(program.insns.size()));
-    Buffer code = allocate_copy(program.insns.data(), program.size_bytes());
+    auto code = std::make_shared<detail::PooledBuffer>(
+        state_->programs->acquire_copy(program.insns.data(), program.size_bytes()));
+    return submit_program(std::move(code), program.size_bytes(), buffers);
+}
 
+Job Device::launch(const Executable &executable, std::size_t index,
+                   std::span<const std::uint64_t> bases, std::span<const Buffer *const> buffers) {
+    const std::size_t bytes = executable.program_bytes(index);
+    auto code = std::make_shared<detail::PooledBuffer>(state_->programs->acquire(bytes));
+    executable.patch(index, bases,
+                     {static_cast<union tpu_insn *>(code->buffer().data()), bytes / TPU_INSN_SIZE});
+    return submit_program(std::move(code), bytes, buffers);
+}
+
+Job Device::submit_program(std::shared_ptr<detail::PooledBuffer> program, std::size_t bytes,
+                           std::span<const Buffer *const> buffers) {
     std::vector<std::uint32_t> handles;
     handles.reserve(buffers.size());
-    for (const Buffer *buffer : buffers)
+    for (const Buffer *buffer : buffers) {
+        if (!buffer || buffer->handle() == 0)
+            throw Error(ErrorCode::InvalidArgument,
+                        "a job's buffer is missing or was moved from or released");
         handles.push_back(buffer->handle());
+    }
 
     struct drm_tpu_submit submit = {};
-    submit.program_handle = code.handle();
-    submit.program_size = static_cast<std::uint32_t>(program.size_bytes());
+    submit.program_handle = program->buffer().handle();
+    submit.program_size = static_cast<std::uint32_t>(bytes);
     submit.bo_count = static_cast<std::uint32_t>(handles.size());
     submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles.data());
-    file_->ioctl(DRM_IOCTL_TPU_SUBMIT, &submit, "DRM_IOCTL_TPU_SUBMIT");
-    return Job(file_, submit.job_id, std::move(code));
+    state_->file->ioctl(DRM_IOCTL_TPU_SUBMIT, &submit, "DRM_IOCTL_TPU_SUBMIT");
+    return Job(state_->file, submit.job_id, std::move(program));
+}
+
+RuntimeStats Device::runtime_stats() const {
+    return {.executables_cached = state_->executables.size(),
+            .compilations = state_->executables.compilations(),
+            .program_buffers_created = state_->programs->created(),
+            .staging_buffers_created = state_->staging->created(),
+            .staging_bytes_cached = state_->staging->cached_bytes()};
 }
 
 } // namespace tpurt

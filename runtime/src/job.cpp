@@ -3,6 +3,7 @@
 // statistics or a JobError.
 #include "tpurt/job.hpp"
 
+#include "buffer_pool.hpp"
 #include "device_file.hpp"
 #include "tpurt/error.hpp"
 
@@ -35,7 +36,8 @@ JobStats &JobStats::operator+=(const JobStats &other) {
     return *this;
 }
 
-Job::Job(std::shared_ptr<detail::DeviceFile> file, std::uint64_t id, Buffer program)
+Job::Job(std::shared_ptr<detail::DeviceFile> file, std::uint64_t id,
+         std::shared_ptr<detail::PooledBuffer> program)
     : file_(std::move(file)), id_(id), program_(std::move(program)),
       submitted_(std::chrono::steady_clock::now()) {}
 
@@ -63,6 +65,7 @@ void Job::retire_quietly() noexcept {
     wait.timeout_ns = default_timeout.count();
     file_->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
     retired_ = true;
+    program_.reset();
 }
 
 JobStats Job::wait(std::chrono::nanoseconds timeout) {
@@ -83,6 +86,7 @@ JobStats Job::wait(std::chrono::nanoseconds timeout) {
                         " failed: " + std::strerror(err),
                     err);
     retired_ = true;
+    program_.reset();
     if (wait.status != TPU_ERR_NONE)
         throw JobError(id_, wait.status, wait.error_pc, wait.fault_addr);
 

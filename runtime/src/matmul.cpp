@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// matmul.cpp - runs compiled matmuls on a device: checks the operands, submits every program of
-// the plan and waits for all of them; the host-span overloads stage through device buffers.
+// matmul.cpp - runs matmuls on a device through cached executables: checks the operands and
+// launches the executable of the shape; the host-span overloads stage through the device's
+// staging pool.
 #include "tpurt/matmul.hpp"
 
+#include "device_state.hpp"
 #include "op_checks.hpp"
-#include "plan_runner.hpp"
 #include "tpurt/error.hpp"
-#include "tpurt/matmul_compiler.hpp"
+#include "tpurt/op_executables.hpp"
 
 #include <array>
 #include <cstring>
@@ -29,11 +30,13 @@ MatmulStats matmul_host(Device &device, std::span<const In> a, std::span<const I
     if (a_bytes == 0 || b_bytes == 0)
         throw Error(ErrorCode::InvalidArgument, "matmul dimensions must be non-zero");
 
-    const Buffer a_buf = device.allocate_copy(a.data(), a_bytes);
-    const Buffer b_buf = device.allocate_copy(b.data(), b_bytes);
-    Buffer c_buf = device.allocate(c_bytes);
-    const MatmulStats stats = matmul(device, a_buf, b_buf, c_buf, m, k, n, type);
-    std::memcpy(c.data(), c_buf.data(), c_bytes);
+    detail::BufferPool &staging = *detail::state_of(device).staging;
+    const detail::PooledBuffer a_buf = staging.acquire_copy(a.data(), a_bytes);
+    const detail::PooledBuffer b_buf = staging.acquire_copy(b.data(), b_bytes);
+    detail::PooledBuffer c_buf = staging.acquire(c_bytes);
+    const MatmulStats stats =
+        matmul(device, a_buf.buffer(), b_buf.buffer(), c_buf.buffer(), m, k, n, type);
+    std::memcpy(c.data(), c_buf.buffer().data(), c_bytes);
     return stats;
 }
 
@@ -47,17 +50,15 @@ MatmulStats matmul(Device &device, const Buffer &a, const Buffer &b, Buffer &c, 
     problem.m = m;
     problem.k = k;
     problem.n = n;
-    problem.a_addr = a.device_addr();
-    problem.b_addr = b.device_addr();
-    problem.c_addr = c.device_addr();
-    const MatmulPlan plan = compile_matmul(problem, device.info().limits);
+    const std::shared_ptr<const Executable> exe = matmul_executable(device, problem);
     const std::uint64_t elem = element_size(type);
     detail::require_size("matmul", a.size(), std::uint64_t{m} * k * elem, "A");
     detail::require_size("matmul", b.size(), std::uint64_t{k} * n * elem, "B");
     detail::require_size("matmul", c.size(),
                          std::uint64_t{m} * n * element_size(accumulator_type(type)), "C");
+    const std::array<std::uint64_t, 3> bases{a.device_addr(), b.device_addr(), c.device_addr()};
     const std::array<const Buffer *, 3> buffers{&a, &b, &c};
-    return detail::run_programs(device, plan.programs, buffers, timeout);
+    return exe->run(device, bases, buffers, timeout);
 }
 
 MatmulStats matmul(Device &device, std::span<const std::int8_t> a, std::span<const std::int8_t> b,

@@ -12,6 +12,7 @@
 #include "tpurt/buffer.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/dtype.hpp"
+#include "tpurt/dtype_of.hpp"
 #include "tpurt/matmul.hpp"
 #include "tpurt/matmul_compiler.hpp"
 #include "tpurt/vpu_ops.hpp"
@@ -33,13 +34,6 @@ struct DenseLayer {
     Activation activation = Activation::None;
     float scale = 1.0f; // applied after the bias
 };
-
-// The element type a host array of T holds.
-template <typename T> struct DTypeOf;
-template <> struct DTypeOf<std::int8_t> { static constexpr DType value = DType::Int8; };
-template <> struct DTypeOf<Bf16> { static constexpr DType value = DType::Bf16; };
-template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct DTypeOf<float> { static constexpr DType value = DType::Fp32; };
 
 // The matmul problem of a dense layer with its operands at these device addresses (densely
 // packed), for compile_matmul(); no bias address means no bias.

@@ -8,6 +8,8 @@
 #include "tpurt/job.hpp"
 #include "tpurt/program_builder.hpp"
 
+#include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -15,6 +17,24 @@
 #include <vector>
 
 namespace tpurt {
+
+class Device;
+class Executable;
+
+namespace detail {
+struct DeviceState;
+class PooledBuffer;
+DeviceState &state_of(const Device &device);
+} // namespace detail
+
+// The runtime's own bookkeeping for one device (shared by every copy of the Device).
+struct RuntimeStats {
+    std::size_t executables_cached = 0;        // compiled ops kept for reuse
+    std::uint64_t compilations = 0;            // ops compiled so far (a cache miss each)
+    std::uint64_t program_buffers_created = 0; // buffer objects made for jobs' programs
+    std::uint64_t staging_buffers_created = 0; // ... and for staging host arrays
+    std::size_t staging_bytes_cached = 0;      // idle staging buffers kept for reuse
+};
 
 class Device {
   public:
@@ -25,7 +45,7 @@ class Device {
     // Opens a specific node, e.g. "/dev/accel/accel1"; throws if it is not a TPU.
     static Device open_path(const std::string &path);
 
-    const DeviceInfo &info() const { return info_; }
+    const DeviceInfo &info() const;
     int fd() const; // for raw ioctls next to the runtime
     // Reads the card's cumulative performance counters.
     DeviceCounters counters() const;
@@ -35,19 +55,28 @@ class Device {
     // A buffer of `bytes` (> 0) holding a copy of the bytes at `data`.
     Buffer allocate_copy(const void *data, std::size_t bytes);
 
-    // Copies `program` into its own buffer and queues it. `buffers` are every buffer it reads
-    // or writes: the job runs after earlier jobs writing them, and they stay alive until it
-    // ends.
+    // Copies `program` into a recycled program buffer and queues it. `buffers` are every
+    // buffer it reads or writes: the job runs after earlier jobs writing them, and they stay
+    // alive until it ends.
     Job submit(const Program &program, std::span<const Buffer *const> buffers);
     Job submit(const Program &program, std::initializer_list<const Buffer *> buffers) {
         return submit(program, std::span<const Buffer *const>(buffers.begin(), buffers.size()));
     }
 
-  private:
-    Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info);
+    // Queues program `index` of `executable` with argument i at device address bases[i]
+    // (patched into its copy in a recycled program buffer); `buffers` as for submit().
+    Job launch(const Executable &executable, std::size_t index,
+               std::span<const std::uint64_t> bases, std::span<const Buffer *const> buffers);
 
-    std::shared_ptr<detail::DeviceFile> file_;
-    DeviceInfo info_;
+    RuntimeStats runtime_stats() const;
+
+  private:
+    friend detail::DeviceState &detail::state_of(const Device &device);
+    Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info);
+    Job submit_program(std::shared_ptr<detail::PooledBuffer> program, std::size_t bytes,
+                       std::span<const Buffer *const> buffers);
+
+    std::shared_ptr<detail::DeviceState> state_;
 };
 
 } // namespace tpurt

@@ -11,6 +11,10 @@
 
 namespace tpurt {
 
+namespace detail {
+class PooledBuffer;
+}
+
 struct JobStats {
     std::uint64_t cycles = 0;         // modelled cycles on the card
     std::uint64_t macs = 0;           // multiply-accumulates performed
@@ -46,12 +50,14 @@ class Job {
 
   private:
     friend class Device;
-    Job(std::shared_ptr<detail::DeviceFile> file, std::uint64_t id, Buffer program);
+    Job(std::shared_ptr<detail::DeviceFile> file, std::uint64_t id,
+        std::shared_ptr<detail::PooledBuffer> program);
     void retire_quietly() noexcept;
 
     std::shared_ptr<detail::DeviceFile> file_;
     std::uint64_t id_ = 0;
-    Buffer program_; // the BO holding the instructions, kept until the job ends
+    // The buffer holding the job's program, back to its pool once the job has ended.
+    std::shared_ptr<detail::PooledBuffer> program_;
     std::chrono::steady_clock::time_point submitted_;
     bool retired_ = false;
 };

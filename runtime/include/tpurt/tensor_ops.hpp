@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// tensor_ops.hpp - the card's ops on tensors: matmul, dense layers, convolutions, elementwise
+// ops, row reductions. Operands may
+// be views: rows of a matrix may lie any number of bytes apart (a slice of a larger matrix, an
+// offset into a buffer), but the elements of a row must be adjacent (last stride 1); anything else
+// is refused with an error that says so. Results are exactly those of the same ops on host arrays.
+#pragma once
+
+#include "tpurt/conv2d.hpp"
+#include "tpurt/dense.hpp"
+#include "tpurt/device.hpp"
+#include "tpurt/job.hpp"
+#include "tpurt/matmul.hpp"
+#include "tpurt/tensor.hpp"
+#include "tpurt/vector_compiler.hpp"
+#include "tpurt/vpu_ops.hpp"
+
+#include <chrono>
+
+namespace tpurt {
+
+// c[M, N] = a[M, K] x b[K, N]: a and b Int8 (c Int32), Bf16 or Fp32 (c Fp32).
+MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
+                   std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// A dense layer (dense.hpp): out[M, N] = activation(scale x (a[M, K] x w[K, N] + bias[N])),
+// a and w Int8, Bf16 or Fp32, bias Fp32 or none, out of any dtype the card converts to
+// (Int8, Bf16, Int32, Fp32); rows may be strided as for matmul.
+MatmulStats dense(Device &device, const Tensor &a, const Tensor &w, const Tensor *bias, Tensor &out,
+                  Activation activation = Activation::None, float scale = 1.0f,
+                  std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// Strides and zero padding of a convolution on tensors.
+struct Conv2dParams {
+    std::uint32_t stride_h = 1, stride_w = 1;
+    std::uint32_t pad_h = 0, pad_w = 0;
+};
+
+// conv2d.hpp's convolution: input [N, H, W, C], weights [KH, KW, C, F], output [N, OH, OW, F]
+// (Int8 -> Int32, Bf16 or Fp32 -> Fp32), all densely packed (views at any offset).
+MatmulStats conv2d(Device &device, const Tensor &input, const Tensor &weights, Tensor &output,
+                   const Conv2dParams &params = {},
+                   std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// out = a op b elementwise over a's shape, in the card's VECTOR arithmetic (int8 saturating,
+// int32 wrapping, bf16 computed in binary32 and rounded, fp32; MAX / MIN propagate NaN). b has
+// a's shape, or only a's last dimension (shape [C], or leading dimensions of 1), which is then
+// combined with every row of a. a, b and out share one dtype. Leading dimensions are walked as
+// rows, so each of a, b and out must have adjacent elements in its last dimension and evenly
+// spaced rows (any view that slices only the first dimension or the last qualifies).
+MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b, Tensor &out,
+                        std::chrono::nanoseconds timeout = Job::default_timeout);
+inline MatmulStats add(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Add, a, b, out);
+}
+inline MatmulStats sub(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Sub, a, b, out);
+}
+inline MatmulStats mul(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Mul, a, b, out);
+}
+inline MatmulStats maximum(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Max, a, b, out);
+}
+inline MatmulStats minimum(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
+    return elementwise(d, VectorOp::Min, a, b, out);
+}
+
+// out = f(scale x a) elementwise with ACTIVATE's functions (relu, relu6, gelu, sigmoid, tanh,
+// exp, or none: a conversion), exactly as docs/hardware.md defines them, on int8, bf16 or fp32
+// a into out of any dtype ACTIVATE converts to (int8, bf16, int32, fp32: round to nearest even,
+// saturating). a and out are densely packed with the same shape. A zero of either sign is read
+// as +0, and bf16 subnormals as +0 (see vector_compiler.hpp).
+MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &out,
+                  float scale = 1.0f, std::chrono::nanoseconds timeout = Job::default_timeout);
+// out = scale x a converted to out's dtype: casts between fp32, bf16 and int8, quantising
+// (fp32 -> int8 with scale 1 / step) and dequantising (int8 -> fp32 with scale step).
+inline MatmulStats cast(Device &device, const Tensor &a, Tensor &out, float scale = 1.0f) {
+    return unary(device, Activation::None, a, out, scale);
+}
+
+// out[c][r] = a[r][c] on the card (TRANSPOSE), for a matrix of any dtype; rows of a and out
+// may be strided as for matmul. With Tensor::transpose() views this makes the contiguous copy
+// that matmul needs of a transposed operand.
+MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
+                      std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// Max or average pooling without padding (POOL): input [N, H, W, C] -> out [N, OH, OW, C],
+// OH = (H - window_h) / stride_h + 1 (OW likewise), windows of at most 16 x 16, any dtype;
+// both densely packed. MAX keeps the element (NaN if the window holds one); AVG sums in int32
+// (int8, int32) or fp32 (bf16, fp32), divides in binary32 and converts back.
+MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
+                   std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+                   std::uint32_t stride_w, std::chrono::nanoseconds timeout = Job::default_timeout);
+
+// out = the sum or maximum over a's last dimension (REDUCE: sums in ascending order, int8 and
+// int32 into int32 with wrap-around, bf16 and fp32 into fp32; MAX keeps the dtype). out is a
+// densely packed tensor of one element per row of a (for example a's shape without the last
+// dimension) of dtype reduce_result_type(a.dtype(), op). A row must fit the card's unified
+// buffer and 65535 elements.
+MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &out,
+                        std::chrono::nanoseconds timeout = Job::default_timeout);
+
+} // namespace tpurt

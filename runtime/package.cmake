@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+# Installing libtpurt (`make install PREFIX=...`, i.e. cmake --install build/host --prefix ...):
+#   lib/libtpurt.so.0.1.0 (soname libtpurt.so.0), lib/libtpurt.so, lib/libtpurt.a
+#   include/tpurt/*.hpp, tpurt.h   the API
+#   include/tpu_hw.h               the card's hardware contract, which the API's headers use
+#   include/drm/tpu_accel.h        the driver's uapi, for raw ioctls next to the runtime
+#   lib/pkgconfig/tpurt.pc         pkg-config tpurt (add --static for libtpurt.a)
+#   lib/cmake/tpurt/               find_package(tpurt): tpurt::tpurt (shared), tpurt::tpurt_static
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS tpurt tpurt_shared EXPORT tpurtTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY include/tpurt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/tpu_hw.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/uapi/drm/tpu_accel.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/drm)
+
+# Imported as tpurt::tpurt (the shared library) and tpurt::tpurt_static.
+set_target_properties(tpurt_shared PROPERTIES EXPORT_NAME tpurt)
+set_target_properties(tpurt PROPERTIES EXPORT_NAME tpurt_static)
+install(EXPORT tpurtTargets NAMESPACE tpurt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpurt)
+configure_package_config_file(package/tpurtConfig.cmake.in
+    ${CMAKE_CURRENT_BINARY_DIR}/tpurtConfig.cmake
+    INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpurt)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/tpurtConfigVersion.cmake
+    VERSION ${TPURT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tpurtConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/tpurtConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpurt)
+
+# pkg-config: paths relative to the file, so the prefix can move.
+configure_file(package/tpurt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/tpurt.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tpurt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// device_state.hpp - internal: what every copy of a tpurt::Device shares: the open device
+// file, its properties, the program and staging pools and the executable cache.
+#pragma once
+
+#include "buffer_pool.hpp"
+#include "device_file.hpp"
+#include "executable_cache.hpp"
+#include "tpurt/device.hpp"
+#include "tpurt/device_info.hpp"
+
+#include <memory>
+
+namespace tpurt::detail {
+
+struct DeviceState {
+    std::shared_ptr<DeviceFile> file;
+    DeviceInfo info;
+    std::shared_ptr<BufferPool> programs; // one buffer per job in flight
+    std::shared_ptr<BufferPool> staging;  // host arrays of the ops' host-array forms
+    ExecutableCache executables;
+};
+
+} // namespace tpurt::detail

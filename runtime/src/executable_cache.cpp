@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// executable_cache.cpp - compile once per key (see executable_cache.hpp).
+#include "executable_cache.hpp"
+
+namespace tpurt::detail {
+
+std::shared_ptr<const Executable> ExecutableCache::get(const std::string &key,
+                                                       const std::function<Executable()> &compile) {
+    // Compiled under the lock, so a key is compiled once even when threads miss it together.
+    std::lock_guard lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end())
+        return it->second;
+    auto exe = std::make_shared<const Executable>(compile());
+    ++compilations_;
+    entries_.emplace(key, exe);
+    order_.push_back(key);
+    if (order_.size() > max_entries) {
+        entries_.erase(order_.front());
+        order_.pop_front();
+    }
+    return exe;
+}
+
+std::size_t ExecutableCache::size() const {
+    std::lock_guard lock(mutex_);
+    return entries_.size();
+}
+
+std::uint64_t ExecutableCache::compilations() const {
+    std::lock_guard lock(mutex_);
+    return compilations_;
+}
+
+} // namespace tpurt::detail
