@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
-// AVX512-BF16 bf16 MXU kernel: register tiles of up to 6 rows x 4 vectors of 16 columns, one
-// vdpbf16ps per accumulator vector and pair of k. Per lane vdpbf16ps adds the odd product of the
-// pair, then the even one, each exact and rounded once to nearest even, with subnormal inputs
-// read as zero and tiny results flushed to zero whatever MXCSR holds: exactly the card's bf16
-// pair (bf16_numerics.hpp). The engine checks that on the host CPU before using this set
-// (mxu_kernels.cpp). int8 and fp32 use the AVX512-VNNI and AVX-512F kernels. Everything after
-// the pragma is compiled for AVX-512F + BF16 and runs only after a CPU check.
+// AVX512-BF16 bf16 MXU kernel at vdpbf16ps's full rate on the card's block arithmetic
+// (bf16_numerics.hpp): register tiles of up to 6 rows x 2 vectors of 16 columns, each with an
+// even and an odd chain (24 zmm). Per lane vdpbf16ps adds the product of the high halves of
+// its pair, then the low halves, each exact and rounded once to nearest even, with subnormal
+// inputs read as zero and tiny results flushed whatever MXCSR holds: so a pair (x[k] high,
+// x[k + 2] low) is two steps of one chain, and per quad of k one vdpbf16ps advances the even
+// chain (k, k + 2) and one the odd chain (k + 1, k + 3) (weights packed by WeightTile, the
+// activations by the tile walk). Every 32 k the chains are added to the accumulators with
+// MXCSR FTZ|DAZ set. The engine checks all of it on the host CPU before using this set
+// (mxu_kernels_check.hpp). int8 and fp32 use the AVX512-VNNI and AVX-512F kernels. Everything
+// after the pragma is compiled for AVX-512F + BF16 and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "bf16_numerics.hpp"
 #include "mxu_kernels_avx512.hpp"
 #include "mxu_kernels_tiles.hpp"
 
@@ -25,8 +30,9 @@
 namespace tpu::engine {
 namespace {
 
-// A step is a whole pair of k.
-struct PairMac : ZmmFloat {
+// A step is two k of one chain; the steps alternate between the chains.
+struct ChainMac : ZmmFloat {
+    static constexpr uint32_t kBlockSteps = bf16::kBlock / 2;
     // The activation pair is broadcast from memory by the instruction itself.
     static Vec mac(Vec c, const uint32_t *a, Vec w) {
         asm("vdpbf16ps %[a]%{1to16%}, %[w], %[c]" : [c] "+v"(c) : [w] "v"(w), [a] "m"(*a));
@@ -34,14 +40,15 @@ struct PairMac : ZmmFloat {
     }
 };
 
-template <int R, int V> using PairTile = tiles::SimdTile<PairMac, R, V>;
+template <int R, int V> using ChainTile = tiles::SimdTile<ChainMac, R, V>;
 
-constexpr tiles::TileSet kPairTiles =
-    tiles::make_tile_set<PairTile, kZmmTileRows, kZmmTileVectors>(PairMac::kLanes);
+constexpr tiles::TileSet kChainTiles =
+    tiles::make_tile_set<ChainTile, kZmmTileRows, kZmmChainVectors>(ChainMac::kLanes);
 
 void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1) {
-    tiles::run_tiles(kPairTiles, tiles::Operand::Bf16Pairs, tile, args, m0, m1, n0, n1);
+    bf16::FlushDenormalsScope ftz_daz; // for the combining adds
+    tiles::run_tiles(kChainTiles, tiles::Operand::Bf16Quads, tile, args, m0, m1, n0, n1);
 }
 
 } // namespace

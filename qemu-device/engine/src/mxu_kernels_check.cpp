@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The bf16 start-up check: operands drawn (with a fixed seed) from pools of values whose
-// products and sums land on the cases where implementations could differ, run as MATMULs with
-// ACCUMULATE over even and odd K, compared bit for bit with the scalar kernel.
+// The start-up check: operands drawn (with a fixed seed) from pools of values whose products
+// and sums land on the cases where implementations could differ, run as MATMULs with
+// ACCUMULATE over K within, across and on the edges of the blocks of the kernels (32 k for
+// bf16, 64 for AMX int8) and of their packing chunks, compared bit for bit with the scalar
+// kernels; then the embedded AMX golden cases (mxu_kernels_golden.inc).
 #include "mxu_kernels_check.hpp"
 
 #include <cstring>
@@ -34,43 +36,100 @@ struct Lcg {
     }
 };
 
+// Operands of one dtype: bf16 from the pool (or any bits), int8 any byte, fp32 the pool's
+// values widened (or any bits).
+void fill(MxuType type, Lcg &rng, std::vector<uint8_t> &bytes) {
+    for (size_t i = 0; i < bytes.size(); i += mxu_elem_bytes(type)) {
+        const uint32_t bits = rng.next() % 4
+                                  ? uint32_t(kBf16Pool[rng.next() % std::size(kBf16Pool)]) << 16
+                                  : rng.next();
+        if (type == MxuType::Int8)
+            bytes[i] = uint8_t(rng.next());
+        else if (type == MxuType::Bf16)
+            std::memcpy(&bytes[i], reinterpret_cast<const uint8_t *>(&bits) + 2, 2);
+        else
+            std::memcpy(&bytes[i], &bits, 4);
+    }
+}
+
 // One MATMUL with ACCUMULATE of an m x k by k x n problem on both kernels.
-bool same_on(const RowKernels &kernels, Lcg &rng, uint32_t m, uint32_t k, uint32_t n) {
-    std::vector<uint16_t> a(uint64_t(m) * k), w(uint64_t(k) * n);
-    for (uint16_t &x : a)
-        x = rng.next() % 4 ? kBf16Pool[rng.next() % std::size(kBf16Pool)] : uint16_t(rng.next());
-    for (uint16_t &x : w)
-        x = rng.next() % 4 ? kBf16Pool[rng.next() % std::size(kBf16Pool)] : uint16_t(rng.next());
+bool same_on(const RowKernels &kernels, MxuType type, Lcg &rng, uint32_t m, uint32_t k,
+             uint32_t n) {
+    const uint32_t es = mxu_elem_bytes(type);
+    std::vector<uint8_t> a(uint64_t(m) * k * es), w(uint64_t(k) * n * es);
+    fill(type, rng, a);
+    fill(type, rng, w);
     std::vector<uint32_t> start(uint64_t(m) * n);
     for (uint32_t &x : start)
-        x = rng.next() % 4 ? kAccPool[rng.next() % std::size(kAccPool)] : rng.next();
+        x = type == MxuType::Int8 || rng.next() % 4 == 0
+                ? rng.next()
+                : kAccPool[rng.next() % std::size(kAccPool)];
 
     WeightTile tile(k, n);
-    tile.load(MxuType::Bf16, k, n, reinterpret_cast<const uint8_t *>(w.data()), 2 * uint64_t(n));
+    tile.load(type, k, n, w.data(), uint64_t(n) * es);
     std::vector<uint32_t> got = start, want = start;
     MatmulArgs args;
-    args.src = reinterpret_cast<const uint8_t *>(a.data());
-    args.src_stride = 2 * uint64_t(k);
+    args.src = a.data();
+    args.src_stride = uint64_t(k) * es;
     args.acc_stride = 4 * uint64_t(n);
     args.rows = m;
     args.accumulate = true;
     args.acc = reinterpret_cast<uint8_t *>(got.data());
-    kernels.bf16(tile, args, 0, m, 0, n);
+    kernels.for_type(type)(tile, args, 0, m, 0, n);
     args.acc = reinterpret_cast<uint8_t *>(want.data());
-    kScalarRowKernels.bf16(tile, args, 0, m, 0, n);
+    kScalarRowKernels.for_type(type)(tile, args, 0, m, 0, n);
     return got == want;
+}
+
+// An embedded golden case: same bits as AMX, or NaN where AMX gave NaN.
+bool matches_golden(const RowKernels &kernels, const golden::Case &c) {
+    constexpr uint32_t kDim = 16;
+    WeightTile tile(c.k, kDim);
+    tile.load(MxuType::Bf16, c.k, kDim, reinterpret_cast<const uint8_t *>(c.w), 2 * kDim);
+    std::vector<uint32_t> acc(c.c_in, c.c_in + kDim * kDim);
+    MatmulArgs args;
+    args.src = reinterpret_cast<const uint8_t *>(c.a);
+    args.src_stride = 2 * uint64_t(c.k);
+    args.acc = reinterpret_cast<uint8_t *>(acc.data());
+    args.acc_stride = 4 * kDim;
+    args.rows = kDim;
+    args.accumulate = true;
+    kernels.bf16(tile, args, 0, kDim, 0, kDim);
+    auto nan = [](uint32_t x) { return (x & 0x7fffffffu) > 0x7f800000u; };
+    for (uint32_t i = 0; i < kDim * kDim; i++)
+        if (acc[i] != c.c_out[i] && !(nan(acc[i]) && nan(c.c_out[i])))
+            return false;
+    return true;
 }
 
 } // namespace
 
-bool bf16_kernel_matches_model(const RowKernels &kernels) {
+namespace golden {
+#include "mxu_kernels_golden.inc"
+
+std::span<const Case> cases() {
+    return kCases;
+}
+} // namespace golden
+
+bool kernels_match_model(const RowKernels &kernels) {
     FpEnvGuard fp_env;
     Lcg rng{0x5eed};
-    // Columns cover whole and masked vectors; K odd and even, one pair and several.
-    for (uint32_t k : {1u, 2u, 3u, 8u, 11u})
-        for (int round = 0; round < 4; round++)
-            if (!same_on(kernels, rng, 13, k, 67))
+    for (MxuType type : {MxuType::Bf16, MxuType::Int8, MxuType::Fp32}) {
+        // Columns cover whole and masked vectors and tiles; K odd and even, within one block,
+        // on its edges, over several blocks and packing chunks, ending mid-quad; rows cover
+        // whole and partial register and AMX tiles.
+        for (uint32_t k : {1u, 2u, 3u, 8u, 11u})
+            for (int round = 0; round < 4; round++)
+                if (!same_on(kernels, type, rng, 13, k, 67))
+                    return false;
+        for (uint32_t k : {31u, 32u, 33u, 46u, 64u, 97u, 130u, 259u, 290u})
+            if (!same_on(kernels, type, rng, 37, k, 35))
                 return false;
+    }
+    for (const golden::Case &c : golden::cases())
+        if (!matches_golden(kernels, c))
+            return false;
     return true;
 }
 

@@ -18,11 +18,12 @@ namespace {
 
 constexpr int kZmmTileRows = 6; // 6 rows x 4 vectors = 24 zmm accumulators
 constexpr int kZmmTileVectors = 4;
+constexpr int kZmmChainVectors = 2; // bf16: 6 rows x 2 vectors x 2 chains = 24 zmm
 
 struct Zmm {
     using Mask = __mmask16;
     static constexpr int kLanes = 16;
-    static constexpr bool kOddFirst = false;
+    static constexpr uint32_t kBlockSteps = 0;
     static Mask mask(uint32_t lanes) {
         return lanes >= kLanes ? Mask(0xffff) : Mask((1u << lanes) - 1);
     }
