@@ -54,6 +54,9 @@ struct FpMac : Ymm {
     template <bool Partial> static void store(void *p, Mask m, Vec v) {
         __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
         v = _mm256_blendv_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(kCanonicalNan)), nan);
+        store_raw<Partial>(p, m, v);
+    }
+    template <bool Partial> static void store_raw(void *p, Mask m, Vec v) {
         if (Partial)
             _mm256_maskstore_ps(static_cast<float *>(p), m, v);
         else

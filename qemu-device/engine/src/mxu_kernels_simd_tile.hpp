@@ -3,7 +3,8 @@
 // supplies the vector type, its lane count, masks for a partial last vector, loads and stores
 // (masked when Partial), and the multiply-accumulate of one broadcast activation word:
 //   Mac::Vec, Mac::Mask, Mac::kLanes, Mac::mask(lanes), Mac::zero(),
-//   Mac::load<Partial>(mask, p), Mac::store<Partial>(p, mask, v), Mac::add(a, b),
+//   Mac::load<Partial>(mask, p), Mac::store<Partial>(p, mask, v) (floats: NaN stored as the
+//   canonical NaN), Mac::store_raw<Partial>(p, mask, v) (bf16 blocks: as is), Mac::add(a, b),
 //   Mac::mac(acc, const uint32_t *word, w), Mac::kBlockSteps (0: one chain per output over all
 //   steps; otherwise the card's bf16 blocks, docs/hardware.md Numerics: steps alternate between
 //   an even and an odd chain, both from +0, and every kBlockSteps steps (from step 0 of the
@@ -71,6 +72,9 @@ template <class Mac, int R, int V> struct SimdTile {
             if (s < end)
                 step<Partial>(even, mask, a + s, w + s * ldw);
             const bool from_memory = load_acc || b > 0;
+            // Only the call's last block stores NaN as the canonical NaN: the others are read
+            // back by the next block, where any NaN stays NaN.
+            const bool last = end == steps;
 #pragma GCC unroll 8
             for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
@@ -78,8 +82,11 @@ template <class Mac, int R, int V> struct SimdTile {
                     uint8_t *p = acc + r * acc_stride + 4 * kLanes * v;
                     const Vec old =
                         from_memory ? Mac::template load<Partial>(mask[v], p) : Mac::zero();
-                    Mac::template store<Partial>(p, mask[v],
-                                                 Mac::add(old, Mac::add(even[r][v], odd[r][v])));
+                    const Vec sum = Mac::add(old, Mac::add(even[r][v], odd[r][v]));
+                    if (last)
+                        Mac::template store<Partial>(p, mask[v], sum);
+                    else
+                        Mac::template store_raw<Partial>(p, mask[v], sum);
                 }
         }
     }

@@ -39,6 +39,9 @@ struct ZmmFloat : Zmm {
     template <bool Partial> static void store(void *p, Mask m, Vec v) {
         __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
         v = _mm512_mask_mov_ps(v, nan, _mm512_castsi512_ps(_mm512_set1_epi32(kCanonicalNan)));
+        store_raw<Partial>(p, m, v);
+    }
+    template <bool Partial> static void store_raw(void *p, Mask m, Vec v) {
         if (Partial)
             _mm512_mask_storeu_ps(p, m, v);
         else
