@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Host description for the benchmark's header: /proc/cpuinfo's first "model name" and "flags"
-// lines, and the engine's kernel selection (mxu_kernels.hpp).
+// lines, and the engine's kernel selection (mxu/kernels/kernels.hpp).
 #include "host_info.hpp"
 
 #include <fstream>
 #include <sstream>
 #include <vector>
 
-#include "mxu_kernels.hpp"
-#include "mxu_kernels_amx.hpp"
+#include "mxu/kernels/amx.hpp"
+#include "mxu/kernels/kernels.hpp"
 
 namespace tpu::bench {
 namespace {

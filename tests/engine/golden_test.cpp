@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "mxu.hpp"
-#include "mxu_kernels_check.hpp"
-#include "systolic_array.hpp"
+#include "mxu/kernels/check.hpp"
+#include "mxu/mxu.hpp"
+#include "mxu/systolic_array.hpp"
+#include "mxu/weight_tile.hpp"
 #include "thread_pool.hpp"
 #include "tpu_test/amx_golden.hpp"
-#include "weight_tile.hpp"
 
 using namespace tpu::engine;
 using namespace tpu::test;

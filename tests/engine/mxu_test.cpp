@@ -13,15 +13,15 @@
 #include <fstream>
 #include <random>
 
-#include "bf16_numerics.hpp"
 #include "compare.hpp"
 #include "cycle_model.hpp"
-#include "mxu.hpp"
-#include "mxu_kernels_amx.hpp"
-#include "systolic_array.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/amx.hpp"
+#include "mxu/mxu.hpp"
+#include "mxu/systolic_array.hpp"
+#include "mxu/weight_tile.hpp"
 #include "tpu_test/random_data.hpp"
 #include "tpu_test/reference.hpp"
-#include "weight_tile.hpp"
 
 using namespace tpu::engine;
 using namespace tpu::test;

@@ -14,8 +14,8 @@
 #include <cstring>
 #include <variant>
 
-#include "bf16_numerics.hpp"
 #include "executor.hpp"
+#include "mxu/bf16_numerics.hpp"
 
 namespace tpu::engine {
 

@@ -2,15 +2,15 @@
 // Portable MXU kernels: the reference for the vector kernels, used on CPUs without AVX2+FMA.
 // Each accumulator row is updated in place, k outermost, so memory is walked row-major. bf16
 // keeps the even and odd chains of a block of 32 k for the row's columns and adds them to the
-// accumulators at the block's end (bf16_numerics.hpp).
+// accumulators at the block's end (mxu/bf16_numerics.hpp).
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "bf16_numerics.hpp"
-#include "mxu_kernels.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/kernels.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 namespace tpu::engine::tiles {
 

@@ -4,7 +4,7 @@
 // ends the child, not the card: the set is then simply not used.
 #pragma once
 
-#include "mxu_kernels.hpp"
+#include "mxu/kernels/kernels.hpp"
 
 namespace tpu::engine {
 

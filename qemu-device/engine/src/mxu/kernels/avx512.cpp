@@ -4,16 +4,16 @@
 // one fma chain per output element in ascending k; int8 multiplies sign-extended 32-bit words
 // (exact modulo 2^32). bf16 keeps the card's two chains per output (6 rows x 2 vectors, 24 zmm)
 // over each block of 32 k with MXCSR set to flush and treat denormals as zero, which makes each
-// fma the card's bf16 step and each add its combining add (bf16_numerics.hpp). Everything after
+// fma the card's bf16 step and each add its combining add (mxu/bf16_numerics.hpp). Everything after
 // the pragma is compiled for AVX-512F and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <bit>
 
-#include "bf16_numerics.hpp"
-#include "mxu_kernels_avx512.hpp"
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
@@ -22,8 +22,8 @@
 #pragma GCC target("avx512f")
 #endif
 
-#include "mxu_kernels_simd_tile.hpp"
-#include "mxu_kernels_zmm.hpp"
+#include "mxu/kernels/simd_tile.hpp"
+#include "mxu/kernels/zmm.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -2,9 +2,9 @@
 // Weight tile loading: widen int8 / bf16 / fp32 weights to 32-bit words once per LOAD_W (one
 // loop per source row and dtype), and pack int8 tiles for the VNNI and AMX kernels and bf16
 // tiles for the AVX512-BF16 and (where they run) AMX kernels.
-#include "weight_tile.hpp"
+#include "mxu/weight_tile.hpp"
 
-#include "mxu_kernels_amx.hpp"
+#include "mxu/kernels/amx.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-#include "mxu_kernels.hpp"
+#include "mxu/kernels/kernels.hpp"
 
 namespace tpu::engine {
 

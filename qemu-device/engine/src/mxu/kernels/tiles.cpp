@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The tile walk of the vector MXU kernels: activation packing, then tiles over rows and
 // columns, one chunk of steps at a time. Plain code: the SIMD work happens in the TileFns.
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -4,16 +4,16 @@
 // output element in ascending k; int8 multiplies sign-extended 32-bit words (exact modulo
 // 2^32). bf16 keeps the card's two chains per output (3 rows x 2 vectors, 12 ymm) over each
 // block of 32 k with MXCSR set to flush and treat denormals as zero, which makes each fma the
-// card's bf16 step and each add its combining add (bf16_numerics.hpp). Everything after the
+// card's bf16 step and each add its combining add (mxu/bf16_numerics.hpp). Everything after the
 // pragma is compiled for AVX2+FMA and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <bit>
 
-#include "bf16_numerics.hpp"
-#include "mxu_kernels.hpp"
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/kernels.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
@@ -22,7 +22,7 @@
 #pragma GCC target("avx2,fma")
 #endif
 
-#include "mxu_kernels_simd_tile.hpp"
+#include "mxu/kernels/simd_tile.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Cycle-accurate weight-stationary systolic array: weight shift-in, skewed activation flow to
 // the right, partial sums flowing down, fill and drain, one synchronous update per cycle.
-#include "systolic_array.hpp"
+#include "mxu/systolic_array.hpp"
 
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <utility>
 
-#include "bf16_numerics.hpp"
 #include "fp_env.hpp"
+#include "mxu/bf16_numerics.hpp"
 
 namespace tpu::engine {
 namespace {
@@ -38,7 +38,7 @@ struct FloatMac {
     }
 };
 
-// bf16: the card's step on the chains and the block's combining add (bf16_numerics.hpp).
+// bf16: the card's step on the chains and the block's combining add (mxu/bf16_numerics.hpp).
 struct Bf16Mac : FloatMac {
     static constexpr bool kBlocks = true;
     static float step(float chain, uint32_t a, uint32_t w) {

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Run-time selection of the MXU kernels from the host CPU's features. A vector kernel set is
 // offered only if its kernels pass the start-up check against the scalar model and the
-// embedded AMX golden cases (mxu_kernels_check.hpp): a CPU whose AMX tiles, vdpbf16ps, or fma
+// embedded AMX golden cases (mxu/kernels/check.hpp): a CPU whose AMX tiles, vdpbf16ps, or fma
 // under FTZ/DAZ rounds differently falls back to the next set, down to the portable scalar
-// kernels. The AMX set is considered only where the process may use AMX (mxu_kernels_amx.hpp),
-// and its check runs in a child process first (mxu_kernels_probe.hpp), so that code which never
+// kernels. The AMX set is considered only where the process may use AMX (mxu/kernels/amx.hpp),
+// and its check runs in a child process first (mxu/kernels/probe.hpp), so that code which never
 // ran on this host cannot take the card down.
-#include "mxu_kernels.hpp"
+#include "mxu/kernels/kernels.hpp"
 
-#include "mxu_kernels_amx.hpp"
-#include "mxu_kernels_check.hpp"
-#include "mxu_kernels_probe.hpp"
+#include "mxu/kernels/amx.hpp"
+#include "mxu/kernels/check.hpp"
+#include "mxu/kernels/probe.hpp"
 
 namespace tpu::engine {
 

@@ -3,7 +3,7 @@
 // 16-lane masks, and loading, storing and adding fp32 and int32 accumulator vectors (fp32 NaN
 // results stored as the canonical NaN). Each kernel file adds its multiply-accumulate.
 // Include this header only inside an AVX-512 target region (GCC target / clang attribute
-// pragma), after mxu_kernels_simd_tile.hpp: like that header, everything here is private to the
+// pragma), after mxu/kernels/simd_tile.hpp: like that header, everything here is private to the
 // including file and compiled for its instruction set alone.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "mxu_types.hpp"
+#include "mxu/mxu_types.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -8,7 +8,7 @@
 // (tmm6-7: 16 rows of the tile's pairs or quads x 16 columns, straight from the WeightTile,
 // padded past K with -0 / 0). Accumulators go through a small buffer, so partial tiles need no
 // other configuration and NaN results are stored as the canonical NaN. fp32 uses the AVX-512F
-// kernel, and the set is offered only where amx_runnable() (mxu_kernels_amx.hpp) and its
+// kernel, and the set is offered only where amx_runnable() (mxu/kernels/amx.hpp) and its
 // start-up check pass. Everything after the pragma is compiled for AMX + AVX-512F and runs
 // only after those checks.
 #if defined(__x86_64__)
@@ -18,8 +18,8 @@
 #include <cstring>
 #include <vector>
 
-#include "mxu_kernels_avx512.hpp"
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,amx-tile,amx-bf16,amx-int8"))),        \

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mxu_types.hpp"
+#include "mxu/mxu_types.hpp"
 
 namespace tpu::engine {
 
@@ -54,7 +54,7 @@ class WeightTile {
     // bf16 only: 2 ceil(K / 4) x N dwords; for the quad q of k (4q .. 4q + 3), dword
     // 2q * n() + n holds the bf16 bits of W[4q][n] (high half) and W[4q + 2][n] (low half), and
     // dword (2q + 1) * n() + n those of W[4q + 1][n] and W[4q + 3][n]; -0 for k >= K. vdpbf16ps
-    // adds the high product first, so each dword is two steps of one chain (bf16_numerics.hpp).
+    // adds the high product first, so each dword is two steps of one chain (mxu/bf16_numerics.hpp).
     const uint32_t *bf16_quads() const { return packed_.data(); }
     // bf16 only, and only where the AMX kernels can run (amx_runnable(), else null): the
     // tdpbf16ps operand layout, 16 ceil(K / 32) x N dwords; dword p * n() + n holds the bf16

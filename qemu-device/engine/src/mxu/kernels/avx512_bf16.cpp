@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // AVX512-BF16 bf16 MXU kernel at vdpbf16ps's full rate on the card's block arithmetic
-// (bf16_numerics.hpp): register tiles of up to 6 rows x 2 vectors of 16 columns, each with an
+// (mxu/bf16_numerics.hpp): register tiles of up to 6 rows x 2 vectors of 16 columns, each with an
 // even and an odd chain (24 zmm). Per lane vdpbf16ps adds the product of the high halves of
 // its pair, then the low halves, each exact and rounded once to nearest even, with subnormal
 // inputs read as zero and tiny results flushed whatever MXCSR holds: so a pair (x[k] high,
@@ -8,14 +8,14 @@
 // chain (k, k + 2) and one the odd chain (k + 1, k + 3) (weights packed by WeightTile, the
 // activations by the tile walk). Every 32 k the chains are added to the accumulators with
 // MXCSR FTZ|DAZ set. The engine checks all of it on the host CPU before using this set
-// (mxu_kernels_check.hpp). int8 and fp32 use the AVX512-VNNI and AVX-512F kernels. Everything
+// (mxu/kernels/check.hpp). int8 and fp32 use the AVX512-VNNI and AVX-512F kernels. Everything
 // after the pragma is compiled for AVX-512F + BF16 and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include "bf16_numerics.hpp"
-#include "mxu_kernels_avx512.hpp"
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bf16"))), apply_to = function)
@@ -24,8 +24,8 @@
 #pragma GCC target("avx512f,avx512bf16")
 #endif
 
-#include "mxu_kernels_simd_tile.hpp"
-#include "mxu_kernels_zmm.hpp"
+#include "mxu/kernels/simd_tile.hpp"
+#include "mxu/kernels/zmm.hpp"
 
 namespace tpu::engine {
 namespace {

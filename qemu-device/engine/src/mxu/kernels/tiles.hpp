@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "mxu_types.hpp"
-#include "weight_tile.hpp"
+#include "mxu/mxu_types.hpp"
+#include "mxu/weight_tile.hpp"
 
 namespace tpu::engine::tiles {
 

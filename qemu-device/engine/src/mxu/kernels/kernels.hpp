@@ -5,7 +5,7 @@
 // acc = (accumulate ? acc : 0), then for fp32, k ascending: acc = fma(a[m][k], w[k][n], acc)
 // (one IEEE binary32 rounding per step); for bf16, blocks of 32 k from the start of the tile,
 // each summed in an even and an odd chain with the card's bf16 step and added to acc once
-// (bf16_numerics.hpp: exact products, one rounding per step, DAZ/FTZ); for int8
+// (mxu/bf16_numerics.hpp: exact products, one rounding per step, DAZ/FTZ); for int8
 // acc += a[m][k] * w[k][n] modulo 2^32 (any order gives the same sum); NaN results are stored
 // as kCanonicalNan — so they are bit-identical.
 // The rows of one block must not overlap in the accumulators: FastMxu hands overlapping rows
@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "mxu_types.hpp"
-#include "weight_tile.hpp"
+#include "mxu/mxu_types.hpp"
+#include "mxu/weight_tile.hpp"
 
 namespace tpu::engine {
 
@@ -53,7 +53,7 @@ extern const RowKernels kAmxRowKernels;        // AMX: int8 by tdpbssd, bf16 by 
 #endif
 
 // The kernel sets this CPU can run and whose kernels pass the start-up check
-// (mxu_kernels_check.hpp), fastest first (the scalar set is always last).
+// (mxu/kernels/check.hpp), fastest first (the scalar set is always last).
 std::vector<const RowKernels *> supported_row_kernels();
 
 // The fastest kernel set for this CPU.

@@ -3,7 +3,7 @@
 // checking the fast mode. Every processing element PE(k, n) holds W[k][n] and, each cycle,
 // latches the activation arriving from its left neighbour and the partial sum arriving from the
 // PE above, and computes psum' = psum + a * w (fmaf for fp32, wrapping int32 for int8). For bf16
-// each column carries three values down (the card's bf16 numerics, bf16_numerics.hpp): the
+// each column carries three values down (the card's bf16 numerics, mxu/bf16_numerics.hpp): the
 // accumulator lane and the block's two chains E and O. Array row k belongs to the block of rows
 // 32 * floor(k / 32) .. 32 * floor(k / 32) + 31 (cut short by K); at the block's first row
 // both chains enter as +0, row k steps chain k mod 2 with its product (the other chain passes
@@ -21,8 +21,8 @@
 #include <optional>
 #include <vector>
 
-#include "mxu_types.hpp"
-#include "weight_tile.hpp"
+#include "mxu/mxu_types.hpp"
+#include "mxu/weight_tile.hpp"
 
 namespace tpu::engine {
 
