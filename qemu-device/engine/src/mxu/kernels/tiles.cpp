@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tpu::engine::tiles {
 namespace {
@@ -54,7 +57,18 @@ void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint3
         case Operand::Bf16Quads: {
             // Whole quads of k as two words, then the last one padded with +0.
             const uint32_t whole = std::min(count, (k / 4) * 2 - std::min((k / 4) * 2, s0));
-            for (uint32_t s = 0; s < whole; s += 2) {
+            uint32_t s = 0;
+#if defined(__SSE2__)
+            // Two quads at a time: halfwords (x0 .. x3) become (x2, x0, x3, x1), i.e. the
+            // words (x0 high, x2 low) and (x1 high, x3 low).
+            for (; s + 4 <= whole; s += 4) {
+                __m128i v =
+                    _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 4 * uint64_t(s0 + s)));
+                v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0x72), 0x72);
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(out + s), v);
+            }
+#endif
+            for (; s < whole; s += 2) {
                 uint64_t quad;
                 std::memcpy(&quad, src + 4 * uint64_t(s0 + s), sizeof(quad));
                 out[s] = uint32_t(quad << 16) | uint32_t(quad >> 32 & 0xffff);
