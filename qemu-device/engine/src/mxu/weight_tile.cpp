@@ -4,8 +4,6 @@
 // tiles for the AVX512-BF16 and (where they run) AMX kernels.
 #include "mxu/weight_tile.hpp"
 
-#include "mxu/kernels/amx.hpp"
-
 #include <algorithm>
 #include <cstring>
 
@@ -133,9 +131,9 @@ uint64_t WeightTile::amx_rows(uint32_t k) {
     return 16 * ((uint64_t(k) + 31) / 32);
 }
 
-WeightTile::WeightTile(uint32_t max_rows, uint32_t max_cols)
+WeightTile::WeightTile(uint32_t max_rows, uint32_t max_cols, bool amx_layout)
     : words_(uint64_t(max_rows) * max_cols), packed_(packed_rows(max_rows) * max_cols + kOverrun),
-      amx_(amx_runnable() ? amx_rows(max_rows) * max_cols + kOverrun : 0), bias_(max_cols) {}
+      amx_(amx_layout ? amx_rows(max_rows) * max_cols + kOverrun : 0), bias_(max_cols) {}
 
 bool WeightTile::fits(uint32_t k, uint32_t n) const {
     return uint64_t(k) * n <= words_.size() && packed_rows(k) * n + kOverrun <= packed_.size() &&

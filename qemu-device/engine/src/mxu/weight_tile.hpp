@@ -15,13 +15,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "mxu/kernels/amx.hpp"
 #include "mxu/mxu_types.hpp"
 
 namespace tpu::engine {
 
 class WeightTile {
   public:
-    WeightTile(uint32_t max_rows, uint32_t max_cols);
+    // amx_layout: also pack bf16 tiles for the AMX kernels (bf16_amx_pairs()).
+    WeightTile(uint32_t max_rows, uint32_t max_cols, bool amx_layout = amx_runnable());
 
     // Whether a k x n tile fits the storage.
     bool fits(uint32_t k, uint32_t n) const;
@@ -56,7 +58,7 @@ class WeightTile {
     // dword (2q + 1) * n() + n those of W[4q + 1][n] and W[4q + 3][n]; -0 for k >= K. vdpbf16ps
     // adds the high product first, so each dword is two steps of one chain (mxu/bf16_numerics.hpp).
     const uint32_t *bf16_quads() const { return packed_.data(); }
-    // bf16 only, and only where the AMX kernels can run (amx_runnable(), else null): the
+    // bf16 only, and only if the tile was built with amx_layout (else null): the
     // tdpbf16ps operand layout, 16 ceil(K / 32) x N dwords; dword p * n() + n holds the bf16
     // bits of W[2p][n] (low half) and W[2p + 1][n] (high half), -0 for k >= K. Like
     // int8_quads() (whose rows past ceil(K / 4) are zero up to 16 ceil(K / 64)), readable 16
