@@ -6,8 +6,9 @@
 // the same thread count, and checks that they agree (the runtime's C bit for bit with the tiled
 // job's; oneDNN's int8 exactly, bf16 and fp32 to a relative tolerance, since oneDNN sums in
 // another order).
-// Then it times the cycle-accurate mode on small sizes in PE updates per second. Prints tables;
-// never fails on time.
+// Then it times the cycle-accurate mode on small sizes in PE updates per second. Prints the
+// host (CPU model, matrix ISA flags, the engine's kernel set) and tables, with oneDNN's
+// implementation per row; never fails on time.
 //
 //   tpu-bench-gemm [--threads N] [--reps R] [--mxu DIM] [--sizes 256,...] [--cycle-sizes 128,...]
 //                  [--dtypes bf16,int8,fp32]
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "engine_gemm.hpp"
+#include "host_info.hpp"
 #include "onednn_gemm.hpp"
 
 namespace {
@@ -154,6 +156,8 @@ Gemm square(uint8_t dtype, uint32_t size) {
 }
 
 void fast_mode_table(const Options &o, std::mt19937_64 &rng) {
+    std::printf("Host: %s\nMatrix ISA flags: %s\nEngine kernel set: %s\n\n", cpu_model().c_str(),
+                matrix_isa_flags().c_str(), engine_kernel_set().c_str());
     std::printf("Fast mode (%ux%u array) vs oneDNN, %d thread(s), best of %d alternating rounds; "
                 "GFLOP/s (GOP/s for int8) = 2*M*N*K / time\n",
                 o.mxu, o.mxu, o.threads, o.reps);

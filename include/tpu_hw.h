@@ -85,7 +85,7 @@
 #define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00010002u	/* 1.2 */
+#define TPU_SPEC_VERSION	0x00010003u	/* 1.3 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -94,6 +94,9 @@
 #define TPU_CAP_FP32		(1u << 2)	/* fp32 x fp32 -> fp32 matmul (native mode) */
 #define TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
 #define TPU_CAP_TLB_DONE	(1u << 4)	/* TLB_INVAL_DONE reports completed invalidations (spec 1.3) */
+
+/* bf16 MATMUL sums k in blocks of this many from the tile's first k (spec 1.3, Numerics) */
+#define TPU_BF16_BLOCK_K	32
 
 #define TPU_CONTROL_ENABLE	(1u << 0)	/* process command queues */
 

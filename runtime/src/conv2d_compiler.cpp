@@ -4,6 +4,8 @@
 #include "tpurt/conv2d.hpp"
 #include "tpurt/error.hpp"
 
+#include <tpu_hw.h>
+
 #include <algorithm>
 #include <string>
 
@@ -147,11 +149,14 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
     g.pixel = std::uint64_t{s.channels} * g.elem;
     g.padded_row = g.padded_w * g.pixel;
     g.tile_c = std::min<std::uint64_t>(s.channels, limits.mxu_rows);
-    // bf16 sums channels in pairs: a tile of a tap's channels must not split a pair.
-    if (problem.type == DType::Bf16 && g.tile_c < s.channels && g.tile_c % 2 != 0) {
-        if (g.tile_c == 1)
-            throw Error(ErrorCode::Unsupported, "conv2d: bf16 needs a matrix unit of 2 rows");
-        --g.tile_c;
+    // bf16 sums channels in blocks of 32: a tile of a tap's channels must not split a block.
+    if (problem.type == DType::Bf16 && g.tile_c < s.channels) {
+        if (g.tile_c < TPU_BF16_BLOCK_K)
+            throw Error(ErrorCode::Unsupported, "conv2d: bf16 with more than " +
+                                                    std::to_string(g.tile_c) +
+                                                    " channels needs a matrix unit of at least " +
+                                                    std::to_string(TPU_BF16_BLOCK_K) + " rows");
+        g.tile_c -= g.tile_c % TPU_BF16_BLOCK_K;
     }
     g.tile_f = std::min<std::uint64_t>(s.filters, limits.mxu_cols);
     if (std::uint64_t{s.width} * s.channels > max_dim)

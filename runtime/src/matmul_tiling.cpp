@@ -4,6 +4,8 @@
 #include "tpurt/error.hpp"
 #include "tpurt/matmul_compiler.hpp"
 
+#include <tpu_hw.h>
+
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -134,13 +136,15 @@ MatmulTiling choose_matmul_tiling(DType type, std::uint32_t m, std::uint32_t k, 
         else
             c.tile_n = ceil_div(c.tile_n, 2);
     }
-    // bf16 sums k in pairs: every K tile but the last must be even for the tiled result to
-    // equal the untiled one (docs/hardware.md, Numerics).
-    if (type == DType::Bf16 && c.tile_k < k && c.tile_k % 2 != 0) {
-        if (c.tile_k == 1)
-            too_small("unified buffer of " + std::to_string(limits.ub_bytes) +
-                      " bytes for bf16 K tiles of 2");
-        --c.tile_k;
+    // bf16 sums k in blocks of 32: every K tile but the last must be whole blocks for the
+    // tiled result to equal the untiled one (docs/hardware.md, Numerics).
+    if (type == DType::Bf16 && c.tile_k < k) {
+        if (c.tile_k < TPU_BF16_BLOCK_K)
+            too_small((c.tile_k < limits.mxu_rows
+                           ? "unified buffer of " + std::to_string(limits.ub_bytes) + " bytes"
+                           : "matrix unit of " + std::to_string(limits.mxu_rows) + " rows") +
+                      " for bf16 K tiles of " + std::to_string(TPU_BF16_BLOCK_K));
+        c.tile_k -= c.tile_k % TPU_BF16_BLOCK_K;
     }
     const std::uint64_t weight_bytes = c.tile_k * c.tile_n * c.elem;
     c.ub_rows = (limits.ub_bytes - weight_bytes) / (c.tile_k * c.elem);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // reference.cpp - the CPU golden model of the card's matmul (see reference.hpp).
 //
-// bf16 (spec 1.2): k in pairs (2i, 2i+1), odd first, an odd K ending with k = K-1 alone; each
-// step is acc = FTZ(RNE(DAZ(acc) + DAZ(a) DAZ(b))): exact product, one rounding, subnormal
-// inputs read as zero, results tiny after rounding (unbounded exponent) flushed to signed zero.
+// bf16 (spec 1.3): per output, blocks of 32 k from k = 0; in a block the even-k and the odd-k
+// products are summed in two chains from +0, each step chain = FTZ(RNE(DAZ(chain) + DAZ(a)
+// DAZ(b))): exact product, one rounding, subnormal inputs read as zero, results tiny after
+// rounding (unbounded exponent) flushed to signed zero; then acc = add(acc, add(E, O)) with
+// add(x, y) = FTZ(RNE(DAZ(x) + DAZ(y))), exact when tiny, so its flush is a magnitude test.
 // Speed: a product of two bf16 values has at most 16 significant bits, so when it is a normal
 // binary32 number it is exact and the step is acc + a * b, whose exact value lies on the
 // 2^-149 grid: a tiny result is then exact, and the flush is a plain magnitude test. When every
@@ -63,24 +65,32 @@ float step_general(float acc, float a, float b) {
     return std::fabs(exact) >= 0x1p-126 - 0x1p-151 ? r : std::copysign(0.0f, r);
 }
 
+// The block's add of two terms that are zero or normal (DAZ'd): a tiny sum is exact.
+float block_add(float x, float y) {
+    const float r = daz(x) + daz(y);
+    return std::fabs(r) < 0x1p-126f ? std::copysign(0.0f, r) : r;
+}
+
+constexpr std::uint32_t block_k = 32;
+
 template <float (*Step)(float, float, float)>
 void bf16_rows(const std::vector<float> &af, const std::vector<float> &bf, std::span<float> c,
                std::uint32_t m, std::uint32_t k, std::uint32_t n) {
+    std::vector<float> chains(2 * std::size_t{n}); // even chain of every column, then odd
     for (std::uint32_t i = 0; i < m; ++i) {
         float *crow = &c[std::size_t{i} * n];
         const float *arow = &af[std::size_t{i} * k];
         std::fill(crow, crow + n, 0.0f);
-        std::uint32_t p = 0;
-        for (; p + 2 <= k; p += 2) {
-            const float *odd = &bf[std::size_t{p + 1} * n];
-            const float *even = odd - n;
+        for (std::uint32_t b = 0; b < k; b += block_k) {
+            std::fill(chains.begin(), chains.end(), 0.0f);
+            for (std::uint32_t p = b; p < k && p < b + block_k; ++p) {
+                const float *brow = &bf[std::size_t{p} * n];
+                float *chain = &chains[(p % 2) * std::size_t{n}];
+                for (std::uint32_t j = 0; j < n; ++j)
+                    chain[j] = Step(chain[j], arow[p], brow[j]);
+            }
             for (std::uint32_t j = 0; j < n; ++j)
-                crow[j] = Step(Step(crow[j], arow[p + 1], odd[j]), arow[p], even[j]);
-        }
-        if (p < k) {
-            const float *last = &bf[std::size_t{p} * n];
-            for (std::uint32_t j = 0; j < n; ++j)
-                crow[j] = Step(crow[j], arow[p], last[j]);
+                crow[j] = block_add(crow[j], block_add(chains[j], chains[n + j]));
         }
     }
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // reference_conv2d.cpp - the direct convolution on the CPU, in the card's reduction order:
 // per output element, taps (ky, kx) ascending over every tap, padding taps contributing
-// products of zero, channels ascending within a tap (bf16: in pairs, odd first, with the bf16
-// MATMUL step); see conv2d.hpp.
+// products of zero, channels ascending within a tap (bf16: in blocks of 32 channels from the
+// tap's first, each an even and an odd chain of the bf16 MATMUL step added to the accumulator
+// once); see conv2d.hpp.
 #include "tpurt/conv2d.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/reference_fp32.hpp"
@@ -44,8 +45,18 @@ float bf16_step(float acc, float a, float w) {
                                        : std::copysign(0x1p-126f, scaled);
 }
 
+// The block's add (docs/hardware.md, Numerics): FTZ(RNE(DAZ(x) + DAZ(y))); for terms that are
+// zero or normal a tiny sum is exact.
+float bf16_add(float x, float y) {
+    const float r = daz(x) + daz(y);
+    return std::fabs(r) < 0x1p-126f ? std::copysign(0.0f, r) : r;
+}
+
+constexpr std::uint32_t bf16_block = 32;
+
 // Accumulate one pixel's channels into acc[f] in the card's order: int8 and fp32 one channel
-// at a time, bf16 in pairs (2i, 2i+1) with the odd channel first and an odd last one alone.
+// at a time, bf16 in blocks of 32 channels from the first, each summed in an even-channel and
+// an odd-channel chain from +0 and then added to acc[f] once.
 struct Int8Steps {
     static void pixel(const std::int8_t *x, const std::int8_t *w, std::uint32_t channels,
                       std::uint32_t filters, std::int32_t *acc) {
@@ -69,12 +80,13 @@ struct Fp32Steps {
 struct Bf16Steps {
     static void pixel(const Bf16 *x, const Bf16 *w, std::uint32_t channels, std::uint32_t filters,
                       float *acc) {
-        for (std::uint32_t c = 0; c < channels; c += 2)
-            for (std::uint32_t f = 0; f < filters; ++f) {
-                if (c + 1 < channels)
-                    acc[f] =
-                        bf16_step(acc[f], x[c + 1].to_float(), w[(c + 1) * filters + f].to_float());
-                acc[f] = bf16_step(acc[f], x[c].to_float(), w[c * filters + f].to_float());
+        for (std::uint32_t f = 0; f < filters; ++f)
+            for (std::uint32_t b = 0; b < channels; b += bf16_block) {
+                float chain[2] = {0.0f, 0.0f}; // even, odd
+                for (std::uint32_t c = b; c < channels && c < b + bf16_block; ++c)
+                    chain[c % 2] =
+                        bf16_step(chain[c % 2], x[c].to_float(), w[c * filters + f].to_float());
+                acc[f] = bf16_add(acc[f], bf16_add(chain[0], chain[1]));
             }
     }
 };

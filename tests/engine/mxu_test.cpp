@@ -1,23 +1,27 @@
 // SPDX-License-Identifier: MIT
-// The matrix unit in isolation: every row-kernel set this CPU supports (AVX-512, AVX2+FMA,
-// scalar) against the reference, including ACCUMULATE chains; and the fast functional mode
-// against the cycle-accurate systolic array, bit for bit and with the documented cycle counts.
+// The matrix unit in isolation: every row-kernel set this CPU supports (AMX, AVX-512, AVX2+FMA,
+// scalar) against the reference, including ACCUMULATE chains; the fast functional mode against
+// the cycle-accurate systolic array, bit for bit and with the documented cycle counts; and that
+// the AMX set is offered only where the process can run AMX.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 
-#include "bf16_numerics.hpp"
 #include "compare.hpp"
 #include "cycle_model.hpp"
-#include "mxu.hpp"
-#include "systolic_array.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/amx.hpp"
+#include "mxu/mxu.hpp"
+#include "mxu/systolic_array.hpp"
+#include "mxu/weight_tile.hpp"
 #include "tpu_test/random_data.hpp"
 #include "tpu_test/reference.hpp"
-#include "weight_tile.hpp"
 
 using namespace tpu::engine;
 using namespace tpu::test;
@@ -80,12 +84,13 @@ std::vector<uint8_t> packed_result(const Operands &op, const std::vector<uint8_t
 }
 
 // Reference for a MATMUL without ACCUMULATE followed by one with ACCUMULATE on the same
-// operands: one chain over 2K (A repeated along k, W stacked twice). For bf16 with an odd K the
-// first copy is padded to an even length with a +0 activation meeting a -0 weight, which adds
-// -0 (no change), so the second copy's pairs start where the second MATMUL's do.
+// operands: one chain over 2K (A repeated along k, W stacked twice). For bf16 the first copy is
+// padded to whole blocks of 32 k with +0 activations meeting -0 weights, which add -0 to their
+// chain (no change), so the second copy's blocks start where the second MATMUL's do.
 std::vector<uint8_t> reference_twice(const Operands &op) {
     uint32_t es = mxu_elem_bytes(op.type);
-    const uint32_t pad = op.type == MxuType::Bf16 ? op.k % 2 : 0;
+    const uint32_t pad =
+        op.type == MxuType::Bf16 ? (kBf16Block - op.k % kBf16Block) % kBf16Block : 0;
     const uint32_t k2 = 2 * op.k + pad;
     std::vector<uint8_t> a2(uint64_t(op.m) * k2 * es, 0), w2(uint64_t(k2) * op.n * es, 0);
     for (uint32_t i = 0; i < op.m; i++)
@@ -228,9 +233,9 @@ TEST_CASE("fast mode stops between row blocks when aborted", "[mxu]") {
 }
 
 // Outputs of vdpbf16ps measured on an AMD EPYC (Zen 4) for one pair: {acc, a_even, a_odd,
-// w_even, w_odd, result}. They separate the odd-first order, DAZ, and FTZ with tininess after
-// rounding from their alternatives.
-TEST_CASE("bf16 pair model and reference match measured vdpbf16ps results", "[mxu]") {
+// w_even, w_odd, result}, i.e. two steps of one chain, the odd element first. They separate
+// DAZ, and FTZ with tininess after rounding, from their alternatives.
+TEST_CASE("bf16 step model matches measured vdpbf16ps results", "[mxu]") {
     struct Case {
         uint32_t acc;
         uint16_t a_even, a_odd, w_even, w_odd;
@@ -249,12 +254,35 @@ TEST_CASE("bf16 pair model and reference match measured vdpbf16ps results", "[mx
     auto f = [](uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); };
     for (const Case &c : cases) {
         CAPTURE(c.acc, c.a_even, c.a_odd, c.w_even, c.w_odd);
-        float model = bf16::pair(std::bit_cast<float>(c.acc), f(c.a_even), f(c.w_even), f(c.a_odd),
-                                 f(c.w_odd));
+        float model = bf16::step(bf16::step(std::bit_cast<float>(c.acc), f(c.a_odd), f(c.w_odd)),
+                                 f(c.a_even), f(c.w_even));
         uint32_t bits = std::isnan(model) ? 0x7fc00000u : std::bit_cast<uint32_t>(model);
         CHECK(bits == c.result);
-        const uint16_t a[] = {c.a_even, c.a_odd}, w[] = {c.w_even, c.w_odd};
-        CHECK(std::bit_cast<uint32_t>(
-                  reference_bf16_chain(std::bit_cast<float>(c.acc), a, 1, w, 1, 2)) == c.result);
     }
+}
+
+TEST_CASE("the AMX kernel set is offered only where the process can run AMX", "[mxu][amx]") {
+    // The CPU's flags as the kernel reports them: without all three, no AMX.
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    bool flags_have_amx = false;
+    while (std::getline(cpuinfo, line)) {
+        if (line.rfind("flags", 0) == 0) {
+            flags_have_amx = line.find(" amx_tile") != std::string::npos &&
+                             line.find(" amx_bf16") != std::string::npos &&
+                             line.find(" amx_int8") != std::string::npos;
+            break;
+        }
+    }
+    if (!flags_have_amx)
+        CHECK_FALSE(amx_runnable());
+    const std::vector<const RowKernels *> sets = supported_row_kernels();
+    const bool offered = std::find(sets.begin(), sets.end(), &kAmxRowKernels) != sets.end();
+    CHECK((!offered || amx_runnable()));
+    WeightTile tile(64, 16);
+    std::vector<uint16_t> w(64 * 16, 0x3f80);
+    tile.load(MxuType::Bf16, 64, 16, reinterpret_cast<const uint8_t *>(w.data()), 32);
+    CHECK((tile.bf16_amx_pairs() != nullptr) == amx_runnable());
+    if (!amx_runnable())
+        WARN("this host cannot run AMX: the AMX kernels were compiled but not run");
 }

@@ -148,7 +148,21 @@ TEST_CASE("a small card splits images into blocks of output rows", "[conv2d][sma
                         .pad_h = 1,
                         .pad_w = 1};
     CHECK(check_int8(cfg, s, 31) == 2 * 4);
-    CHECK(check_bf16(cfg, s, 32) == 2 * 4);
+    // bf16 channel tiles are whole blocks of 32 channels: 5 channels need 5 array rows.
+    CHECK(check_bf16(engine_config(8, 4, 256, 96), s, 32) == 2 * 4);
+}
+
+TEST_CASE("bf16 channel tiles are multiples of 32 but for the last", "[conv2d][bf16]") {
+    // 70 channels on a 48-row array: tiles of 32, 32 and 6 channels per tap.
+    const Conv2dShape s{.height = 5,
+                        .width = 4,
+                        .channels = 70,
+                        .kernel_h = 3,
+                        .kernel_w = 3,
+                        .filters = 9,
+                        .pad_h = 1,
+                        .pad_w = 1};
+    check_bf16(engine_config(48, 16, 1u << 16, 1u << 16), s, 33);
 }
 
 TEST_CASE("a 1x1 convolution is the independent matmul", "[conv2d][reference]") {
@@ -180,6 +194,19 @@ TEST_CASE("conv2d rejects bad shapes and cards too small", "[conv2d][errors]") {
     SECTION("int32 input") {
         p.type = DType::Int32;
         CHECK_THROWS_AS(tpurt::compile_conv2d(p, limits), tpurt::Error);
+    }
+    SECTION("bf16 channels beyond an array of fewer than 32 rows") {
+        p.type = DType::Bf16;
+        p.shape.channels = 20;
+        try {
+            tpurt::compile_conv2d(p, tpurt::ArrayLimits{16, 16, 1u << 20, 1u << 20});
+            FAIL("bf16 channel tiles of 16 were accepted");
+        } catch (const tpurt::Error &error) {
+            CHECK(error.code() == tpurt::ErrorCode::Unsupported);
+            CHECK(
+                std::string(error.what()) ==
+                "conv2d: bf16 with more than 16 channels needs a matrix unit of at least 32 rows");
+        }
     }
     SECTION("a unified buffer smaller than the kernel's input rows") {
         try {

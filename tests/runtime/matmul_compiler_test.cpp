@@ -170,24 +170,44 @@ TEST_CASE("bf16 with the test library's special values is exact", "[compiler][bf
 
 TEST_CASE("a 4x4 array with tiny memories runs awkward shapes exactly", "[compiler][small]") {
     // ACC of 128 bytes holds 8 rows of a 4-wide tile; UB of 48 bytes holds the weight tile and
-    // 8 (int8) or 2 (bf16) rows of A, so blocks split into several A tiles.
+    // 8 rows of A (int8), so blocks split into several A tiles. bf16 K tiles are whole blocks of
+    // 32 k: on a 32 x 4 array with 320 bytes of UB, a 32 x 4 tile and one row of A.
     const tpu_engine_config cfg = engine_config(4, 4, 48, 128);
-    const Shape shapes[] = {{1, 1, 1}, {13, 7, 11}, {5, 9, 3}, {1, 17, 2}, {31, 33, 29}};
+    const tpu_engine_config bf16_cfg = engine_config(32, 4, 320, 128);
+    const Shape shapes[] = {{1, 1, 1},  {13, 7, 11},  {5, 9, 3},
+                            {1, 17, 2}, {31, 33, 29}, {3, 97, 5}};
     for (const Shape &s : shapes) {
         check_int8(cfg, s, s.m + s.k);
-        check_bf16(cfg, s, s.m + s.n);
+        check_bf16(bf16_cfg, s, s.m + s.n);
     }
+    check_bf16(cfg, {13, 4, 11}, 5); // K within the 4 rows
+}
+
+TEST_CASE("bf16 K tiles below a block of 32 are refused with the reason", "[compiler][small]") {
+    const auto message = [](const tpurt::ArrayLimits &limits) {
+        try {
+            tpurt::choose_matmul_tiling(tpurt::DType::Bf16, 9, 40, 10, limits);
+        } catch (const tpurt::Error &error) {
+            CHECK(error.code() == tpurt::ErrorCode::Unsupported);
+            return std::string(error.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK(message({16, 16, 1u << 20, 1u << 20}) ==
+          "matmul does not fit the card: matrix unit of 16 rows for bf16 K tiles of 32");
+    CHECK(message({64, 4, 100, 1u << 20}) ==
+          "matmul does not fit the card: unified buffer of 100 bytes for bf16 K tiles of 32");
 }
 
 TEST_CASE("A streams through the weights when the unified buffer is the limit",
           "[compiler][small]") {
-    // 2 bf16 rows of A fit next to a 4x4 weight tile, but the accumulators hold 256 rows: one
+    // 2 bf16 rows of A fit next to a 32x4 weight tile, but the accumulators hold 256 rows: one
     // block of 64 rows, its A in 32 pieces per k tile, weights loaded once per k tile.
-    const tpu_engine_config cfg = engine_config(4, 4, 48, 4096);
-    const tpurt::MatmulPlan plan = check_bf16(cfg, {64, 16, 4}, 3);
+    const tpu_engine_config cfg = engine_config(32, 4, 384, 4096);
+    const tpurt::MatmulPlan plan = check_bf16(cfg, {64, 64, 4}, 3);
     CHECK(plan.tiling.tile_m == 2);
     CHECK(plan.tiling.block_m == 64);
-    CHECK(plan.weight_loads == 4);
+    CHECK(plan.weight_loads == 2);
 }
 
 TEST_CASE("A stays in the unified buffer for a group of column tiles", "[compiler]") {
@@ -205,13 +225,16 @@ TEST_CASE("A stays in the unified buffer for a group of column tiles", "[compile
 }
 
 TEST_CASE("a unified buffer smaller than a weight tile shrinks the tiles", "[compiler][small]") {
-    // 20 bytes: a bf16 4x4 tile (32 bytes) does not fit; 2x4 plus one row of A does.
-    const tpu_engine_config cfg = engine_config(4, 4, 20, 64);
-    const tpurt::MatmulPlan plan = check_bf16(cfg, {9, 11, 10}, 77);
-    CHECK(plan.tiling.tile_k == 2);
-    CHECK(plan.tiling.tile_n == 4);
+    // 4160 bytes: a bf16 32x128 tile (8 KiB) does not fit; 32x64 plus one row of A does.
+    const tpu_engine_config cfg = engine_config(32, 128, 4160, 1u << 16);
+    const tpurt::MatmulPlan plan = check_bf16(cfg, {9, 40, 128}, 77);
+    CHECK(plan.tiling.tile_k == 32);
+    CHECK(plan.tiling.tile_n == 64);
     CHECK(plan.tiling.tile_m == 1);
-    check_int8(cfg, {9, 11, 10}, 78);
+    // 20 bytes: an int8 4x4 tile and one row of A; fp32 shrinks to 1x2 and one row.
+    const tpu_engine_config tiny = engine_config(4, 4, 20, 64);
+    check_int8(tiny, {9, 11, 10}, 78);
+    CHECK(check_fp32(tiny, {9, 11, 10}, 79).tiling.tile_k == 1);
 }
 
 TEST_CASE("padded row strides are honoured", "[compiler][strides]") {

@@ -14,12 +14,12 @@
 #include "dma.hpp"
 #include "local_memory.hpp"
 #include "mmu.hpp"
-#include "mxu.hpp"
+#include "mxu/mxu.hpp"
+#include "mxu/systolic_array.hpp"
+#include "mxu/weight_tile.hpp"
 #include "phys_memory.hpp"
-#include "systolic_array.hpp"
 #include "thread_pool.hpp"
 #include "tpu_engine.h"
-#include "weight_tile.hpp"
 
 namespace tpu::engine {
 

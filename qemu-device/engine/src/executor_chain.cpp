@@ -2,9 +2,10 @@
 // K-chain fusion (fast mode): a run of LOAD_W (from the UB) / MATMUL pairs in which every MATMUL
 // after the first accumulates into the same accumulator rows — a matmul tiled along k — is
 // computed as one MATMUL against the tiles concatenated along k, instead of one pass over the
-// accumulators per tile. The result is the same: int8 sums are exact modulo 2^32, and for bf16
-// and fp32 every output element still runs one chain of steps in ascending k across the tiles
-// (the accumulators only carry it from one MATMUL to the next).
+// accumulators per tile. The result is the same: int8 sums are exact modulo 2^32, for
+// fp32 every output element still runs one chain of steps in ascending k across the tiles (the
+// accumulators only carry it from one MATMUL to the next), and bf16 the same blocks of 32 k as
+// long as every tile but the last has a K that is a multiple of 32.
 // Everything architectural is as if the instructions ran one by one: only pairs that would
 // succeed join a chain (the instruction that would fault is then executed on its own), each
 // instruction still goes through the counters and the timeline in order, and the last LOAD_W's
@@ -14,6 +15,7 @@
 #include <variant>
 
 #include "executor.hpp"
+#include "mxu/bf16_numerics.hpp"
 
 namespace tpu::engine {
 
@@ -40,9 +42,9 @@ bool Executor::chains_with(const LoadWInsn &load, const MatmulInsn &matmul, uint
     }
     const ChainLink &first = chain_[0];
     const MatmulInsn &m0 = first.matmul;
-    // bf16 may be computed in pairs of k (one rounding per pair): every tile but the last must
-    // then have an even K, so that no pair straddles two tiles.
-    if (load.type == MxuType::Bf16 && chain_[links - 1].load.k % 2 != 0)
+    // bf16 is computed in blocks of 32 k from the start of each tile: the concatenated tiles
+    // have the same blocks only if every tile but the last is whole blocks.
+    if (load.type == MxuType::Bf16 && chain_[links - 1].load.k % bf16::kBlock != 0)
         return false;
     return load.type == first.load.type && load.n == first.load.n && matmul.accumulate &&
            matmul.m == m0.m && matmul.acc_addr == m0.acc_addr &&

@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "extent.hpp"
-#include "mxu_types.hpp"
+#include "mxu/mxu_types.hpp"
 
 namespace tpu::engine {
 

@@ -15,9 +15,10 @@
 // The order of the reduction is therefore: taps (ky, kx) in row-major order, every tap
 // included (padding taps multiply zeros), and within a tap the channels as one MATMUL sums them
 // (docs/hardware.md, Numerics), starting from +0.0: fp32 acc = fmaf(x[iy][ix][c],
-// w[ky][kx][c][f], acc) for c ascending; bf16 the pairs (c, c + 1) for even c, odd channel
-// first, each step the bf16 MATMUL step (DAZ, exact product, one rounding, FTZ), an odd last
-// channel alone (bf16 channel tiles are even, so tiling never splits a pair); int8 exact sums.
+// w[ky][kx][c][f], acc) for c ascending; bf16 blocks of 32 channels from the tap's first, each
+// summed in an even-channel and an odd-channel chain of bf16 MATMUL steps (DAZ, exact product,
+// one rounding, FTZ) from +0 and then added to acc once (bf16 channel tiles are multiples of 32
+// but for the last, so tiling never splits a block); int8 exact sums.
 // reference_conv2d() computes exactly this.
 #pragma once
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // reference.hpp - plain CPU matmuls with the card's exact numerics, the golden model that
 // tests and tools compare the card against: int8 products summed into int32 with two's-
-// complement wrap-around, and bf16 (spec 1.2) from +0.0f over k in pairs (2i, 2i+1), odd
-// element first, each step acc = FTZ(RNE(DAZ(acc) + DAZ(a) DAZ(b))) with an exact product.
+// complement wrap-around, and bf16 (spec 1.3) from +0.0f in blocks of 32 k, each an even-k and
+// an odd-k chain of steps chain = FTZ(RNE(DAZ(chain) + DAZ(a) DAZ(b))) (exact product) from
+// +0, then acc = FTZ(RNE(DAZ(acc) + FTZ(RNE(E + O)))).
 // Loops run in i-k-j order (cache-friendly, still the card's k order for every output).
 #pragma once
 

@@ -3,10 +3,12 @@
 // the spec's order), left to the compiler to vectorise. A copy built for AVX2+FMA runs where the
 // host has them (chosen with a plain CPU check, not an ifunc, so sanitizers work); the results
 // are identical because fmaf is an exact product with a single rounding everywhere. bf16 is
-// scalar, written from the spec's text: pairs of k, odd first, each step DAZ / fmaf / FTZ with
-// tininess after rounding, decided next to 2^-126 from the exact sum in double.
+// scalar, written from the spec's text: per output, blocks of 32 k, in each an even and an odd
+// chain from +0, each step DAZ / fmaf / FTZ with tininess after rounding (decided next to
+// 2^-126 from the exact sum in double), then acc + (even + odd) with DAZ / FTZ.
 #include "tpu_test/reference.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -105,11 +107,10 @@ float bf16_step(float c, float a, float w) {
     return std::fabs(exact) >= 0x1p-126 - 0x1p-151 ? r : std::copysign(0.0f, r);
 }
 
-std::vector<float> widen_dazed(const uint16_t *v, uint64_t count) {
-    std::vector<float> out(count);
-    for (uint64_t i = 0; i < count; i++)
-        out[i] = daz(bf16_to_float(v[i]));
-    return out;
+// The block's add: FTZ(RNE(DAZ(x) + DAZ(y))); the sum of two such terms is exact when tiny.
+float bf16_add(float x, float y) {
+    const float r = daz(x) + daz(y);
+    return std::fabs(r) < 0x1p-126f ? std::copysign(0.0f, r) : r;
 }
 
 float canonical(float x) {
@@ -127,38 +128,40 @@ std::vector<int32_t> reference_matmul_int8(const int8_t *a, const int8_t *b, uin
 
 float reference_bf16_chain(float acc, const uint16_t *a, uint64_t a_step, const uint16_t *w,
                            uint64_t w_step, uint32_t k) {
-    acc = daz(acc);
     auto at = [](const uint16_t *v, uint64_t step, uint32_t i) {
         return daz(bf16_to_float(v[i * step]));
     };
-    uint32_t p = 0;
-    for (; p + 2 <= k; p += 2) {
-        acc = bf16_step(acc, at(a, a_step, p + 1), at(w, w_step, p + 1));
-        acc = bf16_step(acc, at(a, a_step, p), at(w, w_step, p));
+    for (uint32_t b = 0; b < k; b += kBf16Block) {
+        float even = 0.0f, odd = 0.0f;
+        for (uint32_t p = b; p < k && p < b + kBf16Block; p++) {
+            float &chain = p % 2 ? odd : even;
+            chain = bf16_step(chain, at(a, a_step, p), at(w, w_step, p));
+        }
+        acc = bf16_add(acc, bf16_add(even, odd));
     }
-    if (p < k)
-        acc = bf16_step(acc, at(a, a_step, p), at(w, w_step, p));
     return canonical(acc);
 }
 
 std::vector<float> reference_matmul_bf16(const uint16_t *a, const uint16_t *b, uint32_t m,
                                          uint32_t k, uint32_t n) {
-    const std::vector<float> wa = widen_dazed(a, uint64_t(m) * k);
-    const std::vector<float> wb = widen_dazed(b, uint64_t(k) * n);
+    std::vector<float> wb(uint64_t(k) * n);
+    for (uint64_t i = 0; i < wb.size(); i++)
+        wb[i] = daz(bf16_to_float(b[i]));
     std::vector<float> c(uint64_t(m) * n, 0.0f);
+    std::vector<float> chains(2 * uint64_t(n)); // the even chains of a row, then the odd ones
     for (uint32_t i = 0; i < m; i++) {
         float *row = c.data() + uint64_t(i) * n;
-        const float *arow = wa.data() + uint64_t(i) * k;
-        uint32_t p = 0;
-        for (; p + 2 <= k; p += 2) {
-            const float *odd = wb.data() + uint64_t(p + 1) * n, *even = odd - n;
+        for (uint32_t blk = 0; blk < k; blk += kBf16Block) {
+            std::fill(chains.begin(), chains.end(), 0.0f);
+            for (uint32_t p = blk; p < k && p < blk + kBf16Block; p++) {
+                const float x = daz(bf16_to_float(a[uint64_t(i) * k + p]));
+                const float *__restrict brow = wb.data() + uint64_t(p) * n;
+                float *__restrict chain = chains.data() + (p % 2) * uint64_t(n);
+                for (uint32_t j = 0; j < n; j++)
+                    chain[j] = bf16_step(chain[j], x, brow[j]);
+            }
             for (uint32_t j = 0; j < n; j++)
-                row[j] = bf16_step(bf16_step(row[j], arow[p + 1], odd[j]), arow[p], even[j]);
-        }
-        if (p < k) {
-            const float *last = wb.data() + uint64_t(p) * n;
-            for (uint32_t j = 0; j < n; j++)
-                row[j] = bf16_step(row[j], arow[p], last[j]);
+                row[j] = bf16_add(row[j], bf16_add(chains[j], chains[n + j]));
         }
     }
     for (float &x : c)

@@ -5,7 +5,7 @@
 #pragma once
 
 #if defined(__x86_64__)
-#include "mxu_kernels.hpp"
+#include "mxu/kernels/kernels.hpp"
 
 namespace tpu::engine::avx512 {
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Portable MXU kernels: the reference for the vector kernels, used on CPUs without AVX2+FMA.
 // Each accumulator row is updated in place, k outermost, so memory is walked row-major. bf16
-// walks k pair by pair, odd element first, with the card's bf16 step (bf16_numerics.hpp).
+// keeps the even and odd chains of a block of 32 k for the row's columns and adds them to the
+// accumulators at the block's end (mxu/bf16_numerics.hpp).
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
-#include "bf16_numerics.hpp"
-#include "mxu_kernels.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/kernels.hpp"
 
 namespace tpu::engine {
 namespace {
@@ -50,28 +53,13 @@ uint32_t fp_mac(uint32_t acc, uint32_t a, uint32_t w) {
     return std::bit_cast<uint32_t>(c);
 }
 
-uint32_t bf16_mac(uint32_t acc, uint32_t a, uint32_t w) {
-    return std::bit_cast<uint32_t>(
-        bf16::step(std::bit_cast<float>(acc), std::bit_cast<float>(a), std::bit_cast<float>(w)));
-}
-
-// The k of step i: ascending, or pair by pair with the odd element first (a last odd k alone).
-uint32_t ascending(uint32_t i, uint32_t) {
-    return i;
-}
-
-uint32_t odd_first(uint32_t i, uint32_t k) {
-    return (i ^ 1u) < k ? i ^ 1u : i;
-}
-
 // NaN results are stored as the canonical NaN.
 uint32_t fp_result(uint32_t acc) {
     return (acc & 0x7fffffffu) > 0x7f800000u ? kCanonicalNan : acc;
 }
 
 template <uint32_t (*Activation)(const uint8_t *, uint32_t),
-          uint32_t (*Mac)(uint32_t, uint32_t, uint32_t), uint32_t (*Result)(uint32_t),
-          uint32_t (*Order)(uint32_t, uint32_t) = ascending>
+          uint32_t (*Mac)(uint32_t, uint32_t, uint32_t), uint32_t (*Result)(uint32_t)>
 void block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1, uint32_t n0,
            uint32_t n1) {
     const uint32_t k = tile.k();
@@ -81,8 +69,7 @@ void block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t
         uint8_t *acc = args.acc + m * args.acc_stride + 4 * uint64_t(n0);
         if (!args.accumulate)
             std::memset(acc, 0, 4 * uint64_t(n1 - n0)); // int 0, +0.0f
-        for (uint32_t s = 0; s < k; s++) {
-            const uint32_t i = Order(s, k);
+        for (uint32_t i = 0; i < k; i++) {
             uint32_t x = Activation(a, i);
             const uint32_t *wr = tile.words() + uint64_t(i) * n + n0;
             for (uint32_t j = 0; j < n1 - n0; j++)
@@ -93,10 +80,41 @@ void block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t
     }
 }
 
+// bf16: per row, the chains E and O of every column over a block, then the combining add.
+void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                uint32_t n0, uint32_t n1) {
+    const uint32_t k = tile.k();
+    const uint32_t n = tile.n();
+    const uint32_t cols = n1 - n0;
+    std::vector<float> chains(2 * uint64_t(cols)); // E of every column, then O
+    for (uint32_t m = m0; m < m1; m++) {
+        const uint8_t *a = args.src_row(m);
+        uint8_t *acc = args.acc + m * args.acc_stride + 4 * uint64_t(n0);
+        if (!args.accumulate)
+            std::memset(acc, 0, 4 * uint64_t(cols)); // +0.0f
+        for (uint32_t b = 0; b < k; b += bf16::kBlock) {
+            std::fill(chains.begin(), chains.end(), 0.0f);
+            for (uint32_t i = b; i < k && i < b + bf16::kBlock; i++) {
+                const float x = std::bit_cast<float>(bf16_activation(a, i));
+                const uint32_t *wr = tile.words() + uint64_t(i) * n + n0;
+                float *chain = chains.data() + (i % 2) * uint64_t(cols);
+                for (uint32_t j = 0; j < cols; j++)
+                    chain[j] = bf16::step(chain[j], x, std::bit_cast<float>(wr[j]));
+            }
+            for (uint32_t j = 0; j < cols; j++) {
+                const float sum = bf16::combine(std::bit_cast<float>(load_word(acc + 4 * j)),
+                                                chains[j], chains[cols + j]);
+                store_word(acc + 4 * j, std::bit_cast<uint32_t>(sum));
+            }
+        }
+        for (uint32_t j = 0; j < cols; j++)
+            store_word(acc + 4 * j, fp_result(load_word(acc + 4 * j)));
+    }
+}
+
 } // namespace
 
 const RowKernels kScalarRowKernels{"scalar", block<int8_activation, int_mac, int_result>,
-                                   block<bf16_activation, bf16_mac, fp_result, odd_first>,
-                                   block<fp32_activation, fp_mac, fp_result>};
+                                   bf16_block, block<fp32_activation, fp_mac, fp_result>};
 
 } // namespace tpu::engine

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 // AVX-512F MXU kernels: register tiles of up to 6 rows x 4 vectors of 16 columns (24 zmm
 // accumulators), each activation broadcast from the packed buffer into its multiplies. fp32 keeps
-// one fma chain per output element in ascending k; bf16 walks k in pairs, odd first, with MXCSR
-// set to flush and treat denormals as zero, which makes each fma the card's bf16 step
-// (bf16_numerics.hpp); int8 multiplies sign-extended 32-bit words (exact modulo 2^32). Everything
-// after the pragma is compiled for AVX-512F and runs only after a CPU check.
+// one fma chain per output element in ascending k; int8 multiplies sign-extended 32-bit words
+// (exact modulo 2^32). bf16 keeps the card's two chains per output (6 rows x 2 vectors, 24 zmm)
+// over each block of 32 k with MXCSR set to flush and treat denormals as zero, which makes each
+// fma the card's bf16 step and each add its combining add (mxu/bf16_numerics.hpp). Everything after
+// the pragma is compiled for AVX-512F and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <bit>
 
-#include "bf16_numerics.hpp"
-#include "mxu_kernels_avx512.hpp"
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
@@ -21,8 +22,8 @@
 #pragma GCC target("avx512f")
 #endif
 
-#include "mxu_kernels_simd_tile.hpp"
-#include "mxu_kernels_zmm.hpp"
+#include "mxu/kernels/simd_tile.hpp"
+#include "mxu/kernels/zmm.hpp"
 
 namespace tpu::engine {
 namespace {
@@ -35,9 +36,9 @@ struct FpMac : ZmmFloat {
     }
 };
 
-// bf16: the same fma, steps in pairs with the odd one first.
+// bf16: the same fma, one step per k, in the card's blocks of an even and an odd chain.
 struct Bf16Mac : FpMac {
-    static constexpr bool kOddFirst = true;
+    static constexpr uint32_t kBlockSteps = bf16::kBlock;
 };
 
 struct IntWordMac : ZmmInt {
@@ -53,7 +54,7 @@ template <int R, int V> using IntWordTile = tiles::SimdTile<IntWordMac, R, V>;
 constexpr tiles::TileSet kFpTiles =
     tiles::make_tile_set<FpTile, kZmmTileRows, kZmmTileVectors>(Zmm::kLanes);
 constexpr tiles::TileSet kBf16Tiles =
-    tiles::make_tile_set<Bf16Tile, kZmmTileRows, kZmmTileVectors>(Zmm::kLanes);
+    tiles::make_tile_set<Bf16Tile, kZmmTileRows, kZmmChainVectors>(Zmm::kLanes);
 constexpr tiles::TileSet kIntWordTiles =
     tiles::make_tile_set<IntWordTile, kZmmTileRows, kZmmTileVectors>(Zmm::kLanes);
 

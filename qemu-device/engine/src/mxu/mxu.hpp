@@ -7,10 +7,10 @@
 
 #include <atomic>
 
-#include "mxu_kernels.hpp"
-#include "mxu_types.hpp"
+#include "mxu/kernels/kernels.hpp"
+#include "mxu/mxu_types.hpp"
+#include "mxu/weight_tile.hpp"
 #include "thread_pool.hpp"
-#include "weight_tile.hpp"
 
 namespace tpu::engine {
 

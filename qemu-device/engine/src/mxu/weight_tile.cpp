@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Weight tile loading: widen int8 / bf16 / fp32 weights to 32-bit words once per LOAD_W (one
-// loop per source row and dtype), and pack int8 tiles for the VNNI kernels and bf16 tiles for
-// the AVX512-BF16 kernels.
-#include "weight_tile.hpp"
+// loop per source row and dtype), and pack int8 tiles for the VNNI and AMX kernels and bf16
+// tiles for the AVX512-BF16 and (where they run) AMX kernels.
+#include "mxu/weight_tile.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -52,16 +52,35 @@ WidenRowFn widen_row_fn(MxuType type) {
     return widen_row<MxuType::Fp32>;
 }
 
-// Packs the bf16 words of a k x n tile into pairs (2i, 2i+1) per column, W[2i] in the low half;
-// the last pair of an odd k gets -0 (0x8000) as its missing weight.
-void pack_bf16_pairs(const uint32_t *__restrict words, uint32_t k, uint32_t n,
-                     uint32_t *__restrict pairs) {
-    for (uint32_t k0 = 0; k0 < k; k0 += 2) {
-        const uint32_t *even = words + uint64_t(k0) * n;
-        const uint32_t *odd = k0 + 1 < k ? even + n : nullptr;
-        uint32_t *out = pairs + uint64_t(k0 / 2) * n;
+// Packs the bf16 words of a k x n tile for vdpbf16ps on the card's chains: per quad q of k and
+// column, the even chain's pair (W[4q] high, W[4q + 2] low) in row 2q and the odd chain's
+// (W[4q + 1] high, W[4q + 3] low) in row 2q + 1; k >= K reads as -0 (0x8000).
+void pack_bf16_quads(const uint32_t *__restrict words, uint32_t k, uint32_t n,
+                     uint32_t *__restrict quads) {
+    for (uint32_t k0 = 0; k0 < k; k0 += 4) {
+        const uint32_t *row[4];
+        for (uint32_t i = 0; i < 4; i++)
+            row[i] = k0 + i < k ? words + uint64_t(k0 + i) * n : nullptr;
+        uint32_t *even = quads + uint64_t(k0 / 2) * n;
+        uint32_t *odd = even + n;
+        auto bits = [](const uint32_t *r, uint32_t j) { return r ? r[j] >> 16 : 0x8000u; };
+        for (uint32_t j = 0; j < n; j++) {
+            even[j] = bits(row[0], j) << 16 | bits(row[2], j);
+            odd[j] = bits(row[1], j) << 16 | bits(row[3], j);
+        }
+    }
+}
+
+// Packs the bf16 words of a k x n tile into pairs (2p, 2p + 1) per column for tdpbf16ps, W[2p]
+// in the low half, in whole blocks of 16 pairs: k >= K reads as -0 (0x8000).
+void pack_bf16_amx_pairs(const uint32_t *__restrict words, uint32_t k, uint32_t n, uint64_t rows,
+                         uint32_t *__restrict pairs) {
+    for (uint32_t p = 0; p < rows; p++) {
+        const uint32_t *even = 2 * p < k ? words + uint64_t(2 * p) * n : nullptr;
+        const uint32_t *odd = 2 * p + 1 < k ? words + uint64_t(2 * p + 1) * n : nullptr;
+        uint32_t *out = pairs + uint64_t(p) * n;
         for (uint32_t j = 0; j < n; j++)
-            out[j] = even[j] >> 16 | (odd ? odd[j] & 0xffff0000u : 0x80000000u);
+            out[j] = (even ? even[j] >> 16 : 0x8000u) | (odd ? odd[j] & 0xffff0000u : 0x80000000u);
     }
 }
 
@@ -96,15 +115,29 @@ void pack_int8_quads(const uint32_t *__restrict words, uint32_t k, uint32_t n,
         sums[j] *= 0u - 128u;
 }
 
+// Dwords the AMX kernels may read past a packed layout's last row (a 16-column tile at its
+// last columns).
+constexpr uint64_t kOverrun = 16;
+
 } // namespace
 
-WeightTile::WeightTile(uint32_t max_rows, uint32_t max_cols)
-    : words_(uint64_t(max_rows) * max_cols), packed_(uint64_t(max_rows + 2) / 2 * max_cols),
-      bias_(max_cols) {}
+// Rows of dwords: bf16 two per quad of k, int8 one per quad in blocks of 16 (64 k).
+uint64_t WeightTile::packed_rows(uint32_t k) {
+    return std::max(2 * ((uint64_t(k) + 3) / 4), 16 * ((uint64_t(k) + 63) / 64));
+}
+
+// 16 pairs per block of 32 k.
+uint64_t WeightTile::amx_rows(uint32_t k) {
+    return 16 * ((uint64_t(k) + 31) / 32);
+}
+
+WeightTile::WeightTile(uint32_t max_rows, uint32_t max_cols, bool amx_layout)
+    : words_(uint64_t(max_rows) * max_cols), packed_(packed_rows(max_rows) * max_cols + kOverrun),
+      amx_(amx_layout ? amx_rows(max_rows) * max_cols + kOverrun : 0), bias_(max_cols) {}
 
 bool WeightTile::fits(uint32_t k, uint32_t n) const {
-    return uint64_t(k) * n <= words_.size() && uint64_t((k + 1) / 2) * n <= packed_.size() &&
-           n <= bias_.size();
+    return uint64_t(k) * n <= words_.size() && packed_rows(k) * n + kOverrun <= packed_.size() &&
+           (amx_.empty() || amx_rows(k) * n + kOverrun <= amx_.size()) && n <= bias_.size();
 }
 
 void WeightTile::begin_load(MxuType type, uint32_t k, uint32_t n, bool transposed) {
@@ -147,11 +180,18 @@ void WeightTile::load_rows(uint32_t k0, uint32_t rows, const uint8_t *src, uint6
 }
 
 void WeightTile::finish_load() {
-    if (type_ == MxuType::Int8)
+    if (type_ == MxuType::Int8) {
         pack_int8_quads(words_.data(), k_, n_, packed_.data(),
                         reinterpret_cast<uint32_t *>(bias_.data()));
-    else if (type_ == MxuType::Bf16)
-        pack_bf16_pairs(words_.data(), k_, n_, packed_.data());
+        // Zero quads up to the next AMX block.
+        const uint64_t quads = (uint64_t(k_) + 3) / 4 * n_;
+        const uint64_t blocks = (uint64_t(k_) + 63) / 64;
+        std::fill(packed_.begin() + quads, packed_.begin() + 16 * blocks * n_, 0u);
+    } else if (type_ == MxuType::Bf16) {
+        pack_bf16_quads(words_.data(), k_, n_, packed_.data());
+        if (!amx_.empty())
+            pack_bf16_amx_pairs(words_.data(), k_, n_, amx_rows(k_), amx_.data());
+    }
     loaded_ = true;
 }
 

@@ -8,8 +8,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include "mxu_kernels_avx512.hpp"
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512vnni"))), apply_to = function)
@@ -18,8 +18,8 @@
 #pragma GCC target("avx512f,avx512vnni")
 #endif
 
-#include "mxu_kernels_simd_tile.hpp"
-#include "mxu_kernels_zmm.hpp"
+#include "mxu/kernels/simd_tile.hpp"
+#include "mxu/kernels/zmm.hpp"
 
 namespace tpu::engine {
 namespace {

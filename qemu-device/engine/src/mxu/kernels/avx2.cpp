@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 // AVX2+FMA MXU kernels: register tiles of up to 4 rows x 3 vectors of 8 columns (12 ymm
 // accumulators), each activation broadcast from the packed buffer. fp32 keeps one fma chain per
-// output element in ascending k; bf16 walks k in pairs, odd first, with MXCSR set to flush and
-// treat denormals as zero, which makes each fma the card's bf16 step (bf16_numerics.hpp); int8
-// multiplies sign-extended 32-bit words (exact modulo 2^32). Everything after the pragma is
-// compiled for AVX2+FMA and runs only after a CPU check.
+// output element in ascending k; int8 multiplies sign-extended 32-bit words (exact modulo
+// 2^32). bf16 keeps the card's two chains per output (3 rows x 2 vectors, 12 ymm) over each
+// block of 32 k with MXCSR set to flush and treat denormals as zero, which makes each fma the
+// card's bf16 step and each add its combining add (mxu/bf16_numerics.hpp). Everything after the
+// pragma is compiled for AVX2+FMA and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <bit>
 
-#include "bf16_numerics.hpp"
-#include "mxu_kernels.hpp"
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/bf16_numerics.hpp"
+#include "mxu/kernels/kernels.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
@@ -21,19 +22,21 @@
 #pragma GCC target("avx2,fma")
 #endif
 
-#include "mxu_kernels_simd_tile.hpp"
+#include "mxu/kernels/simd_tile.hpp"
 
 namespace tpu::engine {
 namespace {
 
 constexpr int kTileRows = 4;
 constexpr int kTileVectors = 3;
+constexpr int kChainRows = 3; // bf16: 3 rows x 2 vectors x 2 chains = 12 ymm
+constexpr int kChainVectors = 2;
 
 // Masks are vectors: lane i enabled iff its top bit is set.
 struct Ymm {
     using Mask = __m256i;
     static constexpr int kLanes = 8;
-    static constexpr bool kOddFirst = false;
+    static constexpr uint32_t kBlockSteps = 0;
     static Mask mask(uint32_t lanes) {
         __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         return _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(lanes < 8 ? lanes : 8)), index);
@@ -51,6 +54,9 @@ struct FpMac : Ymm {
     template <bool Partial> static void store(void *p, Mask m, Vec v) {
         __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
         v = _mm256_blendv_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(kCanonicalNan)), nan);
+        store_raw<Partial>(p, m, v);
+    }
+    template <bool Partial> static void store_raw(void *p, Mask m, Vec v) {
         if (Partial)
             _mm256_maskstore_ps(static_cast<float *>(p), m, v);
         else
@@ -62,9 +68,9 @@ struct FpMac : Ymm {
     }
 };
 
-// bf16: the same fma, steps in pairs with the odd one first.
+// bf16: the same fma, one step per k, in the card's blocks of an even and an odd chain.
 struct Bf16Mac : FpMac {
-    static constexpr bool kOddFirst = true;
+    static constexpr uint32_t kBlockSteps = bf16::kBlock;
 };
 
 struct IntWordMac : Ymm {
@@ -93,7 +99,7 @@ template <int R, int V> using IntWordTile = tiles::SimdTile<IntWordMac, R, V>;
 constexpr tiles::TileSet kFpTiles =
     tiles::make_tile_set<FpTile, kTileRows, kTileVectors>(Ymm::kLanes);
 constexpr tiles::TileSet kBf16Tiles =
-    tiles::make_tile_set<Bf16Tile, kTileRows, kTileVectors>(Ymm::kLanes);
+    tiles::make_tile_set<Bf16Tile, kChainRows, kChainVectors>(Ymm::kLanes);
 constexpr tiles::TileSet kIntWordTiles =
     tiles::make_tile_set<IntWordTile, kTileRows, kTileVectors>(Ymm::kLanes);
 

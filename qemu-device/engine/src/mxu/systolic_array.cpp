@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: MIT
 // Cycle-accurate weight-stationary systolic array: weight shift-in, skewed activation flow to
 // the right, partial sums flowing down, fill and drain, one synchronous update per cycle.
-#include "systolic_array.hpp"
+#include "mxu/systolic_array.hpp"
 
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <utility>
 
-#include "bf16_numerics.hpp"
 #include "fp_env.hpp"
+#include "mxu/bf16_numerics.hpp"
 
 namespace tpu::engine {
 namespace {
 
 // The multiply-accumulate of one PE and how an activation enters the array, per input type.
-// kPairs: rows of the array work in pairs (bf16, below).
+// kBlocks: columns carry the chains of blocks of rows (bf16, below).
 struct Int8Mac {
-    static constexpr bool kPairs = false;
+    static constexpr bool kBlocks = false;
     static uint32_t activation(const uint8_t *row, uint32_t k) {
         return uint32_t(int32_t(int8_t(row[k])));
     }
@@ -26,7 +26,7 @@ struct Int8Mac {
 };
 
 struct FloatMac {
-    static constexpr bool kPairs = false;
+    static constexpr bool kBlocks = false;
     static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) {
         float r =
             std::fma(std::bit_cast<float>(a), std::bit_cast<float>(w), std::bit_cast<float>(psum));
@@ -38,18 +38,15 @@ struct FloatMac {
     }
 };
 
-// bf16: the card's step, and the pair: the odd product, then the even one (bf16_numerics.hpp).
+// bf16: the card's step on the chains and the block's combining add (mxu/bf16_numerics.hpp).
 struct Bf16Mac : FloatMac {
-    static constexpr bool kPairs = true;
-    static uint32_t mac(uint32_t psum, uint32_t a, uint32_t w) {
-        return std::bit_cast<uint32_t>(bf16::step(
-            std::bit_cast<float>(psum), std::bit_cast<float>(a), std::bit_cast<float>(w)));
+    static constexpr bool kBlocks = true;
+    static float step(float chain, uint32_t a, uint32_t w) {
+        return bf16::step(chain, std::bit_cast<float>(a), std::bit_cast<float>(w));
     }
-    static uint32_t pair(uint32_t psum, uint32_t a_even, uint32_t w_even, uint32_t a_odd,
-                         uint32_t w_odd) {
-        return std::bit_cast<uint32_t>(bf16::pair(
-            std::bit_cast<float>(psum), std::bit_cast<float>(a_even), std::bit_cast<float>(w_even),
-            std::bit_cast<float>(a_odd), std::bit_cast<float>(w_odd)));
+    static uint32_t combine(uint32_t psum, const float (&chain)[2]) {
+        return std::bit_cast<uint32_t>(
+            bf16::combine(std::bit_cast<float>(psum), chain[0], chain[1]));
     }
     static uint32_t activation(const uint8_t *row, uint32_t k) {
         uint16_t bits;
@@ -163,20 +160,14 @@ std::optional<uint64_t> SystolicArray::run_with(const MatmulArgs &args,
                     psum_in = pe(grid_, k - 1, n).psum;
                 else if (args.accumulate)
                     std::memcpy(&psum_in, acc_word(m, n), sizeof(psum_in));
-                if constexpr (Mac::kPairs) {
-                    if (k % 2 == 0 && k + 1 < k_) {
-                        // Even row of a pair: hands the partial sum and its product (as the
-                        // exact factors) down to the odd row's adder.
-                        out.psum = psum_in;
-                        out.even_act = out.act;
-                        out.even_weight = out.weight;
-                    } else if (k % 2 == 1) {
-                        const Pe &even = pe(grid_, k - 1, n);
-                        out.psum = Mac::pair(psum_in, even.even_act, even.even_weight, out.act,
-                                             out.weight);
-                    } else {
-                        out.psum = Mac::mac(psum_in, out.act, out.weight); // last row of odd K
-                    }
+                if constexpr (Mac::kBlocks) {
+                    // The block's chains: +0 at its first row, else from the PE above.
+                    const bool first = k % bf16::kBlock == 0;
+                    out.chain[0] = first ? 0.0f : pe(grid_, k - 1, n).chain[0];
+                    out.chain[1] = first ? 0.0f : pe(grid_, k - 1, n).chain[1];
+                    out.chain[k % 2] = Mac::step(out.chain[k % 2], out.act, out.weight);
+                    const bool last = k % bf16::kBlock == bf16::kBlock - 1 || k + 1 == k_;
+                    out.psum = last ? Mac::combine(psum_in, out.chain) : psum_in;
                 } else {
                     out.psum = Mac::mac(psum_in, out.act, out.weight);
                 }

@@ -8,19 +8,22 @@
 // k); a source is W row by row (rows of N elements) or transposed (N rows of K elements).
 // finish_load() also packs int8 tiles for the AVX512-VNNI kernels: quads of 4 consecutive k per
 // column, with the column sums they need, and bf16 tiles for the AVX512-BF16 kernels: pairs of
-// 2 consecutive k per column.
+// k of the same parity (k, k + 2) per column, the layout of the card's even and odd chains,
+// and where AMX can run, pairs of consecutive k per column for tdpbf16ps.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "mxu_types.hpp"
+#include "mxu/kernels/amx.hpp"
+#include "mxu/mxu_types.hpp"
 
 namespace tpu::engine {
 
 class WeightTile {
   public:
-    WeightTile(uint32_t max_rows, uint32_t max_cols);
+    // amx_layout: also pack bf16 tiles for the AMX kernels (bf16_amx_pairs()).
+    WeightTile(uint32_t max_rows, uint32_t max_cols, bool amx_layout = amx_runnable());
 
     // Whether a k x n tile fits the storage.
     bool fits(uint32_t k, uint32_t n) const;
@@ -50,16 +53,28 @@ class WeightTile {
     // int8 only: ceil(K / 4) x N dwords; dword q * n() + n holds the bytes W[4q + i][n] for
     // i = 0..3 (zero for 4q + i >= K), the operand layout of vpdpbusd.
     const uint32_t *int8_quads() const { return packed_.data(); }
-    // bf16 only: ceil(K / 2) x N dwords; dword i * n() + n holds the bf16 bits of W[2i][n] (low
-    // half) and W[2i + 1][n] (high half; -0 for 2i + 1 = K), the operand layout of vdpbf16ps.
-    const uint32_t *bf16_pairs() const { return packed_.data(); }
+    // bf16 only: 2 ceil(K / 4) x N dwords; for the quad q of k (4q .. 4q + 3), dword
+    // 2q * n() + n holds the bf16 bits of W[4q][n] (high half) and W[4q + 2][n] (low half), and
+    // dword (2q + 1) * n() + n those of W[4q + 1][n] and W[4q + 3][n]; -0 for k >= K. vdpbf16ps
+    // adds the high product first, so each dword is two steps of one chain (mxu/bf16_numerics.hpp).
+    const uint32_t *bf16_quads() const { return packed_.data(); }
+    // bf16 only, and only if the tile was built with amx_layout (else null): the
+    // tdpbf16ps operand layout, 16 ceil(K / 32) x N dwords; dword p * n() + n holds the bf16
+    // bits of W[2p][n] (low half) and W[2p + 1][n] (high half), -0 for k >= K. Like
+    // int8_quads() (whose rows past ceil(K / 4) are zero up to 16 ceil(K / 64)), readable 16
+    // dwords past its last row, so AMX tiles of 16 columns may overrun N.
+    const uint32_t *bf16_amx_pairs() const { return amx_.empty() ? nullptr : amx_.data(); }
     // int8 only: -128 * sum over k of W[k][n] for each column n (wrapping), which corrects a
     // product of activations biased by +128 to unsigned bytes.
     const int32_t *int8_bias() const { return bias_.data(); }
 
   private:
+    static uint64_t packed_rows(uint32_t k);
+    static uint64_t amx_rows(uint32_t k);
+
     std::vector<uint32_t> words_;
-    std::vector<uint32_t> packed_; // int8 quads or bf16 pairs
+    std::vector<uint32_t> packed_; // int8 or bf16 quads
+    std::vector<uint32_t> amx_;    // bf16 pairs for AMX
     std::vector<int32_t> bias_;
     bool loaded_ = false;
     bool transposed_ = false;

@@ -2,24 +2,25 @@
 // Register tiles: the common structure of the vector MXU kernels. A block of a MATMUL is cut
 // into tiles of up to `rows` accumulator rows x `vectors` SIMD vectors of columns; a tile keeps
 // its accumulators in registers while it walks the steps of k in ascending order. A step is one
-// k (int8 words, bf16, fp32), a pair of 2 k (bf16 with vdpbf16ps) or a quad of 4 k (int8 with
-// vpdpbusd). The activations of a tile's rows are first packed into 32-bit words, row by row
-// (bf16 widened to fp32 or paired, int8 sign-extended, or quads biased to unsigned bytes), so
-// every step broadcasts them from one small buffer.
+// k (int8 words, bf16, fp32), two k of one bf16 chain (vdpbf16ps: k and k + 2) or a quad of 4 k
+// (int8 with vpdpbusd). The activations of a tile's rows are first packed into 32-bit words,
+// row by row (bf16 widened to fp32 or paired by chain, int8 sign-extended, or quads biased to
+// unsigned bytes), so every step broadcasts them from one small buffer.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 
-#include "mxu_types.hpp"
-#include "weight_tile.hpp"
+#include "mxu/mxu_types.hpp"
+#include "mxu/weight_tile.hpp"
 
 namespace tpu::engine::tiles {
 
 inline constexpr uint32_t kMaxRows = 8;
 inline constexpr uint32_t kMaxVectors = 4;
 // Steps of activations packed at once (the accumulators go through memory between chunks,
-// which is exact: stores and loads of fp32 and int32 do not round).
+// which is exact: stores and loads of fp32 and int32 do not round). A multiple of the steps of
+// a bf16 block (32 or 16), so chunks start at blocks.
 inline constexpr uint32_t kStepChunk = 128;
 // Rows packed at once.
 inline constexpr uint32_t kPanelRows = 48;
@@ -63,9 +64,10 @@ constexpr TileSet make_tile_set(uint32_t lanes) {
 enum class Operand {
     Int8Words, // sign-extended int8 x tile.words()
     Int8Quads, // quads of (a + 128) as unsigned bytes x tile.int8_quads(), with tile.int8_bias()
-    Bf16,      // bf16 widened to fp32 x tile.words() (the kernel walks the steps odd first)
-    Bf16Pairs, // pairs (2i, 2i+1) of bf16 as one word x tile.bf16_pairs(); the last pair of an
-               // odd K is padded with +0 (its weight with -0, so the pad adds -0: no change)
+    Bf16,      // bf16 widened to fp32 x tile.words() (the kernel keeps the card's chains)
+    Bf16Quads, // per quad q of k, the words (a[4q] high, a[4q + 2] low) and (a[4q + 1] high,
+               // a[4q + 3] low) x tile.bf16_quads(); k >= K is +0 (its weight -0, so the pad
+               // adds -0 to its chain: no change)
     Fp32,      // fp32 x tile.words()
 };
 

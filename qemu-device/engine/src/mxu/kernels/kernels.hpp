@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Kernels of the fast functional matrix unit: a block of rows [m0, m1) x columns [n0, n1) of one
 // MATMUL against the loaded weight tile. Every implementation (scalar, AVX2+FMA, AVX-512,
-// AVX512-VNNI, AVX512-BF16) computes, for each row m and column n of the block,
+// AVX512-VNNI, AVX512-BF16, AMX) computes, for each row m and column n of the block,
 // acc = (accumulate ? acc : 0), then for fp32, k ascending: acc = fma(a[m][k], w[k][n], acc)
-// (one IEEE binary32 rounding per step); for bf16, k in pairs, odd element first, the card's
-// bf16 step (bf16_numerics.hpp: exact product, one rounding, DAZ/FTZ); for int8
+// (one IEEE binary32 rounding per step); for bf16, blocks of 32 k from the start of the tile,
+// each summed in an even and an odd chain with the card's bf16 step and added to acc once
+// (mxu/bf16_numerics.hpp: exact products, one rounding per step, DAZ/FTZ); for int8
 // acc += a[m][k] * w[k][n] modulo 2^32 (any order gives the same sum); NaN results are stored
 // as kCanonicalNan — so they are bit-identical.
 // The rows of one block must not overlap in the accumulators: FastMxu hands overlapping rows
@@ -14,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "mxu_types.hpp"
-#include "weight_tile.hpp"
+#include "mxu/mxu_types.hpp"
+#include "mxu/weight_tile.hpp"
 
 namespace tpu::engine {
 
@@ -48,10 +49,11 @@ extern const RowKernels kAvx2RowKernels;
 extern const RowKernels kAvx512RowKernels;     // AVX-512F; int8 by 32-bit multiplies
 extern const RowKernels kAvx512VnniRowKernels; // AVX-512F + VNNI; int8 by vpdpbusd
 extern const RowKernels kAvx512Bf16RowKernels; // + AVX512-BF16; bf16 by vdpbf16ps
+extern const RowKernels kAmxRowKernels;        // AMX: int8 by tdpbssd, bf16 by tdpbf16ps
 #endif
 
-// The kernel sets this CPU can run and whose bf16 kernel passes the start-up check
-// (mxu_kernels_check.hpp), fastest first (the scalar set is always last).
+// The kernel sets this CPU can run and whose kernels pass the start-up check
+// (mxu/kernels/check.hpp), fastest first (the scalar set is always last).
 std::vector<const RowKernels *> supported_row_kernels();
 
 // The fastest kernel set for this CPU.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Fast functional MXU: a MATMUL cut into blocks of rows x columns spread over the thread pool.
-#include "mxu.hpp"
+#include "mxu/mxu.hpp"
 
 #include <algorithm>
 

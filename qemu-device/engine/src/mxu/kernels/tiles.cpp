@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The tile walk of the vector MXU kernels: activation packing, then tiles over rows and
 // columns, one chunk of steps at a time. Plain code: the SIMD work happens in the TileFns.
-#include "mxu_kernels_tiles.hpp"
+#include "mxu/kernels/tiles.hpp"
 
 #include <algorithm>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tpu::engine::tiles {
 namespace {
@@ -51,13 +54,32 @@ void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint3
             }
             break;
         }
-        case Operand::Bf16Pairs: {
-            // Whole pairs, then the last one padded with +0.
-            const uint32_t whole = std::min(count, k / 2 - std::min(k / 2, s0));
-            copy_words(out, src + 4 * uint64_t(s0), whole);
+        case Operand::Bf16Quads: {
+            // Whole quads of k as two words, then the last one padded with +0.
+            const uint32_t whole = std::min(count, (k / 4) * 2 - std::min((k / 4) * 2, s0));
+            uint32_t s = 0;
+#if defined(__SSE2__)
+            // Two quads at a time: halfwords (x0 .. x3) become (x2, x0, x3, x1), i.e. the
+            // words (x0 high, x2 low) and (x1 high, x3 low).
+            for (; s + 4 <= whole; s += 4) {
+                __m128i v =
+                    _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 4 * uint64_t(s0 + s)));
+                v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0x72), 0x72);
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(out + s), v);
+            }
+#endif
+            for (; s < whole; s += 2) {
+                uint64_t quad;
+                std::memcpy(&quad, src + 4 * uint64_t(s0 + s), sizeof(quad));
+                out[s] = uint32_t(quad << 16) | uint32_t(quad >> 32 & 0xffff);
+                out[s + 1] = uint32_t(quad & 0xffff0000u) | uint32_t(quad >> 48);
+            }
             if (whole < count) {
-                out[whole] = 0;
-                std::memcpy(&out[whole], src + 4 * uint64_t(s0 + whole), 2);
+                uint16_t tail[4] = {};
+                const uint32_t k0 = 2 * (s0 + whole);
+                std::memcpy(tail, src + 2 * uint64_t(k0), 2 * uint64_t(k - k0));
+                out[whole] = uint32_t(tail[0]) << 16 | tail[2];
+                out[whole + 1] = uint32_t(tail[1]) << 16 | tail[3];
             }
             break;
         }
@@ -120,12 +142,12 @@ void run_tiles(const TileSet &set, Operand operand, const WeightTile &tile, cons
     const uint32_t k = tile.k();
     const uint32_t n = tile.n();
     const bool quads = operand == Operand::Int8Quads;
-    const bool pairs = operand == Operand::Bf16Pairs;
-    const uint32_t steps = quads ? (k + 3) / 4 : pairs ? (k + 1) / 2 : k;
-    const uint32_t *w = quads ? tile.int8_quads() : pairs ? tile.bf16_pairs() : tile.words();
+    const bool chains = operand == Operand::Bf16Quads;
+    const uint32_t steps = quads ? (k + 3) / 4 : chains ? (k + 3) / 4 * 2 : k;
+    const uint32_t *w = quads ? tile.int8_quads() : chains ? tile.bf16_quads() : tile.words();
     const uint32_t tile_cols = set.vectors * set.lanes;
     // Bytes of an activation row per step.
-    const uint64_t step_bytes = quads || pairs ? 4 : mxu_elem_bytes(tile.type());
+    const uint64_t step_bytes = quads || chains ? 4 : mxu_elem_bytes(tile.type());
     // The activations of up to kPanelRows rows: a[row][step].
     alignas(64) uint32_t a[kPanelRows * kStepChunk];
 

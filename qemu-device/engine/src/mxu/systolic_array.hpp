@@ -3,11 +3,13 @@
 // checking the fast mode. Every processing element PE(k, n) holds W[k][n] and, each cycle,
 // latches the activation arriving from its left neighbour and the partial sum arriving from the
 // PE above, and computes psum' = psum + a * w (fmaf for fp32, wrapping int32 for int8). For bf16
-// the rows work in pairs (2i, 2i+1), as the card's bf16 numerics define (bf16_numerics.hpp): the
-// even row passes the partial sum down unchanged together with its exact product (carried as its
-// two factors), and the odd row's adder takes both products, the odd one first, rounding after
-// each; with an odd K the last row adds its product alone. Partial sums still move down one row
-// per cycle, so the timing is the same for every type.
+// each column carries three values down (the card's bf16 numerics, mxu/bf16_numerics.hpp): the
+// accumulator lane and the block's two chains E and O. Array row k belongs to the block of rows
+// 32 * floor(k / 32) .. 32 * floor(k / 32) + 31 (cut short by K); at the block's first row
+// both chains enter as +0, row k steps chain k mod 2 with its product (the other chain passes
+// down unchanged), and the block's last row merges the chains into the accumulator lane:
+// psum' = add(psum, add(E, O)); every other row passes the accumulator lane down unchanged.
+// Partial sums still move down one row per cycle, so the timing is the same for every type.
 // Activation row m enters array row k at cycle m + k (skewed), so it meets PE(k, n) at cycle
 // m + k + n; the starting accumulator value of (m, n) enters the top of column n at cycle m + n
 // and the finished sum leaves the bottom of column n one cycle after PE(K-1, n) computed it.
@@ -19,8 +21,8 @@
 #include <optional>
 #include <vector>
 
-#include "mxu_types.hpp"
-#include "weight_tile.hpp"
+#include "mxu/mxu_types.hpp"
+#include "mxu/weight_tile.hpp"
 
 namespace tpu::engine {
 
@@ -44,12 +46,11 @@ class SystolicArray {
 
   private:
     struct Pe {
-        uint32_t weight = 0;      // int32 or fp32 bit pattern
-        uint32_t act = 0;         // activation latched this cycle (widened like the weight)
-        uint32_t psum = 0;        // partial sum computed this cycle
-        uint32_t even_act = 0;    // bf16, even row of a pair: the product handed down, as the
-        uint32_t even_weight = 0; // activation and weight
-        bool valid = false;       // act and psum belong to a row in flight
+        uint32_t weight = 0; // int32 or fp32 bit pattern
+        uint32_t act = 0;    // activation latched this cycle (widened like the weight)
+        uint32_t psum = 0;   // partial sum (bf16: the accumulator lane) computed this cycle
+        float chain[2] = {}; // bf16: the block's chains E and O leaving this PE
+        bool valid = false;  // act and psum belong to a row in flight
     };
 
     std::optional<uint64_t> run_pass(const MatmulArgs &args, const std::atomic<bool> *abort);

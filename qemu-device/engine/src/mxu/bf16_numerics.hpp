@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: MIT
-// The bf16 MATMUL arithmetic of the card (docs/hardware.md, Numerics, spec 1.2) in portable
-// scalar code: the model the vector kernels and the systolic array reproduce bit for bit, and
-// the scalar kernel set itself. K is processed in pairs (2i, 2i+1); a pair adds the odd product
-// first, then the even one: acc = step(step(acc, a[2i+1] w[2i+1]), a[2i] w[2i]). An odd K ends
-// with the last element alone: acc = step(acc, a[K-1] w[K-1]). One step is
+// The bf16 MATMUL arithmetic of the card (docs/hardware.md, Numerics, spec 1.3: the block
+// arithmetic of Intel AMX tdpbf16ps) in portable scalar code: the model the vector kernels and
+// the systolic array reproduce bit for bit, and the scalar kernel set itself. For each output,
+// K is cut into blocks of kBlock = 32 consecutive k from the start of the weight tile; within a
+// block the even-k and the odd-k products are summed in two chains E and O, each from +0, in
+// ascending k, with the step
 //   step(c, a w) = FTZ(RNE(DAZ(c) + DAZ(a) x DAZ(w)))
-// with an exact product, one round to nearest even, DAZ = subnormal inputs read as zero of the
-// same sign, and FTZ = a result that is tiny after rounding (rounded with an unbounded exponent,
-// its magnitude is below 2^-126) becomes zero of the same sign. This is what AVX512-BF16
-// vdpbf16ps computes per lane.
+// (an exact product, one round to nearest even, DAZ = subnormal inputs read as zero of the same
+// sign, FTZ = a result that is tiny after rounding, i.e. rounded with an unbounded exponent its
+// magnitude is below 2^-126, becomes zero of the same sign); then the block is added to the
+// accumulator once: acc = add(acc, add(E, O)) with add(x, y) = FTZ(RNE(DAZ(x) + DAZ(y))).
 #pragma once
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
+
+#include <tpu_hw.h>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
@@ -49,15 +52,26 @@ inline float step(float c, float a, float w) {
     return step_dazed(daz(c), daz(a), daz(w));
 }
 
-// One pair: odd product first, then even.
-inline float pair(float c, float a_even, float w_even, float a_odd, float w_odd) {
-    return step(step(c, a_odd, w_odd), a_even, w_even);
+// k per block: the unit in which the chains are added to the accumulator.
+inline constexpr uint32_t kBlock = TPU_BF16_BLOCK_K;
+
+// FTZ(RNE(DAZ(x) + DAZ(y))). Both terms are then zero or at least 2^-126 in magnitude, so the
+// exact sum lies on the 2^-149 grid: a tiny sum is exact, and the flush a magnitude test.
+inline float add(float x, float y) {
+    const float r = daz(x) + daz(y);
+    return std::fabs(r) < kMinNormal ? std::copysign(0.0f, r) : r;
+}
+
+// The end of a block: its chains E and O added to the accumulator.
+inline float combine(float acc, float e, float o) {
+    return add(acc, add(e, o));
 }
 
 #if defined(__x86_64__)
 // Runs a scope with MXCSR set to round to nearest even, flush to zero and denormals are zero:
 // x86 fma then computes step() exactly (x86 detects tininess after rounding), which is how the
-// AVX2 and AVX-512F kernels emulate the pairs. Restores the previous MXCSR.
+// AVX2 and AVX-512F kernels emulate the chains, and an add computes add(): every kernel runs
+// its combining adds in this scope. Restores the previous MXCSR.
 class FlushDenormalsScope {
   public:
     FlushDenormalsScope() : saved_(_mm_getcsr()) { _mm_setcsr(kFtzDazMxcsr); }
