@@ -9,6 +9,8 @@
 
 #include <drm/tpu_accel.h>
 
+#include "runtime_helpers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -24,21 +26,9 @@ namespace {
 
 using tpurt::DType;
 
-tpurt::Device &device() {
-    static tpurt::Device dev = tpurt::Device::open(0);
-    return dev;
-}
+using guest_test::device;
 
-void require_refused(auto &&call, const std::string &expected) {
-    try {
-        call();
-        FAIL("accepted; expected a refusal mentioning \"" + expected + "\"");
-    } catch (const tpurt::Error &error) {
-        INFO(error.what());
-        CHECK(error.code() == tpurt::ErrorCode::InvalidArgument);
-        CHECK(std::string(error.what()).find(expected) != std::string::npos);
-    }
-}
+using guest_test::require_refused;
 
 } // namespace
 

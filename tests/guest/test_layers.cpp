@@ -5,6 +5,8 @@
 // int8, bf16 and fp32 with strides, padding and a batch.
 #include <tpurt/tpurt.hpp>
 
+#include "runtime_helpers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -16,10 +18,7 @@ namespace {
 using tpurt::Activation;
 using tpurt::DType;
 
-tpurt::Device &device() {
-    static tpurt::Device dev = tpurt::Device::open(0);
-    return dev;
-}
+using guest_test::device;
 
 template <typename T> std::vector<std::byte> bytes_of(const std::vector<T> &values) {
     std::vector<std::byte> out(values.size() * sizeof(T));

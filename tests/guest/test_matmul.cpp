@@ -5,6 +5,8 @@
 #include <tpurt/tpurt.h>
 #include <tpurt/tpurt.hpp>
 
+#include "runtime_helpers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -24,10 +26,7 @@ std::string describe(const Shape &s) {
     return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
 }
 
-tpurt::Device &device() {
-    static tpurt::Device dev = tpurt::Device::open(0);
-    return dev;
-}
+using guest_test::device;
 
 // Shapes that straddle the card's array: one past, one short of and twice plus a bit.
 std::vector<Shape> awkward_shapes(const tpurt::ArrayLimits &l) {

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime_helpers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -20,10 +22,7 @@ namespace {
 
 using tpurt::DType;
 
-tpurt::Device &device() {
-    static tpurt::Device dev = tpurt::Device::open(0);
-    return dev;
-}
+using guest_test::device;
 
 // One call of each kind of op; returns the names of the ops called, in order.
 std::vector<std::string> run_ops() {

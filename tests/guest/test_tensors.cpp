@@ -8,6 +8,8 @@
 // the operand.
 #include <tpurt/tpurt.hpp>
 
+#include "runtime_helpers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -23,10 +25,7 @@ namespace {
 using tpurt::DType;
 using tpurt::Tensor;
 
-tpurt::Device &device() {
-    static tpurt::Device dev = tpurt::Device::open(0);
-    return dev;
-}
+using guest_test::device;
 
 // Columns [c0, c0 + cols) of rows [r0, r0 + rows) of a dense row-major host matrix.
 template <typename T>
@@ -82,16 +81,7 @@ template <typename In, typename Out> void check_matmul_on_views(std::uint64_t se
             CHECK(whole[r * (n + 8) + col] == Out{});
 }
 
-void require_refused(auto &&call, const std::string &expected) {
-    try {
-        call();
-        FAIL("accepted; expected a refusal mentioning \"" + expected + "\"");
-    } catch (const tpurt::Error &error) {
-        INFO(error.what());
-        CHECK(error.code() == tpurt::ErrorCode::InvalidArgument);
-        CHECK(std::string(error.what()).find(expected) != std::string::npos);
-    }
-}
+using guest_test::require_refused;
 
 } // namespace
 

@@ -7,6 +7,8 @@
 // transcendental functions are checked bit for bit on the engine (tests/runtime/unary_test.cpp).
 #include <tpurt/tpurt.hpp>
 
+#include "runtime_helpers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -21,10 +23,8 @@ using tpurt::DType;
 using tpurt::Tensor;
 using tpurt::VectorOp;
 
-tpurt::Device &device() {
-    static tpurt::Device dev = tpurt::Device::open(0);
-    return dev;
-}
+using guest_test::device;
+using guest_test::require_refused;
 
 double op_on(VectorOp op, double a, double b) {
     switch (op) {
@@ -74,16 +74,6 @@ std::vector<std::int8_t> ref_int8(VectorOp op, const std::vector<std::int8_t> &a
 
 const VectorOp all_ops[] = {VectorOp::Add, VectorOp::Sub, VectorOp::Mul, VectorOp::Max,
                             VectorOp::Min};
-
-void require_refused(auto &&call, const std::string &expected) {
-    try {
-        call();
-        FAIL("accepted; expected a refusal mentioning \"" + expected + "\"");
-    } catch (const tpurt::Error &error) {
-        INFO(error.what());
-        CHECK(std::string(error.what()).find(expected) != std::string::npos);
-    }
-}
 
 } // namespace
 
