@@ -20,14 +20,8 @@ float batch_loss(tpu_model::CpuMlp &net, const std::vector<float> &x, std::size_
 // Test accuracy after `epochs` of training on the first 1,500 digits, tested on the other 297.
 template <typename Optimizer> double digits_accuracy(Optimizer opt, int epochs) {
     tpu_data::Dataset all = tpu_data::load_digits(tpu_data::datasets_dir() + "/sklearn");
-    tpu_data::Dataset train = all, test = all;
-    const std::size_t n_train = 1500, w = all.sample_size();
-    train.count = n_train;
-    train.features.resize(n_train * w);
-    train.labels.resize(n_train);
-    test.count = all.count - n_train;
-    test.features.assign(all.features.begin() + std::ptrdiff_t(n_train * w), all.features.end());
-    test.labels.assign(all.labels.begin() + std::ptrdiff_t(n_train), all.labels.end());
+    tpu_data::Dataset train = tpu_data::slice(all, 0, 1500);
+    tpu_data::Dataset test = tpu_data::slice(all, 1500, all.count);
     tpu_data::Normalization norm = tpu_data::compute_normalization(train);
     tpu_data::normalize(train, norm);
     tpu_data::normalize(test, norm);

@@ -48,23 +48,15 @@ void load_data(const Options &o, tpu_data::Dataset &train, tpu_data::Dataset &te
     const std::string dir = o.data_dir.empty() ? tpu_data::datasets_dir() : o.data_dir;
     if (o.data == "digits") {
         tpu_data::Dataset all = tpu_data::load_digits(dir + "/sklearn");
-        const std::size_t n = all.count * 5 / 6, w = all.sample_size();
-        train = test = all;
-        train.count = n;
-        train.features.resize(n * w);
-        train.labels.resize(n);
-        test.count = all.count - n;
-        test.features.assign(all.features.begin() + std::ptrdiff_t(n * w), all.features.end());
-        test.labels.assign(all.labels.begin() + std::ptrdiff_t(n), all.labels.end());
+        const std::size_t n = all.count * 5 / 6;
+        train = tpu_data::slice(all, 0, n);
+        test = tpu_data::slice(all, n, all.count);
     } else {
         train = tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::train);
         test = tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::test);
     }
-    if (o.limit > 0 && o.limit < train.count) {
-        train.count = o.limit;
-        train.features.resize(o.limit * train.sample_size());
-        train.labels.resize(o.limit);
-    }
+    if (o.limit > 0 && o.limit < train.count)
+        train = tpu_data::slice(train, 0, o.limit);
     const tpu_data::Normalization norm = tpu_data::compute_normalization(train);
     tpu_data::normalize(train, norm);
     tpu_data::normalize(test, norm);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <numeric>
+#include <stdexcept>
 
 namespace tpu_data {
 
@@ -108,6 +109,23 @@ Dataset load_digits(const std::string &dir) {
     }
     check_labels(d, path);
     return d;
+}
+
+Dataset slice(const Dataset &d, std::size_t begin, std::size_t end) {
+    if (begin > end || end > d.count)
+        throw std::out_of_range("slice: samples " + std::to_string(begin) + ".." +
+                                std::to_string(end) + " of " + std::to_string(d.count));
+    Dataset s;
+    s.name = d.name;
+    s.sample_shape = d.sample_shape;
+    s.class_names = d.class_names;
+    s.count = end - begin;
+    const std::size_t w = d.sample_size();
+    s.features.assign(d.features.begin() + std::ptrdiff_t(begin * w),
+                      d.features.begin() + std::ptrdiff_t(end * w));
+    s.labels.assign(d.labels.begin() + std::ptrdiff_t(begin),
+                    d.labels.begin() + std::ptrdiff_t(end));
+    return s;
 }
 
 Normalization compute_normalization(const Dataset &train) {

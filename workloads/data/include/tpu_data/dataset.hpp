@@ -41,6 +41,9 @@ Dataset load_fashion_mnist(const std::string &dir, Split split);
 // pixels scaled to [0, 1]. Throws DataError as above.
 Dataset load_digits(const std::string &dir);
 
+// Samples [begin, end) of `d` as a data set of their own (e.g. a held-out split, or a subset).
+Dataset slice(const Dataset &d, std::size_t begin, std::size_t end);
+
 // Per-feature-set standardisation: x' = (x - mean) / stddev, with statistics taken over all
 // features of a training set and applied unchanged to its test set.
 struct Normalization {
