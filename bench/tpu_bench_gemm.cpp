@@ -6,12 +6,13 @@
 // the same thread count, and checks that they agree (the runtime's C bit for bit with the tiled
 // job's; oneDNN's int8 exactly, bf16 and fp32 to a relative tolerance, since oneDNN sums in
 // another order).
-// Then it times the cycle-accurate mode on small sizes in PE updates per second. Prints the
+// Then it times the cycle-accurate mode on small sizes in PE updates per second, and the card's
+// host <-> unified-buffer DMA through its MMU against memcpy on this host. Prints the
 // host (CPU model, matrix ISA flags, the engine's kernel set) and tables, with oneDNN's
 // implementation per row; never fails on time.
 //
 //   tpu-bench-gemm [--threads N] [--reps R] [--mxu DIM] [--sizes 256,...] [--cycle-sizes 128,...]
-//                  [--dtypes bf16,int8,fp32]
+//                  [--dtypes bf16,int8,fp32] [--dma-kib 4,64,...]
 //
 // --mxu sets the systolic array to DIM x DIM (default 128, the card's default).
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_dma.hpp"
 #include "engine_gemm.hpp"
 #include "host_info.hpp"
 #include "onednn_gemm.hpp"
@@ -40,21 +42,23 @@ struct Options {
     std::vector<uint32_t> sizes{256, 512, 1024, 2048, 4096};
     std::vector<uint32_t> cycle_sizes{128, 256, 512};
     std::vector<uint8_t> dtypes{TPU_DT_BF16, TPU_DT_INT8, TPU_DT_FP32};
+    std::vector<uint32_t> dma_kib{4, 64, 1024, 16384, 65536};
 };
 constexpr double kForever = 1e30;
 
 void usage() {
     std::fprintf(stderr, "usage: tpu-bench-gemm [--threads N] [--reps R] [--mxu DIM] "
-                         "[--sizes A,B,...] [--cycle-sizes A,B,...] [--dtypes bf16,int8,fp32]\n");
+                         "[--sizes A,B,...] [--cycle-sizes A,B,...] [--dtypes bf16,int8,fp32] "
+                         "[--dma-kib A,B,...]\n");
     std::exit(2);
 }
 
-std::vector<uint32_t> parse_list(const char *s) {
+std::vector<uint32_t> parse_list(const char *s, unsigned long max = 4096) {
     std::vector<uint32_t> out;
     for (const char *p = s; *p;) {
         char *end;
         unsigned long v = std::strtoul(p, &end, 10);
-        if (end == p || v == 0 || v > 4096)
+        if (end == p || v == 0 || v > max)
             usage();
         out.push_back(uint32_t(v));
         p = *end == ',' ? end + 1 : end;
@@ -101,6 +105,8 @@ Options parse(int argc, char **argv) {
             o.cycle_sizes = parse_list(value);
         else if (arg == "--dtypes")
             o.dtypes = parse_dtypes(value);
+        else if (arg == "--dma-kib")
+            o.dma_kib = parse_list(value, 1u << 20);
         else
             usage();
     }
@@ -229,6 +235,32 @@ void cycle_mode_table(const Options &o, std::mt19937_64 &rng) {
     }
 }
 
+void dma_table(const Options &o) {
+    std::printf("\nDMA through the device MMU (4 KiB pages, physically scattered), %d thread(s), "
+                "best of %d alternating rounds;\nGB/s = bytes / time; ratio: card DMA / memcpy of "
+                "the same bytes in the same chunks on this host\n\n",
+                o.threads, o.reps);
+    std::printf("%10s %12s %12s %12s %9s %9s %8s\n", "bytes", "host->UB", "UB->host", "memcpy",
+                "ratio in", "ratio out", "check");
+    for (uint32_t kib : o.dma_kib) {
+        EngineDma dma(uint64_t(kib) << 10, uint32_t(o.threads));
+        const char *check = dma.round_trip_exact() ? "exact" : "DIFFERS";
+        double in_s = kForever, out_s = kForever, copy_s = kForever;
+        dma.run_in();
+        dma.run_out();
+        dma.run_memcpy();
+        for (int i = 0; i < o.reps; i++) {
+            in_s = std::min(in_s, dma.run_in());
+            out_s = std::min(out_s, dma.run_out());
+            copy_s = std::min(copy_s, dma.run_memcpy());
+        }
+        const double gb = double(dma.bytes()) / 1e9;
+        std::printf("%7u KiB %12.2f %12.2f %12.2f %9.2f %9.2f %8s\n", kib, gb / in_s, gb / out_s,
+                    gb / copy_s, copy_s / in_s, copy_s / out_s, check);
+        std::fflush(stdout);
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -238,6 +270,8 @@ int main(int argc, char **argv) {
         fast_mode_table(o, rng);
         if (!o.cycle_sizes.empty())
             cycle_mode_table(o, rng);
+        if (!o.dma_kib.empty())
+            dma_table(o);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "tpu-bench-gemm: %s\n", e.what());
         return 1;
