@@ -116,8 +116,8 @@ struct tpu_prio_scheds {
  * @card_stopped: completed by PCI remove once the card touches no memory any more
  * @job_lock: protects @rings, @last_progress and the in-flight jobs' results; taken in the
  *	IRQ handler
- * @last_progress: jiffies when the card last retired a job or was reset: the job it runs
- *	started no earlier
+ * @last_progress: CLOCK_MONOTONIC ns when the card last retired a job or was reset: the job
+ *	it runs started no earlier
  * @num_queues: command queues the driver uses: rings[0..num_queues)
  * @rings: one per command queue
  * @prio_scheds: for each SUBMIT priority, the schedulers its jobs go to
@@ -160,7 +160,7 @@ struct tpu_device {
 	spinlock_t job_lock;		/* rings, in-flight jobs */
 	u32 num_queues;
 	struct tpu_ring rings[TPU_MAX_QUEUES];
-	unsigned long last_progress;
+	u64 last_progress;
 	struct tpu_prio_scheds prio_scheds[DRM_TPU_PRIORITY_COUNT];
 	spinlock_t fence_lock;		/* hardware fences */
 

@@ -179,10 +179,10 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	return dma_fence_get(job->hw_fence);
 }
 
-/* When the card could have started the oldest job of @ring, @head: its pick time. */
-static unsigned long tpu_job_eligible(struct tpu_device *tdev, struct tpu_job *head)
+/* When the card could have started @head, the oldest job of its ring. */
+static u64 tpu_job_eligible(struct tpu_device *tdev, struct tpu_job *head)
 {
-	return time_after(head->pushed, tdev->last_progress) ? head->pushed : tdev->last_progress;
+	return max(head->pushed, tdev->last_progress);
 }
 
 /*
@@ -195,25 +195,27 @@ static unsigned long tpu_job_eligible(struct tpu_device *tdev, struct tpu_job *h
 static bool tpu_job_hung(struct tpu_ring *ring, struct tpu_job *job)
 {
 	struct tpu_device *tdev = ring->tdev;
-	unsigned long flags, picked;
+	/* The timer fires on a tick: up to one tick early against a clock in ns. */
+	u64 picked, timeout_ns = jiffies_to_nsecs(ring->sched.timeout - 1);
+	unsigned long flags;
 	bool hung = false;
 	u32 q;
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	if (list_first_entry_or_null(&ring->inflight, struct tpu_job, inflight_node) != job ||
-	    time_before(jiffies, tdev->last_progress + ring->sched.timeout))
+	    ktime_get_ns() - tdev->last_progress < timeout_ns)
 		goto out;
 	picked = tpu_job_eligible(tdev, job);
 	for (q = 0; q < tdev->num_queues; q++) {
 		struct tpu_ring *other = &tdev->rings[q];
 		struct tpu_job *head = list_first_entry_or_null(&other->inflight, struct tpu_job,
 								 inflight_node);
-		unsigned long eligible;
+		u64 eligible;
 
 		if (!head || other == ring)
 			continue;
 		eligible = tpu_job_eligible(tdev, head);
-		if (time_before(eligible, picked) ||
+		if (eligible < picked ||
 		    (eligible == picked && other->priority > ring->priority))
 			goto out;
 	}
@@ -413,7 +415,7 @@ int tpu_job_init(struct tpu_device *tdev)
 	u32 q;
 	int ret;
 
-	tdev->last_progress = jiffies;
+	tdev->last_progress = ktime_get_ns();
 	atomic_set(&tdev->jobs_alive, 0);
 	init_waitqueue_head(&tdev->jobs_freed);
 	INIT_LIST_HEAD(&tdev->files);

@@ -49,7 +49,7 @@ struct tpu_job_result {
  * @seqno: seqno of the ring entry
  * @slot: ring slot of the job, valid while in the ring
  * @inflight_node: link in the ring's in-flight list
- * @pushed: jiffies when the job was last written to the ring
+ * @pushed: CLOCK_MONOTONIC ns when the job was last written to the ring
  * @hw_fence: signalled when the card retires the job; initialised when written to the ring
  * @done: the scheduler's finished fence: the job has ended, @result is valid
  * @in_flight: counted in the jobs in flight of its context and device (tpu_limits.h)
@@ -69,7 +69,7 @@ struct tpu_job {
 	u64 seqno;
 	u32 slot;
 	struct list_head inflight_node;
-	unsigned long pushed;
+	u64 pushed;
 	struct dma_fence *hw_fence;
 	struct dma_fence *done;
 	bool in_flight;

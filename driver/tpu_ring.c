@@ -102,7 +102,7 @@ void tpu_ring_push(struct tpu_ring *ring, struct tpu_job *job)
 	entry->program_addr = job->program_addr;
 	entry->program_size = job->program_size;
 	list_add_tail(&job->inflight_node, &ring->inflight);
-	job->pushed = jiffies;
+	job->pushed = ktime_get_ns();
 
 	ring->tail = (ring->tail + 1) % TPU_RING_ENTRIES;
 	/* writel() orders the entry's stores before the doorbell. */
@@ -132,7 +132,7 @@ void tpu_ring_retire(struct tpu_ring *ring)
 
 		if (job->seqno > done_seq)
 			break;
-		tdev->last_progress = jiffies;
+		tdev->last_progress = ktime_get_ns();
 
 		if ((READ_ONCE(rec->flags) & TPU_COMPL_VALID) && rec->seqno == job->seqno) {
 			res.status = rec->status;
@@ -254,7 +254,7 @@ void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, bool cancel_o
 	LIST_HEAD(jobs);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
-	tdev->last_progress = jiffies;
+	tdev->last_progress = ktime_get_ns();
 	list_splice_init(&ring->inflight, &jobs);
 	if (cancel_oldest)
 		aborted = list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
