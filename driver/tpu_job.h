@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Jobs: SUBMIT and WAIT, the scheduler feeding the ring, timeout and reset.
+ * Jobs: SUBMIT and WAIT, the schedulers feeding the rings, timeout, queue and card reset.
  */
 #ifndef TPU_JOB_H
 #define TPU_JOB_H
