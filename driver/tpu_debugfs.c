@@ -15,7 +15,7 @@
 #include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
-#include "tpu_job.h"
+#include "tpu_reset.h"
 
 static const struct {
 	const char *name;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Jobs: SUBMIT and WAIT, the schedulers feeding the rings, timeout, queue and card reset.
+ * Jobs: SUBMIT and WAIT, the schedulers feeding the rings.
  */
 #ifndef TPU_JOB_H
 #define TPU_JOB_H
@@ -14,6 +14,7 @@ struct drm_gem_object;
 struct tpu_ctx;
 struct tpu_device;
 struct tpu_file;
+struct tpu_ring;
 
 /**
  * struct tpu_job_result - how a job ended, reported by DRM_IOCTL_TPU_WAIT
@@ -77,12 +78,22 @@ struct tpu_job {
 	struct tpu_job_result result;
 };
 
+static inline struct tpu_job *to_tpu_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct tpu_job, base);
+}
+
+/* The ring a scheduler feeds. */
+static inline struct tpu_ring *to_tpu_ring(struct drm_gpu_scheduler *sched)
+{
+	return container_of(sched, struct tpu_ring, sched);
+}
+
 int tpu_job_init(struct tpu_device *tdev);
 void tpu_job_fini(struct tpu_device *tdev);
 int tpu_job_open(struct tpu_file *tfile);
 void tpu_job_close(struct tpu_file *tfile);
 void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error);
-int tpu_job_reset(struct tpu_device *tdev);
 int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 
