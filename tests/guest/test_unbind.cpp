@@ -29,6 +29,8 @@ namespace {
 constexpr unsigned kBusyMatmuls = 120; // ~16 G MACs: still running when the driver goes
 // ~270 G MACs: seconds of work on any host, so the jobs are surely in the ring at the unbind.
 constexpr unsigned kLongMatmuls = 2000;
+// ~2.7 T MACs: tens of seconds of work.
+constexpr unsigned kHugeMatmuls = 20000;
 // The driver's ring holds 255 jobs.
 constexpr unsigned kMoreThanTheRing = 300;
 
@@ -44,11 +46,11 @@ void check_card_works() {
     CHECK(got == want);
 }
 
-// A job of kLongMatmuls, then `count - 1` HALT jobs queued behind it, each with its fence.
-std::vector<std::unique_ptr<fences::FencedJob>> long_job_and_halts(tpurt::Device &device,
-                                                                   unsigned count) {
+// A job of `matmuls`, then `count - 1` HALT jobs queued behind it, each with its fence.
+std::vector<std::unique_ptr<fences::FencedJob>>
+long_job_and_halts(tpurt::Device &device, unsigned count, unsigned matmuls = kLongMatmuls) {
     std::vector<std::unique_ptr<fences::FencedJob>> jobs;
-    jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::busy_program(kLongMatmuls),
+    jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::busy_program(matmuls),
                                                        std::vector<const tpurt::Buffer *>{}));
     while (jobs.size() < count)
         jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::halt_program(),
@@ -105,8 +107,10 @@ TEST_CASE("unbinding ends the fences of running and waiting jobs with -ENODEV", 
     const std::string card = raw::find_card();
     {
         tpurt::Device device = tpurt::Device::open(0);
-        // More jobs than the ring holds behind a long one: some wait outside the ring.
-        const auto jobs = long_job_and_halts(device, kMoreThanTheRing);
+        // More jobs than the ring holds behind a long one: some wait outside the ring. The long
+        // one must outlast 300 submissions on a loaded host: kHugeMatmuls (the unbind ends it,
+        // the file closes after the unbind without waiting for it).
+        const auto jobs = long_job_and_halts(device, kMoreThanTheRing, kHugeMatmuls);
         REQUIRE(fences::fence_status(jobs.front()->sync_file(), 0) == 0);
 
         raw::unbind_driver(card);
@@ -140,14 +144,13 @@ TEST_CASE("a file closed with jobs in the ring, then an unbind, leaves nothing b
 // or keeps the old device, so accel0 would not come back.
 TEST_CASE("unbinding while a job times out frees the device and its buffers", "[unbind][timeout]") {
     const std::string card = raw::find_card();
-    constexpr unsigned kHangMatmuls = 20000; // many seconds of work: it times out
     for (int offset_ms : {-50, -20, -10, -5, -2, 0, 2, 5, 10, 20, 50}) {
         INFO("unbind " << offset_ms << " ms after the job's timeout");
         {
             tpurt::Device device = tpurt::Device::open(0);
             tpurt::Buffer data = device.allocate(TPU_PAGE_SIZE);
             const auto start = std::chrono::steady_clock::now();
-            fences::FencedJob hung(device, guest::busy_program(kHangMatmuls), {&data});
+            fences::FencedJob hung(device, guest::busy_program(kHugeMatmuls), {&data});
             fences::FencedJob behind(device, guest::halt_program(), {&data});
             std::this_thread::sleep_until(start + std::chrono::milliseconds(1000 + offset_ms));
             raw::unbind_driver(card);
