@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Debugfs files of the device (/sys/kernel/debug/accel/<PCI address>/):
- * "status": queue 0's ring state, resets and the performance counters;
+ * "status": resets, the performance counters and the state of each queue's ring;
  * "reset": writing 1 resets the card through the job timeout's recovery path (for tests).
  */
 #include <drm/drm_debugfs.h>
@@ -15,7 +15,7 @@
 #include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
-#include "tpu_job.h"
+#include "tpu_reset.h"
 
 static const struct {
 	const char *name;
@@ -36,39 +36,62 @@ static const struct {
 	{ "tlb_misses", TPU_REG_CNT_TLB_MISSES },
 };
 
+/* The state of queue @q's ring, each line prefixed "queue<q>_". */
+static void tpu_debugfs_queue(struct seq_file *m, struct tpu_ring *ring, size_t inflight, u32 tail,
+			      u64 seqno)
+{
+	struct tpu_device *tdev = ring->tdev;
+	u32 q = ring->id;
+
+	seq_printf(m, "queue%u_priority: %u\n", q,
+		   tpu_read(tdev, TPU_REG_QUEUE(q, TPU_QREG_PRIORITY)));
+	seq_printf(m, "queue%u_status: 0x%x\n", q,
+		   tpu_read(tdev, TPU_REG_QUEUE(q, TPU_QREG_STATUS)));
+	seq_printf(m, "queue%u_ring_head: %u\n", q,
+		   tpu_read(tdev, TPU_REG_QUEUE(q, TPU_QREG_RING_HEAD)));
+	seq_printf(m, "queue%u_ring_tail: %u\n", q, tail);
+	seq_printf(m, "queue%u_last_seqno: %llu\n", q, seqno);
+	seq_printf(m, "queue%u_done_seqno: %llu\n", q,
+		   tpu_read64(tdev, TPU_REG_QUEUE(q, TPU_QREG_DONE_SEQ)));
+	seq_printf(m, "queue%u_jobs_in_ring: %zu\n", q, inflight);
+	seq_printf(m, "queue%u_resets: %u\n", q, ring->resets);
+}
+
 static int tpu_debugfs_status(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
 	struct tpu_device *tdev = to_tpu_device(entry->dev);
+	size_t inflight[TPU_MAX_QUEUES], total = 0;
+	u32 tail[TPU_MAX_QUEUES], q;
+	u64 seqno[TPU_MAX_QUEUES];
 	unsigned long flags;
-	size_t inflight;
-	u32 tail;
-	u64 seqno;
 	int i, idx;
 
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return -ENODEV;
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
-	inflight = list_count_nodes(&tdev->ring.inflight);
-	tail = tdev->ring.tail;
-	seqno = tdev->ring.seqno;
+	for (q = 0; q < tdev->num_queues; q++) {
+		inflight[q] = list_count_nodes(&tdev->rings[q].inflight);
+		tail[q] = tdev->rings[q].tail;
+		seqno[q] = tdev->rings[q].seqno;
+		total += inflight[q];
+	}
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 
 	seq_printf(m, "status: 0x%x\n", tpu_read(tdev, TPU_REG_STATUS));
-	seq_printf(m, "queue_status: 0x%x\n", tpu_read(tdev, TPU_QREG(TPU_QREG_STATUS)));
-	seq_printf(m, "ring_head: %u\n", tpu_read(tdev, TPU_QREG(TPU_QREG_RING_HEAD)));
-	seq_printf(m, "ring_tail: %u\n", tail);
-	seq_printf(m, "last_seqno: %llu\n", seqno);
-	seq_printf(m, "done_seqno: %llu\n", tpu_read64(tdev, TPU_QREG(TPU_QREG_DONE_SEQ)));
-	seq_printf(m, "jobs_in_ring: %zu\n", inflight);
+	seq_printf(m, "queues: %u\n", tdev->num_queues);
+	seq_printf(m, "jobs_in_ring: %zu\n", total);
 	seq_printf(m, "resets: %u\n", tdev->reset_count);
+	seq_printf(m, "card_resets: %u\n", tdev->card_resets);
 	mutex_lock(&tdev->tlb_lock);
 	seq_printf(m, "tlb_invalidations: %llu\n", tdev->tlb_invalidations);
 	mutex_unlock(&tdev->tlb_lock);
 	for (i = 0; i < ARRAY_SIZE(tpu_counters); i++)
 		seq_printf(m, "%s: %llu\n", tpu_counters[i].name,
 			   tpu_device_counter(tdev, tpu_counters[i].reg));
+	for (q = 0; q < tdev->num_queues; q++)
+		tpu_debugfs_queue(m, &tdev->rings[q], inflight[q], tail[q], seqno[q]);
 
 	drm_dev_exit(idx);
 	return 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The card's registers: identification at probe, global reset, programming
- * the context table, queue 0 and the interrupt mask, and the interrupt handler.
+ * the context table, the queues and the interrupt mask, and the interrupt handler.
  */
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
@@ -42,7 +42,8 @@ int tpu_device_identify(struct tpu_device *tdev)
 	tdev->clock_mhz = tpu_read(tdev, TPU_REG_CLOCK_MHZ);
 	tdev->num_ctx = min(tpu_read(tdev, TPU_REG_NUM_CTX), TPU_MAX_CTX);
 
-	if (tpu_read(tdev, TPU_REG_NUM_QUEUES) <= TPU_QUEUE) {
+	tdev->num_queues = min(tpu_read(tdev, TPU_REG_NUM_QUEUES), TPU_MAX_QUEUES);
+	if (!tdev->num_queues) {
 		drm_err(drm, "card has no command queue\n");
 		return -ENODEV;
 	}
@@ -52,9 +53,11 @@ int tpu_device_identify(struct tpu_device *tdev)
 		return -ENODEV;
 	}
 
-	drm_info(drm, "TPU spec %u.%u, %ux%u MXU, UB %u KiB, ACC %u KiB, %u MHz, %u contexts\n",
+	drm_info(drm,
+		 "TPU spec %u.%u, %ux%u MXU, UB %u KiB, ACC %u KiB, %u MHz, %u contexts, %u queues\n",
 		 tdev->version >> 16, tdev->version & 0xffff, tdev->mxu_rows, tdev->mxu_cols,
-		 tdev->ub_size / SZ_1K, tdev->acc_size / SZ_1K, tdev->clock_mhz, tdev->num_ctx);
+		 tdev->ub_size / SZ_1K, tdev->acc_size / SZ_1K, tdev->clock_mhz, tdev->num_ctx,
+		 tdev->num_queues);
 	return 0;
 }
 
@@ -118,11 +121,14 @@ void tpu_device_counters(struct tpu_device *tdev, u64 *values)
 	mutex_unlock(&tdev->counter_lock);
 }
 
-/* Program the context table, queue 0 and the interrupt mask of a freshly reset card. */
+/* Program the context table, the queues and the interrupt mask of a freshly reset card. */
 void tpu_device_start(struct tpu_device *tdev)
 {
+	u32 q;
+
 	tpu_write64(tdev, TPU_REG_CTX_TABLE, tdev->ctx_table_dma);
-	tpu_ring_start(tdev);
+	for (q = 0; q < tdev->num_queues; q++)
+		tpu_ring_start(&tdev->rings[q]);
 	tpu_write(tdev, TPU_REG_IRQ_STATUS, TPU_IRQ_ALL);
 	tpu_write(tdev, TPU_REG_IRQ_MASK, TPU_IRQ_ALL);
 	tpu_write(tdev, TPU_REG_CONTROL, TPU_CONTROL_ENABLE);
@@ -139,14 +145,15 @@ void tpu_device_stop(struct tpu_device *tdev)
 
 static void tpu_device_report_error(struct tpu_device *tdev)
 {
-	u32 qstat = tpu_read(tdev, TPU_QREG(TPU_QREG_STATUS));
+	u32 q;
 
 	drm_dbg(&tdev->drm, "job failed: error %u on queue %u at 0x%llx\n",
 		tpu_read(tdev, TPU_REG_ERR_CODE), tpu_read(tdev, TPU_REG_ERR_QUEUE),
 		tpu_read64(tdev, TPU_REG_ERR_ADDR));
-	if (qstat & TPU_QSTAT_ERROR)
-		drm_err_ratelimited(&tdev->drm, "queue %u stopped: bad ring configuration\n",
-				    TPU_QUEUE);
+	for (q = 0; q < tdev->num_queues; q++)
+		if (tpu_read(tdev, TPU_REG_QUEUE(q, TPU_QREG_STATUS)) & TPU_QSTAT_ERROR)
+			drm_err_ratelimited(&tdev->drm,
+					    "queue %u stopped: bad ring configuration\n", q);
 }
 
 /* Both vectors (DONE and ERROR) and a shared INTx line land here. */
@@ -154,6 +161,7 @@ static irqreturn_t tpu_irq_handler(int irq, void *arg)
 {
 	struct tpu_device *tdev = arg;
 	u32 status = tpu_read(tdev, TPU_REG_IRQ_STATUS);
+	u32 q;
 
 	/* All ones: the card is gone (surprise removal). */
 	if (!status || status == U32_MAX)
@@ -163,7 +171,8 @@ static irqreturn_t tpu_irq_handler(int irq, void *arg)
 	tpu_write(tdev, TPU_REG_IRQ_STATUS, status);
 	if (status & TPU_IRQ_ERROR)
 		tpu_device_report_error(tdev);
-	tpu_ring_retire(tdev);
+	for (q = 0; q < tdev->num_queues; q++)
+		tpu_ring_retire(&tdev->rings[q]);
 	return IRQ_HANDLED;
 }
 

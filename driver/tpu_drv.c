@@ -103,6 +103,9 @@ static int tpu_get_param_ioctl(struct drm_device *drm, void *data, struct drm_fi
 		return tpu_read_counter(tdev, TPU_REG_CNT_STALL, &args->value);
 	case DRM_TPU_PARAM_CNT_TLB_MISSES:
 		return tpu_read_counter(tdev, TPU_REG_CNT_TLB_MISSES, &args->value);
+	case DRM_TPU_PARAM_NUM_QUEUES:
+		args->value = tdev->num_queues;
+		break;
 	default:
 		drm_dbg(drm, "get_param: unknown param %u\n", args->param);
 		return -EINVAL;
@@ -234,7 +237,7 @@ static const struct drm_driver tpu_drm_driver = {
 	.desc = "Emulated TPU accelerator",
 	.date = "20251130",
 	.major = 1,
-	.minor = 0,
+	.minor = 1,
 };
 
 static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)

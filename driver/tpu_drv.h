@@ -8,6 +8,7 @@
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
+#include <drm/tpu_accel.h>
 #include <drm/gpu_scheduler.h>
 #include <linux/completion.h>
 #include <linux/io.h>
@@ -23,8 +24,11 @@
 
 #define TPU_DRIVER_NAME		"tpu"
 
-/* The driver uses queue 0 of the card, with a ring of this many entries. */
-#define TPU_QUEUE		0
+/*
+ * The driver uses every command queue of the card, up to this many, each with a ring of
+ * TPU_RING_ENTRIES entries and a scheduler of its own.
+ */
+#define TPU_MAX_QUEUES		8
 #define TPU_RING_ENTRIES	256
 
 /* Per-file device address space handed out by the VA allocator. */
@@ -46,7 +50,12 @@ struct tpu_ctx;
 struct tpu_job;
 
 /**
- * struct tpu_ring - queue 0's command ring and completion records, in coherent DMA memory
+ * struct tpu_ring - one command queue of the card: its ring and completion records (in
+ *	coherent DMA memory) and the scheduler feeding it
+ * @tdev: the device
+ * @id: queue number, the register block the ring is programmed into
+ * @priority: value of the queue's PRIORITY register (docs/architecture.md, "Priorities")
+ * @name: name of the scheduler, "tpu-queue<id>"
  * @entries: TPU_RING_ENTRIES ring entries the device fetches
  * @entries_dma: bus address of @entries
  * @compl: TPU_RING_ENTRIES completion records, slot i for ring entry i
@@ -54,8 +63,15 @@ struct tpu_job;
  * @tail: index of the next free entry (the value last written to RING_TAIL)
  * @seqno: seqno of the last job written to the ring
  * @inflight: jobs written to the ring and not yet retired, oldest first
+ * @fence_context: dma_fence context of the ring's hardware fences
+ * @sched: the scheduler feeding the ring (its own ordered workqueue runs and frees jobs)
+ * @resets: queue resets after a job timeout since probe (under reset_lock)
  */
 struct tpu_ring {
+	struct tpu_device *tdev;
+	u32 id;
+	u32 priority;
+	char name[16];
 	struct tpu_ring_entry *entries;
 	dma_addr_t entries_dma;
 	struct tpu_completion *compl;
@@ -63,6 +79,19 @@ struct tpu_ring {
 	u32 tail;
 	u64 seqno;
 	struct list_head inflight;
+	u64 fence_context;
+	struct drm_gpu_scheduler sched;
+	unsigned int resets;
+};
+
+/**
+ * struct tpu_prio_scheds - the schedulers the jobs of one SUBMIT priority go to
+ * @list: the schedulers of the rings serving the priority
+ * @count: entries of @list
+ */
+struct tpu_prio_scheds {
+	struct drm_gpu_scheduler *list[TPU_MAX_QUEUES];
+	unsigned int count;
 };
 
 /**
@@ -85,19 +114,23 @@ struct tpu_ring {
  * @tlb_lock: serialises TLB invalidations, so each waits for its own completion
  * @tlb_invalidations: TLB invalidations the driver waited for (debugfs)
  * @card_stopped: completed by PCI remove once the card touches no memory any more
- * @job_lock: protects @ring and the in-flight jobs' results; taken in the IRQ handler
- * @ring: queue 0's ring
+ * @job_lock: protects @rings, @last_progress and the in-flight jobs' results; taken in the
+ *	IRQ handler
+ * @last_progress: CLOCK_MONOTONIC ns when the card last retired a job or was reset: the job
+ *	it runs started no earlier
+ * @num_queues: command queues the driver uses: rings[0..num_queues)
+ * @rings: one per command queue
+ * @prio_scheds: for each SUBMIT priority, the schedulers its jobs go to
  * @fence_lock: lock of the hardware fences
- * @fence_context: dma_fence context of the hardware fences
- * @sched: the scheduler feeding queue 0 (its own ordered workqueue runs and frees jobs)
  * @jobs_alive: jobs pushed to the scheduler and not yet freed by it
  * @jobs_freed: woken when @jobs_alive drops to 0
  * @files_lock: protects @files and @gone
  * @files: open files whose scheduler entity is live
  * @gone: set by PCI remove, which has taken over the entities of @files: no more opens
  * @files_done: completed once PCI remove has destroyed those entities
- * @reset_lock: serialises card resets (job timeout, debugfs) with each other
- * @reset_count: resets after a job timeout or on request since probe
+ * @reset_lock: serialises queue and card resets (job timeout, debugfs) with each other
+ * @reset_count: resets (of a queue or of the card) after a job timeout or on request since probe
+ * @card_resets: resets of the whole card after a job timeout or on request since probe
  * @counter_lock: protects @counter_base against resets
  * @counter_base: counts of the card's counters before its last reset, which cleared them
  * @limits: contexts, pinned memory and jobs in flight: limits and use
@@ -124,12 +157,13 @@ struct tpu_device {
 	u64 tlb_invalidations;
 	struct completion card_stopped;
 
-	spinlock_t job_lock;		/* ring, in-flight jobs */
-	struct tpu_ring ring;
+	spinlock_t job_lock;		/* rings, in-flight jobs */
+	u32 num_queues;
+	struct tpu_ring rings[TPU_MAX_QUEUES];
+	u64 last_progress;
+	struct tpu_prio_scheds prio_scheds[DRM_TPU_PRIORITY_COUNT];
 	spinlock_t fence_lock;		/* hardware fences */
-	u64 fence_context;
 
-	struct drm_gpu_scheduler sched;
 	atomic_t jobs_alive;
 	wait_queue_head_t jobs_freed;
 	struct mutex files_lock;	/* files, gone */
@@ -138,6 +172,7 @@ struct tpu_device {
 	struct completion files_done;
 	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
+	unsigned int card_resets;
 	struct mutex counter_lock;	/* counter_base vs. resets */
 	u64 counter_base[TPU_NUM_COUNTERS];
 	struct tpu_limits limits;
@@ -148,7 +183,7 @@ struct tpu_device {
  * @tdev: the device
  * @uid: the user who opened the file, whose contexts it counts against
  * @ctx: device address space (context id, page tables, VA allocator) of this file
- * @entity: scheduler entity of this file's jobs
+ * @entity: scheduler entities of this file's jobs, one per SUBMIT priority
  * @lock: protects @jobs, @next_job_id and @job_count; orders job ids with the entity's queue
  * @jobs: submitted jobs not yet retired by DRM_IOCTL_TPU_WAIT, by id
  * @next_job_id: next id the cyclic allocator tries
@@ -159,7 +194,7 @@ struct tpu_file {
 	struct tpu_device *tdev;
 	kuid_t uid;
 	struct tpu_ctx *ctx;
-	struct drm_sched_entity entity;
+	struct drm_sched_entity entity[DRM_TPU_PRIORITY_COUNT];
 	struct mutex lock;		/* jobs, ids, count, entity order */
 	struct xarray jobs;
 	u32 next_job_id;
@@ -191,8 +226,5 @@ static inline void tpu_write64(struct tpu_device *tdev, u32 reg, u64 val)
 {
 	writeq(val, tdev->regs + reg);
 }
-
-/* Offset of register @r of the queue the driver uses. */
-#define TPU_QREG(r)		TPU_REG_QUEUE(TPU_QUEUE, r)
 
 #endif /* TPU_DRV_H */

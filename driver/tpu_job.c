@@ -1,32 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Jobs: DRM_IOCTL_TPU_SUBMIT and DRM_IOCTL_TPU_WAIT, the DRM GPU scheduler that
- * feeds queue 0's ring, job timeout and card reset.
+ * Jobs: DRM_IOCTL_TPU_SUBMIT and DRM_IOCTL_TPU_WAIT, the DRM GPU schedulers that feed
+ * the rings of the card's queues (one per queue); their timeout is tpu_reset.c's.
  *
- * A job is pushed to its file's scheduler entity after waiting (implicitly) for the earlier
- * jobs using its BOs; its finished fence is added to every BO it lists as a write fence and
- * optionally to a syncobj. The scheduler writes it to the ring (run_job) when its
- * dependencies are met and the ring has room (credit limit TPU_RING_ENTRIES - 1). The
- * interrupt handler retires it from its completion record, signalling the hardware fence.
+ * A job is pushed to its file's scheduler entity of its priority after waiting (implicitly) for
+ * the earlier jobs using its BOs; its finished fence is added to every BO it lists as a write
+ * fence and optionally to a syncobj. The entity feeds the schedulers of the queues serving the
+ * priority (tdev->prio_scheds; the least loaded one whenever the entity is idle). A scheduler
+ * writes the job to its ring (run_job) when its dependencies are met and the ring has room
+ * (credit limit TPU_RING_ENTRIES - 1). The interrupt handler retires it from its completion
+ * record, signalling the hardware fence.
  *
  * Fences carry how a job ended: 0, -EIO for an error the card reported, -ETIMEDOUT for a
  * job ended by the timeout, -ECANCELED for one ended by a reset, -ENODEV when the device
  * went away before or while it ran.
  *
- * Timeout: when the oldest job in the ring has run for job_timeout_ms, the jobs the card
- * has retired are completed first, then the card is reset with the scheduler's work
- * stopped (drm_sched_wqueue_stop(); drm_sched_stop() would end the jobs in the ring with
- * -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT; the
- * innocent jobs behind it in the ring, of any file, are written into the ring again and
- * run; jobs not yet written to the ring are not affected. A context with TPU_CTX_BAN_HANGS
- * timed-out jobs is banned: its jobs end with DRM_TPU_JOB_CANCELED instead of running and
- * SUBMIT fails with -ECANCELED. A reset requested through debugfs (tpu_job_reset()) takes
- * the same path; the job the card was running ends with DRM_TPU_JOB_CANCELED.
- *
  * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): remove stops the
- * card, ends the jobs in the ring with -ENODEV, destroys the entity of every open file (the
- * jobs queued there end with -ENODEV in run_job), waits until the scheduler has freed every
- * job and only then tears the scheduler down: never from its own free_job work. Files
+ * card, ends the jobs in the rings with -ENODEV, destroys the entities of every open file (the
+ * jobs queued there end with -ENODEV in run_job), waits until the schedulers have freed every
+ * job and only then tears the schedulers down: never from their own free_job work. Files
  * stay open and see -ENODEV until they close.
  */
 #include <drm/drm_drv.h>
@@ -49,6 +41,7 @@
 #include "tpu_job.h"
 #include "tpu_limits.h"
 #include "tpu_mmu.h"
+#include "tpu_reset.h"
 #include "tpu_ring.h"
 #include "tpu_sync.h"
 
@@ -57,11 +50,6 @@ module_param_named(job_timeout_ms, tpu_job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "Time a job may run before the card is reset, 0 = never (default: 10000)");
 
-static inline struct tpu_job *to_tpu_job(struct drm_sched_job *sched_job)
-{
-	return container_of(sched_job, struct tpu_job, base);
-}
-
 static const char *tpu_fence_get_driver_name(struct dma_fence *fence)
 {
 	return TPU_DRIVER_NAME;
@@ -69,7 +57,7 @@ static const char *tpu_fence_get_driver_name(struct dma_fence *fence)
 
 static const char *tpu_fence_get_timeline_name(struct dma_fence *fence)
 {
-	return "tpu-queue0";
+	return "tpu-queue";
 }
 
 static const struct dma_fence_ops tpu_fence_ops = {
@@ -144,6 +132,7 @@ void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int
 static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 {
 	struct tpu_job *job = to_tpu_job(sched_job);
+	struct tpu_ring *ring = to_tpu_ring(sched_job->sched);
 	struct tpu_device *tdev = job->tdev;
 	unsigned long flags;
 	int idx;
@@ -157,121 +146,15 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 		return ERR_PTR(-ENODEV);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
-	job->seqno = ++tdev->ring.seqno;
-	dma_fence_init(job->hw_fence, &tpu_fence_ops, &tdev->fence_lock, tdev->fence_context,
+	job->seqno = ++ring->seqno;
+	dma_fence_init(job->hw_fence, &tpu_fence_ops, &tdev->fence_lock, ring->fence_context,
 		       job->seqno);
 	kref_get(&job->refcount);
-	tpu_ring_push(tdev, job);
+	tpu_ring_push(ring, job);
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 
 	drm_dev_exit(idx);
 	return dma_fence_get(job->hw_fence);
-}
-
-/* Whether @job is in the ring and not retired: the card may be running it. */
-static bool tpu_job_in_ring(struct tpu_job *job)
-{
-	unsigned long flags;
-	bool ret;
-
-	spin_lock_irqsave(&job->tdev->job_lock, flags);
-	ret = !list_empty(&job->inflight_node);
-	spin_unlock_irqrestore(&job->tdev->job_lock, flags);
-	return ret;
-}
-
-/*
- * Reset the card, end the job it was running (@hung, with DRM_TPU_JOB_TIMEOUT, or the oldest
- * in the ring, with DRM_TPU_JOB_CANCELED) and run the innocent jobs behind it again. A
- * context with TPU_CTX_BAN_HANGS timed-out jobs is banned. The jobs the card had retired were
- * completed before. Called with reset_lock held and the scheduler's work stopped, so nothing
- * else enters the ring.
- */
-static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
-{
-	int ret;
-
-	lockdep_assert_held(&tdev->reset_lock);
-	tdev->reset_count++;
-	if (hung && ++hung->ctx->hangs >= TPU_CTX_BAN_HANGS && !hung->ctx->banned) {
-		WRITE_ONCE(hung->ctx->banned, true);
-		drm_warn(&tdev->drm, "context %u banned after %u timed-out jobs\n", hung->ctx->id,
-			 hung->ctx->hangs);
-	}
-	/* The card stops touching memory before the jobs' fences signal. */
-	ret = tpu_device_reset(tdev);
-	if (!ret)
-		tpu_device_start(tdev);
-	tpu_ring_recover(tdev, hung, !ret);
-}
-
-static enum drm_gpu_sched_stat tpu_job_timedout(struct drm_sched_job *sched_job)
-{
-	struct tpu_job *job = to_tpu_job(sched_job);
-	struct tpu_device *tdev = job->tdev;
-	struct drm_gpu_scheduler *sched = &tdev->sched;
-	int idx;
-
-	/*
-	 * drm_sched took the job off its pending list to call this; put it back, first, so
-	 * that the scheduler frees it once its fence signals, whatever happens below.
-	 */
-	spin_lock(&sched->job_list_lock);
-	list_add(&sched_job->list, &sched->pending_list);
-	spin_unlock(&sched->job_list_lock);
-
-	/*
-	 * PCI remove ends the job with -ENODEV and waits until it is freed. Restarting the
-	 * (running) work queues the free_job work: it frees the job if it ended while it was
-	 * off the list.
-	 */
-	if (!drm_dev_enter(&tdev->drm, &idx)) {
-		drm_sched_wqueue_start(sched);
-		return DRM_GPU_SCHED_STAT_ENODEV;
-	}
-
-	mutex_lock(&tdev->reset_lock);
-	/* Jobs the card has retired complete first, with their true status. */
-	tpu_ring_retire(tdev);
-	drm_sched_wqueue_stop(sched);
-	/* The job may have ended just now, or not reached the ring yet: no reset then. */
-	if (tpu_job_in_ring(job)) {
-		drm_err(&tdev->drm, "job with seqno %llu timed out after %u ms, resetting the card\n",
-			job->seqno, tpu_job_timeout_ms);
-		tpu_job_reset_card(tdev, job);
-	}
-	drm_sched_wqueue_start(sched);
-	mutex_unlock(&tdev->reset_lock);
-	drm_dev_exit(idx);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-
-/**
- * tpu_job_reset - reset the card on request, through the job timeout's recovery path
- * @tdev: the device
- *
- * Jobs the card has retired complete normally; the job it was running (the oldest in the
- * ring) ends with DRM_TPU_JOB_CANCELED; the others in the ring run again, later ones after.
- *
- * Return: 0, or -ENODEV if the device is gone.
- */
-int tpu_job_reset(struct tpu_device *tdev)
-{
-	int idx;
-
-	if (!drm_dev_enter(&tdev->drm, &idx))
-		return -ENODEV;
-
-	mutex_lock(&tdev->reset_lock);
-	tpu_ring_retire(tdev);
-	drm_sched_wqueue_stop(&tdev->sched);
-	drm_info(&tdev->drm, "resetting the card on request\n");
-	tpu_job_reset_card(tdev, NULL);
-	drm_sched_wqueue_start(&tdev->sched);
-	mutex_unlock(&tdev->reset_lock);
-
-	drm_dev_exit(idx);
-	return 0;
 }
 
 static void tpu_job_free(struct drm_sched_job *sched_job)
@@ -289,16 +172,41 @@ static void tpu_job_free(struct drm_sched_job *sched_job)
 
 static const struct drm_sched_backend_ops tpu_sched_ops = {
 	.run_job = tpu_job_run,
-	.timedout_job = tpu_job_timedout,
+	.timedout_job = tpu_reset_timedout,
 	.free_job = tpu_job_free,
 };
+
+/*
+ * The queues serving each SUBMIT priority p: those whose PRIORITY is the largest not above p
+ * (queue 0 has PRIORITY 0, so there is one).
+ */
+static void tpu_job_map_priorities(struct tpu_device *tdev)
+{
+	u32 p, q, level;
+
+	for (p = 0; p < DRM_TPU_PRIORITY_COUNT; p++) {
+		struct tpu_prio_scheds *ps = &tdev->prio_scheds[p];
+
+		level = 0;
+		for (q = 0; q < tdev->num_queues; q++)
+			if (tdev->rings[q].priority <= p)
+				level = max(level, tdev->rings[q].priority);
+		ps->count = 0;
+		for (q = 0; q < tdev->num_queues; q++)
+			if (tdev->rings[q].priority == level)
+				ps->list[ps->count++] = &tdev->rings[q].sched;
+	}
+}
 
 int tpu_job_init(struct tpu_device *tdev)
 {
 	long timeout = tpu_job_timeout_ms ? msecs_to_jiffies(tpu_job_timeout_ms) :
 					    MAX_SCHEDULE_TIMEOUT;
+	u64 fence_context;
+	u32 q;
 	int ret;
 
+	tdev->last_progress = ktime_get_ns();
 	atomic_set(&tdev->jobs_alive, 0);
 	init_waitqueue_head(&tdev->jobs_freed);
 	INIT_LIST_HEAD(&tdev->files);
@@ -306,25 +214,44 @@ int tpu_job_init(struct tpu_device *tdev)
 	ret = drmm_mutex_init(&tdev->drm, &tdev->files_lock);
 	if (ret)
 		return ret;
-	tdev->fence_context = dma_fence_context_alloc(1);
-	/* No submit_wq: the scheduler allocates its own ordered workqueue. */
-	return drm_sched_init(&tdev->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
-			      TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, "tpu-queue0",
-			      tdev->drm.dev);
+	fence_context = dma_fence_context_alloc(tdev->num_queues);
+	for (q = 0; q < tdev->num_queues; q++) {
+		struct tpu_ring *ring = &tdev->rings[q];
+
+		ring->fence_context = fence_context + q;
+		/* No submit_wq: each scheduler allocates its own ordered workqueue. */
+		ret = drm_sched_init(&ring->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
+				     TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, ring->name,
+				     tdev->drm.dev);
+		if (ret) {
+			while (q--)
+				drm_sched_fini(&tdev->rings[q].sched);
+			return ret;
+		}
+	}
+	tpu_job_map_priorities(tdev);
+	return 0;
+}
+
+static void tpu_job_destroy_entities(struct tpu_file *tfile, unsigned int count)
+{
+	while (count--)
+		drm_sched_entity_destroy(&tfile->entity[count]);
 }
 
 /**
- * tpu_job_fini - tear the scheduler down, in PCI remove or a failed probe
- * @tdev: the device, unplugged, with the card stopped and the ring cancelled
+ * tpu_job_fini - tear the schedulers down, in PCI remove or a failed probe
+ * @tdev: the device, unplugged, with the card stopped and the rings cancelled
  *
- * Destroys the entity of every open file (their queued jobs end with -ENODEV), waits until
- * the scheduler has freed every job, then finishes the scheduler. Files closed afterwards
- * find their entity gone.
+ * Destroys the entities of every open file (their queued jobs end with -ENODEV), waits until
+ * the schedulers have freed every job, then finishes the schedulers. Files closed afterwards
+ * find their entities gone.
  */
 void tpu_job_fini(struct tpu_device *tdev)
 {
 	struct tpu_file *tfile;
 	LIST_HEAD(files);
+	u32 q;
 
 	mutex_lock(&tdev->files_lock);
 	tdev->gone = true;
@@ -332,30 +259,38 @@ void tpu_job_fini(struct tpu_device *tdev)
 	mutex_unlock(&tdev->files_lock);
 
 	list_for_each_entry(tfile, &files, node)
-		drm_sched_entity_destroy(&tfile->entity);
+		tpu_job_destroy_entities(tfile, DRM_TPU_PRIORITY_COUNT);
 	complete_all(&tdev->files_done);
 
 	wait_event(tdev->jobs_freed, !atomic_read(&tdev->jobs_alive));
-	drm_sched_fini(&tdev->sched);
+	for (q = 0; q < tdev->num_queues; q++)
+		drm_sched_fini(&tdev->rings[q].sched);
 }
 
 int tpu_job_open(struct tpu_file *tfile)
 {
 	struct tpu_device *tdev = tfile->tdev;
-	struct drm_gpu_scheduler *sched = &tdev->sched;
-	int ret;
+	unsigned int p;
+	int ret = 0;
 
 	mutex_init(&tfile->lock);
 	xa_init_flags(&tfile->jobs, XA_FLAGS_ALLOC1);
 	mutex_lock(&tdev->files_lock);
 	if (tdev->gone) {
 		ret = -ENODEV;
-	} else {
-		ret = drm_sched_entity_init(&tfile->entity, DRM_SCHED_PRIORITY_NORMAL, &sched, 1,
-					    NULL);
-		if (!ret)
-			list_add_tail(&tfile->node, &tdev->files);
+		goto out;
 	}
+	for (p = 0; p < DRM_TPU_PRIORITY_COUNT; p++) {
+		ret = drm_sched_entity_init(&tfile->entity[p], DRM_SCHED_PRIORITY_NORMAL,
+					    tdev->prio_scheds[p].list, tdev->prio_scheds[p].count,
+					    NULL);
+		if (ret) {
+			tpu_job_destroy_entities(tfile, p);
+			goto out;
+		}
+	}
+	list_add_tail(&tfile->node, &tdev->files);
+out:
 	mutex_unlock(&tdev->files_lock);
 	if (ret)
 		mutex_destroy(&tfile->lock);
@@ -363,9 +298,9 @@ int tpu_job_open(struct tpu_file *tfile)
 }
 
 /*
- * Close of a file: its queued jobs are flushed to the ring (or killed if the process is
- * being killed); jobs in the ring run to completion and keep the address space alive. After
- * PCI remove, remove has destroyed the entity: wait until it has.
+ * Close of a file: its queued jobs are flushed to the rings (or killed if the process is
+ * being killed); jobs in the rings run to completion and keep the address space alive. After
+ * PCI remove, remove has destroyed the entities: wait until it has.
  */
 void tpu_job_close(struct tpu_file *tfile)
 {
@@ -380,7 +315,7 @@ void tpu_job_close(struct tpu_file *tfile)
 		list_del(&tfile->node);
 	mutex_unlock(&tdev->files_lock);
 	if (mine)
-		drm_sched_entity_destroy(&tfile->entity);
+		tpu_job_destroy_entities(tfile, DRM_TPU_PRIORITY_COUNT);
 	else
 		wait_for_completion(&tdev->files_done);
 
@@ -400,8 +335,13 @@ static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit 
 		drm_dbg(drm, "submit: bo_flags without DRM_TPU_SUBMIT_BO_FLAGS\n");
 		return -EINVAL;
 	}
-	if (args->reserved[0] || args->reserved[1]) {
+	if (args->reserved[0] || args->reserved[1] || args->pad) {
 		drm_dbg(drm, "submit: reserved fields must be 0\n");
+		return -EINVAL;
+	}
+	if (args->priority > DRM_TPU_PRIORITY_MAX) {
+		drm_dbg(drm, "submit: priority %u over %u\n", args->priority,
+			DRM_TPU_PRIORITY_MAX);
 		return -EINVAL;
 	}
 	if (!args->program_size || args->program_size % TPU_INSN_SIZE ||
@@ -589,7 +529,7 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	job->in_flight = true;
 
-	ret = drm_sched_job_init(&job->base, &tfile->entity, 1, tfile);
+	ret = drm_sched_job_init(&job->base, &tfile->entity[args->priority], 1, tfile);
 	if (ret)
 		goto err_put_syncobj;
 	ret = tpu_sync_add_deps(file, &job->base, args);

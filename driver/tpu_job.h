@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Jobs: SUBMIT and WAIT, the scheduler feeding the ring, timeout and reset.
+ * Jobs: SUBMIT and WAIT, the schedulers feeding the rings.
  */
 #ifndef TPU_JOB_H
 #define TPU_JOB_H
@@ -14,6 +14,7 @@ struct drm_gem_object;
 struct tpu_ctx;
 struct tpu_device;
 struct tpu_file;
+struct tpu_ring;
 
 /**
  * struct tpu_job_result - how a job ended, reported by DRM_IOCTL_TPU_WAIT
@@ -49,6 +50,7 @@ struct tpu_job_result {
  * @seqno: seqno of the ring entry
  * @slot: ring slot of the job, valid while in the ring
  * @inflight_node: link in the ring's in-flight list
+ * @pushed: CLOCK_MONOTONIC ns when the job was last written to the ring
  * @hw_fence: signalled when the card retires the job; initialised when written to the ring
  * @done: the scheduler's finished fence: the job has ended, @result is valid
  * @in_flight: counted in the jobs in flight of its context and device (tpu_limits.h)
@@ -68,6 +70,7 @@ struct tpu_job {
 	u64 seqno;
 	u32 slot;
 	struct list_head inflight_node;
+	u64 pushed;
 	struct dma_fence *hw_fence;
 	struct dma_fence *done;
 	bool in_flight;
@@ -75,12 +78,22 @@ struct tpu_job {
 	struct tpu_job_result result;
 };
 
+static inline struct tpu_job *to_tpu_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct tpu_job, base);
+}
+
+/* The ring a scheduler feeds. */
+static inline struct tpu_ring *to_tpu_ring(struct drm_gpu_scheduler *sched)
+{
+	return container_of(sched, struct tpu_ring, sched);
+}
+
 int tpu_job_init(struct tpu_device *tdev);
 void tpu_job_fini(struct tpu_device *tdev);
 int tpu_job_open(struct tpu_file *tfile);
 void tpu_job_close(struct tpu_file *tfile);
 void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error);
-int tpu_job_reset(struct tpu_device *tdev);
 int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 

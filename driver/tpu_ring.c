@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Queue 0's command ring and completion records.
+ * The command rings and completion records of the card's queues, and the queue reset.
  *
- * The driver writes ring entries at its tail and rings the TAIL doorbell; the card fetches
- * them (HEAD), runs them in order and, for each, writes a completion record into the slot of
- * the ring entry, then advances DONE_SEQ and raises an interrupt. Jobs in the ring are kept
- * on a list, oldest first, under tdev->job_lock; at most TPU_RING_ENTRIES - 1 are there
- * (the scheduler's credit limit), so the ring never overflows.
+ * Each queue has its own ring. The driver writes ring entries at its tail and rings the TAIL
+ * doorbell; the card fetches them (HEAD), runs them in order and, for each, writes a
+ * completion record into the slot of the ring entry, then advances DONE_SEQ and raises an
+ * interrupt. Jobs in a ring are kept on its list, oldest first, under tdev->job_lock; at most
+ * TPU_RING_ENTRIES - 1 are there (the scheduler's credit limit), so the ring never overflows.
  */
 #include <drm/tpu_accel.h>
 #include <linux/dma-mapping.h>
@@ -19,52 +19,79 @@
 static_assert((TPU_RING_ENTRIES & (TPU_RING_ENTRIES - 1)) == 0 &&
 	      TPU_RING_ENTRIES <= TPU_RING_MAX_ENTRIES);
 
+static u32 tpu_ring_read(struct tpu_ring *ring, u32 reg)
+{
+	return tpu_read(ring->tdev, TPU_REG_QUEUE(ring->id, reg));
+}
+
+static void tpu_ring_write(struct tpu_ring *ring, u32 reg, u32 val)
+{
+	tpu_write(ring->tdev, TPU_REG_QUEUE(ring->id, reg), val);
+}
+
+/**
+ * tpu_ring_init - allocate the rings of the card's queues, at probe
+ * @tdev: the device, its queues counted
+ *
+ * Queue q of n gets the hardware PRIORITY q * DRM_TPU_PRIORITY_COUNT / n.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int tpu_ring_init(struct tpu_device *tdev)
 {
-	struct tpu_ring *ring = &tdev->ring;
 	struct device *dev = &tdev->pdev->dev;
+	u32 q;
 
-	ring->entries = dmam_alloc_coherent(dev, TPU_RING_ENTRIES * sizeof(*ring->entries),
-					    &ring->entries_dma, GFP_KERNEL);
-	ring->compl = dmam_alloc_coherent(dev, TPU_RING_ENTRIES * sizeof(*ring->compl),
-					  &ring->compl_dma, GFP_KERNEL);
-	if (!ring->entries || !ring->compl)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&ring->inflight);
+	for (q = 0; q < tdev->num_queues; q++) {
+		struct tpu_ring *ring = &tdev->rings[q];
+
+		ring->tdev = tdev;
+		ring->id = q;
+		ring->priority = q * DRM_TPU_PRIORITY_COUNT / tdev->num_queues;
+		snprintf(ring->name, sizeof(ring->name), "tpu-queue%u", q);
+		ring->entries = dmam_alloc_coherent(dev,
+						    TPU_RING_ENTRIES * sizeof(*ring->entries),
+						    &ring->entries_dma, GFP_KERNEL);
+		ring->compl = dmam_alloc_coherent(dev, TPU_RING_ENTRIES * sizeof(*ring->compl),
+						  &ring->compl_dma, GFP_KERNEL);
+		if (!ring->entries || !ring->compl)
+			return -ENOMEM;
+		INIT_LIST_HEAD(&ring->inflight);
+	}
 	return 0;
 }
 
-/* Program queue 0 after a reset; the ring is empty. */
-void tpu_ring_start(struct tpu_device *tdev)
+/* Program the queue after a reset of the card; the ring is empty. */
+void tpu_ring_start(struct tpu_ring *ring)
 {
-	struct tpu_ring *ring = &tdev->ring;
+	struct tpu_device *tdev = ring->tdev;
 	unsigned long flags;
 
-	tpu_write64(tdev, TPU_QREG(TPU_QREG_RING_BASE), ring->entries_dma);
-	tpu_write(tdev, TPU_QREG(TPU_QREG_RING_SIZE), TPU_RING_ENTRIES);
-	tpu_write64(tdev, TPU_QREG(TPU_QREG_COMPL_BASE), ring->compl_dma);
+	tpu_write64(tdev, TPU_REG_QUEUE(ring->id, TPU_QREG_RING_BASE), ring->entries_dma);
+	tpu_ring_write(ring, TPU_QREG_RING_SIZE, TPU_RING_ENTRIES);
+	tpu_write64(tdev, TPU_REG_QUEUE(ring->id, TPU_QREG_COMPL_BASE), ring->compl_dma);
+	tpu_ring_write(ring, TPU_QREG_PRIORITY, ring->priority);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
-	ring->tail = tpu_read(tdev, TPU_QREG(TPU_QREG_RING_HEAD)) % TPU_RING_ENTRIES;
-	tpu_write(tdev, TPU_QREG(TPU_QREG_RING_TAIL), ring->tail);
+	ring->tail = tpu_ring_read(ring, TPU_QREG_RING_HEAD) % TPU_RING_ENTRIES;
+	tpu_ring_write(ring, TPU_QREG_RING_TAIL, ring->tail);
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 
-	tpu_write(tdev, TPU_QREG(TPU_QREG_CONTROL), TPU_QCTRL_ENABLE);
+	tpu_ring_write(ring, TPU_QREG_CONTROL, TPU_QCTRL_ENABLE);
 }
 
 /**
  * tpu_ring_push - write a job into the ring and ring the doorbell
- * @tdev: the device
+ * @ring: the ring
  * @job: the job, with its seqno assigned
  *
  * Called with tdev->job_lock held. The ring has room: see the credit limit.
  */
-void tpu_ring_push(struct tpu_device *tdev, struct tpu_job *job)
+void tpu_ring_push(struct tpu_ring *ring, struct tpu_job *job)
 {
-	struct tpu_ring *ring = &tdev->ring;
 	struct tpu_ring_entry *entry = &ring->entries[ring->tail];
 
-	lockdep_assert_held(&tdev->job_lock);
+	lockdep_assert_held(&ring->tdev->job_lock);
 
 	job->slot = ring->tail;
 	memset(&ring->compl[job->slot], 0, sizeof(ring->compl[job->slot]));
@@ -75,28 +102,29 @@ void tpu_ring_push(struct tpu_device *tdev, struct tpu_job *job)
 	entry->program_addr = job->program_addr;
 	entry->program_size = job->program_size;
 	list_add_tail(&job->inflight_node, &ring->inflight);
+	job->pushed = ktime_get_ns();
 
 	ring->tail = (ring->tail + 1) % TPU_RING_ENTRIES;
 	/* writel() orders the entry's stores before the doorbell. */
-	tpu_write(tdev, TPU_QREG(TPU_QREG_RING_TAIL), ring->tail);
+	tpu_ring_write(ring, TPU_QREG_RING_TAIL, ring->tail);
 }
 
 /**
  * tpu_ring_retire - complete the jobs the card has retired (up to DONE_SEQ)
- * @tdev: the device
+ * @ring: the ring
  *
  * Each job's result comes from the completion record in its slot.
  */
-void tpu_ring_retire(struct tpu_device *tdev)
+void tpu_ring_retire(struct tpu_ring *ring)
 {
-	struct tpu_ring *ring = &tdev->ring;
+	struct tpu_device *tdev = ring->tdev;
 	struct tpu_job *job, *tmp;
 	unsigned long flags;
 	u64 done_seq;
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	/* readq() orders the register read before the reads of the records. */
-	done_seq = tpu_read64(tdev, TPU_QREG(TPU_QREG_DONE_SEQ));
+	done_seq = tpu_read64(tdev, TPU_REG_QUEUE(ring->id, TPU_QREG_DONE_SEQ));
 	list_for_each_entry_safe(job, tmp, &ring->inflight, inflight_node) {
 		const struct tpu_completion *rec = &ring->compl[job->slot];
 		struct tpu_job_result res = {};
@@ -104,6 +132,7 @@ void tpu_ring_retire(struct tpu_device *tdev)
 
 		if (job->seqno > done_seq)
 			break;
+		tdev->last_progress = ktime_get_ns();
 
 		if ((READ_ONCE(rec->flags) & TPU_COMPL_VALID) && rec->seqno == job->seqno) {
 			res.status = rec->status;
@@ -115,8 +144,9 @@ void tpu_ring_retire(struct tpu_device *tdev)
 			res.stall_cycles = rec->stall_cycles;
 			error = res.status ? -EIO : 0;
 		} else {
-			drm_err_ratelimited(&tdev->drm, "no completion record for seqno %llu\n",
-					    job->seqno);
+			drm_err_ratelimited(&tdev->drm,
+					    "queue %u: no completion record for seqno %llu\n",
+					    ring->id, job->seqno);
 			res.status = TPU_ERR_BUS;
 			error = -EIO;
 		}
@@ -126,50 +156,108 @@ void tpu_ring_retire(struct tpu_device *tdev)
 }
 
 /**
- * tpu_ring_cancel - end every job in the ring when the device goes away
- * @tdev: the device, stopped
+ * tpu_ring_cancel - end every job in the rings when the device goes away
+ * @tdev: the device, its card stopped
  * @error: the error of the jobs' fences
  *
- * The jobs end with DRM_TPU_JOB_CANCELED. Jobs not yet in the ring are not affected.
+ * The jobs end with DRM_TPU_JOB_CANCELED. Jobs not yet in a ring are not affected.
  */
 void tpu_ring_cancel(struct tpu_device *tdev, int error)
 {
-	struct tpu_ring *ring = &tdev->ring;
 	struct tpu_job *job, *tmp;
 	unsigned long flags;
+	u32 q;
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
-	list_for_each_entry_safe(job, tmp, &ring->inflight, inflight_node) {
-		struct tpu_job_result res = { .status = DRM_TPU_JOB_CANCELED };
+	for (q = 0; q < tdev->num_queues; q++) {
+		list_for_each_entry_safe(job, tmp, &tdev->rings[q].inflight, inflight_node) {
+			struct tpu_job_result res = { .status = DRM_TPU_JOB_CANCELED };
 
-		tpu_job_complete(job, &res, error);
+			tpu_job_complete(job, &res, error);
+		}
 	}
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 }
 
 /**
- * tpu_ring_recover - after a reset of the card, end the job it was running and run the
- * others again
- * @tdev: the device, its queue programmed again (empty ring) if @card_ok
- * @hung: the job that timed out, or NULL: then the oldest job in the ring was running
- * @card_ok: whether the card came back from the reset
+ * tpu_ring_reset - reset the queue (CONTROL.RESET), leaving it disabled with an empty ring
+ * @ring: the ring
  *
- * The jobs the card had retired were completed before. The job the card was running ends
- * with DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT (@hung) or DRM_TPU_JOB_CANCELED and -ECANCELED.
- * The innocent jobs behind it are written into the ring again, in their order, with their
- * seqnos and fences; those of a banned context, and all of them if the card did not come
- * back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
+ * The job the queue was running, if any, is dropped by the card; other queues go on. The jobs
+ * of the ring are still on its list: tpu_ring_recover() ends or rewrites them, then
+ * tpu_ring_enable() lets the card fetch again.
+ *
+ * Return: 0, or -EIO if the queue did not come back empty and without error (then only a
+ * reset of the card recovers it).
  */
-void tpu_ring_recover(struct tpu_device *tdev, struct tpu_job *hung, bool card_ok)
+int tpu_ring_reset(struct tpu_ring *ring)
 {
-	struct tpu_ring *ring = &tdev->ring;
-	struct tpu_job *job, *tmp, *aborted;
+	struct tpu_device *tdev = ring->tdev;
+	unsigned long flags;
+	u32 status, head;
+
+	tpu_ring_write(ring, TPU_QREG_CONTROL, TPU_QCTRL_RESET);
+	status = tpu_ring_read(ring, TPU_QREG_STATUS);
+	head = tpu_ring_read(ring, TPU_QREG_RING_HEAD);
+	if (status != 0 || head != 0) {
+		drm_err(&tdev->drm, "queue %u: status 0x%x, head %u after a queue reset\n",
+			ring->id, status, head);
+		return -EIO;
+	}
+	spin_lock_irqsave(&tdev->job_lock, flags);
+	ring->tail = 0;
+	spin_unlock_irqrestore(&tdev->job_lock, flags);
+	return 0;
+}
+
+/**
+ * tpu_ring_enable - let the card fetch from the ring again after tpu_ring_reset()
+ * @ring: the ring, its jobs rewritten by tpu_ring_recover()
+ *
+ * Return: 0, or -EIO if the queue does not become active.
+ */
+int tpu_ring_enable(struct tpu_ring *ring)
+{
+	u32 status;
+
+	tpu_ring_write(ring, TPU_QREG_CONTROL, TPU_QCTRL_ENABLE);
+	status = tpu_ring_read(ring, TPU_QREG_STATUS);
+	if (status != TPU_QSTAT_ACTIVE) {
+		drm_err(&ring->tdev->drm, "queue %u: status 0x%x after enabling it\n", ring->id,
+			status);
+		return -EIO;
+	}
+	return 0;
+}
+
+/**
+ * tpu_ring_recover - after a reset of the queue or of the card, end the job that hung or was
+ * running and write the others into the ring again
+ * @ring: the ring, empty on the card (reset; programmed again after a reset of the card)
+ * @hung: the job that timed out, or NULL
+ * @cancel_oldest: the oldest job of the ring was (possibly) running and ends: a reset on request
+ * @card_ok: whether the queue came back from the reset
+ *
+ * The card counts as making progress from now on. The jobs the card had retired were
+ * completed before. @hung, if in this ring, ends with
+ * DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT; with @cancel_oldest, the oldest job ends with
+ * DRM_TPU_JOB_CANCELED and -ECANCELED. The innocent jobs are written into the ring again, in
+ * their order, with their seqnos and fences; those of a banned context, and all of them if the
+ * queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
+ */
+void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, bool cancel_oldest,
+		      bool card_ok)
+{
+	struct tpu_device *tdev = ring->tdev;
+	struct tpu_job *job, *tmp, *aborted = NULL;
 	unsigned long flags;
 	LIST_HEAD(jobs);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
+	tdev->last_progress = ktime_get_ns();
 	list_splice_init(&ring->inflight, &jobs);
-	aborted = hung ?: list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
+	if (cancel_oldest)
+		aborted = list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
 	list_for_each_entry_safe(job, tmp, &jobs, inflight_node) {
 		struct tpu_job_result res = {};
 
@@ -181,7 +269,7 @@ void tpu_ring_recover(struct tpu_device *tdev, struct tpu_job *hung, bool card_o
 			tpu_job_complete(job, &res, -ECANCELED);
 		} else {
 			list_del_init(&job->inflight_node);
-			tpu_ring_push(tdev, job);
+			tpu_ring_push(ring, job);
 		}
 	}
 	spin_unlock_irqrestore(&tdev->job_lock, flags);

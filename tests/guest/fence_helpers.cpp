@@ -26,7 +26,7 @@ void check(int ret, const char *what) {
 } // namespace
 
 FencedJob::FencedJob(tpurt::Device &device, const tpurt::Program &program,
-                     const std::vector<const tpurt::Buffer *> &buffers)
+                     const std::vector<const tpurt::Buffer *> &buffers, std::uint32_t priority)
     : fd_(device.fd()), code_(device.allocate_copy(program.insns.data(), program.size_bytes())) {
     check(drmSyncobjCreate(fd_, 0, &syncobj_), "SYNCOBJ_CREATE");
     std::vector<std::uint32_t> handles;
@@ -38,6 +38,7 @@ FencedJob::FencedJob(tpurt::Device &device, const tpurt::Program &program,
     submit.bo_count = static_cast<std::uint32_t>(handles.size());
     submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles.data());
     submit.out_syncobj = syncobj_;
+    submit.priority = priority;
     check(drmIoctl(fd_, DRM_IOCTL_TPU_SUBMIT, &submit), "SUBMIT");
     id_ = submit.job_id;
     check(drmSyncobjExportSyncFile(fd_, syncobj_, &sync_file_), "SYNCOBJ_HANDLE_TO_FD");
@@ -63,6 +64,17 @@ int fence_status(int sync_file, double seconds) {
     struct sync_file_info info = {};
     check(ioctl(sync_file, SYNC_IOC_FILE_INFO, &info), "SYNC_IOC_FILE_INFO");
     return info.status;
+}
+
+std::int64_t fence_timestamp(int sync_file) {
+    struct sync_fence_info fence = {};
+    struct sync_file_info info = {};
+    info.num_fences = 1;
+    info.sync_fence_info = reinterpret_cast<std::uintptr_t>(&fence);
+    check(ioctl(sync_file, SYNC_IOC_FILE_INFO, &info), "SYNC_IOC_FILE_INFO");
+    if (info.status != 1)
+        throw std::runtime_error("fence_timestamp: the fence has not signalled without error");
+    return static_cast<std::int64_t>(fence.timestamp_ns);
 }
 
 int expected_fence_status(std::uint32_t wait_status) {

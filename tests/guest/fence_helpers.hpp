@@ -16,8 +16,9 @@ namespace fences {
 // syncobj but does not wait: the file may be closed with the job still in the ring.
 class FencedJob {
   public:
+    // `priority`: drm_tpu_submit.priority, DRM_TPU_PRIORITY_LOW (0) .. DRM_TPU_PRIORITY_MAX.
     FencedJob(tpurt::Device &device, const tpurt::Program &program,
-              const std::vector<const tpurt::Buffer *> &buffers);
+              const std::vector<const tpurt::Buffer *> &buffers, std::uint32_t priority = 0);
     ~FencedJob();
     FencedJob(const FencedJob &) = delete;
     FencedJob &operator=(const FencedJob &) = delete;
@@ -38,6 +39,9 @@ class FencedJob {
 // Waits up to `seconds` for the fence of a sync_file; returns its status: 1 signalled without
 // error, 0 still pending, or the negative errno the fence carries.
 int fence_status(int sync_file, double seconds = 60.0);
+
+// CLOCK_MONOTONIC time in ns at which the fence of a signalled sync_file signalled.
+std::int64_t fence_timestamp(int sync_file);
 
 // The fence error that goes with a DRM_IOCTL_TPU_WAIT status: 1 (no error) for
 // TPU_ERR_NONE, -ETIMEDOUT, -ECANCELED, -EIO for an error the card reported.

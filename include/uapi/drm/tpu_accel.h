@@ -45,6 +45,8 @@ extern "C" {
  * @DRM_TPU_PARAM_CNT_STALL: performance counter: modelled cycles instructions waited for a
  *	dependency or a busy unit
  * @DRM_TPU_PARAM_CNT_TLB_MISSES: performance counter: device TLB misses (page-table walks)
+ * @DRM_TPU_PARAM_NUM_QUEUES: command queues of the card the driver feeds, each with its own
+ *	scheduler (1..8); the SUBMIT priorities are spread over them (struct drm_tpu_submit)
  *
  * Counters count from the driver's probe, across resets of the card.
  */
@@ -68,6 +70,7 @@ enum drm_tpu_param {
 	DRM_TPU_PARAM_CNT_MACS_FP32 = 16,
 	DRM_TPU_PARAM_CNT_STALL = 17,
 	DRM_TPU_PARAM_CNT_TLB_MISSES = 18,
+	DRM_TPU_PARAM_NUM_QUEUES = 19,
 };
 
 /* Bits of DRM_TPU_PARAM_CAPS (the card's CAPS register). */
@@ -144,6 +147,21 @@ struct drm_tpu_sync {
 #define DRM_TPU_BO_READ		(1u << 0)	/* waits for earlier writers only */
 #define DRM_TPU_BO_WRITE	(1u << 1)	/* waits for earlier readers and writers */
 
+/*
+ * drm_tpu_submit.priority: the job's scheduling priority, 0 (the default, the lowest) to
+ * DRM_TPU_PRIORITY_MAX (the highest). Each priority has its own scheduler entity per file, so
+ * jobs of different priorities are ordered only by their buffers and syncobjs. The priority
+ * picks the card's command queues the job may run on: queue q of a card with n queues has the
+ * hardware PRIORITY q * 4 / n, and a job of priority p goes to the queues with the largest
+ * PRIORITY not above p (the least loaded of them). The card starts the next job from the
+ * non-empty queue of highest PRIORITY; a running job is not preempted. On a card with one
+ * queue, every priority shares it.
+ */
+#define DRM_TPU_PRIORITY_LOW	0
+#define DRM_TPU_PRIORITY_HIGH	3
+#define DRM_TPU_PRIORITY_MAX	DRM_TPU_PRIORITY_HIGH
+#define DRM_TPU_PRIORITY_COUNT	(DRM_TPU_PRIORITY_MAX + 1)
+
 /**
  * struct drm_tpu_submit - queue a program for execution
  * @program_handle: in, BO holding the program
@@ -166,6 +184,10 @@ struct drm_tpu_sync {
  * @bo_flags: in, with DRM_TPU_SUBMIT_BO_FLAGS a user pointer to __u32[@bo_count]: a non-zero
  *	DRM_TPU_BO_* mask per handle (a handle listed twice gets both masks); the program's BO
  *	is read unless listed. Without the flag, must be zero: every BO counts as written
+ * @priority: in, 0 (DRM_TPU_PRIORITY_LOW, the default) .. DRM_TPU_PRIORITY_MAX: see above.
+ *	Appended in driver 1.1: a caller built against an older header passes the struct
+ *	without it (DRM's ioctl size handling), which reads as 0
+ * @pad: must be zero
  *
  * Without DRM_TPU_SUBMIT_BO_FLAGS every BO, the program's included, counts as written, so two
  * jobs using the same buffer run one after the other; two readers do not wait for each other.
@@ -185,6 +207,8 @@ struct drm_tpu_submit {
 	__u32 in_sync_count;
 	__u32 out_sync_count;
 	__u64 bo_flags;
+	__u32 priority;
+	__u32 pad;
 };
 
 /*

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hung jobs and resets: the schedulers' timeout handler, the queue reset, the card reset (after
+ * a queue reset that failed, or on request through debugfs) and the ban of a context whose jobs
+ * keep hanging.
+ *
+ * Timeout: when the oldest job in a ring has run for job_timeout_ms (the card runs one job at a
+ * time: a job waiting for the jobs of other queues is not running, see tpu_job_hung()), the jobs
+ * the card has retired are completed first, then that queue alone is reset (CONTROL.RESET) with its
+ * scheduler's work stopped (drm_sched_wqueue_stop(); drm_sched_stop() would end the jobs in the
+ * ring with -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT; the
+ * innocent jobs behind it in the ring, of any file, are written into the ring again and run; jobs
+ * not yet written to the ring and the other queues are not affected. Only if the queue does not
+ * come back from its reset is the whole card reset, with every scheduler stopped: then the innocent
+ * jobs of every ring run again. A context with TPU_CTX_BAN_HANGS timed-out jobs is banned: its jobs
+ * end with DRM_TPU_JOB_CANCELED instead of running and SUBMIT fails with -ECANCELED. A reset
+ * requested through debugfs (tpu_job_reset()) resets the card; the oldest job of each ring (one of
+ * them was running) ends with DRM_TPU_JOB_CANCELED.
+ */
+#include <drm/drm_drv.h>
+#include <drm/drm_print.h>
+#include <linux/ktime.h>
+
+#include "tpu_device.h"
+#include "tpu_drv.h"
+#include "tpu_job.h"
+#include "tpu_mmu.h"
+#include "tpu_reset.h"
+#include "tpu_ring.h"
+
+/* When the card could have started @head, the oldest job of its ring. */
+static u64 tpu_job_eligible(struct tpu_device *tdev, struct tpu_job *head)
+{
+	return max(head->pushed, tdev->last_progress);
+}
+
+/*
+ * Whether the card is running @job and has been for the timeout: the card runs one job at a
+ * time, so a job waiting in its ring behind the jobs of other queues is not hung. @job hangs
+ * if it is the oldest of its ring, the card has retired nothing for the timeout, and the card
+ * picked it: the card, once it is done with a job, starts the oldest entry of the queue of
+ * highest PRIORITY among those with entries (of equal PRIORITY, either may be the one).
+ */
+static bool tpu_job_hung(struct tpu_ring *ring, struct tpu_job *job)
+{
+	struct tpu_device *tdev = ring->tdev;
+	/* The timer fires on a tick: up to one tick early against a clock in ns. */
+	u64 picked, timeout_ns = jiffies_to_nsecs(ring->sched.timeout - 1);
+	unsigned long flags;
+	bool hung = false;
+	u32 q;
+
+	spin_lock_irqsave(&tdev->job_lock, flags);
+	if (list_first_entry_or_null(&ring->inflight, struct tpu_job, inflight_node) != job ||
+	    ktime_get_ns() - tdev->last_progress < timeout_ns)
+		goto out;
+	picked = tpu_job_eligible(tdev, job);
+	for (q = 0; q < tdev->num_queues; q++) {
+		struct tpu_ring *other = &tdev->rings[q];
+		struct tpu_job *head = list_first_entry_or_null(&other->inflight, struct tpu_job,
+								 inflight_node);
+		u64 eligible;
+
+		if (!head || other == ring)
+			continue;
+		eligible = tpu_job_eligible(tdev, head);
+		if (eligible < picked ||
+		    (eligible == picked && other->priority > ring->priority))
+			goto out;
+	}
+	hung = true;
+out:
+	spin_unlock_irqrestore(&tdev->job_lock, flags);
+	return hung;
+}
+
+/* A job timed out: its context is banned once it has TPU_CTX_BAN_HANGS of them. */
+static void tpu_job_count_hang(struct tpu_job *hung)
+{
+	struct tpu_ctx *ctx = hung->ctx;
+
+	if (++ctx->hangs >= TPU_CTX_BAN_HANGS && !ctx->banned) {
+		WRITE_ONCE(ctx->banned, true);
+		drm_warn(&hung->tdev->drm, "context %u banned after %u timed-out jobs\n", ctx->id,
+			 ctx->hangs);
+	}
+}
+
+/*
+ * Reset the card, end the job that hung (@hung, with DRM_TPU_JOB_TIMEOUT) or, on request, the
+ * oldest job of each ring (one of them was running, with DRM_TPU_JOB_CANCELED), and run the
+ * innocent jobs of every ring again. Every scheduler's work is stopped meanwhile, so nothing
+ * else enters a ring. Called with reset_lock held.
+ */
+static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
+{
+	u32 q;
+	int ret;
+
+	lockdep_assert_held(&tdev->reset_lock);
+	for (q = 0; q < tdev->num_queues; q++) {
+		drm_sched_wqueue_stop(&tdev->rings[q].sched);
+		/* Jobs the card has retired complete first, with their true status. */
+		tpu_ring_retire(&tdev->rings[q]);
+	}
+	tdev->reset_count++;
+	tdev->card_resets++;
+	/* The card stops touching memory before the jobs' fences signal. */
+	ret = tpu_device_reset(tdev);
+	if (!ret)
+		tpu_device_start(tdev);
+	for (q = 0; q < tdev->num_queues; q++) {
+		tpu_ring_recover(&tdev->rings[q], hung, !hung, !ret);
+		drm_sched_wqueue_start(&tdev->rings[q].sched);
+	}
+}
+
+/*
+ * Reset the queue of @ring only, end @hung with DRM_TPU_JOB_TIMEOUT and run the innocent jobs
+ * behind it again. Called with reset_lock held and the ring's scheduler stopped.
+ *
+ * Return: 0, or -EIO if the queue did not come back: the card needs a reset.
+ */
+static int tpu_job_reset_queue(struct tpu_ring *ring, struct tpu_job *hung)
+{
+	struct tpu_device *tdev = ring->tdev;
+	int ret;
+
+	lockdep_assert_held(&tdev->reset_lock);
+	ret = tpu_ring_reset(ring);
+	if (ret)
+		return ret;
+	tdev->reset_count++;
+	ring->resets++;
+	/* Jobs that retired right before the reset: their records are there. */
+	tpu_ring_retire(ring);
+	tpu_ring_recover(ring, hung, false, true);
+	return tpu_ring_enable(ring);
+}
+
+/**
+ * tpu_reset_timedout - the schedulers' timedout_job: reset the queue of a hung job
+ * @sched_job: the oldest job of a scheduler, its timeout expired
+ *
+ * Return: DRM_GPU_SCHED_STAT_NOMINAL, or DRM_GPU_SCHED_STAT_ENODEV once the device is gone.
+ */
+enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
+{
+	struct tpu_job *job = to_tpu_job(sched_job);
+	struct tpu_device *tdev = job->tdev;
+	struct drm_gpu_scheduler *sched = sched_job->sched;
+	struct tpu_ring *ring = to_tpu_ring(sched);
+	int idx;
+
+	/*
+	 * drm_sched took the job off its pending list to call this; put it back, first, so
+	 * that the scheduler frees it once its fence signals, whatever happens below.
+	 */
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+
+	/*
+	 * PCI remove ends the job with -ENODEV and waits until it is freed. Restarting the
+	 * (running) work queues the free_job work: it frees the job if it ended while it was
+	 * off the list.
+	 */
+	if (!drm_dev_enter(&tdev->drm, &idx)) {
+		drm_sched_wqueue_start(sched);
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	}
+
+	mutex_lock(&tdev->reset_lock);
+	/* Jobs the card has retired complete first, with their true status. */
+	tpu_ring_retire(ring);
+	drm_sched_wqueue_stop(sched);
+	/*
+	 * The job may have ended just now, not reached the ring yet, or be waiting for the card
+	 * to finish the jobs of other queues: no reset then, the timeout starts again.
+	 */
+	if (tpu_job_hung(ring, job)) {
+		drm_err(&tdev->drm,
+			"queue %u: job with seqno %llu timed out after %u ms, resetting the queue\n",
+			ring->id, job->seqno, jiffies_to_msecs(sched->timeout));
+		tpu_job_count_hang(job);
+		if (tpu_job_reset_queue(ring, job)) {
+			drm_err(&tdev->drm, "queue %u did not recover, resetting the card\n",
+				ring->id);
+			tpu_job_reset_card(tdev, job);
+		}
+	}
+	drm_sched_wqueue_start(sched);
+	mutex_unlock(&tdev->reset_lock);
+	drm_dev_exit(idx);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+/**
+ * tpu_job_reset - reset the card on request, through the job timeout's recovery path
+ * @tdev: the device
+ *
+ * Jobs the card has retired complete normally; the oldest job of each ring (the card was
+ * running one of them) ends with DRM_TPU_JOB_CANCELED; the others in the rings run again,
+ * later ones after.
+ *
+ * Return: 0, or -ENODEV if the device is gone.
+ */
+int tpu_job_reset(struct tpu_device *tdev)
+{
+	int idx;
+
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+
+	mutex_lock(&tdev->reset_lock);
+	drm_info(&tdev->drm, "resetting the card on request\n");
+	tpu_job_reset_card(tdev, NULL);
+	mutex_unlock(&tdev->reset_lock);
+
+	drm_dev_exit(idx);
+	return 0;
+}

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+// test_queues.cpp - guest test of the driver's scheduling over the card's command queues (the VM
+// gives the card 4 queues, loads tpu.ko with job_timeout_ms=1000 and uses one engine thread for
+// this binary): SUBMIT priorities run on their own queues (queue q has PRIORITY q) and a
+// high-priority job overtakes the low-priority ones queued before it; a job hung on one queue
+// costs only that queue a reset (CONTROL.RESET): it ends with DRM_TPU_JOB_TIMEOUT, the innocent
+// jobs of its queue run again and succeed, and other files' jobs on other queues complete
+// correctly without being run again, cancelled, or the card being reset.
+#include "fence_helpers.hpp"
+#include "guest_programs.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <tpurt/tpurt.hpp>
+
+#include <xf86drm.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+using fences::FencedJob;
+
+namespace {
+
+constexpr std::uint32_t kBytes = 256;
+// About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
+constexpr unsigned kHangMatmuls = 20000;
+// About 27 G MACs a job: long enough that a queue of them is still waiting when the high
+// priority job arrives.
+constexpr unsigned kLowMatmuls = 200;
+
+std::string debugfs_dir() {
+    struct stat st;
+    if (stat("/sys/kernel/debug/accel", &st) != 0)
+        mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr);
+    char target[256] = "";
+    ssize_t n = readlink("/sys/class/accel/accel0/device", target, sizeof(target) - 1);
+    REQUIRE(n > 0);
+    std::string device(target, std::size_t(n));
+    return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
+}
+
+// A "name: value" line of the debugfs status file.
+std::uint64_t status_value(const std::string &name) {
+    static const std::string dir = debugfs_dir();
+    std::ifstream in(dir + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(name + ": ", 0) == 0)
+            return std::stoull(line.substr(name.size() + 2), nullptr, 0);
+    FAIL("no '" << name << "' in " << dir << "/status");
+    return 0;
+}
+
+std::uint64_t queue_value(unsigned queue, const std::string &name) {
+    return status_value("queue" + std::to_string(queue) + "_" + name);
+}
+
+std::uint64_t num_queues(const tpurt::Device &device) {
+    struct drm_tpu_get_param p = {};
+    p.param = DRM_TPU_PARAM_NUM_QUEUES;
+    REQUIRE(drmIoctl(device.fd(), DRM_IOCTL_TPU_GET_PARAM, &p) == 0);
+    return p.value;
+}
+
+// A file with a source buffer holding `value` and a destination buffer.
+struct Tenant {
+    explicit Tenant(std::uint8_t value)
+        : device(tpurt::Device::open(0)), src(device.allocate(TPU_PAGE_SIZE)),
+          dst(device.allocate(TPU_PAGE_SIZE)), value(value) {
+        std::memset(src.data(), value, kBytes);
+    }
+    // A job copying src to dst through the unified buffer.
+    std::unique_ptr<FencedJob> copy(std::uint32_t priority) {
+        return std::make_unique<FencedJob>(
+            device,
+            tpurt::ProgramBuilder()
+                .dma_in(guest::int8_rows(src.device_addr(), 0, 1, kBytes))
+                .dma_out(guest::int8_rows(dst.device_addr(), 0, 1, kBytes))
+                .halt()
+                .finish(),
+            std::vector<const tpurt::Buffer *>{&src, &dst}, priority);
+    }
+    std::unique_ptr<FencedJob> busy(unsigned matmuls, std::uint32_t priority) {
+        return std::make_unique<FencedJob>(device, guest::busy_program(matmuls),
+                                           std::vector<const tpurt::Buffer *>{}, priority);
+    }
+    bool copied() const {
+        const auto *out = static_cast<const std::uint8_t *>(dst.data());
+        return out[0] == value && out[kBytes - 1] == value;
+    }
+
+    tpurt::Device device;
+    tpurt::Buffer src, dst;
+    std::uint8_t value;
+};
+
+// WAIT's status of `job`, checked against its fence.
+std::uint32_t status_of(const FencedJob &job) {
+    struct drm_tpu_wait r;
+    REQUIRE(job.wait(r) == 0);
+    INFO("job " << job.id() << ": WAIT status " << r.status);
+    CHECK(fences::fence_status(job.sync_file()) == fences::expected_fence_status(r.status));
+    return r.status;
+}
+
+} // namespace
+
+TEST_CASE("the card's queues are reported and each has its PRIORITY", "[queues]") {
+    tpurt::Device device = tpurt::Device::open(0);
+    REQUIRE(num_queues(device) == 4);
+    REQUIRE(status_value("queues") == 4);
+    for (unsigned q = 0; q < 4; q++) {
+        INFO("queue " << q);
+        CHECK(queue_value(q, "priority") == q);
+        CHECK(queue_value(q, "status") == TPU_QSTAT_ACTIVE);
+    }
+}
+
+TEST_CASE("a high-priority job runs on its own queue and overtakes queued low-priority jobs",
+          "[queues][priority]") {
+    Tenant low(0x61), high(0x62);
+    const std::uint64_t low_seqno = queue_value(0, "last_seqno");
+    const std::uint64_t high_seqno = queue_value(DRM_TPU_PRIORITY_HIGH, "last_seqno");
+
+    // The card is busy with the first low-priority job when the others arrive.
+    std::vector<std::unique_ptr<FencedJob>> lows;
+    for (int i = 0; i < 4; i++)
+        lows.push_back(low.busy(kLowMatmuls, DRM_TPU_PRIORITY_LOW));
+    auto urgent = high.copy(DRM_TPU_PRIORITY_HIGH);
+
+    CHECK(status_of(*urgent) == TPU_ERR_NONE);
+    CHECK(high.copied());
+    for (const auto &job : lows)
+        CHECK(status_of(*job) == TPU_ERR_NONE);
+
+    // Each priority went to its queue.
+    CHECK(queue_value(0, "last_seqno") == low_seqno + lows.size());
+    CHECK(queue_value(DRM_TPU_PRIORITY_HIGH, "last_seqno") == high_seqno + 1);
+    // The urgent job did not wait for the low-priority jobs queued before it: at most the one
+    // the card was running when it came (and the one it had just picked) end before it.
+    const std::int64_t urgent_done = fences::fence_timestamp(urgent->sync_file());
+    unsigned before = 0;
+    for (const auto &job : lows)
+        before += fences::fence_timestamp(job->sync_file()) < urgent_done;
+    INFO(before << " of " << lows.size() << " low-priority jobs ended before the urgent one");
+    CHECK(before <= 2);
+    CHECK(fences::fence_timestamp(lows.back()->sync_file()) > urgent_done);
+}
+
+TEST_CASE("jobs of one priority from several files share its queue in order",
+          "[queues][priority]") {
+    Tenant a(0x71), b(0x72);
+    auto first = a.copy(1);
+    auto second = b.copy(1);
+    CHECK(status_of(*first) == TPU_ERR_NONE);
+    CHECK(status_of(*second) == TPU_ERR_NONE);
+    CHECK(a.copied());
+    CHECK(b.copied());
+    CHECK(fences::fence_timestamp(first->sync_file()) <=
+          fences::fence_timestamp(second->sync_file()));
+}
+
+TEST_CASE("a job hung on one queue costs only that queue a reset", "[queues][reset]") {
+    const std::uint64_t resets = status_value("resets");
+    const std::uint64_t card_resets = status_value("card_resets");
+    std::vector<std::uint64_t> queue_resets;
+    for (unsigned q = 0; q < 4; q++)
+        queue_resets.push_back(queue_value(q, "resets"));
+
+    Tenant guilty(0x11), neighbour(0x22), other(0x33);
+    // A job of another file on another queue before the hang: ends at once.
+    auto early = other.copy(DRM_TPU_PRIORITY_HIGH);
+    CHECK(status_of(*early) == TPU_ERR_NONE);
+
+    auto hung = guilty.busy(kHangMatmuls, DRM_TPU_PRIORITY_LOW);
+    // Behind the hung job in its queue: a job of its own file and one of another file.
+    auto own = guilty.copy(DRM_TPU_PRIORITY_LOW);
+    auto innocent = neighbour.copy(DRM_TPU_PRIORITY_LOW);
+    // Jobs of a third file on other queues while the job hangs.
+    std::vector<std::unique_ptr<FencedJob>> others;
+    for (std::uint32_t priority = 1; priority <= DRM_TPU_PRIORITY_MAX; priority++)
+        others.push_back(other.copy(priority));
+
+    CHECK(status_of(*hung) == DRM_TPU_JOB_TIMEOUT);
+    CHECK(status_of(*own) == TPU_ERR_NONE);
+    CHECK(guilty.copied());
+    CHECK(status_of(*innocent) == TPU_ERR_NONE);
+    CHECK(neighbour.copied());
+    for (const auto &job : others)
+        CHECK(status_of(*job) == TPU_ERR_NONE);
+    CHECK(other.copied());
+
+    // One reset, of queue 0 only: the jobs of the other queues were neither run again nor
+    // cancelled.
+    CHECK(status_value("resets") == resets + 1);
+    CHECK(status_value("card_resets") == card_resets);
+    CHECK(queue_value(0, "resets") == queue_resets[0] + 1);
+    for (unsigned q = 1; q < 4; q++) {
+        INFO("queue " << q);
+        CHECK(queue_value(q, "resets") == queue_resets[q]);
+    }
+    // The queue goes on.
+    auto after = guilty.copy(DRM_TPU_PRIORITY_LOW);
+    CHECK(status_of(*after) == TPU_ERR_NONE);
+    CHECK(queue_value(0, "status") == TPU_QSTAT_ACTIVE);
+}
+
+TEST_CASE("a file whose jobs keep hanging on a queue is banned, other queues go on",
+          "[queues][ban]") {
+    Tenant guilty(0x44), other(0x55);
+    std::vector<std::unique_ptr<FencedJob>> hangs;
+    for (std::uint32_t i = 0; i < 3; i++)
+        hangs.push_back(guilty.busy(kHangMatmuls, 2));
+    auto queued = guilty.copy(2);
+    auto innocent = other.copy(DRM_TPU_PRIORITY_HIGH);
+
+    for (const auto &job : hangs)
+        CHECK(status_of(*job) == DRM_TPU_JOB_TIMEOUT);
+    CHECK(status_of(*queued) == DRM_TPU_JOB_CANCELED);
+    CHECK_FALSE(guilty.copied());
+    try {
+        guilty.copy(DRM_TPU_PRIORITY_LOW);
+        FAIL("SUBMIT of a banned file succeeded");
+    } catch (const std::exception &error) {
+        CHECK(std::string(error.what()).find(std::strerror(ECANCELED)) != std::string::npos);
+    }
+    CHECK(status_of(*innocent) == TPU_ERR_NONE);
+    CHECK(other.copied());
+}
+
+TEST_CASE("a priority out of range is refused with EINVAL", "[queues][uapi]") {
+    Tenant t(0x66);
+    try {
+        t.copy(DRM_TPU_PRIORITY_MAX + 1);
+        FAIL("SUBMIT with priority DRM_TPU_PRIORITY_MAX + 1 succeeded");
+    } catch (const std::exception &error) {
+        CHECK(std::string(error.what()).find(std::strerror(EINVAL)) != std::string::npos);
+    }
+}
