@@ -11,6 +11,7 @@
 #include <drm/tpu_accel.h>
 #include <xf86drm.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -173,7 +174,8 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
     submit.bo_count = static_cast<std::uint32_t>(handles.size());
     submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles.data());
     submit.in_syncs = reinterpret_cast<std::uintptr_t>(&in);
-    submit.in_sync_count = point > 1 ? 1 : 0;
+    // No dependency on a point known to have signalled (after a host wait, say).
+    submit.in_sync_count = point > 1 && point - 1 > signalled_ ? 1 : 0;
     submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
     submit.out_sync_count = 1;
     const std::int64_t give_up = deadline_after(Job::default_timeout);
@@ -190,8 +192,8 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
         // ours end, or, with none of ours in flight, give other users a moment.
         if (!in_flight_.empty()) {
             const std::uint64_t older = in_flight_[in_flight_.size() / 2].point;
-            wait_point(older, give_up);
-            retire(older);
+            if (wait_point(older, give_up))
+                retire(older);
         } else {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
@@ -200,14 +202,21 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
 
 void StreamState::retire(std::uint64_t upto) noexcept {
     const DeviceInfo &info = device_.info();
+    signalled_ = std::max(signalled_, upto);
     while (!in_flight_.empty() && in_flight_.front().point <= upto) {
         StreamJob &job = in_flight_.front();
-        struct drm_tpu_wait wait = {};
-        wait.job_id = job.id;
-        wait.timeout_ns = 0; // its fence has signalled: this only collects its record
-        const int err = state_of(device_).file->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
-        if (err == ETIMEDOUT)
-            return;
+        if (job.waited_on)
+            return; // another thread's wait collects it and retires from there
+        struct drm_tpu_wait wait = job.record;
+        int err = 0;
+        if (!job.ended) {
+            wait = {};
+            wait.job_id = job.id;
+            wait.timeout_ns = 0; // its fence has signalled: this only collects its record
+            err = state_of(device_).file->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+            if (err == ETIMEDOUT)
+                return;
+        }
         StreamOp &op = *job.op;
         if (err != 0)
             fail(std::make_exception_ptr(Error(
@@ -353,14 +362,48 @@ void StreamState::worker_loop() {
     }
 }
 
+bool StreamState::wait_job(Lock &lock, std::uint64_t point, std::int64_t deadline_ns) {
+    // The job that signals `point`, if it is one of ours not yet retired: DRM_IOCTL_TPU_WAIT on
+    // it waits for the same fence and returns its completion record in the same call. Its
+    // point signalled means every earlier one did (each job waits for the point before it).
+    auto it = std::find_if(in_flight_.rbegin(), in_flight_.rend(),
+                           [&](const StreamJob &job) { return job.point <= point; });
+    if (it == in_flight_.rend() || it->point != point || it->waited_on || it->ended ||
+        !deferred_.empty())
+        return false;
+    it->waited_on = true;
+    struct drm_tpu_wait wait = {};
+    wait.job_id = it->id;
+    wait.timeout_ns = deadline_ns;
+    wait.flags = DRM_TPU_WAIT_ABSOLUTE;
+    lock.unlock();
+    const int err = state_of(device_).file->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+    lock.lock();
+    // Jobs are only removed by retire(), which leaves a job being waited on in place.
+    auto job = std::find_if(in_flight_.begin(), in_flight_.end(),
+                            [&](const StreamJob &j) { return j.point == point; });
+    job->waited_on = false;
+    if (err == ETIMEDOUT)
+        throw Error(ErrorCode::Timeout, "stream work still running at the deadline; wait "
+                                        "again or check the card (dmesg)");
+    if (err != 0)
+        system_error("DRM_IOCTL_TPU_WAIT", err);
+    job->ended = true;
+    job->record = wait;
+    return true;
+}
+
 void StreamState::wait(std::uint64_t point, std::chrono::nanoseconds timeout) {
-    if (!wait_point(point, deadline_after(timeout)))
-        throw Error(ErrorCode::Timeout, "stream work still running after " +
-                                            std::to_string(timeout.count() / 1000000) +
-                                            " ms; wait again or check the card (dmesg)");
+    const std::int64_t deadline = deadline_after(timeout);
     Lock lock(mutex_);
-    // Deferred work up to the point has run (its point signalled); let the helper thread
-    // finish its bookkeeping of it.
+    if (!wait_job(lock, point, deadline)) {
+        lock.unlock();
+        if (!wait_point(point, deadline))
+            throw Error(ErrorCode::Timeout, "stream work still running after " +
+                                                std::to_string(timeout.count() / 1000000) +
+                                                " ms; wait again or check the card (dmesg)");
+        lock.lock();
+    }
     retire(point);
     if (error_)
         std::rethrow_exception(std::exchange(error_, nullptr));
@@ -374,9 +417,10 @@ void StreamState::drain() noexcept {
             drained_.wait(lock, [this] { return deferred_.empty(); });
             end = assigned_;
         }
-        wait_point(end, deadline_after(Job::default_timeout));
+        const bool ended = wait_point(end, deadline_after(Job::default_timeout));
         Lock lock(mutex_);
-        retire(end);
+        if (ended)
+            retire(end);
         error_ = nullptr;
     } catch (...) {
     }

@@ -10,6 +10,8 @@
 #include "tpurt/launch.hpp"
 #include "tpurt/stream.hpp"
 
+#include <drm/tpu_accel.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -38,6 +40,9 @@ struct StreamJob {
     std::uint64_t id = 0;
     std::shared_ptr<PooledBuffer> program;
     std::shared_ptr<StreamOp> op;
+    bool waited_on = false; // a host wait sleeps in DRM_IOCTL_TPU_WAIT on it (unlocked)
+    bool ended = false;     // `record` holds its completion record
+    struct drm_tpu_wait record = {};
 };
 
 // Work queued behind a host copy that has not run yet; it takes points first..last.
@@ -84,6 +89,7 @@ class StreamState {
     void retire(std::uint64_t upto) noexcept;
     void fail(std::exception_ptr error) noexcept;
     bool wait_point(std::uint64_t point, std::int64_t deadline_ns) const;
+    bool wait_job(Lock &lock, std::uint64_t point, std::int64_t deadline_ns);
     void worker_loop();
     void start_worker(Lock &lock);
 
@@ -93,7 +99,8 @@ class StreamState {
     std::uint32_t syncobj_ = 0;
     mutable std::mutex mutex_;
     std::condition_variable work_ready_, drained_;
-    std::uint64_t assigned_ = 0; // the last point handed out
+    std::uint64_t assigned_ = 0;  // the last point handed out
+    std::uint64_t signalled_ = 0; // every point up to this one is known to have signalled
     std::deque<StreamJob> in_flight_;
     std::deque<DeferredWork> deferred_;
     std::exception_ptr error_;
