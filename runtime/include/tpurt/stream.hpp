@@ -21,8 +21,10 @@
 //
 // Jobs are submitted with ids so that their completion records (status, failing
 // instruction, cycles, MACs) can be collected: once the timeline shows a job's point
-// signalled, a non-blocking DRM_IOCTL_TPU_WAIT retires it. The host never sleeps in
-// DRM_IOCTL_TPU_WAIT.
+// signalled, a non-blocking DRM_IOCTL_TPU_WAIT retires it. Queueing never waits; a host
+// wait for a point that one of the stream's jobs signals sleeps in DRM_IOCTL_TPU_WAIT on
+// that job (absolute deadline), which returns its record in the same call; other points are
+// waited for on the syncobj.
 //
 // Threads: a Stream may be used from several threads (it takes its own lock); ops queued
 // from different threads are ordered as their enqueue calls were. Events are values (copies
