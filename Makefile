@@ -23,6 +23,7 @@ export CCACHE_DIR ?= $(TPU_CACHE)/ccache
 export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps qemu module host guest test demo vm fuzz bench check fresh-check clean
+.PHONY: bench-guest
 
 all: host guest module
 
@@ -68,6 +69,13 @@ demo: deps qemu all
 BENCH_ARGS ?=
 bench: host
 	$(HOST_BUILD)/bench/tpu-bench-gemm $(BENCH_ARGS)
+
+# libtpurt's overheads in the guest (streams, launches, executables, host arrays) against
+# raw-ioctl and blocking baselines in one run (BENCH_RUNTIME_ARGS: see bench/README.md).
+BENCH_RUNTIME_ARGS ?=
+bench-guest: deps qemu guest module
+	tests/vm/run-in-vm.sh --log build/vm-logs/bench-guest.log -- \
+		$(GUEST_BUILD)/bench/runtime/tpu-bench-runtime $(BENCH_RUNTIME_ARGS)
 
 # libFuzzer over the engine (clang, ASan, UBSan), FUZZ_SECONDS per target. Optional: without a
 # clang that links libFuzzer it says so in one line and skips.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// c_api.cpp - the C API of tpurt.h on top of the C++ runtime: exceptions become TPURT_E_* codes
-// and a per-thread error message.
-#include "tpurt/tpurt.h"
+// c_api.cpp - the C API of tpurt.h on top of the C++ runtime: errors (exceptions become
+// TPURT_E_* codes and a per-thread message), devices and their counters, host-array matmuls.
+#include "c_api_internal.hpp"
 
 #include "tpurt/device.hpp"
 #include "tpurt/error.hpp"
@@ -12,52 +12,55 @@
 #include <new>
 #include <string>
 
-struct tpurt_device {
-    tpurt::Device device;
-};
+using tpurt::c_api::fail;
+using tpurt::c_api::guarded;
+
+namespace tpurt::c_api {
 
 namespace {
-
 thread_local std::string last_error;
+} // namespace
 
-int status_of(tpurt::ErrorCode code) {
+int status_of(ErrorCode code) {
     switch (code) {
-    case tpurt::ErrorCode::NoDevice:
+    case ErrorCode::NoDevice:
         return TPURT_E_NO_DEVICE;
-    case tpurt::ErrorCode::DeviceAccess:
+    case ErrorCode::DeviceAccess:
         return TPURT_E_DEVICE_ACCESS;
-    case tpurt::ErrorCode::SystemCall:
+    case ErrorCode::SystemCall:
         return TPURT_E_SYSTEM;
-    case tpurt::ErrorCode::InvalidArgument:
+    case ErrorCode::InvalidArgument:
         return TPURT_E_INVALID;
-    case tpurt::ErrorCode::Unsupported:
+    case ErrorCode::Unsupported:
         return TPURT_E_UNSUPPORTED;
-    case tpurt::ErrorCode::JobFailed:
+    case ErrorCode::JobFailed:
         return TPURT_E_JOB_FAILED;
-    case tpurt::ErrorCode::Timeout:
+    case ErrorCode::Timeout:
         return TPURT_E_TIMEOUT;
     }
     return TPURT_E_INTERNAL;
 }
 
-int fail(int status, const char *message) {
+int fail(int status, const std::string &message) {
     last_error = message;
     return status;
 }
 
-// Runs `body`, mapping exceptions to status codes and recording their message.
-template <typename Body> int guarded(Body &&body) {
-    try {
-        last_error.clear();
-        return body();
-    } catch (const tpurt::Error &error) {
-        return fail(status_of(error.code()), error.what());
-    } catch (const std::bad_alloc &) {
-        return fail(TPURT_E_NO_MEMORY, "out of host memory");
-    } catch (const std::exception &error) {
-        return fail(TPURT_E_INTERNAL, error.what());
-    }
+void clear_error() {
+    last_error.clear();
 }
+
+const char *last_error_text() {
+    return last_error.c_str();
+}
+
+} // namespace tpurt::c_api
+
+namespace {
+
+// First versions of the versioned structs: the sizes in TPURT_API_VERSION 2.
+constexpr std::size_t info_v1 = sizeof(tpurt_device_info);
+constexpr std::size_t counters_v1 = sizeof(tpurt_counters);
 
 void copy_text(char *dst, std::size_t size, const std::string &src) {
     const std::size_t len = std::min(size - 1, src.size());
@@ -90,22 +93,63 @@ void tpurt_close(tpurt_device *dev) {
     delete dev;
 }
 
+namespace {
+
+tpurt_device_info info_of(const tpurt::DeviceInfo &src) {
+    tpurt_device_info info = {};
+    copy_text(info.path, sizeof(info.path), src.path);
+    copy_text(info.pci_slot, sizeof(info.pci_slot), src.pci_slot);
+    info.numa_node = src.numa_node;
+    info.spec_version = src.spec_version;
+    info.caps = src.caps;
+    info.clock_mhz = src.clock_mhz;
+    info.mxu_rows = src.limits.mxu_rows;
+    info.mxu_cols = src.limits.mxu_cols;
+    info.ub_bytes = src.limits.ub_bytes;
+    info.acc_bytes = src.limits.acc_bytes;
+    info.minor = src.minor;
+    return info;
+}
+
+} // namespace
+
+uint32_t tpurt_api_version(void) {
+    return TPURT_API_VERSION;
+}
+
+int tpurt_device_list_info(unsigned index, struct tpurt_device_info *info) {
+    return guarded([&]() -> int {
+        const std::vector<tpurt::DeviceInfo> devices = tpurt::Device::list();
+        if (index >= devices.size())
+            return fail(TPURT_E_NO_DEVICE, "tpurt_device_list_info: there are " +
+                                               std::to_string(devices.size()) +
+                                               " cards, no index " + std::to_string(index));
+        tpurt::c_api::write_versioned(info, info_of(devices[index]), info_v1,
+                                      "tpurt_device_list_info");
+        return TPURT_OK;
+    });
+}
+
 int tpurt_get_info(const tpurt_device *dev, struct tpurt_device_info *info) {
-    if (!dev || !info)
-        return fail(TPURT_E_INVALID, "tpurt_get_info: NULL argument");
-    const tpurt::DeviceInfo &src = dev->device.info();
-    *info = {};
-    copy_text(info->path, sizeof(info->path), src.path);
-    copy_text(info->pci_slot, sizeof(info->pci_slot), src.pci_slot);
-    info->numa_node = src.numa_node;
-    info->spec_version = src.spec_version;
-    info->caps = src.caps;
-    info->clock_mhz = src.clock_mhz;
-    info->mxu_rows = src.limits.mxu_rows;
-    info->mxu_cols = src.limits.mxu_cols;
-    info->ub_bytes = src.limits.ub_bytes;
-    info->acc_bytes = src.limits.acc_bytes;
-    return TPURT_OK;
+    return guarded([&] {
+        tpurt::c_api::require(dev, "tpurt_get_info", "dev");
+        tpurt::c_api::write_versioned(info, info_of(dev->device.info()), info_v1, "tpurt_get_info");
+        return TPURT_OK;
+    });
+}
+
+int tpurt_get_counters(const tpurt_device *dev, struct tpurt_counters *counters) {
+    return guarded([&] {
+        tpurt::c_api::require(dev, "tpurt_get_counters", "dev");
+        const tpurt::DeviceCounters src = dev->device.counters();
+        tpurt_counters value = {};
+        value.cycles = src.cycles;
+        value.macs = src.macs;
+        value.jobs_done = src.jobs_done;
+        value.jobs_failed = src.jobs_failed;
+        tpurt::c_api::write_versioned(counters, value, counters_v1, "tpurt_get_counters");
+        return TPURT_OK;
+    });
 }
 
 int tpurt_matmul_int8(tpurt_device *dev, const int8_t *a, const int8_t *b, int32_t *c, uint32_t m,
@@ -148,7 +192,7 @@ int tpurt_matmul_fp32(tpurt_device *dev, const float *a, const float *b, float *
 }
 
 const char *tpurt_last_error(void) {
-    return last_error.c_str();
+    return tpurt::c_api::last_error_text();
 }
 
 } // extern "C"

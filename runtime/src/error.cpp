@@ -95,6 +95,12 @@ JobError::JobError(std::uint64_t job_id, std::uint32_t status, std::uint32_t err
     : Error(ErrorCode::JobFailed, job_error_message(job_id, status, error_pc, fault_addr)),
       job_id_(job_id), status_(status), error_pc_(error_pc), fault_addr_(fault_addr) {}
 
+JobError::JobError(std::uint64_t job_id, std::uint32_t status, std::uint32_t error_pc,
+                   std::uint64_t fault_addr, const std::string &op)
+    : Error(ErrorCode::JobFailed,
+            op + ": " + job_error_message(job_id, status, error_pc, fault_addr)),
+      job_id_(job_id), status_(status), error_pc_(error_pc), fault_addr_(fault_addr), op_(op) {}
+
 std::string job_status_name(std::uint32_t status) {
     const char *name = status_text(status).name;
     return name ? name : "status " + hex(status);

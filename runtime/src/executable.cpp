@@ -135,9 +135,8 @@ Program Executable::patched(std::size_t index, std::span<const std::uint64_t> ba
     return program;
 }
 
-MatmulStats Executable::run(Device &device, std::span<const std::uint64_t> bases,
-                            std::span<const Buffer *const> buffers,
-                            std::chrono::nanoseconds timeout) const {
+void Executable::check_arguments(std::span<const std::uint64_t> bases,
+                                 std::span<const Buffer *const> buffers) const {
     check_bases(bases);
     for (std::size_t i = 0; i < args_.size(); ++i) {
         if (std::none_of(buffers.begin(), buffers.end(),
@@ -147,6 +146,12 @@ MatmulStats Executable::run(Device &device, std::span<const std::uint64_t> bases
                             " bytes) does not lie inside any of the op's buffers: a freed, "
                             "moved-from or too small buffer?");
     }
+}
+
+MatmulStats Executable::run(Device &device, std::span<const std::uint64_t> bases,
+                            std::span<const Buffer *const> buffers,
+                            std::chrono::nanoseconds timeout) const {
+    check_arguments(bases, buffers);
     using Clock = std::chrono::steady_clock;
     const bool profiling = profiler::active();
     const unsigned card = device.info().minor;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // tensor_ops.cpp - checks tensor operands against an op's shapes and types and turns them
-// into the op's device addresses and row strides (see tensor_ops.hpp).
+// into the op's executable and launch: prepare_<op>() (see tensor_ops.hpp).
 #include "tpurt/tensor_ops.hpp"
 
 #include "op_checks.hpp"
@@ -38,8 +38,7 @@ std::uint64_t matrix_row_stride(const std::string &op, const char *name, const T
 
 } // namespace
 
-MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
-                   std::chrono::nanoseconds timeout) {
+OpLaunch prepare_matmul(Device &device, const Tensor &a, const Tensor &b, const Tensor &c) {
     const std::string op = "matmul";
     if (!is_matmul_input(a.dtype()))
         refuse(op, "A is " + a.layout().describe() + ": the card multiplies int8, bf16 or fp32");
@@ -59,13 +58,11 @@ MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
     if (a.size(0) > UINT32_MAX || a.size(1) > UINT32_MAX || b.size(1) > UINT32_MAX)
         refuse(op, "dimensions beyond 2^32 - 1");
     const std::shared_ptr<const Executable> exe = matmul_executable(device, problem);
-    const std::array<std::uint64_t, 3> bases{a.device_addr(), b.device_addr(), c.device_addr()};
-    const std::array<const Buffer *, 3> buffers{&a.buffer(), &b.buffer(), &c.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(exe, {&a, &b, &c});
 }
 
-MatmulStats dense(Device &device, const Tensor &a, const Tensor &w, const Tensor *bias, Tensor &out,
-                  Activation activation, float scale, std::chrono::nanoseconds timeout) {
+OpLaunch prepare_dense(Device &device, const Tensor &a, const Tensor &w, const Tensor *bias,
+                       const Tensor &out, Activation activation, float scale) {
     const std::string op = "dense layer";
     if (!is_matmul_input(a.dtype()))
         refuse(op, "A is " + a.layout().describe() + ": the card multiplies int8, bf16 or fp32");
@@ -99,17 +96,11 @@ MatmulStats dense(Device &device, const Tensor &a, const Tensor &w, const Tensor
                        .bias_addr = bias ? std::optional<std::uint64_t>(0) : std::nullopt,
                        .scale = scale};
     const std::shared_ptr<const Executable> exe = matmul_executable(device, problem);
-    const std::array<std::uint64_t, 4> bases{a.device_addr(), w.device_addr(), out.device_addr(),
-                                             bias ? bias->device_addr() : 0};
-    const std::array<const Buffer *, 4> buffers{&a.buffer(), &w.buffer(), &out.buffer(),
-                                                bias ? &bias->buffer() : nullptr};
-    const std::size_t count = bias ? 4 : 3;
-    return exe->run(device, std::span<const std::uint64_t>(bases.data(), count),
-                    std::span<const Buffer *const>(buffers.data(), count), timeout);
+    return launch_of(exe, {&a, &w, &out, bias});
 }
 
-MatmulStats conv2d(Device &device, const Tensor &input, const Tensor &weights, Tensor &output,
-                   const Conv2dParams &params, std::chrono::nanoseconds timeout) {
+OpLaunch prepare_conv2d(Device &device, const Tensor &input, const Tensor &weights,
+                        const Tensor &output, const Conv2dParams &params) {
     const std::string op = "conv2d";
     const DType type = input.dtype();
     if (!is_matmul_input(type))
@@ -155,11 +146,7 @@ MatmulStats conv2d(Device &device, const Tensor &input, const Tensor &weights, T
                        std::to_string(expected[0]) + ", " + std::to_string(expected[1]) + ", " +
                        std::to_string(expected[2]) + ", " + std::to_string(expected[3]) + "]");
     const std::shared_ptr<const Executable> exe = conv2d_executable(device, type, shape);
-    const std::array<std::uint64_t, 3> bases{input.device_addr(), weights.device_addr(),
-                                             output.device_addr()};
-    const std::array<const Buffer *, 3> buffers{&input.buffer(), &weights.buffer(),
-                                                &output.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(exe, {&input, &weights, &output});
 }
 
 namespace {
@@ -203,8 +190,8 @@ Rows rows_of(const std::string &op, const char *name, const Tensor &t) {
 
 } // namespace
 
-MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b, Tensor &out,
-                        std::chrono::nanoseconds timeout) {
+OpLaunch prepare_elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b,
+                             const Tensor &out) {
     const std::string name = "elementwise op";
     if (!device.info().has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
@@ -230,14 +217,12 @@ MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tens
                                .b_stride = broadcast ? 0 : rb.stride,
                                .dst_stride = ro.stride};
     const std::shared_ptr<const Executable> exe = elementwise_executable(device, problem);
-    const std::array<std::uint64_t, 3> bases{a.device_addr(), b.device_addr(), out.device_addr()};
-    const std::array<const Buffer *, 3> buffers{&a.buffer(), &b.buffer(), &out.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(exe, {&a, &b, &out});
 }
 
-MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
-                   std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
-                   std::uint32_t stride_w, std::chrono::nanoseconds timeout) {
+OpLaunch prepare_pool2d(Device &device, PoolOp op, const Tensor &input, const Tensor &out,
+                        std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+                        std::uint32_t stride_w) {
     const std::string name = op == PoolOp::Max ? "max pool" : "average pool";
     if (!device.info().has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
@@ -269,13 +254,10 @@ MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
                          std::to_string(expected[0]) + ", " + std::to_string(expected[1]) + ", " +
                          std::to_string(expected[2]) + ", " + std::to_string(expected[3]) + "]");
     const std::shared_ptr<const Executable> exe = pool_executable(device, problem);
-    const std::array<std::uint64_t, 2> bases{input.device_addr(), out.device_addr()};
-    const std::array<const Buffer *, 2> buffers{&input.buffer(), &out.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(exe, {&input, &out});
 }
 
-MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
-                      std::chrono::nanoseconds timeout) {
+OpLaunch prepare_transpose(Device &device, const Tensor &a, const Tensor &out) {
     const std::string op = "transpose";
     if (!device.info().has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
@@ -293,13 +275,11 @@ MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
                                    .a_stride = a_stride,
                                    .dst_stride = out_stride};
     const std::shared_ptr<const Executable> exe = transpose_executable(device, problem);
-    const std::array<std::uint64_t, 2> bases{a.device_addr(), out.device_addr()};
-    const std::array<const Buffer *, 2> buffers{&a.buffer(), &out.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(exe, {&a, &out});
 }
 
-MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &out, float scale,
-                  std::chrono::nanoseconds timeout) {
+OpLaunch prepare_unary(Device &device, Activation function, const Tensor &a, const Tensor &out,
+                       float scale) {
     const std::string name = std::string("unary ") + activation_name(function);
     detail::require_matrix_unit(device.info(), a.dtype());
     if (!device.info().has_vector_unit())
@@ -316,13 +296,10 @@ MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &
                                .scale = scale,
                                .elements = a.element_count()};
     const std::shared_ptr<const Executable> exe = unary_executable(device, problem);
-    const std::array<std::uint64_t, 2> bases{a.device_addr(), out.device_addr()};
-    const std::array<const Buffer *, 2> buffers{&a.buffer(), &out.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(exe, {&a, &out});
 }
 
-MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &out,
-                        std::chrono::nanoseconds timeout) {
+OpLaunch prepare_reduce_rows(Device &device, ReduceOp op, const Tensor &a, const Tensor &out) {
     const std::string name = op == ReduceOp::Sum ? "sum" : "row max";
     if (!device.info().has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
@@ -340,9 +317,7 @@ MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &ou
     const ReduceProblem problem{
         .type = a.dtype(), .op = op, .rows = ra.rows, .cols = ra.cols, .a_stride = ra.stride};
     const std::shared_ptr<const Executable> exe = reduce_executable(device, problem);
-    const std::array<std::uint64_t, 2> bases{a.device_addr(), out.device_addr()};
-    const std::array<const Buffer *, 2> buffers{&a.buffer(), &out.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(exe, {&a, &out});
 }
 
 } // namespace tpurt

@@ -205,7 +205,8 @@ TEST_CASE("a failing job reports where it failed", "[errors]") {
 TEST_CASE("the C API runs matmuls", "[c-api]") {
     tpurt_device *dev = nullptr;
     REQUIRE(tpurt_open(0, &dev) == TPURT_OK);
-    struct tpurt_device_info info;
+    struct tpurt_device_info info = {};
+    info.struct_size = sizeof(info);
     REQUIRE(tpurt_get_info(dev, &info) == TPURT_OK);
     CHECK(info.mxu_rows == device().info().limits.mxu_rows);
 

@@ -38,7 +38,11 @@ class JobError : public Error {
   public:
     JobError(std::uint64_t job_id, std::uint32_t status, std::uint32_t error_pc,
              std::uint64_t fault_addr);
+    // The same for a job of op `op` (a stream's job), whose name starts the message.
+    JobError(std::uint64_t job_id, std::uint32_t status, std::uint32_t error_pc,
+             std::uint64_t fault_addr, const std::string &op);
 
+    const std::string &op() const { return op_; } // "" unless the job belonged to a queued op
     std::uint64_t job_id() const { return job_id_; }
     std::uint32_t status() const { return status_; } // TPU_ERR_* or DRM_TPU_JOB_*
     std::uint32_t error_pc() const { return error_pc_; }
@@ -49,6 +53,7 @@ class JobError : public Error {
     std::uint32_t status_;
     std::uint32_t error_pc_;
     std::uint64_t fault_addr_;
+    std::string op_;
 };
 
 // Symbolic name of a job status: "TPU_ERR_MMU_FAULT", "DRM_TPU_JOB_TIMEOUT", ...

@@ -70,6 +70,11 @@ class Executable {
     // whole region inside one of `buffers` (every buffer the op touches), and waits for them;
     // at most 32 jobs are in flight. Throws Error(InvalidArgument) naming the argument whose
     // region is not inside any of the buffers. Recorded by the profiler when it is on.
+    // The check run() makes before it submits anything (also made when an op is queued on a
+    // stream): a wrong count of bases, or an argument region outside every buffer, is refused.
+    void check_arguments(std::span<const std::uint64_t> bases,
+                         std::span<const Buffer *const> buffers) const;
+
     MatmulStats run(Device &device, std::span<const std::uint64_t> bases,
                     std::span<const Buffer *const> buffers,
                     std::chrono::nanoseconds timeout = Job::default_timeout) const;

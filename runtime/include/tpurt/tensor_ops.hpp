@@ -4,13 +4,23 @@
 // be views: rows of a matrix may lie any number of bytes apart (a slice of a larger matrix, an
 // offset into a buffer), but the elements of a row must be adjacent (last stride 1); anything else
 // is refused with an error that says so. Results are exactly those of the same ops on host arrays.
+//
+// Each op comes in three forms (the pattern for new ops, runtime/README.md):
+//   OpLaunch prepare_op(Device &, operands...)   checks, compiles or fetches the executable
+//   MatmulStats op(Device &, operands..., timeout) runs it and waits: prepare_op(...).run(...)
+//   void op(Stream &, operands...)               queues it and returns at once:
+//                                                stream.enqueue(prepare_op(stream.device(), ...))
+// Operand errors are thrown by every form at once; errors of queued jobs by the stream's next
+// synchronize() or event wait.
 #pragma once
 
 #include "tpurt/conv2d.hpp"
 #include "tpurt/dense.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/job.hpp"
+#include "tpurt/launch.hpp"
 #include "tpurt/matmul.hpp"
+#include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 #include "tpurt/vector_compiler.hpp"
 #include "tpurt/vpu_ops.hpp"
@@ -22,6 +32,8 @@ namespace tpurt {
 // c[M, N] = a[M, K] x b[K, N]: a and b Int8 (c Int32), Bf16 or Fp32 (c Fp32).
 MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
                    std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_matmul(Device &device, const Tensor &a, const Tensor &b, const Tensor &c);
+void matmul(Stream &stream, const Tensor &a, const Tensor &b, const Tensor &c);
 
 // A dense layer (dense.hpp): out[M, N] = activation(scale x (a[M, K] x w[K, N] + bias[N])),
 // a and w Int8, Bf16 or Fp32, bias Fp32 or none, out of any dtype the card converts to
@@ -29,6 +41,11 @@ MatmulStats matmul(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
 MatmulStats dense(Device &device, const Tensor &a, const Tensor &w, const Tensor *bias, Tensor &out,
                   Activation activation = Activation::None, float scale = 1.0f,
                   std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_dense(Device &device, const Tensor &a, const Tensor &w, const Tensor *bias,
+                       const Tensor &out, Activation activation = Activation::None,
+                       float scale = 1.0f);
+void dense(Stream &stream, const Tensor &a, const Tensor &w, const Tensor *bias, const Tensor &out,
+           Activation activation = Activation::None, float scale = 1.0f);
 
 // Strides and zero padding of a convolution on tensors.
 struct Conv2dParams {
@@ -41,6 +58,10 @@ struct Conv2dParams {
 MatmulStats conv2d(Device &device, const Tensor &input, const Tensor &weights, Tensor &output,
                    const Conv2dParams &params = {},
                    std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_conv2d(Device &device, const Tensor &input, const Tensor &weights,
+                        const Tensor &output, const Conv2dParams &params = {});
+void conv2d(Stream &stream, const Tensor &input, const Tensor &weights, const Tensor &output,
+            const Conv2dParams &params = {});
 
 // out = a op b elementwise over a's shape, in the card's VECTOR arithmetic (int8 saturating,
 // int32 wrapping, bf16 computed in binary32 and rounded, fp32; MAX / MIN propagate NaN). b has
@@ -50,20 +71,38 @@ MatmulStats conv2d(Device &device, const Tensor &input, const Tensor &weights, T
 // spaced rows (any view that slices only the first dimension or the last qualifies).
 MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b, Tensor &out,
                         std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b,
+                             const Tensor &out);
+void elementwise(Stream &stream, VectorOp op, const Tensor &a, const Tensor &b, const Tensor &out);
 inline MatmulStats add(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
     return elementwise(d, VectorOp::Add, a, b, out);
+}
+inline void add(Stream &s, const Tensor &a, const Tensor &b, const Tensor &out) {
+    elementwise(s, VectorOp::Add, a, b, out);
 }
 inline MatmulStats sub(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
     return elementwise(d, VectorOp::Sub, a, b, out);
 }
+inline void sub(Stream &s, const Tensor &a, const Tensor &b, const Tensor &out) {
+    elementwise(s, VectorOp::Sub, a, b, out);
+}
 inline MatmulStats mul(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
     return elementwise(d, VectorOp::Mul, a, b, out);
+}
+inline void mul(Stream &s, const Tensor &a, const Tensor &b, const Tensor &out) {
+    elementwise(s, VectorOp::Mul, a, b, out);
 }
 inline MatmulStats maximum(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
     return elementwise(d, VectorOp::Max, a, b, out);
 }
+inline void maximum(Stream &s, const Tensor &a, const Tensor &b, const Tensor &out) {
+    elementwise(s, VectorOp::Max, a, b, out);
+}
 inline MatmulStats minimum(Device &d, const Tensor &a, const Tensor &b, Tensor &out) {
     return elementwise(d, VectorOp::Min, a, b, out);
+}
+inline void minimum(Stream &s, const Tensor &a, const Tensor &b, const Tensor &out) {
+    elementwise(s, VectorOp::Min, a, b, out);
 }
 
 // out = f(scale x a) elementwise with ACTIVATE's functions (relu, relu6, gelu, sigmoid, tanh,
@@ -73,10 +112,17 @@ inline MatmulStats minimum(Device &d, const Tensor &a, const Tensor &b, Tensor &
 // as +0, and bf16 subnormals as +0 (see vector_compiler.hpp).
 MatmulStats unary(Device &device, Activation function, const Tensor &a, Tensor &out,
                   float scale = 1.0f, std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_unary(Device &device, Activation function, const Tensor &a, const Tensor &out,
+                       float scale = 1.0f);
+void unary(Stream &stream, Activation function, const Tensor &a, const Tensor &out,
+           float scale = 1.0f);
 // out = scale x a converted to out's dtype: casts between fp32, bf16 and int8, quantising
 // (fp32 -> int8 with scale 1 / step) and dequantising (int8 -> fp32 with scale step).
 inline MatmulStats cast(Device &device, const Tensor &a, Tensor &out, float scale = 1.0f) {
     return unary(device, Activation::None, a, out, scale);
+}
+inline void cast(Stream &stream, const Tensor &a, const Tensor &out, float scale = 1.0f) {
+    unary(stream, Activation::None, a, out, scale);
 }
 
 // out[c][r] = a[r][c] on the card (TRANSPOSE), for a matrix of any dtype; rows of a and out
@@ -84,6 +130,8 @@ inline MatmulStats cast(Device &device, const Tensor &a, Tensor &out, float scal
 // that matmul needs of a transposed operand.
 MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
                       std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_transpose(Device &device, const Tensor &a, const Tensor &out);
+void transpose(Stream &stream, const Tensor &a, const Tensor &out);
 
 // Max or average pooling without padding (POOL): input [N, H, W, C] -> out [N, OH, OW, C],
 // OH = (H - window_h) / stride_h + 1 (OW likewise), windows of at most 16 x 16, any dtype;
@@ -92,6 +140,12 @@ MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
 MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
                    std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
                    std::uint32_t stride_w, std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_pool2d(Device &device, PoolOp op, const Tensor &input, const Tensor &out,
+                        std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+                        std::uint32_t stride_w);
+void pool2d(Stream &stream, PoolOp op, const Tensor &input, const Tensor &out,
+            std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+            std::uint32_t stride_w);
 
 // out = the sum or maximum over a's last dimension (REDUCE: sums in ascending order, int8 and
 // int32 into int32 with wrap-around, bf16 and fp32 into fp32; MAX keeps the dtype). out is a
@@ -100,5 +154,7 @@ MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
 // buffer and 65535 elements.
 MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &out,
                         std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_reduce_rows(Device &device, ReduceOp op, const Tensor &a, const Tensor &out);
+void reduce_rows(Stream &stream, ReduceOp op, const Tensor &a, const Tensor &out);
 
 } // namespace tpurt

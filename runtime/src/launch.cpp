@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// launch.cpp - building an op's launch from tensors, running it and waiting (see launch.hpp).
+#include "tpurt/launch.hpp"
+
+#include "tpurt/device.hpp"
+
+namespace tpurt {
+
+std::vector<const Buffer *> OpLaunch::buffer_pointers() const {
+    std::vector<const Buffer *> pointers;
+    pointers.reserve(buffers.size());
+    for (const std::shared_ptr<Buffer> &buffer : buffers)
+        pointers.push_back(buffer.get());
+    return pointers;
+}
+
+OpLaunch launch_of(std::shared_ptr<const Executable> exe,
+                   std::initializer_list<const Tensor *> operands) {
+    OpLaunch launch{.executable = std::move(exe), .bases = {}, .buffers = {}};
+    for (const Tensor *t : operands) {
+        if (!t)
+            continue;
+        launch.bases.push_back(t->device_addr());
+        launch.buffers.push_back(t->storage());
+    }
+    return launch;
+}
+
+MatmulStats OpLaunch::run(Device &device, std::chrono::nanoseconds timeout) const {
+    const std::vector<const Buffer *> pointers = buffer_pointers();
+    return executable->run(device, bases, pointers, timeout);
+}
+
+} // namespace tpurt
