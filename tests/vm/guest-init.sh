@@ -31,6 +31,18 @@ src=$(sed -n 's/.*tpusrc=\([^ ]*\).*/\1/p' /proc/cmdline)
 mkdir -p "$src"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 src "$src" || finish 91
 mount -t 9p -o trans=virtio,version=9p2000.L job /job || finish 92
+datasets=$(sed -n 's/.*tpudatasets=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$datasets" ]; then
+	mkdir -p "$datasets"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro datasets "$datasets" || finish 96
+fi
+
+# Loopback always; with run-in-vm.sh --forward, QEMU's user network (slirp: the host is 10.0.2.2).
+ip link set lo up
+if grep -q 'tpunet' /proc/cmdline; then
+	ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 &&
+		ip route add default via 10.0.2.2 || { echo "tpu-vm: cannot configure eth0"; finish 97; }
+fi
 
 if grep -q 'tpunodriver' /proc/cmdline; then
 	echo "tpu-vm: not loading tpu.ko (tpunodriver)"
