@@ -15,8 +15,8 @@
 #   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
 #   --forward HOSTPORT:GUESTPORT  user networking (virtio-net, guest 10.0.2.15/24), with the
 #                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable)
-#   --datasets         share the data sets ($TPU_CACHE/datasets) read-only at the same path and
-#                      export TPU_DATASETS to the command
+#   --datasets         share the data sets ($TPU_CACHE/datasets) read-only at /datasets in the
+#                      guest and export TPU_DATASETS=/datasets to the command
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -53,10 +53,23 @@ done
 [ $driver -eq 0 ] || [ -f "$src/driver/tpu.ko" ] || { echo "run-in-vm: no driver/tpu.ko: run 'make module'" >&2; exit 2; }
 initrd=$("$here/mkinitramfs.sh")
 
-datasets_dir=
+# The data sets (fashion-mnist, sklearn, ...: links into unpacked packages) are shared one 9p
+# export each, resolved on the host, and mounted under /datasets in the guest.
+datasets_dir=/datasets
+dataset_args=()
+dataset_tags=
 if [ $datasets -eq 1 ]; then
-	datasets_dir=$(readlink -f "$cache/datasets")
-	[ -d "$datasets_dir" ] || { echo "run-in-vm: no data sets at $cache/datasets: run 'make deps'" >&2; exit 2; }
+	[ -d "$cache/datasets" ] || { echo "run-in-vm: no data sets in $cache/datasets: run 'make deps'" >&2; exit 2; }
+	i=0
+	for entry in "$cache/datasets"/*; do
+		name=$(basename "$entry")
+		case $name in *_*) continue ;; esac # the unpacked packages behind the links
+		dir=$(readlink -f "$entry")
+		[ -d "$dir" ] || continue
+		dataset_args+=(-virtfs "local,path=$dir,mount_tag=ds$i,security_model=none,readonly=on")
+		dataset_tags+="${dataset_tags:+,}$name:ds$i"
+		i=$((i + 1))
+	done
 fi
 
 job=$(mktemp -d)
@@ -73,7 +86,7 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ -z "$driver_args" ] || append+=" tpuargs=${driver_args// /,}"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 [ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
-[ $datasets -eq 0 ] || append+=" tpudatasets=$datasets_dir"
+[ $datasets -eq 0 ] || append+=" tpudatasets=$dataset_tags"
 
 args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
@@ -87,7 +100,7 @@ if [ ${#forwards[@]} -gt 0 ]; then
 	for f in "${forwards[@]}"; do nic+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f##*:}"; done
 	args+=(-nic "$nic")
 fi
-[ $datasets -eq 0 ] || args+=(-virtfs "local,path=$datasets_dir,mount_tag=datasets,security_model=none,readonly=on")
+args+=("${dataset_args[@]}")
 
 if [ $interactive -eq 1 ]; then
 	exec "$qemu" "${args[@]}" -nographic

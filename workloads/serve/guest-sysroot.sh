@@ -13,5 +13,6 @@ mkdir -p "$root"
 loader=/lib64/ld-linux-x86-64.so.2
 cp -L "$loader" "$root/ld-linux-x86-64.so.2.tmp" && mv "$root/ld-linux-x86-64.so.2.tmp" "$root/ld-linux-x86-64.so.2"
 "$loader" --list "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | while read -r name path; do
-	cp -L "$path" "$root/$name.tmp" && mv "$root/$name.tmp" "$root/$name"
+	name=$(basename "$name")
+	[ "$path" -ef "$root/$name" ] || { cp -L "$path" "$root/$name.tmp" && mv "$root/$name.tmp" "$root/$name"; }
 done

@@ -87,7 +87,8 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
     // Whatever httplib answers by itself (404 for unknown paths, 413 over the size limit, 400
     // for a malformed request line) gets a JSON error too; its error handler sees every
     // 4xx/5xx, and the routes' own answers already have their body.
-    s.set_error_handler([](const httplib::Request &req, httplib::Response &res) {
+    using ErrorHandler = httplib::Server::HandlerWithResponse;
+    s.set_error_handler(ErrorHandler([](const httplib::Request &req, httplib::Response &res) {
         if (!res.body.empty()) // the routes' own {"error": ...}
             return httplib::Server::HandlerResponse::Unhandled;
         std::string what = "HTTP status " + std::to_string(res.status);
@@ -99,7 +100,7 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
             what = "the request body is over the server's limit";
         reply(res, res.status, error_body(what));
         return httplib::Server::HandlerResponse::Handled;
-    });
+    }));
     s.set_exception_handler(
         [](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
             std::string what = "internal error";
