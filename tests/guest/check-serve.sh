@@ -29,8 +29,7 @@ for ckpt in checkpoint int8; do
 		--max-batch $max_batch --queue-delay-us 20000 --max-body-bytes $max_body &
 	pid=$!
 	tries=0
-	until "$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --concurrency 1 \
-		--requests 1 > /dev/null 2>&1; do
+	until wget -q -O /dev/null "http://127.0.0.1:$port/v2/health/ready"; do
 		tries=$((tries + 1))
 		[ $tries -lt 120 ] || { echo "check-serve: tpu-serve did not come up"; kill $pid; exit 1; }
 		kill -0 $pid || { echo "check-serve: tpu-serve exited"; exit 1; }

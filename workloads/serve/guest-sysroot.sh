@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Copies the host's shared libraries that BINARY needs, and the dynamic loader, into SYSROOT
 # (a folder of the guest build tree, which the VM sees at the same path). The guest has no
@@ -6,7 +6,7 @@
 # binaries that use it are linked with SYSROOT's loader as their interpreter and SYSROOT as
 # their run path (CMakeLists.txt, tpu_guest_dynamic).
 #   guest-sysroot.sh BINARY SYSROOT
-set -eu
+set -euo pipefail
 bin=$1
 root=$2
 mkdir -p "$root"
