@@ -96,9 +96,10 @@ args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -virtfs "local,path=$job,mount_tag=job,security_model=none"
       -device tpu "${extra[@]}")
 if [ ${#forwards[@]} -gt 0 ]; then
-	nic=user,model=virtio-net-pci
-	for f in "${forwards[@]}"; do nic+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f##*:}"; done
-	args+=(-nic "$nic")
+	netdev=user,id=net0
+	for f in "${forwards[@]}"; do netdev+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f##*:}"; done
+	# romfile=: no PXE option ROM (the +ds QEMU build ships none, and the guest boots directly).
+	args+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
 fi
 args+=("${dataset_args[@]}")
 

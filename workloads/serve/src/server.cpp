@@ -34,6 +34,10 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
     s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     s.set_payload_max_length(options_.max_body_bytes);
     s.set_tcp_nodelay(true);
+    // Clients that keep their connection (load generators, proxies) are not cut off every few
+    // requests (httplib's defaults: 5 requests, 5 s idle).
+    s.set_keep_alive_max_count(1000);
+    s.set_keep_alive_timeout(30);
 
     s.Get("/v2/health/live", [](const httplib::Request &, httplib::Response &res) {
         reply(res, 200, R"({"live":true})");

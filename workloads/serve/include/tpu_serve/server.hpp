@@ -20,7 +20,7 @@ struct ServerOptions {
     std::string host = "127.0.0.1";
     int port = 8000; // 0: any free port
     std::size_t max_body_bytes = 8u << 20;
-    std::size_t http_threads = 16;
+    std::size_t http_threads = 64;
 };
 
 class Server {
