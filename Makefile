@@ -106,3 +106,34 @@ PREFIX ?= /usr/local
 .PHONY: install
 install: host
 	cmake --install $(HOST_BUILD) --prefix $(PREFIX)
+
+# Models for inference and serving (workloads/README.md): an MLP trained on Fashion-MNIST on the
+# host's CPU (tpu-train-cpu, SERVE_EPOCHS epochs), its int8 quantisation (tpu-quantise) and its
+# learning curves as a PNG (gnuplot on the host), in build/models/fashion-mnist/.
+.PHONY: models plot eval serve
+MODEL_DIR := build/models/fashion-mnist
+SERVE_EPOCHS ?= 3
+$(MODEL_DIR)/checkpoint.tpuckpt: | host
+	$(HOST_BUILD)/workloads/train/tpu-train-cpu --data fashion-mnist --epochs $(SERVE_EPOCHS) --out $(MODEL_DIR)
+$(MODEL_DIR)/int8.tpuckpt: $(MODEL_DIR)/checkpoint.tpuckpt | host
+	$(HOST_BUILD)/workloads/quant/tpu-quantise --data fashion-mnist --model $< --out $@
+models: $(MODEL_DIR)/int8.tpuckpt plot
+
+# The learning curves of a trainer's curves.csv as a PNG (CURVES=..., default the model's).
+CURVES ?= $(MODEL_DIR)/curves.csv
+plot:
+	workloads/report/plot-curves.sh $(CURVES) $(CURVES:.csv=.png)
+
+# Test accuracy of the bf16 and the int8 model on the card, Fashion-MNIST's 10,000 test images.
+EVAL_ARGS ?= --reference 100
+eval: deps qemu all models
+	tests/vm/run-in-vm.sh --datasets --log build/vm-logs/eval.log -- $(GUEST_BUILD)/workloads/infer/tpu-eval --data fashion-mnist $(EVAL_ARGS) --model $(MODEL_DIR)/checkpoint.tpuckpt --model $(MODEL_DIR)/int8.tpuckpt
+
+# Boots the VM running tpu-serve on SERVE_MODEL, reachable from the host while it runs:
+#   curl http://127.0.0.1:$(SERVE_PORT)/v2/models/fashion-mnist
+# Ctrl-C stops the VM.
+SERVE_PORT ?= 8000
+SERVE_MODEL ?= $(MODEL_DIR)/checkpoint.tpuckpt
+SERVE_ARGS ?= --max-batch 32 --queue-delay-us 2000
+serve: deps qemu all models
+	tests/vm/run-in-vm.sh --forward $(SERVE_PORT):8000 --timeout 86400 --log build/vm-logs/serve.log -- $(GUEST_BUILD)/workloads/serve/tpu-serve --model $(SERVE_MODEL) --name fashion-mnist --host 0.0.0.0 --port 8000 $(SERVE_ARGS)

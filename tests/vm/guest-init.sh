@@ -31,6 +31,19 @@ src=$(sed -n 's/.*tpusrc=\([^ ]*\).*/\1/p' /proc/cmdline)
 mkdir -p "$src"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 src "$src" || finish 91
 mount -t 9p -o trans=virtio,version=9p2000.L job /job || finish 92
+# run-in-vm.sh --datasets: tpudatasets=name:tag,... mounted read-only at /datasets/name.
+for set in $(sed -n 's/.*tpudatasets=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' '); do
+	mkdir -p "/datasets/${set%%:*}"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro "${set##*:}" "/datasets/${set%%:*}" ||
+		finish 96
+done
+
+# Loopback always; with run-in-vm.sh --forward, QEMU's user network (slirp: the host is 10.0.2.2).
+ip link set lo up
+if grep -q 'tpunet' /proc/cmdline; then
+	ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 &&
+		ip route add default via 10.0.2.2 || { echo "tpu-vm: cannot configure eth0"; finish 97; }
+fi
 
 if grep -q 'tpunodriver' /proc/cmdline; then
 	echo "tpu-vm: not loading tpu.ko (tpunodriver)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Builds the test guest's initramfs: busybox, guest-init.sh as /init and the decompressed module
-# chain that tpu.ko and the 9p share need (drm, drm_shmem_helper, gpu-sched, 9p, ...), in load
+# chain that tpu.ko, the 9p share and user networking need (drm, drm_shmem_helper, gpu-sched,
+# 9p, virtio_net, ...), in load
 # order resolved by modprobe from the cached guest kernel. Cached by kernel ABI and input hashes;
 # prints the initramfs path.
 set -euo pipefail
@@ -10,7 +11,7 @@ cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
 kroot=$cache/kernel/current/root
 [ -d "$kroot/lib/modules" ] || { echo "mkinitramfs: no guest kernel; run tools/fetch-guest-kernel.sh" >&2; exit 1; }
 abi=$(ls "$kroot/lib/modules")
-mods=(drm_shmem_helper gpu-sched 9p 9pnet_virtio)
+mods=(drm_shmem_helper gpu-sched 9p 9pnet_virtio virtio_net)
 key=$( (echo "$abi ${mods[*]}"; cat "$here/guest-init.sh" "$0"; sha256sum /bin/busybox) | sha256sum | cut -c1-16)
 out=$cache/initramfs/initramfs-$key.cpio.gz
 if [ -f "$out" ]; then echo "$out"; exit 0; fi

@@ -13,6 +13,10 @@
 #   --no-driver        do not load tpu.ko
 #   --driver-args "a=1 b=2"  module parameters for tpu.ko (e.g. "job_timeout_ms=1000")
 #   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
+#   --forward HOSTPORT:GUESTPORT  user networking (virtio-net, guest 10.0.2.15/24), with the
+#                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable)
+#   --datasets         share the data sets ($TPU_CACHE/datasets) read-only at /datasets in the
+#                      guest and export TPU_DATASETS=/datasets to the command
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -25,6 +29,8 @@ interactive=0
 driver=1
 driver_args=
 extra=()
+forwards=()
+datasets=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--log) log=$2; shift 2 ;;
@@ -33,6 +39,10 @@ while [ $# -gt 0 ]; do
 	--no-driver) driver=0; shift ;;
 	--driver-args) driver_args=$2; shift 2 ;;
 	--qemu-args) read -r -a more <<<"$2"; extra+=("${more[@]}"); shift 2 ;;
+	--forward)
+		[[ $2 =~ ^[0-9]+:[0-9]+$ ]] || { echo "run-in-vm: --forward wants HOSTPORT:GUESTPORT, not '$2'" >&2; exit 2; }
+		forwards+=("$2"); shift 2 ;;
+	--datasets) datasets=1; shift ;;
 	--) shift; break ;;
 	*) echo "run-in-vm: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
 	esac
@@ -43,10 +53,30 @@ done
 [ $driver -eq 0 ] || [ -f "$src/driver/tpu.ko" ] || { echo "run-in-vm: no driver/tpu.ko: run 'make module'" >&2; exit 2; }
 initrd=$("$here/mkinitramfs.sh")
 
+# The data sets (fashion-mnist, sklearn, ...: links into unpacked packages) are shared one 9p
+# export each, resolved on the host, and mounted under /datasets in the guest.
+datasets_dir=/datasets
+dataset_args=()
+dataset_tags=
+if [ $datasets -eq 1 ]; then
+	[ -d "$cache/datasets" ] || { echo "run-in-vm: no data sets in $cache/datasets: run 'make deps'" >&2; exit 2; }
+	i=0
+	for entry in "$cache/datasets"/*; do
+		name=$(basename "$entry")
+		case $name in *_*) continue ;; esac # the unpacked packages behind the links
+		dir=$(readlink -f "$entry")
+		[ -d "$dir" ] || continue
+		dataset_args+=(-virtfs "local,path=$dir,mount_tag=ds$i,security_model=none,readonly=on")
+		dataset_tags+="${dataset_tags:+,}$name:ds$i"
+		i=$((i + 1))
+	done
+fi
+
 job=$(mktemp -d)
 trap 'rm -rf "$job"' EXIT
 {
 	echo "cd '$PWD' || exit 95"
+	[ $datasets -eq 0 ] || echo "export TPU_DATASETS='$datasets_dir'"
 	printf '%q ' "$@"
 	echo
 } > "$job/run.sh"
@@ -55,6 +85,8 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ $driver -eq 1 ] || append+=" tpunodriver"
 [ -z "$driver_args" ] || append+=" tpuargs=${driver_args// /,}"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
+[ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
+[ $datasets -eq 0 ] || append+=" tpudatasets=$dataset_tags"
 
 args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
@@ -63,6 +95,13 @@ args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on"
       -virtfs "local,path=$job,mount_tag=job,security_model=none"
       -device tpu "${extra[@]}")
+if [ ${#forwards[@]} -gt 0 ]; then
+	netdev=user,id=net0
+	for f in "${forwards[@]}"; do netdev+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f##*:}"; done
+	# romfile=: no PXE option ROM (the +ds QEMU build ships none, and the guest boots directly).
+	args+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
+fi
+args+=("${dataset_args[@]}")
 
 if [ $interactive -eq 1 ]; then
 	exec "$qemu" "${args[@]}" -nographic

@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -44,7 +45,16 @@ Optimizer make_optimizer(const Options &o) {
     return tpu_model::SgdMomentum(o.lr > 0 ? o.lr : 0.02f, o.momentum);
 }
 
-void load_data(const Options &o, tpu_data::Dataset &train, tpu_data::Dataset &test) {
+// A float written so that reading it back gives the same value.
+std::string float_text(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", double(v));
+    return buf;
+}
+
+// Loads the sets and standardises both with the training set's statistics, which it returns.
+tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,
+                                  tpu_data::Dataset &test) {
     const std::string dir = o.data_dir.empty() ? tpu_data::datasets_dir() : o.data_dir;
     if (o.data == "digits") {
         tpu_data::Dataset all = tpu_data::load_digits(dir + "/sklearn");
@@ -60,6 +70,7 @@ void load_data(const Options &o, tpu_data::Dataset &train, tpu_data::Dataset &te
     const tpu_data::Normalization norm = tpu_data::compute_normalization(train);
     tpu_data::normalize(train, norm);
     tpu_data::normalize(test, norm);
+    return norm;
 }
 
 // Loss and accuracy of `net` over a whole set, in batches; fills `matrix` if given.
@@ -83,7 +94,7 @@ std::pair<double, double> evaluate(tpu_model::CpuMlp &net, const tpu_data::Datas
 
 int run(const Options &o) {
     tpu_data::Dataset train, test;
-    load_data(o, train, test);
+    const tpu_data::Normalization norm = load_data(o, train, test);
     std::vector<std::size_t> sizes = {train.sample_size()};
     sizes.insert(sizes.end(), o.hidden.begin(), o.hidden.end());
     sizes.push_back(train.classes());
@@ -143,6 +154,9 @@ int run(const Options &o) {
         c.epoch = epoch + 1;
         c.seed = o.seed;
         c.notes["optimizer"] = o.optimizer;
+        // What inference applies to raw features (tpu_infer::InputTransform).
+        c.notes["input.mean"] = float_text(norm.mean);
+        c.notes["input.stddev"] = float_text(norm.stddev);
         net.save(c);
         std::visit([&](const auto &op) { op.save(c); }, opt);
         tpu_model::save_checkpoint(c, ckpt_path);

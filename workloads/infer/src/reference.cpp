@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+// reference.cpp - the CPU evaluation of the networks: fp32, and the card's bf16 and int8 layer
+// arithmetic through tpurt::reference_dense plus the documented requantisation steps.
+#include "tpu_infer/reference.hpp"
+
+#include <tpurt/reference_dense.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <variant>
+
+namespace tpu_infer {
+namespace {
+
+template <typename T> std::span<const std::byte> bytes(const std::vector<T> &v) {
+    return std::as_bytes(std::span<const T>(v));
+}
+
+template <typename T> std::vector<T> from_bytes(const std::vector<std::byte> &b) {
+    std::vector<T> v(b.size() / sizeof(T));
+    std::copy(b.begin(), b.end(), reinterpret_cast<std::byte *>(v.data()));
+    return v;
+}
+
+// The card's conversion of fp32 to int8 (ACTIVATE / cast): nearest even, saturated, NaN -> 0.
+std::int8_t convert_int8(float x) {
+    if (std::isnan(x))
+        return 0;
+    const float r = std::nearbyint(x);
+    return static_cast<std::int8_t>(std::clamp(r, -128.0f, 127.0f));
+}
+
+std::vector<float> bf16_logits(const FloatMlp &net, const float *raw, std::size_t batch) {
+    std::vector<tpurt::Bf16> x = bf16_input(net.input, raw, batch * net.inputs());
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
+        const FloatDense &l = net.layers[i];
+        const bool last = i + 1 == net.layers.size();
+        std::vector<tpurt::Bf16> w(l.w.size());
+        std::transform(l.w.begin(), l.w.end(), w.begin(), tpurt::Bf16::from_float);
+        const tpurt::DenseLayer layer{.m = std::uint32_t(batch),
+                                      .k = std::uint32_t(l.in),
+                                      .n = std::uint32_t(l.out),
+                                      .in_type = tpurt::DType::Bf16,
+                                      .out_type = last ? tpurt::DType::Fp32 : tpurt::DType::Bf16,
+                                      .activation =
+                                          last ? tpurt::Activation::None : tpurt::Activation::Relu};
+        std::vector<std::byte> out = tpurt::reference_dense(layer, bytes(x), bytes(w), l.b);
+        if (last)
+            return from_bytes<float>(out);
+        x = from_bytes<tpurt::Bf16>(out);
+    }
+    return {};
+}
+
+std::vector<float> int8_logits(const Int8Mlp &net, const float *raw, std::size_t batch) {
+    std::vector<std::int8_t> x = int8_input(net, raw, batch * net.inputs());
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
+        const Int8Dense &l = net.layers[i];
+        const bool last = i + 1 == net.layers.size();
+        const Int8LayerConstants k = int8_constants(net, i);
+        const tpurt::DenseLayer layer{.m = std::uint32_t(batch),
+                                      .k = std::uint32_t(l.in),
+                                      .n = std::uint32_t(l.out),
+                                      .in_type = tpurt::DType::Int8,
+                                      .out_type = tpurt::DType::Fp32,
+                                      .activation =
+                                          last ? tpurt::Activation::None : tpurt::Activation::Relu};
+        std::vector<float> u =
+            from_bytes<float>(tpurt::reference_dense(layer, bytes(x), bytes(l.wq), k.bias));
+        for (std::size_t r = 0; r < batch; ++r)
+            for (std::size_t n = 0; n < l.out; ++n)
+                u[r * l.out + n] *= k.mult[n];
+        if (last)
+            return u;
+        x.resize(u.size());
+        std::transform(u.begin(), u.end(), x.begin(), convert_int8);
+    }
+    return {};
+}
+
+} // namespace
+
+std::vector<std::vector<float>> fp32_activations(const FloatMlp &net, const float *raw,
+                                                 std::size_t batch) {
+    std::vector<std::vector<float>> acts(1);
+    acts[0].resize(batch * net.inputs());
+    std::transform(raw, raw + acts[0].size(), acts[0].begin(),
+                   [&](float v) { return net.input.apply(v); });
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
+        const FloatDense &l = net.layers[i];
+        const std::vector<float> &x = acts.back();
+        std::vector<float> y(batch * l.out);
+        for (std::size_t r = 0; r < batch; ++r) {
+            float *yr = y.data() + r * l.out;
+            std::copy(l.b.begin(), l.b.end(), yr);
+            for (std::size_t k = 0; k < l.in; ++k) {
+                const float xv = x[r * l.in + k];
+                const float *wk = l.w.data() + k * l.out;
+                for (std::size_t n = 0; n < l.out; ++n)
+                    yr[n] += xv * wk[n];
+            }
+            if (i + 1 < net.layers.size())
+                for (std::size_t n = 0; n < l.out; ++n)
+                    yr[n] = std::max(yr[n], 0.0f);
+        }
+        acts.push_back(std::move(y));
+    }
+    return acts;
+}
+
+std::vector<tpurt::Bf16> bf16_input(const InputTransform &t, const float *raw, std::size_t count) {
+    std::vector<tpurt::Bf16> x(count);
+    for (std::size_t i = 0; i < count; ++i)
+        x[i] = tpurt::Bf16::from_float(t.apply(raw[i]));
+    return x;
+}
+
+std::int8_t quantise_value(float x, float inv_scale) {
+    const float r = std::nearbyint(x * inv_scale);
+    if (std::isnan(r))
+        return 0;
+    return static_cast<std::int8_t>(std::clamp(r, -127.0f, 127.0f));
+}
+
+std::vector<std::int8_t> int8_input(const Int8Mlp &net, const float *raw, std::size_t count) {
+    const float inv = 1.0f / net.layers.front().x_scale;
+    std::vector<std::int8_t> x(count);
+    for (std::size_t i = 0; i < count; ++i)
+        x[i] = quantise_value(net.input.apply(raw[i]), inv);
+    return x;
+}
+
+Int8LayerConstants int8_constants(const Int8Mlp &net, std::size_t layer) {
+    const Int8Dense &l = net.layers.at(layer);
+    const bool last = layer + 1 == net.layers.size();
+    Int8LayerConstants k;
+    k.bias.resize(l.out);
+    k.mult.resize(l.out);
+    for (std::size_t n = 0; n < l.out; ++n) {
+        const float s = l.x_scale * l.w_scale[n];
+        k.bias[n] = l.b[n] / s;
+        k.mult[n] = last ? s : s / net.layers[layer + 1].x_scale;
+    }
+    return k;
+}
+
+std::vector<float> reference_logits(const Network &net, const float *raw, std::size_t batch) {
+    if (const auto *q = std::get_if<Int8Mlp>(&net))
+        return int8_logits(*q, raw, batch);
+    return bf16_logits(std::get<FloatMlp>(net), raw, batch);
+}
+
+std::vector<std::uint32_t> argmax_rows(const std::vector<float> &logits, std::size_t classes) {
+    std::vector<std::uint32_t> out(logits.size() / classes);
+    for (std::size_t r = 0; r < out.size(); ++r) {
+        const float *row = logits.data() + r * classes;
+        out[r] = std::uint32_t(std::max_element(row, row + classes) - row);
+    }
+    return out;
+}
+
+} // namespace tpu_infer

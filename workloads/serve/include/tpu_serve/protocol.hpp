@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// protocol.hpp - the Open Inference Protocol (KServe v2) REST messages tpu-serve speaks, as pure
+// functions of their text so that they are tested without a server: model metadata, the infer
+// request (one FP32 input of shape [batch, features...], data flat or nested in row-major order,
+// an optional "id" and "outputs" selection) and the infer response (outputs "logits" FP32
+// [batch, classes] and "label" INT64 [batch], the argmax). Every malformed request is refused
+// with a ProtocolError carrying the HTTP status and a message for the {"error": ...} body.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tpu_serve {
+
+struct ModelSignature {
+    std::string name; // the {name} of /v2/models/{name}
+    std::string version = "1";
+    std::string platform;        // e.g. "tpu-stack-bf16"
+    std::string input = "input"; // the one input's name
+    std::size_t features = 0;    // per sample
+    std::size_t classes = 0;
+    std::size_t max_batch = 0; // samples per request at most
+};
+
+class ProtocolError : public std::runtime_error {
+  public:
+    ProtocolError(int status, const std::string &message)
+        : std::runtime_error(message), status_(status) {}
+    int status() const { return status_; }
+
+  private:
+    int status_;
+};
+
+struct InferRequest {
+    std::string id; // echoed in the response when given
+    std::size_t rows = 0;
+    std::vector<float> data; // rows x features
+    bool want_logits = true, want_label = true;
+};
+
+// Parses and validates an infer request body against the model; throws ProtocolError (400).
+InferRequest parse_infer_request(std::string_view body, const ModelSignature &model);
+
+// The infer response for `logits` (rows x classes).
+std::string infer_response(const ModelSignature &model, const InferRequest &request,
+                           const std::vector<float> &logits);
+
+// GET /v2/models/{name}
+std::string model_metadata(const ModelSignature &model);
+
+// {"error": message}
+std::string error_body(std::string_view message);
+
+} // namespace tpu_serve

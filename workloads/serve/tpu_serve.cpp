@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// tpu-serve: serves a checkpointed model on the card over HTTP with the Open Inference Protocol
+// (KServe v2 REST) and dynamic batching; Prometheus metrics at /metrics. An fp32 checkpoint runs
+// as bf16, a quantised one (tpu-quantise) as int8. SIGTERM or SIGINT stops it cleanly: no new
+// connections, the queued batches finish, exit status 0.
+#include "tpu_serve/server.hpp"
+
+#include <tpu_infer/card_model.hpp>
+#include <tpu_infer/reference.hpp>
+
+#include <CLI/CLI.hpp>
+#include <tpurt/device.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <pthread.h>
+#include <thread>
+
+int main(int argc, char **argv) {
+    CLI::App app{"tpu-serve: a model on the card behind the KServe v2 REST protocol"};
+    std::string model_path, name;
+    tpu_serve::ServerOptions opt;
+    std::size_t max_batch = 32;
+    unsigned delay_us = 2000;
+    app.add_option("--model", model_path, "checkpoint: fp32 (served as bf16) or quantised (int8)")
+        ->required();
+    app.add_option("--name", name, "model name in the URLs (default: the checkpoint's)");
+    app.add_option("--host", opt.host, "address to listen on")->capture_default_str();
+    app.add_option("--port", opt.port, "port (0: any free port)")
+        ->check(CLI::Range(0, 65535))
+        ->capture_default_str();
+    app.add_option("--max-batch", max_batch, "samples per card batch (and per request) at most")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    app.add_option("--queue-delay-us", delay_us,
+                   "how long the first queued request waits for others to join its batch")
+        ->capture_default_str();
+    app.add_option("--max-body-bytes", opt.max_body_bytes, "request size limit")
+        ->check(CLI::Range(std::size_t(1024), std::size_t(1) << 30))
+        ->capture_default_str();
+    app.add_option("--http-threads", opt.http_threads, "connections served at once")
+        ->check(CLI::Range(1, 1024))
+        ->capture_default_str();
+    bool cpu = false;
+    app.add_flag("--cpu", cpu,
+                 "compute on this CPU with the reference of the card's arithmetic instead of the "
+                 "card (same answers, no card needed: for trying the server out)");
+    CLI11_PARSE(app, argc, argv);
+
+    // SIGINT and SIGTERM are taken by one thread with sigwait (blocked in every other thread).
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGUSR1); // the main thread's wake-up when the server ends by itself
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+    try {
+        const tpu_infer::Network net = tpu_infer::load_network(model_path);
+        std::optional<tpurt::Device> dev;
+        std::unique_ptr<tpu_infer::CardModel> model;
+        tpu_serve::Batcher::RunFn run = [&](const float *x, std::size_t rows) {
+            return tpu_infer::reference_logits(net, x, rows);
+        };
+        if (!cpu) {
+            dev.emplace(tpurt::Device::open());
+            model = tpu_infer::load_on_card(*dev, net, max_batch);
+            run = [&](const float *x, std::size_t rows) { return model->logits(x, rows); };
+        }
+        const char *precision = tpu_infer::network_precision(net);
+        tpu_serve::ModelSignature sig;
+        sig.name = name.empty() ? tpu_infer::network_name(net) : name;
+        sig.platform = std::string("tpu-stack-") + precision;
+        sig.features = tpu_infer::network_inputs(net);
+        sig.classes = tpu_infer::network_outputs(net);
+        tpu_serve::Server server(sig, run, max_batch, std::chrono::microseconds(delay_us), opt);
+        const int port = server.bind();
+        std::printf("tpu-serve: %s (%s, %zu -> %zu) on %s, max batch %zu, queue delay %u us; "
+                    "listening on http://%s:%d/v2/models/%s\n",
+                    sig.name.c_str(), precision, sig.features, sig.classes,
+                    cpu ? "the CPU (reference)" : "the card", max_batch, delay_us, opt.host.c_str(),
+                    port, sig.name.c_str());
+        std::fflush(stdout);
+        std::thread waiter([&] {
+            int sig_no = 0;
+            sigwait(&signals, &sig_no);
+            if (sig_no != SIGUSR1)
+                std::printf("tpu-serve: %s, stopping\n", sig_no == SIGINT ? "SIGINT" : "SIGTERM");
+            std::fflush(stdout);
+            server.stop();
+        });
+        server.serve();
+        pthread_kill(waiter.native_handle(), SIGUSR1);
+        waiter.join();
+        std::printf("tpu-serve: stopped\n");
+        return 0;
+    } catch (const std::exception &e) {
+        std::cerr << "tpu-serve: " << e.what() << "\n";
+        return 1;
+    }
+}
