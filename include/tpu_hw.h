@@ -85,7 +85,7 @@
 #define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00010003u	/* 1.3 */
+#define TPU_SPEC_VERSION	0x00010004u	/* 1.4 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -94,6 +94,7 @@
 #define TPU_CAP_FP32		(1u << 2)	/* fp32 x fp32 -> fp32 matmul (native mode) */
 #define TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
 #define TPU_CAP_TLB_DONE	(1u << 4)	/* TLB_INVAL_DONE reports completed invalidations (spec 1.3) */
+#define TPU_CAP_VPU_TRAIN	(1u << 5)	/* spec 1.4: LOG..RECIP, VECTOR DIV..EQ, TPU_F_VEC_B_COL */
 
 /* bf16 MATMUL sums k in blocks of this many from the tile's first k (spec 1.3, Numerics) */
 #define TPU_BF16_BLOCK_K	32
@@ -232,6 +233,10 @@ enum tpu_act_func {
 	TPU_ACT_SIGMOID = 4,
 	TPU_ACT_TANH = 5,
 	TPU_ACT_EXP = 6,
+	TPU_ACT_LOG = 7,	/* spec 1.4 */
+	TPU_ACT_SQRT = 8,	/* spec 1.4 */
+	TPU_ACT_RSQRT = 9,	/* spec 1.4 */
+	TPU_ACT_RECIP = 10,	/* spec 1.4 */
 };
 #define TPU_F_ACT_BIAS		(1u << 4)	/* add the fp32 vector at bias_addr (cols elements) */
 #define TPU_F_ACT_SRC_INT32	(1u << 5)	/* the accumulators hold int32 (else fp32) */
@@ -244,7 +249,13 @@ enum tpu_vector_op {
 	TPU_VOP_MUL = 2,
 	TPU_VOP_MAX = 3,
 	TPU_VOP_MIN = 4,
+	TPU_VOP_DIV = 5,	/* spec 1.4: a / b */
+	TPU_VOP_GATE = 6,	/* spec 1.4: a > 0 ? b : 0 (the ReLU gradient) */
+	TPU_VOP_GT = 7,		/* spec 1.4: a > b ? 1 : 0 */
+	TPU_VOP_EQ = 8,		/* spec 1.4: a == b ? 1 : 0 */
 };
+/* VECTOR (spec 1.4): b[r][c] is b's element (r, 0): one value per row, b_stride apart. */
+#define TPU_F_VEC_B_COL		(1u << 4)
 enum tpu_reduce_op {
 	TPU_ROP_SUM = 0,
 	TPU_ROP_MAX = 1,

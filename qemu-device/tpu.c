@@ -407,7 +407,7 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
         break;
     case TPU_REG_CAPS:
         *val = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU |
-               TPU_CAP_TLB_DONE;
+               TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN;
         break;
     case TPU_REG_MXU_DIM:
         *val = s->mxu_rows << 16 | s->mxu_cols;

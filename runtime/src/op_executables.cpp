@@ -52,6 +52,14 @@ const char *vector_op_name(VectorOp op) {
         return "max";
     case VectorOp::Min:
         return "min";
+    case VectorOp::Div:
+        return "div";
+    case VectorOp::Gate:
+        return "gate";
+    case VectorOp::Gt:
+        return "gt";
+    case VectorOp::Eq:
+        return "eq";
     }
     return "?";
 }

@@ -157,7 +157,7 @@ ProgramBuilder &ProgramBuilder::matmul(const MatmulStep &step) {
 
 ProgramBuilder &ProgramBuilder::activate(const ActivateStep &step) {
     const std::uint16_t function =
-        op_field(static_cast<unsigned>(step.function), TPU_ACT_EXP, "ACTIVATE");
+        op_field(static_cast<unsigned>(step.function), TPU_ACT_RECIP, "ACTIVATE");
     union tpu_insn insn = zeroed();
     insn.act.opcode = TPU_OP_ACTIVATE;
     insn.act.dtype = dtype_field(step.out_type, "ACTIVATE");
@@ -195,9 +195,11 @@ ProgramBuilder &ProgramBuilder::vpu(std::uint8_t opcode, DType type, std::uint16
 }
 
 ProgramBuilder &ProgramBuilder::vector(const VectorStep &s) {
-    return vpu(TPU_OP_VECTOR, s.type, op_field(static_cast<unsigned>(s.op), TPU_VOP_MIN, "VECTOR"),
-               s.a_addr, s.a_stride, s.b_addr, s.b_stride, s.dst_addr, s.dst_stride, s.rows,
-               s.cols);
+    const auto flags =
+        static_cast<std::uint16_t>(op_field(static_cast<unsigned>(s.op), TPU_VOP_EQ, "VECTOR") |
+                                   (s.b_column ? TPU_F_VEC_B_COL : 0));
+    return vpu(TPU_OP_VECTOR, s.type, flags, s.a_addr, s.a_stride, s.b_addr, s.b_stride, s.dst_addr,
+               s.dst_stride, s.rows, s.cols);
 }
 
 ProgramBuilder &ProgramBuilder::reduce(const ReduceStep &s) {

@@ -77,39 +77,39 @@ constexpr uint32_t kBad = TPU_ERR_BAD_OPERAND;
 TEST_CASE("ACTIVATE operands are validated", "[decoder]") {
     tpu_insn good = activate(TPU_DT_BF16, TPU_ACT_GELU | TPU_F_ACT_BIAS | TPU_F_ACT_SRC_INT32, 4, 8,
                              0, 32, 0x100, 16, 0x200, 0.5f);
-    check_cases(good,
-                {{"dtype", [](tpu_insn &i) { i.act.dtype = 4; }, kBad},
-                 {"function 7", [](tpu_insn &i) { i.act.flags = (i.act.flags & ~0xf) | 7; }, kBad},
-                 {"unknown flag", [](tpu_insn &i) { i.act.flags |= 1u << 6; }, kBad},
-                 {"zero rows", [](tpu_insn &i) { i.act.rows = 0; }, kBad},
-                 {"zero cols", [](tpu_insn &i) { i.act.cols = 0; }, kBad},
-                 {"misaligned acc", [](tpu_insn &i) { i.act.acc_addr = 2; }, kBad},
-                 {"misaligned acc stride", [](tpu_insn &i) { i.act.acc_stride = 30; }, kBad},
-                 {"misaligned dst", [](tpu_insn &i) { i.act.dst_addr = 0x101; }, kBad},
-                 {"misaligned dst stride", [](tpu_insn &i) { i.act.dst_stride = 17; }, kBad},
-                 {"misaligned bias", [](tpu_insn &i) { i.act.bias_addr = 0x202; }, kBad},
-                 {"bias address without BIAS",
-                  [](tpu_insn &i) { i.act.flags &= uint16_t(~TPU_F_ACT_BIAS); }, kBad},
-                 {"dst beyond the UB", [](tpu_insn &i) { i.act.dst_addr = kUb - 16; },
-                  TPU_ERR_UB_RANGE, kUb},
-                 {"bias beyond the UB", [](tpu_insn &i) { i.act.bias_addr = kUb - 16; },
-                  TPU_ERR_UB_RANGE, kUb},
-                 {"acc beyond the accumulators", [](tpu_insn &i) { i.act.acc_stride = kAcc / 2; },
-                  TPU_ERR_ACC_RANGE, kAcc},
-                 {"UB range before ACC range",
-                  [](tpu_insn &i) {
-                      i.act.acc_addr = kAcc;
-                      i.act.dst_addr = kUb;
-                  },
-                  TPU_ERR_UB_RANGE, kUb}});
+    check_cases(
+        good, {{"dtype", [](tpu_insn &i) { i.act.dtype = 4; }, kBad},
+               {"function 11", [](tpu_insn &i) { i.act.flags = (i.act.flags & ~0xf) | 11; }, kBad},
+               {"unknown flag", [](tpu_insn &i) { i.act.flags |= 1u << 6; }, kBad},
+               {"zero rows", [](tpu_insn &i) { i.act.rows = 0; }, kBad},
+               {"zero cols", [](tpu_insn &i) { i.act.cols = 0; }, kBad},
+               {"misaligned acc", [](tpu_insn &i) { i.act.acc_addr = 2; }, kBad},
+               {"misaligned acc stride", [](tpu_insn &i) { i.act.acc_stride = 30; }, kBad},
+               {"misaligned dst", [](tpu_insn &i) { i.act.dst_addr = 0x101; }, kBad},
+               {"misaligned dst stride", [](tpu_insn &i) { i.act.dst_stride = 17; }, kBad},
+               {"misaligned bias", [](tpu_insn &i) { i.act.bias_addr = 0x202; }, kBad},
+               {"bias address without BIAS",
+                [](tpu_insn &i) { i.act.flags &= uint16_t(~TPU_F_ACT_BIAS); }, kBad},
+               {"dst beyond the UB", [](tpu_insn &i) { i.act.dst_addr = kUb - 16; },
+                TPU_ERR_UB_RANGE, kUb},
+               {"bias beyond the UB", [](tpu_insn &i) { i.act.bias_addr = kUb - 16; },
+                TPU_ERR_UB_RANGE, kUb},
+               {"acc beyond the accumulators", [](tpu_insn &i) { i.act.acc_stride = kAcc / 2; },
+                TPU_ERR_ACC_RANGE, kAcc},
+               {"UB range before ACC range",
+                [](tpu_insn &i) {
+                    i.act.acc_addr = kAcc;
+                    i.act.dst_addr = kUb;
+                },
+                TPU_ERR_UB_RANGE, kUb}});
 }
 
 TEST_CASE("VECTOR, REDUCE and TRANSPOSE operands are validated", "[decoder]") {
     check_cases(
         vector(TPU_DT_INT32, TPU_VOP_MIN, 4, 8, 0, 32, 0x100, 0, 0x200, 32),
         {{"dtype", [](tpu_insn &i) { i.vec.dtype = 9; }, kBad},
-         {"op 5", [](tpu_insn &i) { i.vec.flags = 5; }, kBad},
-         {"flag bits above the op", [](tpu_insn &i) { i.vec.flags |= 0x10; }, kBad},
+         {"op 9", [](tpu_insn &i) { i.vec.flags = 9; }, kBad},
+         {"flag bits above B_COL", [](tpu_insn &i) { i.vec.flags |= 0x20; }, kBad},
          {"zero rows", [](tpu_insn &i) { i.vec.rows = 0; }, kBad},
          {"misaligned a", [](tpu_insn &i) { i.vec.a_addr = 2; }, kBad},
          {"misaligned b stride", [](tpu_insn &i) { i.vec.b_stride = 6; }, kBad},

@@ -164,11 +164,11 @@ TEST_CASE("values that do not fit their fields are refused", "[builder]") {
         CHECK_THROWS_AS(builder.dma_in(t), tpurt::Error);
     }
     SECTION("unknown operations") {
+        CHECK_THROWS_AS(builder.activate(
+                            {.function = static_cast<tpurt::Activation>(11), .rows = 1, .cols = 1}),
+                        tpurt::Error);
         CHECK_THROWS_AS(
-            builder.activate({.function = static_cast<tpurt::Activation>(7), .rows = 1, .cols = 1}),
-            tpurt::Error);
-        CHECK_THROWS_AS(
-            builder.vector({.op = static_cast<tpurt::VectorOp>(5), .rows = 1, .cols = 1}),
+            builder.vector({.op = static_cast<tpurt::VectorOp>(9), .rows = 1, .cols = 1}),
             tpurt::Error);
         CHECK_THROWS_AS(
             builder.reduce({.op = static_cast<tpurt::ReduceOp>(2), .rows = 1, .cols = 1}),
@@ -417,4 +417,18 @@ TEST_CASE("NOP, SYNC, TIMESTAMP and HALT", "[builder]") {
     CHECK(ts.reserved[1] == 0);
     CHECK(program.insns[3].hdr.opcode == TPU_OP_HALT);
     CHECK(zero_from(program.insns[3], 1));
+}
+
+TEST_CASE("spec 1.4 encodings: the new functions and ops, VECTOR's per-row broadcast",
+          "[builder]") {
+    tpurt::ProgramBuilder builder;
+    builder.activate({.function = tpurt::Activation::Recip, .rows = 1, .cols = 1});
+    builder.vector(
+        {.op = tpurt::VectorOp::Div, .b_stride = 4, .rows = 2, .cols = 3, .b_column = true});
+    builder.vector({.op = tpurt::VectorOp::Eq, .rows = 1, .cols = 1});
+    const tpurt::Program program = builder.finish();
+    CHECK(program.insns[0].act.flags == TPU_ACT_RECIP);
+    CHECK(program.insns[1].vec.flags == (TPU_VOP_DIV | TPU_F_VEC_B_COL));
+    CHECK(program.insns[1].vec.b_stride == 4);
+    CHECK(program.insns[2].vec.flags == TPU_VOP_EQ);
 }

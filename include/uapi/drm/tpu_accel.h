@@ -79,6 +79,7 @@ enum drm_tpu_param {
 #define DRM_TPU_CAP_FP32	(1u << 2)	/* fp32 x fp32 -> fp32 matmul */
 #define DRM_TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
 #define DRM_TPU_CAP_TLB_DONE	(1u << 4)	/* the card reports TLB invalidations complete */
+#define DRM_TPU_CAP_VPU_TRAIN	(1u << 5)	/* LOG, SQRT, RSQRT, RECIP, VECTOR DIV..EQ, B_COL */
 
 /**
  * struct drm_tpu_get_param - query a device property or counter

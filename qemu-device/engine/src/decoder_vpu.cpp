@@ -28,7 +28,8 @@ bool over_work_limit(uint64_t elements, uint32_t elem, const DecoderLimits &lim)
 
 Fault decode_activate(const tpu_insn_act &a, const DecoderLimits &lim, Insn *out) {
     const uint16_t known = TPU_ACT_FUNC_MASK | TPU_F_ACT_BIAS | TPU_F_ACT_SRC_INT32;
-    if (!valid_dtype(a.dtype) || (a.flags & ~known) || (a.flags & TPU_ACT_FUNC_MASK) > TPU_ACT_EXP)
+    if (!valid_dtype(a.dtype) || (a.flags & ~known) ||
+        (a.flags & TPU_ACT_FUNC_MASK) > TPU_ACT_RECIP)
         return bad_operand();
     if (a.rows == 0 || a.cols == 0)
         return bad_operand();
@@ -62,8 +63,8 @@ Fault decode_activate(const tpu_insn_act &a, const DecoderLimits &lim, Insn *out
 }
 
 Fault decode_vector(const tpu_insn_vec &v, const DecoderLimits &lim, Insn *out) {
-    if (!valid_dtype(v.dtype) || (v.flags & ~kOpMask) || (v.flags & kOpMask) > TPU_VOP_MIN ||
-        v.rows == 0 || v.cols == 0)
+    if (!valid_dtype(v.dtype) || (v.flags & ~(kOpMask | TPU_F_VEC_B_COL)) ||
+        (v.flags & kOpMask) > TPU_VOP_EQ || v.rows == 0 || v.cols == 0)
         return bad_operand();
     const uint32_t elem = dtype_bytes(v.dtype);
     for (uint32_t x : {v.a_addr, v.a_stride, v.b_addr, v.b_stride, v.dst_addr, v.dst_stride})
@@ -74,11 +75,12 @@ Fault decode_vector(const tpu_insn_vec &v, const DecoderLimits &lim, Insn *out) 
     VectorInsn insn;
     insn.dtype = v.dtype;
     insn.op = uint8_t(v.flags & kOpMask);
+    insn.b_col = v.flags & TPU_F_VEC_B_COL;
     insn.rows = v.rows;
     insn.cols = v.cols;
     const uint64_t row_bytes = uint64_t(v.cols) * elem;
     insn.a = Extent2D{v.a_addr, v.a_stride, v.rows, row_bytes};
-    insn.b = Extent2D{v.b_addr, v.b_stride, v.rows, row_bytes};
+    insn.b = Extent2D{v.b_addr, v.b_stride, v.rows, insn.b_col ? elem : row_bytes};
     insn.dst = Extent2D{v.dst_addr, v.dst_stride, v.rows, row_bytes};
     Fault f = check_ub(lim.ub_bytes, insn.a, insn.b, insn.dst);
     if (!f.ok())

@@ -76,7 +76,8 @@ struct ActivateInsn {
 // VECTOR: dst = a op b elementwise. b's stride may be 0 (broadcast of its first row).
 struct VectorInsn {
     uint8_t dtype = 0;
-    uint8_t op = 0; // tpu_vector_op
+    uint8_t op = 0;     // tpu_vector_op
+    bool b_col = false; // TPU_F_VEC_B_COL: b[r][c] = b[r][0]
     uint32_t rows = 0;
     uint32_t cols = 0;
     Extent2D a, b, dst;

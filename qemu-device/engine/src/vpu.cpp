@@ -85,8 +85,16 @@ float float_op(uint8_t op, float a, float b) {
         return a * b;
     case TPU_VOP_MAX:
         return max_of(a, b);
-    default:
+    case TPU_VOP_MIN:
         return min_of(a, b);
+    case TPU_VOP_DIV:
+        return a / b;
+    case TPU_VOP_GATE:
+        return a > 0.0f ? b : 0.0f;
+    case TPU_VOP_GT:
+        return a > b ? 1.0f : 0.0f;
+    default: // TPU_VOP_EQ
+        return a == b ? 1.0f : 0.0f;
     }
 }
 
@@ -103,8 +111,18 @@ int64_t int_op(uint8_t dtype, uint8_t op, int32_t a, int32_t b) {
         return wrap ? int32_t(ua * ub) : int64_t(a) * b;
     case TPU_VOP_MAX:
         return a > b ? a : b;
-    default:
+    case TPU_VOP_MIN:
         return a < b ? a : b;
+    case TPU_VOP_DIV: // truncated toward zero; x / 0 = 0; INT32_MIN / -1 wraps
+        if (b == 0)
+            return 0;
+        return wrap && b == -1 ? int32_t(0u - ua) : int64_t(a) / b;
+    case TPU_VOP_GATE:
+        return a > 0 ? b : 0;
+    case TPU_VOP_GT:
+        return a > b ? 1 : 0;
+    default: // TPU_VOP_EQ
+        return a == b ? 1 : 0;
     }
 }
 
@@ -147,7 +165,7 @@ bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort)
             return false;
         for (uint64_t c = 0; c < insn.cols; c++) {
             const uint8_t *a = at(ub, insn.a, r, c, elem);
-            const uint8_t *b = at(ub, insn.b, r, c, elem);
+            const uint8_t *b = at(ub, insn.b, r, insn.b_col ? 0 : c, elem);
             uint8_t *dst = at(ub, insn.dst, r, c, elem);
             if (is_float(insn.dtype))
                 store_float(

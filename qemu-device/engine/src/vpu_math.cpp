@@ -85,6 +85,60 @@ float gelu(float x) {
     return s == 0.0f ? -0.0f : x * s;
 }
 
+float log(float x) {
+    if (is_nan(x) || x < 0.0f)
+        return NAN;
+    if (x == 0.0f)
+        return -INFINITY;
+    if (x == INFINITY)
+        return x;
+    // x = m 2^e with m in [sqrt(1/2), sqrt(2)); subnormals first scaled by 2^23 (exact).
+    int e = 0;
+    if (x < 1.17549435e-38f) {
+        x = x * 8388608.0f;
+        e = -23;
+    }
+    const uint32_t u = std::bit_cast<uint32_t>(x);
+    e += int(u >> 23) - 126;
+    float m = std::bit_cast<float>((u & 0x007fffffu) | 0x3f000000u); // [0.5, 1)
+    if (m < 0.707106781f) {
+        e -= 1;
+        m = m + m - 1.0f;
+    } else {
+        m = m - 1.0f;
+    }
+    // log(1 + m) = m - m^2 / 2 + m^3 p(m), p of degree 8 (Cephes logf coefficients), Horner;
+    // e ln2 added in two parts (Cody-Waite, e * 0.693359375 exact).
+    const float z = m * m;
+    float p = 7.0376836292e-2f;
+    p = p * m - 1.1514610310e-1f;
+    p = p * m + 1.1676998740e-1f;
+    p = p * m - 1.2420140846e-1f;
+    p = p * m + 1.4249322787e-1f;
+    p = p * m - 1.6668057665e-1f;
+    p = p * m + 2.0000714765e-1f;
+    p = p * m - 2.4999993993e-1f;
+    p = p * m + 3.3333331174e-1f;
+    const float fe = float(e);
+    float y = p * m * z;
+    y = y + fe * -2.12194440e-4f;
+    y = y - 0.5f * z;
+    const float r = m + y;
+    return r + fe * 0.693359375f;
+}
+
+float sqrt(float x) {
+    return std::sqrt(x); // IEEE square root, correctly rounded; x < 0 gives NaN
+}
+
+float rsqrt(float x) {
+    return 1.0f / std::sqrt(x);
+}
+
+float recip(float x) {
+    return 1.0f / x;
+}
+
 float activate(uint8_t func, float x) {
     switch (func) {
     case TPU_ACT_RELU:
@@ -101,6 +155,14 @@ float activate(uint8_t func, float x) {
         return tanh(x);
     case TPU_ACT_EXP:
         return exp(x);
+    case TPU_ACT_LOG:
+        return log(x);
+    case TPU_ACT_SQRT:
+        return sqrt(x);
+    case TPU_ACT_RSQRT:
+        return rsqrt(x);
+    case TPU_ACT_RECIP:
+        return recip(x);
     default: // TPU_ACT_NONE
         return x;
     }

@@ -17,7 +17,11 @@ inline constexpr uint32_t kFp32Nan = 0x7fc00000u;
 float exp(float x);
 float sigmoid(float x);
 float tanh(float x);
-float gelu(float x); // tanh approximation
+float gelu(float x);  // tanh approximation
+float log(float x);   // spec 1.4
+float sqrt(float x);  // spec 1.4, IEEE
+float rsqrt(float x); // spec 1.4, 1 / sqrt(x)
+float recip(float x); // spec 1.4, 1 / x
 // f(x) for a tpu_act_func f.
 float activate(uint8_t func, float x);
 

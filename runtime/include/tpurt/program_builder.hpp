@@ -110,6 +110,7 @@ struct VectorStep {
     std::uint32_t dst_stride = 0;
     std::uint32_t rows = 0;
     std::uint32_t cols = 0;
+    bool b_column = false; // spec 1.4 TPU_F_VEC_B_COL: b[r][c] = b[r][0] (b_stride 0: a scalar)
 };
 
 // dst[r] = op over c of a[r][c]; dst elements dst_stride bytes apart (SUM: 4-byte int32 or

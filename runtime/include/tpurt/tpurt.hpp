@@ -33,5 +33,7 @@
 #include "tpurt/tensor_layout.hpp"
 #include "tpurt/tensor_ops.hpp"
 #include "tpurt/test_patterns.hpp"
+#include "tpurt/train_compiler.hpp"
+#include "tpurt/train_ops.hpp"
 #include "tpurt/vector_compiler.hpp"
 #include "tpurt/vpu_ops.hpp"

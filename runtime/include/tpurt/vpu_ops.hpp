@@ -15,6 +15,10 @@ enum class Activation : unsigned char {
     Sigmoid = TPU_ACT_SIGMOID,
     Tanh = TPU_ACT_TANH,
     Exp = TPU_ACT_EXP,
+    Log = TPU_ACT_LOG,     // spec 1.4 (TPU_CAP_VPU_TRAIN)
+    Sqrt = TPU_ACT_SQRT,   // spec 1.4
+    Rsqrt = TPU_ACT_RSQRT, // spec 1.4
+    Recip = TPU_ACT_RECIP, // spec 1.4
 };
 
 enum class VectorOp : unsigned char {
@@ -23,6 +27,10 @@ enum class VectorOp : unsigned char {
     Mul = TPU_VOP_MUL,
     Max = TPU_VOP_MAX,
     Min = TPU_VOP_MIN,
+    Div = TPU_VOP_DIV,   // spec 1.4 (TPU_CAP_VPU_TRAIN)
+    Gate = TPU_VOP_GATE, // spec 1.4: a > 0 ? b : 0
+    Gt = TPU_VOP_GT,     // spec 1.4: a > b ? 1 : 0
+    Eq = TPU_VOP_EQ,     // spec 1.4: a == b ? 1 : 0
 };
 
 enum class ReduceOp : unsigned char {
@@ -51,6 +59,14 @@ constexpr const char *activation_name(Activation f) {
         return "tanh";
     case Activation::Exp:
         return "exp";
+    case Activation::Log:
+        return "log";
+    case Activation::Sqrt:
+        return "sqrt";
+    case Activation::Rsqrt:
+        return "rsqrt";
+    case Activation::Recip:
+        return "recip";
     }
     return "?";
 }

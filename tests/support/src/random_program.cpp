@@ -201,7 +201,7 @@ class Generator {
         uint8_t dt = dtype();
         uint32_t e = elem_bytes(dt);
         uint16_t rows = dim(8), cols = dim(16);
-        uint16_t flags = uint16_t(d_.below(TPU_ACT_EXP + 1));
+        uint16_t flags = uint16_t(d_.below(TPU_ACT_RECIP + 1));
         if (d_.chance(50))
             flags |= TPU_F_ACT_SRC_INT32;
         Placement acc, dst, bias{};
@@ -225,8 +225,11 @@ class Generator {
         if (!place_ub(e, rows, cols * e, true, &a) || !place_ub(e, rows, cols * e, true, &b) ||
             !place_ub(e, rows, cols * e, true, &dst))
             return;
-        add(vector(dt, uint16_t(d_.below(TPU_VOP_MIN + 1)), rows, cols, a.addr, a.stride, b.addr,
-                   b.stride, dst.addr, dst.stride));
+        uint16_t flags = uint16_t(d_.below(TPU_VOP_EQ + 1));
+        if (d_.chance(25))
+            flags |= TPU_F_VEC_B_COL; // b's first column: within b's placement
+        add(vector(dt, flags, rows, cols, a.addr, a.stride, b.addr, b.stride, dst.addr,
+                   dst.stride));
     }
 
     void reduce_one() {

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// train_compiler.hpp - compiles the training step's vector-unit ops into card programs: softmax,
+// log-softmax and the fused softmax cross-entropy (per-row loss and its gradient), the
+// gradients of ReLU, sigmoid, tanh and GELU, and the SGD-with-momentum and Adam updates of fp32
+// master weights (with a bf16 copy of the weights for the next forward). Pure functions of
+// shapes, addresses and the card's limits, like compile_unary(); they need the spec 1.4
+// instructions (TPU_CAP_VPU_TRAIN: VECTOR DIV / GATE and the per-row broadcast B_COL, ACTIVATE
+// LOG and SQRT). All operands are fp32 and densely packed.
+//
+// Every program starts by making the constant 1 (ACTIVATE EXP of an accumulator still zero) and
+// loading it as a 1 x 1 fp32 weight tile. A function f(scale x) of values in the unified buffer
+// is then MATMUL (the values as a column: acc = x x 1 + 0, exact but for -0 -> +0) followed by
+// ACTIVATE f with that scale; a constant c is MATMUL of the 1 and ACTIVATE NONE with scale c.
+// Every step is one of the card's exactly defined instructions, so results are reproducible bit
+// for bit; the order of operations is spelled out at each problem below.
+#pragma once
+
+#include "tpurt/device_info.hpp"
+#include "tpurt/program_builder.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tpurt {
+
+enum class SoftmaxKind : unsigned char {
+    Softmax,      // out = e / s with e = exp(x - max), s = sum of e over the row (ascending)
+    LogSoftmax,   // out = (x - max) - log(s)
+    CrossEntropy, // loss[r] = -sum_c t[r][c] x logsoftmax[r][c]; out = grad_scale x (p - t)
+};
+
+// Over the last dimension of a rows x cols matrix. A row must fit the card (cols <= 65535 and
+// its working set in the unified buffer). CrossEntropy reads targets t (probabilities, e.g.
+// one-hot rows) and writes the per-row losses (rows fp32) and the gradient of
+// grad_scale x sum(loss) with respect to x into out (grad_scale = 1 / rows: the mean's).
+struct SoftmaxProblem {
+    SoftmaxKind kind = SoftmaxKind::Softmax;
+    std::uint32_t rows = 0, cols = 0;
+    float grad_scale = 1.0f;
+    std::uint64_t x_addr = 0, target_addr = 0, out_addr = 0, loss_addr = 0;
+};
+
+enum class GradFunction : unsigned char {
+    Relu,    // dx = x > 0 ? dy : 0 (VECTOR GATE); reads the forward input x
+    Sigmoid, // dx = (y - y y) dy; reads the forward output y
+    Tanh,    // dx = dy - (y y) dy; reads the forward output y
+    Gelu,    // the card's GELU x s(v), v = k (x + a x^3): dx = (s + (s - s s) x (k + 3ak x^2)) dy
+};
+
+struct ActivationGradProblem {
+    GradFunction function = GradFunction::Relu;
+    std::uint64_t elements = 0;
+    std::uint64_t x_addr = 0; // x (Relu, Gelu) or y (Sigmoid, Tanh)
+    std::uint64_t dy_addr = 0, dx_addr = 0;
+};
+
+enum class OptimizerKind : unsigned char { SgdMomentum, Adam };
+
+// The hyperparameters, fp32[8] in device memory (an argument, so a new learning rate or step
+// needs no new program):
+//   SgdMomentum {lr, momentum, weight_decay}: g' = g + wd w; m = momentum m + g'; w = w - lr m.
+//   Adam {c1, b1, 1 - b1, b2, 1 - b2, c2, eps, weight_decay} with c1 = lr / (1 - b1^t) and
+//   c2 = 1 / sqrt(1 - b2^t) for step t >= 1: g' = g + wd w; m = b1 m + (1 - b1) g';
+//   v = b2 v + (1 - b2) g' g'; w = w - c1 m / (sqrt(v) c2 + eps).
+// w, m (and v) are updated in place; with bf16_addr the new w is also written as bf16.
+struct OptimizerProblem {
+    OptimizerKind kind = OptimizerKind::SgdMomentum;
+    std::uint64_t elements = 0;
+    bool bf16_copy = false;
+    std::uint64_t w_addr = 0, g_addr = 0, m_addr = 0, v_addr = 0, hp_addr = 0, bf16_addr = 0;
+};
+
+inline constexpr std::size_t optimizer_hp_count = 8;
+std::array<float, optimizer_hp_count> sgd_hyperparameters(float lr, float momentum,
+                                                          float weight_decay = 0.0f);
+std::array<float, optimizer_hp_count> adam_hyperparameters(float lr, float beta1, float beta2,
+                                                           float eps, float weight_decay,
+                                                           std::uint64_t step);
+
+// The gradient of max or average pooling with windows of k x k at stride k (windows that tile
+// the image: height and width multiples of k) over NHWC fp32 images: dx [N, H, W, C] from
+// dy [N, H / k, W / k, C] (and, for MAX, the forward input x and output y). MAX gives each
+// window's dy to the first element in row-major order equal to y (the element the forward
+// POOL kept; a window whose y is NaN gets no gradient); AVG gives dy / (k k) to all.
+struct PoolGradProblem {
+    PoolOp op = PoolOp::Max;
+    std::uint32_t batch = 1, height = 0, width = 0, channels = 0, window = 2;
+    std::uint64_t x_addr = 0, y_addr = 0, dy_addr = 0, dx_addr = 0;
+};
+
+std::vector<Program> compile_pool_grad(const PoolGradProblem &problem, const ArrayLimits &limits,
+                                       std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+
+std::vector<Program> compile_softmax(const SoftmaxProblem &problem, const ArrayLimits &limits,
+                                     std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+std::vector<Program> compile_activation_grad(const ActivationGradProblem &problem,
+                                             const ArrayLimits &limits,
+                                             std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+std::vector<Program> compile_optimizer(const OptimizerProblem &problem, const ArrayLimits &limits,
+                                       std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+
+const char *softmax_kind_name(SoftmaxKind kind);
+const char *grad_function_name(GradFunction function);
+const char *optimizer_name(OptimizerKind kind);
+
+} // namespace tpurt

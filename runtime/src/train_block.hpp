@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+// train_block.hpp - what the training-op compilers share: the unified-buffer layout of their
+// constants, the start of every program (the constant 1 as a 1 x 1 fp32 weight), Block (one
+// tile's instructions on fp32 operands: functions and constants through the accumulators,
+// VECTOR with the four kinds of b, REDUCE, dense DMA) and Splitter (tiles into programs).
+#pragma once
+
+#include "tpurt/device_info.hpp"
+#include "tpurt/error.hpp"
+#include "tpurt/program_builder.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpurt::train_detail {
+
+constexpr std::uint32_t max_dim = 65535;
+// Unified buffer: the constant 1 at 0, constants and hyperparameters from 64, operands from 128.
+constexpr std::uint32_t one_ub = 0;
+constexpr std::uint32_t const_ub = 64;
+constexpr std::uint32_t data_ub = 128;
+
+// The start of every program: 1.0 at one_ub (exp of a still zero accumulator), loaded as the
+// 1 x 1 fp32 weight tile that moves values into the accumulators.
+inline void emit_start(ProgramBuilder &b) {
+    b.activate({.out_type = DType::Fp32,
+                .function = Activation::Exp,
+                .acc_addr = 0,
+                .acc_stride = 4,
+                .dst_addr = one_ub,
+                .dst_stride = 4,
+                .rows = 1,
+                .cols = 1});
+    b.load_weights(
+        WeightLoad{.type = DType::Fp32, .src_addr = one_ub, .src_stride = 4, .rows = 1, .cols = 1});
+}
+constexpr std::size_t start_insns = 2;
+
+// How b is combined with a in a VECTOR: same shape, b's first row, one value per row
+// (TPU_F_VEC_B_COL), or one value for all (B_COL with stride 0).
+enum class Bcast { Full, Row, Column, Scalar };
+
+// The instructions of one tile, on fp32 operands in the unified buffer.
+class Block {
+  public:
+    // dst[i] = f(scale x src[i]) for n values, through the accumulators.
+    void apply(Activation f, float scale, std::uint32_t src, std::uint32_t dst, std::uint32_t n,
+               DType out = DType::Fp32) {
+        b_.matmul({.type = DType::Fp32,
+                   .src_addr = src,
+                   .src_stride = 4,
+                   .rows = n,
+                   .cols = 1,
+                   .acc_addr = 0,
+                   .acc_stride = 4});
+        const auto out_elem = static_cast<std::uint32_t>(element_size(out));
+        b_.activate({.out_type = out,
+                     .function = f,
+                     .acc_addr = 0,
+                     .acc_stride = 4,
+                     .dst_addr = dst,
+                     .dst_stride = out_elem,
+                     .rows = n,
+                     .cols = 1,
+                     .scale = scale});
+    }
+    // c at dst.
+    void constant(float c, std::uint32_t dst) { apply(Activation::None, c, one_ub, dst, 1); }
+    // n copies of c from dst on (a MATMUL that reads the 1 for every row).
+    void fill(float c, std::uint32_t dst, std::uint32_t n) {
+        b_.matmul({.type = DType::Fp32,
+                   .src_addr = one_ub,
+                   .src_stride = 0,
+                   .rows = n,
+                   .cols = 1,
+                   .acc_addr = 0,
+                   .acc_stride = 4});
+        b_.activate({.out_type = DType::Fp32,
+                     .function = Activation::None,
+                     .acc_addr = 0,
+                     .acc_stride = 4,
+                     .dst_addr = dst,
+                     .dst_stride = 4,
+                     .rows = n,
+                     .cols = 1,
+                     .scale = c});
+    }
+    void vec(VectorOp op, std::uint32_t a, std::uint32_t b, std::uint32_t dst, std::uint32_t rows,
+             std::uint32_t cols, Bcast mode = Bcast::Full) {
+        const std::uint32_t row = cols * 4;
+        b_.vector({.type = DType::Fp32,
+                   .op = op,
+                   .a_addr = a,
+                   .a_stride = row,
+                   .b_addr = b,
+                   .b_stride = mode == Bcast::Full     ? row
+                               : mode == Bcast::Column ? 4
+                                                       : 0,
+                   .dst_addr = dst,
+                   .dst_stride = row,
+                   .rows = rows,
+                   .cols = cols,
+                   .b_column = mode == Bcast::Column || mode == Bcast::Scalar});
+    }
+    void reduce(ReduceOp op, std::uint32_t a, std::uint32_t dst, std::uint32_t rows,
+                std::uint32_t cols) {
+        b_.reduce({.type = DType::Fp32,
+                   .op = op,
+                   .a_addr = a,
+                   .a_stride = cols * 4,
+                   .dst_addr = dst,
+                   .dst_stride = 4,
+                   .rows = rows,
+                   .cols = cols});
+    }
+    // rows x cols fp32 (or `type`) between dense host rows and dense unified-buffer rows.
+    void load(std::uint64_t host, std::uint32_t ub, std::uint32_t rows, std::uint32_t cols) {
+        b_.dma_in(transfer(DType::Fp32, host, ub, rows, cols));
+    }
+    void store(std::uint64_t host, std::uint32_t ub, std::uint32_t rows, std::uint32_t cols,
+               DType type = DType::Fp32) {
+        b_.dma_out(transfer(type, host, ub, rows, cols));
+    }
+    // rows x cols fp32 from host rows host_stride bytes apart into dense unified-buffer rows, and
+    // back.
+    void gather(std::uint64_t host, std::uint64_t host_stride, std::uint32_t ub, std::uint32_t rows,
+                std::uint32_t cols) {
+        DmaTransfer t = transfer(DType::Fp32, host, ub, rows, cols);
+        t.host_stride = host_stride;
+        b_.dma_in(t);
+    }
+    void scatter(std::uint64_t host, std::uint64_t host_stride, std::uint32_t ub,
+                 std::uint32_t rows, std::uint32_t cols) {
+        DmaTransfer t = transfer(DType::Fp32, host, ub, rows, cols);
+        t.host_stride = host_stride;
+        b_.dma_out(t);
+    }
+    Program finish() { return b_.finish(); }
+
+  private:
+    static DmaTransfer transfer(DType type, std::uint64_t host, std::uint32_t ub,
+                                std::uint32_t rows, std::uint32_t cols) {
+        const auto row = static_cast<std::uint32_t>(cols * element_size(type));
+        return {.type = type,
+                .host_addr = host,
+                .host_stride = row,
+                .local_addr = ub,
+                .local_stride = row,
+                .rows = rows,
+                .cols = cols};
+    }
+    ProgramBuilder b_;
+};
+
+// Collects tiles into programs of at most max_insns (the start and HALT included).
+class Splitter {
+  public:
+    explicit Splitter(std::size_t max_program_bytes)
+        : max_insns_(max_program_bytes / TPU_INSN_SIZE) {}
+    void add(const Program &tile) {
+        if (start_insns + tile.insns.size() + 1 > max_insns_)
+            throw Error(ErrorCode::InvalidArgument, "program size limit below one tile");
+        if (!current_.empty() && current_.size() + tile.insns.size() + 1 > max_insns_)
+            programs_.push_back(current_.halt().finish());
+        if (current_.empty())
+            emit_start(current_);
+        current_.append(tile);
+    }
+    std::vector<Program> finish() {
+        programs_.push_back(current_.halt().finish());
+        return std::move(programs_);
+    }
+
+  private:
+    std::size_t max_insns_;
+    ProgramBuilder current_;
+    std::vector<Program> programs_;
+};
+
+[[noreturn]] inline void unsupported(const std::string &op, const ArrayLimits &limits) {
+    throw Error(ErrorCode::Unsupported,
+                op + " does not fit the card (unified buffer " + std::to_string(limits.ub_bytes) +
+                    " bytes, accumulators " + std::to_string(limits.acc_bytes) + " bytes)");
+}
+
+} // namespace tpurt::train_detail

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// train_executables.cpp - compiling the training ops into executables and caching them per
+// device (see train_executables.hpp).
+#include "train_executables.hpp"
+
+#include "device_state.hpp"
+#include "tpurt/device.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace tpurt {
+
+namespace {
+
+std::string limits_key(const ArrayLimits &l) {
+    return " card " + std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
+           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
+}
+
+std::string softmax_name(const SoftmaxProblem &p) {
+    char scale[32];
+    std::snprintf(scale, sizeof(scale), "%a", static_cast<double>(p.grad_scale));
+    return std::string(softmax_kind_name(p.kind)) + " fp32 " + std::to_string(p.rows) + "x" +
+           std::to_string(p.cols) +
+           (p.kind == SoftmaxKind::CrossEntropy ? std::string(" scale ") + scale : "");
+}
+
+std::string grad_name(const ActivationGradProblem &p) {
+    return std::string(grad_function_name(p.function)) + " fp32 " + std::to_string(p.elements);
+}
+
+std::string optimizer_name_of(const OptimizerProblem &p) {
+    return std::string(optimizer_name(p.kind)) + " fp32 " + std::to_string(p.elements) +
+           (p.bf16_copy ? " +bf16" : "");
+}
+
+std::string pool_grad_name(const PoolGradProblem &p) {
+    return std::string(p.op == PoolOp::Max ? "maxpool_grad" : "avgpool_grad") + " fp32 " +
+           std::to_string(p.batch) + "x" + std::to_string(p.height) + "x" +
+           std::to_string(p.width) + "x" + std::to_string(p.channels) + " k" +
+           std::to_string(p.window);
+}
+
+} // namespace
+
+Executable compile_pool_grad_executable(const PoolGradProblem &problem, const ArrayLimits &limits) {
+    PoolGradProblem p = problem;
+    const std::uint64_t in = std::uint64_t{p.batch} * p.height * p.width * p.channels * 4;
+    const std::uint64_t out = p.window ? in / (std::uint64_t{p.window} * p.window) : 0;
+    std::vector<ExecutableArg> args;
+    if (p.op == PoolOp::Max) {
+        p.x_addr = Executable::placeholder(0);
+        p.y_addr = Executable::placeholder(1);
+        args = {{"x", in}, {"y", out}};
+    }
+    p.dy_addr = Executable::placeholder(args.size());
+    args.push_back({"dy", out});
+    p.dx_addr = Executable::placeholder(args.size());
+    args.push_back({"dx", in});
+    return Executable::link(pool_grad_name(p), std::move(args), compile_pool_grad(p, limits));
+}
+
+std::shared_ptr<const Executable> pool_grad_executable(Device &device,
+                                                       const PoolGradProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(
+        pool_grad_name(problem) + limits_key(limits),
+        [&] { return compile_pool_grad_executable(problem, limits); });
+}
+
+Executable compile_softmax_executable(const SoftmaxProblem &problem, const ArrayLimits &limits) {
+    SoftmaxProblem p = problem;
+    const std::uint64_t bytes = std::uint64_t{p.rows} * p.cols * 4;
+    std::vector<ExecutableArg> args{{"x", bytes}};
+    p.x_addr = Executable::placeholder(0);
+    if (p.kind == SoftmaxKind::CrossEntropy) {
+        p.target_addr = Executable::placeholder(1);
+        p.out_addr = Executable::placeholder(2);
+        p.loss_addr = Executable::placeholder(3);
+        args.push_back({"targets", bytes});
+        args.push_back({"grad", bytes});
+        args.push_back({"loss", std::uint64_t{p.rows} * 4});
+    } else {
+        p.out_addr = Executable::placeholder(1);
+        args.push_back({"out", bytes});
+    }
+    return Executable::link(softmax_name(p), std::move(args), compile_softmax(p, limits));
+}
+
+Executable compile_activation_grad_executable(const ActivationGradProblem &problem,
+                                              const ArrayLimits &limits) {
+    ActivationGradProblem p = problem;
+    p.x_addr = Executable::placeholder(0);
+    p.dy_addr = Executable::placeholder(1);
+    p.dx_addr = Executable::placeholder(2);
+    const std::uint64_t bytes = p.elements * 4;
+    return Executable::link(grad_name(p), {{"saved", bytes}, {"dy", bytes}, {"dx", bytes}},
+                            compile_activation_grad(p, limits));
+}
+
+Executable compile_optimizer_executable(const OptimizerProblem &problem,
+                                        const ArrayLimits &limits) {
+    OptimizerProblem p = problem;
+    const std::uint64_t bytes = p.elements * 4;
+    std::vector<ExecutableArg> args{
+        {"w", bytes}, {"g", bytes}, {"m", bytes}, {"hp", optimizer_hp_count * 4}};
+    p.w_addr = Executable::placeholder(0);
+    p.g_addr = Executable::placeholder(1);
+    p.m_addr = Executable::placeholder(2);
+    p.hp_addr = Executable::placeholder(3);
+    if (p.kind == OptimizerKind::Adam) {
+        p.v_addr = Executable::placeholder(args.size());
+        args.push_back({"v", bytes});
+    }
+    if (p.bf16_copy) {
+        p.bf16_addr = Executable::placeholder(args.size());
+        args.push_back({"w_bf16", p.elements * 2});
+    }
+    return Executable::link(optimizer_name_of(p), std::move(args), compile_optimizer(p, limits));
+}
+
+std::shared_ptr<const Executable> softmax_executable(Device &device,
+                                                     const SoftmaxProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(
+        softmax_name(problem) + limits_key(limits),
+        [&] { return compile_softmax_executable(problem, limits); });
+}
+
+std::shared_ptr<const Executable> activation_grad_executable(Device &device,
+                                                             const ActivationGradProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(grad_name(problem) + limits_key(limits), [&] {
+        return compile_activation_grad_executable(problem, limits);
+    });
+}
+
+std::shared_ptr<const Executable> optimizer_executable(Device &device,
+                                                       const OptimizerProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(
+        optimizer_name_of(problem) + limits_key(limits),
+        [&] { return compile_optimizer_executable(problem, limits); });
+}
+
+} // namespace tpurt

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+// train_test.cpp - the training ops' programs (train_compiler.hpp) run on the engine: softmax,
+// log-softmax and the softmax cross-entropy against double-precision formulas; the activation
+// gradients against their derivatives; SGD with momentum and Adam bit for bit against the same
+// binary32 steps on the host; and every gradient against central finite differences of the
+// card's own forward computation (fp32 on the card; tolerances stated at each check). Shapes
+// include 1 x 1, single rows, odd sizes and tiles and programs split over a small card.
+#include "engine_runner.hpp"
+
+#include <tpu_test/card.hpp>
+
+#include <tpurt/bf16.hpp>
+#include <tpurt/train_compiler.hpp>
+#include <tpurt/vector_compiler.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using runtime_test::engine_config;
+using runtime_test::limits_of;
+using tpurt::DType;
+using tpurt::GradFunction;
+using tpurt::SoftmaxKind;
+
+namespace {
+
+constexpr std::uint64_t va(int i) {
+    return std::uint64_t(i + 1) << 32;
+}
+
+const tpu_engine_config big = engine_config(128, 128, 8u << 20, 4u << 20);
+const tpu_engine_config small = engine_config(16, 16, 16u << 10, 8u << 10);
+
+// Runs programs on a fresh card with float arrays at va(0), va(1), ...; returns them afterwards.
+std::vector<std::vector<float>> run(const tpu_engine_config &cfg,
+                                    const std::vector<tpurt::Program> &programs,
+                                    std::vector<std::vector<float>> arrays) {
+    tpu::test::HostMemory memory;
+    tpu::test::Card card(memory, cfg);
+    tpu::test::AddressSpace space = card.address_space(1);
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+        space.map(va(int(i)), arrays[i].size() * 4, tpu::test::kReadWrite);
+        space.write(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
+    }
+    for (const tpurt::Program &p : programs) {
+        const tpu_job_result r = card.run(space, p.insns);
+        INFO("status " << r.status << " at " << r.error_pc);
+        REQUIRE(r.status == TPU_ERR_NONE);
+    }
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+        space.read(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
+    return arrays;
+}
+
+std::vector<float> randoms(std::size_t n, unsigned seed, float lo, float hi) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (float &x : v)
+        x = d(rng);
+    return v;
+}
+
+// One-hot rows (class r * 7 mod cols), as targets.
+std::vector<float> one_hot(std::uint32_t rows, std::uint32_t cols) {
+    std::vector<float> t(std::size_t{rows} * cols, 0.0f);
+    for (std::uint32_t r = 0; r < rows; ++r)
+        t[std::size_t{r} * cols + (r * 7) % cols] = 1.0f;
+    return t;
+}
+
+struct Softmaxed {
+    std::vector<double> p, logp;
+};
+
+Softmaxed ref_softmax(const std::vector<float> &x, std::uint32_t rows, std::uint32_t cols) {
+    Softmaxed out{std::vector<double>(x.size()), std::vector<double>(x.size())};
+    for (std::uint32_t r = 0; r < rows; ++r) {
+        const float *row = &x[std::size_t{r} * cols];
+        double m = row[0], s = 0;
+        for (std::uint32_t c = 0; c < cols; ++c)
+            m = std::max(m, double(row[c]));
+        for (std::uint32_t c = 0; c < cols; ++c)
+            s += std::exp(row[c] - m);
+        for (std::uint32_t c = 0; c < cols; ++c) {
+            out.p[std::size_t{r} * cols + c] = std::exp(row[c] - m) / s;
+            out.logp[std::size_t{r} * cols + c] = (row[c] - m) - std::log(s);
+        }
+    }
+    return out;
+}
+
+// The card's cross-entropy: per-row losses and the gradient.
+std::pair<std::vector<float>, std::vector<float>>
+card_cross_entropy(const tpu_engine_config &cfg, const std::vector<float> &x,
+                   const std::vector<float> &t, std::uint32_t rows, std::uint32_t cols,
+                   float scale) {
+    const auto programs = tpurt::compile_softmax({.kind = SoftmaxKind::CrossEntropy,
+                                                  .rows = rows,
+                                                  .cols = cols,
+                                                  .grad_scale = scale,
+                                                  .x_addr = va(0),
+                                                  .target_addr = va(1),
+                                                  .out_addr = va(2),
+                                                  .loss_addr = va(3)},
+                                                 limits_of(cfg));
+    auto out = run(cfg, programs, {x, t, std::vector<float>(x.size()), std::vector<float>(rows)});
+    return {out[3], out[2]};
+}
+
+} // namespace
+
+TEST_CASE("softmax and log-softmax on the card match the double formulas", "[train]") {
+    const auto shape = GENERATE(std::pair<std::uint32_t, std::uint32_t>{1, 1},
+                                std::pair<std::uint32_t, std::uint32_t>{1, 10},
+                                std::pair<std::uint32_t, std::uint32_t>{7, 33},
+                                std::pair<std::uint32_t, std::uint32_t>{130, 10},
+                                std::pair<std::uint32_t, std::uint32_t>{3, 1000});
+    const auto [rows, cols] = shape;
+    const bool small_card = GENERATE(false, true);
+    const tpu_engine_config &cfg = small_card ? small : big;
+    CAPTURE(rows, cols, small_card);
+    const std::vector<float> x = randoms(std::size_t{rows} * cols, rows * 31 + cols, -20.0f, 20.0f);
+    const Softmaxed want = ref_softmax(x, rows, cols);
+    for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax}) {
+        const auto programs = tpurt::compile_softmax(
+            {.kind = kind, .rows = rows, .cols = cols, .x_addr = va(0), .out_addr = va(1)},
+            limits_of(cfg), small_card ? 64 * 32 : TPU_PROGRAM_MAX_BYTES);
+        const auto out = run(cfg, programs, {x, std::vector<float>(x.size())})[1];
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            CAPTURE(tpurt::softmax_kind_name(kind), i, x[i], out[i]);
+            // exp and log within about an ulp each, sums of up to 1000 terms: relative 1e-5
+            // (softmax), absolute 1e-5 + relative 1e-6 (log-softmax).
+            if (kind == SoftmaxKind::Softmax)
+                REQUIRE(std::fabs(out[i] - want.p[i]) <= 1e-5 * want.p[i] + 1e-37);
+            else
+                REQUIRE(std::fabs(out[i] - want.logp[i]) <= 1e-5 + 1e-6 * std::fabs(want.logp[i]));
+        }
+    }
+}
+
+TEST_CASE("softmax cross-entropy: loss and gradient match the formulas", "[train]") {
+    const std::uint32_t rows = GENERATE(1u, 5u, 67u), cols = GENERATE(1u, 10u, 37u);
+    const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
+    CAPTURE(rows, cols);
+    const std::vector<float> x = randoms(std::size_t{rows} * cols, rows + cols, -8.0f, 8.0f);
+    const std::vector<float> t = one_hot(rows, cols);
+    const float scale = 1.0f / float(rows);
+    const auto [loss, grad] = card_cross_entropy(cfg, x, t, rows, cols, scale);
+    const Softmaxed want = ref_softmax(x, rows, cols);
+    for (std::uint32_t r = 0; r < rows; ++r) {
+        double l = 0;
+        for (std::uint32_t c = 0; c < cols; ++c)
+            l -= t[std::size_t{r} * cols + c] * want.logp[std::size_t{r} * cols + c];
+        REQUIRE(std::fabs(loss[r] - l) <= 1e-5 + 1e-6 * l);
+    }
+    for (std::size_t i = 0; i < x.size(); ++i)
+        REQUIRE(std::fabs(grad[i] - scale * (want.p[i] - t[i])) <= 1e-6);
+}
+
+TEST_CASE("softmax cross-entropy's gradient equals central finite differences of its loss",
+          "[train][gradcheck]") {
+    const std::uint32_t rows = 3, cols = 11;
+    std::vector<float> x = randoms(rows * cols, 5, -3.0f, 3.0f);
+    std::vector<float> t = randoms(rows * cols, 6, 0.0f, 1.0f); // soft targets, rows sum to 1
+    for (std::uint32_t r = 0; r < rows; ++r) {
+        float s = 0;
+        for (std::uint32_t c = 0; c < cols; ++c)
+            s += t[r * cols + c];
+        for (std::uint32_t c = 0; c < cols; ++c)
+            t[r * cols + c] /= s;
+    }
+    const float scale = 1.0f / rows;
+    const auto total = [&](const std::vector<float> &xs) {
+        const auto loss = card_cross_entropy(big, xs, t, rows, cols, scale).first;
+        double sum = 0;
+        for (float l : loss)
+            sum += l;
+        return scale * sum;
+    };
+    const std::vector<float> grad = card_cross_entropy(big, x, t, rows, cols, scale).second;
+    // h = 1e-2: truncation error h^2 / 6 |f'''| below 1e-5 here, the fp32 loss's rounding
+    // (about 1e-6 relative) over 2h about 1e-4: tolerance 5e-4.
+    const float h = 1e-2f;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        std::vector<float> up = x, down = x;
+        up[i] += h;
+        down[i] -= h;
+        const double fd = (total(up) - total(down)) / (double(up[i]) - double(down[i]));
+        CAPTURE(i, fd, grad[i]);
+        REQUIRE(std::fabs(fd - grad[i]) <= 5e-4);
+    }
+}
+
+namespace {
+
+double ref_gelu(double x) {
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+// f'(x) in double, from x.
+double derivative(GradFunction f, double x) {
+    switch (f) {
+    case GradFunction::Relu:
+        return x > 0 ? 1 : 0;
+    case GradFunction::Sigmoid: {
+        const double s = 1 / (1 + std::exp(-x));
+        return s * (1 - s);
+    }
+    case GradFunction::Tanh: {
+        const double t = std::tanh(x);
+        return 1 - t * t;
+    }
+    case GradFunction::Gelu: {
+        const double h = 1e-6;
+        return (ref_gelu(x + h) - ref_gelu(x - h)) / (2 * h);
+    }
+    }
+    return 0;
+}
+
+tpurt::Activation forward_of(GradFunction f) {
+    switch (f) {
+    case GradFunction::Relu:
+        return tpurt::Activation::Relu;
+    case GradFunction::Sigmoid:
+        return tpurt::Activation::Sigmoid;
+    case GradFunction::Tanh:
+        return tpurt::Activation::Tanh;
+    case GradFunction::Gelu:
+        return tpurt::Activation::Gelu;
+    }
+    return tpurt::Activation::None;
+}
+
+// The card's forward function f(x) (ACTIVATE through compile_unary, fp32).
+std::vector<float> card_forward(GradFunction f, const std::vector<float> &x) {
+    const auto programs = tpurt::compile_unary({.type = DType::Fp32,
+                                                .out_type = DType::Fp32,
+                                                .function = forward_of(f),
+                                                .elements = x.size(),
+                                                .a_addr = va(0),
+                                                .dst_addr = va(1)},
+                                               limits_of(big));
+    return run(big, programs, {x, std::vector<float>(x.size())})[1];
+}
+
+std::vector<float> card_grad(const tpu_engine_config &cfg, GradFunction f,
+                             const std::vector<float> &saved, const std::vector<float> &dy) {
+    const auto programs = tpurt::compile_activation_grad({.function = f,
+                                                          .elements = saved.size(),
+                                                          .x_addr = va(0),
+                                                          .dy_addr = va(1),
+                                                          .dx_addr = va(2)},
+                                                         limits_of(cfg));
+    return run(cfg, programs, {saved, dy, std::vector<float>(saved.size())})[2];
+}
+
+} // namespace
+
+TEST_CASE("activation gradients match the derivatives and finite differences",
+          "[train][gradcheck]") {
+    const GradFunction f =
+        GENERATE(GradFunction::Relu, GradFunction::Sigmoid, GradFunction::Tanh, GradFunction::Gelu);
+    const std::size_t n = GENERATE(1u, 7u, 5000u);
+    const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
+    CAPTURE(tpurt::grad_function_name(f), n);
+    std::vector<float> x = randoms(n, unsigned(n) + 3, -4.0f, 4.0f);
+    for (float &v : x) // keep ReLU's kink out of the finite differences' reach
+        if (std::fabs(v) < 0.05f)
+            v = 0.5f;
+    const std::vector<float> dy = randoms(n, unsigned(n) + 4, -2.0f, 2.0f);
+    const bool from_output = f == GradFunction::Sigmoid || f == GradFunction::Tanh;
+    const std::vector<float> y = card_forward(f, x);
+    const std::vector<float> dx = card_grad(cfg, f, from_output ? y : x, dy);
+    std::vector<float> up = x, down = x;
+    const float h = 1e-2f;
+    for (std::size_t i = 0; i < n; ++i) {
+        up[i] += h;
+        down[i] -= h;
+    }
+    const std::vector<float> fu = card_forward(f, up), fd = card_forward(f, down);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double want = derivative(f, x[i]) * dy[i];
+        const double diff = (double(fu[i]) - fd[i]) / (double(up[i]) - down[i]) * dy[i];
+        CAPTURE(i, x[i], dy[i], dx[i], want, diff);
+        // The derivative formula: binary32 steps, relative 1e-5 of |dy| (sigmoid and tanh read
+        // the card's y, within 2.5 ulp). Finite differences, h = 1e-2: truncation h^2 / 6
+        // |f'''| <= 2e-5 |dy| and the fp32 forward's rounding over 2h <= 1e-5 |dy|: 1e-4 |dy|
+        // (GELU's f''' is larger: 3e-4).
+        REQUIRE(std::fabs(dx[i] - want) <= 1e-5 * (std::fabs(dy[i]) + std::fabs(want)) + 1e-30);
+        REQUIRE(std::fabs(dx[i] - diff) <= 3e-4 * std::fabs(dy[i]) + 1e-30);
+    }
+}
+
+namespace {
+
+// The optimizers' binary32 steps in the order train_compiler.hpp gives them.
+void host_sgd(std::vector<float> &w, std::vector<float> g, std::vector<float> &m,
+              const std::array<float, 8> &hp) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        g[i] = g[i] + w[i] * hp[2];
+        m[i] = m[i] * hp[1];
+        m[i] = m[i] + g[i];
+        w[i] = w[i] - m[i] * hp[0];
+    }
+}
+
+void host_adam(std::vector<float> &w, std::vector<float> g, std::vector<float> &m,
+               std::vector<float> &v, const std::array<float, 8> &hp) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        g[i] = g[i] + w[i] * hp[7];
+        const float t = g[i] * hp[2];
+        m[i] = m[i] * hp[1];
+        m[i] = m[i] + t;
+        const float t2 = (g[i] * g[i]) * hp[4];
+        v[i] = v[i] * hp[3];
+        v[i] = v[i] + t2;
+        float d = std::sqrt(v[i]) * hp[5];
+        d = d + hp[6];
+        const float u = (m[i] / d) * hp[0];
+        w[i] = w[i] - u;
+    }
+}
+
+std::vector<float> bf16_of(const std::vector<std::uint16_t> &packed, std::size_t n) {
+    std::vector<float> out(n);
+    for (std::size_t i = 0; i < n; ++i)
+        out[i] = std::bit_cast<float>(std::uint32_t(packed[i]) << 16);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("SGD with momentum and Adam equal their binary32 steps, bf16 copy included", "[train]") {
+    const std::size_t n = GENERATE(1u, 13u, 4099u);
+    const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
+    const bool adam = GENERATE(false, true);
+    CAPTURE(n, adam);
+    std::vector<float> w = randoms(n, 1, -1.0f, 1.0f), m = randoms(n, 2, -0.1f, 0.1f);
+    std::vector<float> v = randoms(n, 3, 0.0f, 0.01f), g = randoms(n, 4, -0.5f, 0.5f);
+    for (int step = 1; step <= 3; ++step) {
+        const auto hp = adam ? tpurt::adam_hyperparameters(1e-3f, 0.9f, 0.999f, 1e-8f, 1e-4f, step)
+                             : tpurt::sgd_hyperparameters(0.05f, 0.9f, 1e-4f);
+        const auto programs = tpurt::compile_optimizer(
+            {.kind = adam ? tpurt::OptimizerKind::Adam : tpurt::OptimizerKind::SgdMomentum,
+             .elements = n,
+             .bf16_copy = true,
+             .w_addr = va(0),
+             .g_addr = va(1),
+             .m_addr = va(2),
+             .v_addr = va(3),
+             .hp_addr = va(4),
+             .bf16_addr = va(5)},
+            limits_of(cfg), cfg.ub_bytes < (1u << 20) ? 64 * 32 : TPU_PROGRAM_MAX_BYTES);
+        auto out = run(cfg, programs,
+                       {w, g, m, v, std::vector<float>(hp.begin(), hp.end()),
+                        std::vector<float>((n + 1) / 2)});
+        if (adam)
+            host_adam(w, g, m, v, hp);
+        else
+            host_sgd(w, g, m, hp);
+        REQUIRE(out[0] == w);
+        REQUIRE(out[2] == m);
+        if (adam)
+            REQUIRE(out[3] == v);
+        std::vector<std::uint16_t> packed(n);
+        std::memcpy(packed.data(), out[5].data(), n * 2);
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(bf16_of(packed, n)[i] ==
+                    tpurt::Bf16::from_float(w[i] == 0 ? 0.0f : w[i]).to_float());
+    }
+}
+
+TEST_CASE("training compilers refuse empty shapes and cards without room", "[train]") {
+    CHECK_THROWS(tpurt::compile_softmax({.rows = 0, .cols = 3}, limits_of(big)));
+    CHECK_THROWS(tpurt::compile_activation_grad({.elements = 0}, limits_of(big)));
+    CHECK_THROWS(tpurt::compile_optimizer({.elements = 0}, limits_of(big)));
+    CHECK_THROWS(tpurt::compile_softmax({.rows = 1, .cols = 70000}, limits_of(big)));
+    CHECK_THROWS(tpurt::adam_hyperparameters(1e-3f, 0.9f, 0.999f, 1e-8f, 0, 0));
+}
+
+namespace {
+
+std::vector<float> card_pool(tpurt::PoolOp op, const std::vector<float> &x, std::uint32_t n,
+                             std::uint32_t h, std::uint32_t w, std::uint32_t c, std::uint32_t k) {
+    const auto programs = tpurt::compile_pool({.type = DType::Fp32,
+                                               .op = op,
+                                               .batch = n,
+                                               .height = h,
+                                               .width = w,
+                                               .channels = c,
+                                               .win_h = k,
+                                               .win_w = k,
+                                               .stride_h = k,
+                                               .stride_w = k,
+                                               .a_addr = va(0),
+                                               .dst_addr = va(1)},
+                                              limits_of(big));
+    return run(big, programs, {x, std::vector<float>(x.size() / (k * k))})[1];
+}
+
+std::vector<float> card_pool_grad(const tpu_engine_config &cfg, tpurt::PoolOp op,
+                                  const std::vector<float> &x, const std::vector<float> &y,
+                                  const std::vector<float> &dy, std::uint32_t n, std::uint32_t h,
+                                  std::uint32_t w, std::uint32_t c, std::uint32_t k) {
+    const auto programs = tpurt::compile_pool_grad({.op = op,
+                                                    .batch = n,
+                                                    .height = h,
+                                                    .width = w,
+                                                    .channels = c,
+                                                    .window = k,
+                                                    .x_addr = va(0),
+                                                    .y_addr = va(1),
+                                                    .dy_addr = va(2),
+                                                    .dx_addr = va(3)},
+                                                   limits_of(cfg));
+    return run(cfg, programs, {x, y, dy, std::vector<float>(x.size(), -7.0f)})[3];
+}
+
+} // namespace
+
+TEST_CASE("pooling gradients: first maximum of each window, averages, finite differences",
+          "[train][gradcheck]") {
+    const tpurt::PoolOp op = GENERATE(tpurt::PoolOp::Max, tpurt::PoolOp::Avg);
+    const auto dims = GENERATE(
+        std::array<std::uint32_t, 5>{1, 2, 2, 1, 2}, std::array<std::uint32_t, 5>{2, 6, 4, 3, 2},
+        std::array<std::uint32_t, 5>{1, 28, 28, 5, 2}, std::array<std::uint32_t, 5>{3, 9, 6, 2, 3});
+    const auto [n, h, w, c, k] = dims;
+    const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
+    CAPTURE(n, h, w, c, k, op == tpurt::PoolOp::Max);
+    std::vector<float> x = randoms(std::size_t{n} * h * w * c, h * w + c, -4.0f, 4.0f);
+    // Ties: a quarter of the values rounded to integers, so windows hold equal maxima.
+    for (std::size_t i = 0; i < x.size(); i += 4)
+        x[i] = std::round(x[i]);
+    const std::vector<float> y = card_pool(op, x, n, h, w, c, k);
+    const std::vector<float> dy = randoms(y.size(), 9, -1.0f, 1.0f);
+    const std::vector<float> dx = card_pool_grad(cfg, op, x, y, dy, n, h, w, c, k);
+    const std::uint32_t oh = h / k, ow = w / k;
+    std::vector<float> want(x.size(), 0.0f);
+    for (std::uint32_t i = 0; i < n; ++i)
+        for (std::uint32_t oy = 0; oy < oh; ++oy)
+            for (std::uint32_t ox = 0; ox < ow; ++ox)
+                for (std::uint32_t ch = 0; ch < c; ++ch) {
+                    const std::size_t o = ((std::size_t{i} * oh + oy) * ow + ox) * c + ch;
+                    bool taken = false;
+                    for (std::uint32_t a = 0; a < k; ++a)
+                        for (std::uint32_t b = 0; b < k; ++b) {
+                            const std::size_t at =
+                                ((std::size_t{i} * h + oy * k + a) * w + ox * k + b) * c + ch;
+                            if (op == tpurt::PoolOp::Avg) {
+                                want[at] = dy[o] / float(k * k);
+                            } else if (!taken && x[at] == y[o]) {
+                                want[at] = dy[o];
+                                taken = true;
+                            }
+                        }
+                }
+    REQUIRE(dx == want);
+    // Finite differences of sum(dy y) at a few elements that are not tied (h = 1e-3, below the
+    // gaps between distinct values at this size; the fp32 pooled sums' rounding over 2h:
+    // tolerance 2e-3).
+    for (std::size_t at : {std::size_t{1}, x.size() / 2 + 1, x.size() - 1}) {
+        if (at % 4 == 0)
+            continue;
+        std::vector<float> up = x, down = x;
+        up[at] += 1e-3f;
+        down[at] -= 1e-3f;
+        const std::vector<float> yu = card_pool(op, up, n, h, w, c, k),
+                                 yd = card_pool(op, down, n, h, w, c, k);
+        double diff = 0;
+        for (std::size_t o = 0; o < y.size(); ++o)
+            diff += (double(yu[o]) - yd[o]) * dy[o];
+        diff /= double(up[at]) - double(down[at]);
+        CAPTURE(at, diff, dx[at]);
+        REQUIRE(std::fabs(diff - dx[at]) <= 2e-3);
+    }
+}
