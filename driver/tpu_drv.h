@@ -18,6 +18,7 @@
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
+#include "tpu_debug.h"
 #include "tpu_hw.h"
 #include "tpu_limits.h"
 
@@ -54,6 +55,8 @@ struct tpu_job;
  * @tail: index of the next free entry (the value last written to RING_TAIL)
  * @seqno: seqno of the last job written to the ring
  * @inflight: jobs written to the ring and not yet retired, oldest first
+ * @last_end_ns: when the card last retired a job of the ring (busy-time accounting)
+ * @busy_ns: time the card spent on the ring's jobs since probe (sysfs busy_ns)
  */
 struct tpu_ring {
 	struct tpu_ring_entry *entries;
@@ -63,6 +66,8 @@ struct tpu_ring {
 	u32 tail;
 	u64 seqno;
 	struct list_head inflight;
+	u64 last_end_ns;
+	u64 busy_ns;
 };
 
 /**

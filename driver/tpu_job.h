@@ -48,6 +48,7 @@ struct tpu_job_result {
  * @program_size: bytes of the program
  * @seqno: seqno of the ring entry
  * @slot: ring slot of the job, valid while in the ring
+ * @start_ns: when the job was last written to the ring (busy-time accounting)
  * @inflight_node: link in the ring's in-flight list
  * @hw_fence: signalled when the card retires the job; initialised when written to the ring
  * @done: the scheduler's finished fence: the job has ended, @result is valid
@@ -67,6 +68,7 @@ struct tpu_job {
 	u32 program_size;
 	u64 seqno;
 	u32 slot;
+	u64 start_ns;
 	struct list_head inflight_node;
 	struct dma_fence *hw_fence;
 	struct dma_fence *done;

@@ -67,6 +67,7 @@ void tpu_ring_push(struct tpu_device *tdev, struct tpu_job *job)
 	lockdep_assert_held(&tdev->job_lock);
 
 	job->slot = ring->tail;
+	job->start_ns = ktime_get_ns();
 	memset(&ring->compl[job->slot], 0, sizeof(ring->compl[job->slot]));
 	memset(entry, 0, sizeof(*entry));
 	entry->opcode = TPU_RING_OP_RUN;
