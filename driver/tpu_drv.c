@@ -357,5 +357,6 @@ static struct pci_driver tpu_pci_driver = {
 module_pci_driver(tpu_pci_driver);
 
 MODULE_DESCRIPTION("DRM accel driver of the emulated TPU card");
+MODULE_VERSION("1.0");
 MODULE_AUTHOR("tpu-stack developers");
 MODULE_LICENSE("GPL");

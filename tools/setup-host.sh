@@ -31,7 +31,7 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       libglib2.0-dev libslirp-dev python3-venv flex bison
       seabios qemu-system-data
       busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev
-      zlib1g-dev libcli11-dev nlohmann-json3-dev debootstrap)
+      zlib1g-dev libcli11-dev nlohmann-json3-dev debootstrap dkms sparse)
 
 missing=()
 for p in "${pkgs[@]}"; do
