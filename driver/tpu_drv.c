@@ -352,7 +352,7 @@ static struct pci_driver tpu_pci_driver = {
 	.id_table = tpu_pci_ids,
 	.probe = tpu_probe,
 	.remove = tpu_remove,
-	.driver.dev_groups = tpu_sysfs_groups,
+	.dev_groups = tpu_sysfs_groups,
 };
 module_pci_driver(tpu_pci_driver);
 

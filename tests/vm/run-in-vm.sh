@@ -13,6 +13,7 @@
 #   --no-driver        do not load tpu.ko
 #   --driver-args "a=1 b=2"  module parameters for tpu.ko (e.g. "job_timeout_ms=1000")
 #   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
+#   --cards N          N TPU cards (N times -device tpu; default 1)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -24,6 +25,7 @@ timeout_s=900
 interactive=0
 driver=1
 driver_args=
+cards=1
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -33,10 +35,12 @@ while [ $# -gt 0 ]; do
 	--no-driver) driver=0; shift ;;
 	--driver-args) driver_args=$2; shift 2 ;;
 	--qemu-args) read -r -a more <<<"$2"; extra+=("${more[@]}"); shift 2 ;;
+	--cards) cards=$2; shift 2 ;;
 	--) shift; break ;;
 	*) echo "run-in-vm: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
 	esac
 done
+[[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --cards needs a number >= 1, not '$cards'" >&2; exit 2; }
 [ $interactive -eq 1 ] || [ $# -gt 0 ] || { echo "run-in-vm: no command given" >&2; exit 2; }
 [ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
 [ -f "$kernel" ] || { echo "run-in-vm: no guest kernel at $kernel: run 'make deps'" >&2; exit 2; }
@@ -62,7 +66,10 @@ args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -device isa-debug-exit,iobase=0xf4,iosize=0x04
       -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on"
       -virtfs "local,path=$job,mount_tag=job,security_model=none"
-      -device tpu "${extra[@]}")
+      "${extra[@]}")
+for ((i = 0; i < cards; i++)); do
+	args+=(-device tpu)
+done
 
 if [ $interactive -eq 1 ]; then
 	exec "$qemu" "${args[@]}" -nographic
