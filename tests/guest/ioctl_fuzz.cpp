@@ -6,8 +6,9 @@
 // DRM core's GEM and syncobj ioctls, and random programs with random device addresses submitted
 // and waited for; now and then a file is closed with its jobs and reopened. Afterwards a matmul
 // through the runtime must be exact; the VM harness fails the run on any kernel warning or oops.
-// The same seed replays the same streams (prints it first). Exit status: 0 clean, 1 a process
-// died or the matmul was wrong, 2 bad usage.
+// The same seed replays the same streams (prints it first): the choices do not depend on
+// timing, only on what the ioctls return (a limit reached while jobs are in flight can differ).
+// Exit status: 0 clean, 1 a process died or the matmul was wrong, 2 bad usage.
 #include <drm/tpu_accel.h>
 #include <tpu_hw.h>
 #include <tpurt/tpurt.hpp>
@@ -344,7 +345,9 @@ class Fuzzer {
             args.timeout_ns = 200'000'000;
         if (args.flags & DRM_TPU_WAIT_ABSOLUTE)
             args.timeout_ns = 0;
-        if (do_ioctl(f, DRM_IOCTL_TPU_WAIT, &args) == 0 && known)
+        // Forgotten whatever the WAIT said (it may time out): the stream does not depend on timing.
+        do_ioctl(f, DRM_IOCTL_TPU_WAIT, &args);
+        if (known)
             jobs.erase(jobs.begin() + static_cast<long>(i));
     }
 
