@@ -3,7 +3,8 @@
 #   make demo   set everything up (first run: packages, guest kernel, QEMU build), boot a VM with
 #               the emulated card, load the driver and run a matmul on the card
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
-# Other targets: deps, qemu, module, all (default), vm, fuzz, bench, check, fresh-check, clean.
+# Other targets: deps, qemu, module, all (default), vm, fuzz, bench, check, fresh-check, clean,
+# stress, dkms-check, install-udev.
 # Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
 # trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
 # an interrupted or failed run is simply run again.
@@ -82,12 +83,15 @@ bench-guest: deps qemu guest module
 fuzz: deps
 	CMAKE_FLAGS="$(CMAKE_FLAGS)" tools/run-fuzzers.sh --build $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+# CARDS=n: that many TPU cards in the guest (default 1).
+CARDS ?= 1
 vm: deps qemu all
-	tests/vm/run-in-vm.sh --interactive
+	tests/vm/run-in-vm.sh --cards $(CARDS) --interactive
 
 check: | deps
 	tools/fetch-checkpatch.sh
 	$(MAKE) -C driver W=1
+	$(MAKE) -C driver W=1 C=2
 	$(MAKE) -C driver check
 	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp' | grep -v '^driver/')
 
@@ -137,3 +141,28 @@ SERVE_MODEL ?= $(MODEL_DIR)/checkpoint.tpuckpt
 SERVE_ARGS ?= --max-batch 32 --queue-delay-us 2000
 serve: deps qemu all models
 	tests/vm/run-in-vm.sh --forward $(SERVE_PORT):8000 --timeout 86400 --log build/vm-logs/serve.log -- $(GUEST_BUILD)/workloads/serve/tpu-serve --model $(SERVE_MODEL) --name fashion-mnist --host 0.0.0.0 --port 8000 $(SERVE_ARGS)
+# tpu.ko built through DKMS (driver/dkms.conf) against the guest kernel's headers, in a private
+# DKMS tree under build/dkms (tools/dkms-check.sh).
+.PHONY: dkms-check
+dkms-check: | deps
+	tools/dkms-check.sh
+
+# The udev rule giving /dev/accel/accel* of tpu.ko's cards to group "tpu" (created if missing),
+# installed under $(DESTDIR)/etc/udev/rules.d; udev reloads it when it runs.
+.PHONY: install-udev
+install-udev:
+	install -D -m 0644 driver/70-tpu.rules $(DESTDIR)/etc/udev/rules.d/70-tpu.rules
+	if [ -z "$(DESTDIR)" ]; then getent group tpu >/dev/null || groupadd --system tpu; fi
+	if [ -z "$(DESTDIR)" ] && command -v udevadm >/dev/null && [ -d /run/udev ]; then \
+		udevadm control --reload && udevadm trigger --subsystem-match=accel; fi
+
+# The ioctl fuzzer long: STRESS_OPS operations in STRESS_PROCS processes in the guest
+# (STRESS_SEED to replay a run; the fuzzer prints its seed).
+STRESS_OPS ?= 2000000
+STRESS_PROCS ?= 8
+STRESS_SEED ?=
+.PHONY: stress
+stress: deps qemu all
+	tests/vm/run-in-vm.sh --timeout 7200 --log build/vm-logs/stress.log \
+		--driver-args "job_timeout_ms=2000" -- $(GUEST_BUILD)/tests/guest/tpu-ioctl-fuzz \
+		-n $(STRESS_OPS) -p $(STRESS_PROCS) $(if $(STRESS_SEED),--seed $(STRESS_SEED))

@@ -147,7 +147,7 @@ static void tpu_device_report_error(struct tpu_device *tdev)
 {
 	u32 q;
 
-	drm_dbg(&tdev->drm, "job failed: error %u on queue %u at 0x%llx\n",
+	tpu_dbg(&tdev->drm, IRQ, "job failed: error %u on queue %u at 0x%llx\n",
 		tpu_read(tdev, TPU_REG_ERR_CODE), tpu_read(tdev, TPU_REG_ERR_QUEUE),
 		tpu_read64(tdev, TPU_REG_ERR_ADDR));
 	for (q = 0; q < tdev->num_queues; q++)

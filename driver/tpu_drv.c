@@ -21,14 +21,21 @@
 #include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
+#include "tpu_fdinfo.h"
 #include "tpu_gem.h"
 #include "tpu_job.h"
 #include "tpu_mmu.h"
 #include "tpu_ring.h"
+#include "tpu_sysfs.h"
 
 #ifndef __LITTLE_ENDIAN
 #error "the card's structures in host memory are little-endian, like this driver's host"
 #endif
+
+unsigned int tpu_debug_mask;
+module_param_named(debug, tpu_debug_mask, uint, 0644);
+MODULE_PARM_DESC(debug,
+		 "Debug messages by category (bitmask): 0x1 ioctl, 0x2 job, 0x4 memory, 0x8 sync, 0x10 card errors, 0x20 limits");
 
 /* Page-table entries hold bits 51..12 of a physical address. */
 #define TPU_DMA_BITS		52
@@ -50,7 +57,7 @@ static int tpu_get_param_ioctl(struct drm_device *drm, void *data, struct drm_fi
 	struct drm_tpu_get_param *args = data;
 
 	if (args->pad) {
-		drm_dbg(drm, "get_param: pad 0x%x, must be 0\n", args->pad);
+		tpu_dbg(drm, IOCTL, "get_param: pad 0x%x, must be 0\n", args->pad);
 		return -EINVAL;
 	}
 
@@ -107,7 +114,7 @@ static int tpu_get_param_ioctl(struct drm_device *drm, void *data, struct drm_fi
 		args->value = tdev->num_queues;
 		break;
 	default:
-		drm_dbg(drm, "get_param: unknown param %u\n", args->param);
+		tpu_dbg(drm, IOCTL, "get_param: unknown param %u\n", args->param);
 		return -EINVAL;
 	}
 	return 0;
@@ -147,11 +154,11 @@ static int tpu_counters_ioctl(struct drm_device *drm, void *data, struct drm_fil
 	int idx;
 
 	if (args->pad) {
-		drm_dbg(drm, "counters: pad 0x%x, must be 0\n", args->pad);
+		tpu_dbg(drm, IOCTL, "counters: pad 0x%x, must be 0\n", args->pad);
 		return -EINVAL;
 	}
 	if (!args->size || args->size % sizeof(u64)) {
-		drm_dbg(drm, "counters: size %u not a non-zero multiple of 8\n", args->size);
+		tpu_dbg(drm, IOCTL, "counters: size %u not a non-zero multiple of 8\n", args->size);
 		return -EINVAL;
 	}
 	if (!drm_dev_enter(drm, &idx))
@@ -161,7 +168,8 @@ static int tpu_counters_ioctl(struct drm_device *drm, void *data, struct drm_fil
 
 	size = min_t(u32, args->size, sizeof(values));
 	if (copy_to_user(u64_to_user_ptr(args->counters), values, size)) {
-		drm_dbg(drm, "counters: cannot write %u bytes at 0x%llx\n", size, args->counters);
+		tpu_dbg(drm, IOCTL, "counters: cannot write %u bytes at 0x%llx\n", size,
+			args->counters);
 		return -EFAULT;
 	}
 	args->size = size;
@@ -185,7 +193,7 @@ static int tpu_open(struct drm_device *drm, struct drm_file *file)
 	tfile->ctx = tpu_ctx_create(tfile->tdev);
 	if (IS_ERR(tfile->ctx)) {
 		ret = PTR_ERR(tfile->ctx);
-		drm_dbg(drm, "open: no device context: %d\n", ret);
+		tpu_dbg(drm, MEM, "open: no device context: %d\n", ret);
 		goto err_limits;
 	}
 	ret = tpu_job_open(tfile);
@@ -223,13 +231,18 @@ static const struct drm_ioctl_desc tpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(TPU_COUNTERS, tpu_counters_ioctl, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(tpu_fops);
+static const struct file_operations tpu_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
 
 static const struct drm_driver tpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
 			   DRIVER_SYNCOBJ_TIMELINE,
 	.open = tpu_open,
 	.postclose = tpu_postclose,
+	.show_fdinfo = tpu_fdinfo_show,
 	.gem_create_object = tpu_gem_create_object,
 	.ioctls = tpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(tpu_ioctls),
@@ -343,9 +356,11 @@ static struct pci_driver tpu_pci_driver = {
 	.id_table = tpu_pci_ids,
 	.probe = tpu_probe,
 	.remove = tpu_remove,
+	.dev_groups = tpu_sysfs_groups,
 };
 module_pci_driver(tpu_pci_driver);
 
 MODULE_DESCRIPTION("DRM accel driver of the emulated TPU card");
+MODULE_VERSION("1.0");
 MODULE_AUTHOR("tpu-stack developers");
 MODULE_LICENSE("GPL");

@@ -19,6 +19,7 @@
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
+#include "tpu_debug.h"
 #include "tpu_hw.h"
 #include "tpu_limits.h"
 
@@ -118,6 +119,9 @@ struct tpu_prio_scheds {
  *	IRQ handler
  * @last_progress: CLOCK_MONOTONIC ns when the card last retired a job or was reset: the job
  *	it runs started no earlier
+ * @last_end_ns: when the card last retired a job (busy-time accounting; the card runs one job
+ *	at a time, whatever its queue)
+ * @busy_ns: time the card spent on jobs since probe (sysfs busy_ns)
  * @num_queues: command queues the driver uses: rings[0..num_queues)
  * @rings: one per command queue
  * @prio_scheds: for each SUBMIT priority, the schedulers its jobs go to
@@ -161,6 +165,8 @@ struct tpu_device {
 	u32 num_queues;
 	struct tpu_ring rings[TPU_MAX_QUEUES];
 	u64 last_progress;
+	u64 last_end_ns;
+	u64 busy_ns;
 	struct tpu_prio_scheds prio_scheds[DRM_TPU_PRIORITY_COUNT];
 	spinlock_t fence_lock;		/* hardware fences */
 

@@ -32,8 +32,15 @@ static void tpu_gem_free(struct drm_gem_object *obj)
 	drm_gem_shmem_free(&bo->base);
 }
 
+/* fdinfo: a BO's pages are pinned from its creation to its free. */
+static enum drm_gem_object_status tpu_gem_status(struct drm_gem_object *obj)
+{
+	return to_drm_gem_shmem_obj(obj)->pages ? DRM_GEM_OBJECT_RESIDENT : 0;
+}
+
 static const struct drm_gem_object_funcs tpu_gem_funcs = {
 	.free = tpu_gem_free,
+	.status = tpu_gem_status,
 	.print_info = drm_gem_shmem_object_print_info,
 	.pin = drm_gem_shmem_object_pin,
 	.unpin = drm_gem_shmem_object_unpin,
@@ -66,19 +73,20 @@ int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	int ret;
 
 	if (args->flags) {
-		drm_dbg(drm, "bo_create: flags 0x%x, must be 0\n", args->flags);
+		tpu_dbg(drm, IOCTL, "bo_create: flags 0x%x, must be 0\n", args->flags);
 		return -EINVAL;
 	}
 	if (!args->size || args->size > TPU_BO_MAX_SIZE) {
-		drm_dbg(drm, "bo_create: size %llu not in [1, %u]\n", args->size, TPU_BO_MAX_SIZE);
+		tpu_dbg(drm, MEM, "bo_create: size %llu not in [1, %u]\n", args->size,
+			TPU_BO_MAX_SIZE);
 		return -EINVAL;
 	}
 	size = PAGE_ALIGN(args->size);
 
 	ret = tpu_limits_pin(tfile->ctx, size);
 	if (ret) {
-		drm_dbg(drm, "bo_create: %llu bytes over the %s's pinned-memory limit\n", size,
-			ret == -EDQUOT ? "file" : "device");
+		tpu_dbg(drm, LIMITS, "bo_create: %llu bytes over the %s's pinned-memory limit\n",
+			size, ret == -EDQUOT ? "file" : "device");
 		return ret;
 	}
 	shmem = drm_gem_shmem_create(drm, size);
@@ -118,12 +126,12 @@ int tpu_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	int ret;
 
 	if (args->pad) {
-		drm_dbg(drm, "bo_info: pad 0x%x, must be 0\n", args->pad);
+		tpu_dbg(drm, IOCTL, "bo_info: pad 0x%x, must be 0\n", args->pad);
 		return -EINVAL;
 	}
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj) {
-		drm_dbg(drm, "bo_info: no BO with handle %u\n", args->handle);
+		tpu_dbg(drm, MEM, "bo_info: no BO with handle %u\n", args->handle);
 		return -ENOENT;
 	}
 

@@ -37,6 +37,7 @@
 
 #include "tpu_device.h"
 #include "tpu_drv.h"
+#include "tpu_fdinfo.h"
 #include "tpu_gem.h"
 #include "tpu_job.h"
 #include "tpu_limits.h"
@@ -122,6 +123,7 @@ void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int
 	lockdep_assert_held(&job->tdev->job_lock);
 
 	list_del_init(&job->inflight_node);
+	tpu_fdinfo_job_end(job, res);
 	job->result = *res;
 	if (error)
 		dma_fence_set_error(job->hw_fence, error);
@@ -328,35 +330,35 @@ void tpu_job_close(struct tpu_file *tfile)
 static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit *args)
 {
 	if (args->flags & ~(DRM_TPU_SUBMIT_NO_WAIT | DRM_TPU_SUBMIT_BO_FLAGS)) {
-		drm_dbg(drm, "submit: unknown flags 0x%x\n", args->flags);
+		tpu_dbg(drm, JOB, "submit: unknown flags 0x%x\n", args->flags);
 		return -EINVAL;
 	}
 	if (!(args->flags & DRM_TPU_SUBMIT_BO_FLAGS) && args->bo_flags) {
-		drm_dbg(drm, "submit: bo_flags without DRM_TPU_SUBMIT_BO_FLAGS\n");
+		tpu_dbg(drm, JOB, "submit: bo_flags without DRM_TPU_SUBMIT_BO_FLAGS\n");
 		return -EINVAL;
 	}
 	if (args->reserved[0] || args->reserved[1] || args->pad) {
-		drm_dbg(drm, "submit: reserved fields must be 0\n");
+		tpu_dbg(drm, JOB, "submit: reserved fields must be 0\n");
 		return -EINVAL;
 	}
 	if (args->priority > DRM_TPU_PRIORITY_MAX) {
-		drm_dbg(drm, "submit: priority %u over %u\n", args->priority,
+		tpu_dbg(drm, JOB, "submit: priority %u over %u\n", args->priority,
 			DRM_TPU_PRIORITY_MAX);
 		return -EINVAL;
 	}
 	if (!args->program_size || args->program_size % TPU_INSN_SIZE ||
 	    args->program_size > TPU_PROGRAM_MAX_BYTES) {
-		drm_dbg(drm, "submit: program_size %u not a multiple of %u in [%u, %u]\n",
+		tpu_dbg(drm, JOB, "submit: program_size %u not a multiple of %u in [%u, %u]\n",
 			args->program_size, TPU_INSN_SIZE, TPU_INSN_SIZE, TPU_PROGRAM_MAX_BYTES);
 		return -EINVAL;
 	}
 	if (args->program_offset % TPU_INSN_SIZE) {
-		drm_dbg(drm, "submit: program_offset %u not a multiple of %u\n",
+		tpu_dbg(drm, JOB, "submit: program_offset %u not a multiple of %u\n",
 			args->program_offset, TPU_INSN_SIZE);
 		return -EINVAL;
 	}
 	if (args->bo_count > TPU_JOB_MAX_BOS) {
-		drm_dbg(drm, "submit: bo_count %u over %u\n", args->bo_count, TPU_JOB_MAX_BOS);
+		tpu_dbg(drm, JOB, "submit: bo_count %u over %u\n", args->bo_count, TPU_JOB_MAX_BOS);
 		return -EINVAL;
 	}
 	return tpu_sync_check(drm, args);
@@ -387,7 +389,7 @@ static int tpu_job_read_bo_refs(struct drm_device *drm, const struct drm_tpu_sub
 	for (i = 0; i < args->bo_count; i++) {
 		if (get_user(refs[i].handle, &handles[i]) ||
 		    (with_flags && get_user(refs[i].flags, &flags[i]))) {
-			drm_dbg(drm, "submit: cannot read BO %u of %u at 0x%llx\n", i,
+			tpu_dbg(drm, JOB, "submit: cannot read BO %u of %u at 0x%llx\n", i,
 				args->bo_count, with_flags ? args->bo_flags : args->bo_handles);
 			return -EFAULT;
 		}
@@ -395,7 +397,7 @@ static int tpu_job_read_bo_refs(struct drm_device *drm, const struct drm_tpu_sub
 			refs[i].flags = DRM_TPU_BO_WRITE;
 		} else if (!refs[i].flags ||
 			   refs[i].flags & ~(DRM_TPU_BO_READ | DRM_TPU_BO_WRITE)) {
-			drm_dbg(drm, "submit: BO %u has flags 0x%x\n", refs[i].handle,
+			tpu_dbg(drm, JOB, "submit: BO %u has flags 0x%x\n", refs[i].handle,
 				refs[i].flags);
 			return -EINVAL;
 		}
@@ -445,14 +447,14 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 		struct drm_gem_object *obj = drm_gem_object_lookup(file, refs[i].handle);
 
 		if (!obj) {
-			drm_dbg(drm, "submit: no BO with handle %u\n", refs[i].handle);
+			tpu_dbg(drm, JOB, "submit: no BO with handle %u\n", refs[i].handle);
 			ret = -ENOENT;
 			goto out;
 		}
 		job->bo_write[job->bo_count] = refs[i].flags & DRM_TPU_BO_WRITE;
 		job->bos[job->bo_count++] = obj;
 		if (to_tpu_bo(obj)->ctx != tfile->ctx) {
-			drm_dbg(drm, "submit: BO %u is mapped in another file's address space\n",
+			tpu_dbg(drm, JOB, "submit: BO %u is mapped in another file's address space\n",
 				refs[i].handle);
 			ret = -EINVAL;
 			goto out;
@@ -463,7 +465,7 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 
 	if (args->program_offset > program->size ||
 	    args->program_size > program->size - args->program_offset) {
-		drm_dbg(drm, "submit: program at %u, %u bytes, outside BO %u of %zu bytes\n",
+		tpu_dbg(drm, JOB, "submit: program at %u, %u bytes, outside BO %u of %zu bytes\n",
 			args->program_offset, args->program_size, args->program_handle,
 			program->size);
 		ret = -EINVAL;
@@ -490,8 +492,8 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	if (ret)
 		return ret;
 	if (READ_ONCE(tfile->ctx->banned)) {
-		drm_dbg(drm, "submit: context %u banned after %u timed-out jobs\n", tfile->ctx->id,
-			TPU_CTX_BAN_HANGS);
+		tpu_dbg(drm, JOB, "submit: context %u banned after %u timed-out jobs\n",
+			tfile->ctx->id, TPU_CTX_BAN_HANGS);
 		return -ECANCELED;
 	}
 	/* PCI remove destroys the entities only once no SUBMIT can push to them. */
@@ -523,7 +525,7 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 
 	ret = tpu_limits_job_start(job->ctx);
 	if (ret) {
-		drm_dbg(drm, "submit: over the %s's limit of jobs in flight\n",
+		tpu_dbg(drm, LIMITS, "submit: over the %s's limit of jobs in flight\n",
 			ret == -EDQUOT ? "file" : "device");
 		goto err_put_syncobj;
 	}
@@ -554,7 +556,7 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	if (args->flags & DRM_TPU_SUBMIT_NO_WAIT) {
 		id = 0;		/* retired by its fence alone */
 	} else if (tfile->job_count >= TPU_FILE_MAX_JOBS) {
-		drm_dbg(drm, "submit: %u jobs not yet waited for\n", tfile->job_count);
+		tpu_dbg(drm, JOB, "submit: %u jobs not yet waited for\n", tfile->job_count);
 		ret = -EBUSY;
 		goto err_unlock_file;
 	} else {
@@ -622,15 +624,15 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	long ret;
 
 	if (args->reserved || args->pad) {
-		drm_dbg(drm, "wait: reserved fields must be 0\n");
+		tpu_dbg(drm, JOB, "wait: reserved fields must be 0\n");
 		return -EINVAL;
 	}
 	if (args->flags & ~DRM_TPU_WAIT_ABSOLUTE) {
-		drm_dbg(drm, "wait: unknown flags 0x%x\n", args->flags);
+		tpu_dbg(drm, JOB, "wait: unknown flags 0x%x\n", args->flags);
 		return -EINVAL;
 	}
 	if (args->timeout_ns < 0) {
-		drm_dbg(drm, "wait: negative timeout %lld\n", args->timeout_ns);
+		tpu_dbg(drm, JOB, "wait: negative timeout %lld\n", args->timeout_ns);
 		return -EINVAL;
 	}
 
@@ -641,7 +643,7 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		kref_get(&job->refcount);
 	mutex_unlock(&tfile->lock);
 	if (!job) {
-		drm_dbg(drm, "wait: no job with id %llu\n", args->job_id);
+		tpu_dbg(drm, JOB, "wait: no job with id %llu\n", args->job_id);
 		return -ENOENT;
 	}
 

@@ -88,7 +88,8 @@ int tpu_limits_open(struct tpu_device *tdev, kuid_t uid)
 	mutex_lock(&lim->lock);
 	count = xa_to_value(xa_load(&lim->users, key) ?: xa_mk_value(0));
 	if (count >= lim->user_contexts) {
-		drm_dbg(&tdev->drm, "open: user %lu holds %lu files, the limit\n", key, count);
+		tpu_dbg(&tdev->drm, LIMITS, "open: user %lu holds %lu files, the limit\n", key,
+			count);
 		ret = -EDQUOT;
 	} else {
 		ret = xa_err(xa_store(&lim->users, key, xa_mk_value(count + 1), GFP_KERNEL));

@@ -26,6 +26,8 @@ struct tpu_pt;
  * @jobs: jobs of the context in flight, counted against max_file_jobs
  * @hangs: jobs of the context that timed out; changed under the device's reset_lock
  * @banned: the context had TPU_CTX_BAN_HANGS jobs time out: its jobs are no longer run
+ * @busy_ns: time the card spent on the context's jobs (fdinfo drm-engine-mxu)
+ * @cycles: modelled cycles of the context's jobs (fdinfo drm-cycles-mxu)
  *
  * The page tables and the context id live until the last job that may use them has ended;
  * a context holds a reference to the DRM device.
@@ -41,6 +43,8 @@ struct tpu_ctx {
 	atomic_t jobs;
 	unsigned int hangs;
 	bool banned;
+	atomic64_t busy_ns;
+	atomic64_t cycles;
 };
 
 int tpu_mmu_init(struct tpu_device *tdev);

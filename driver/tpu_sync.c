@@ -18,12 +18,13 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "tpu_debug.h"
 #include "tpu_sync.h"
 
 int tpu_sync_check(struct drm_device *drm, const struct drm_tpu_submit *args)
 {
 	if (args->in_sync_count > DRM_TPU_MAX_SYNCS || args->out_sync_count > DRM_TPU_MAX_SYNCS) {
-		drm_dbg(drm, "submit: %u in- and %u out-syncs, at most %u each\n",
+		tpu_dbg(drm, SYNC, "submit: %u in- and %u out-syncs, at most %u each\n",
 			args->in_sync_count, args->out_sync_count, DRM_TPU_MAX_SYNCS);
 		return -EINVAL;
 	}
@@ -40,13 +41,13 @@ static struct drm_tpu_sync *tpu_sync_copy(struct drm_device *drm, u64 ptr, u32 c
 	if (!syncs)
 		return ERR_PTR(-ENOMEM);
 	if (copy_from_user(syncs, u64_to_user_ptr(ptr), count * sizeof(*syncs))) {
-		drm_dbg(drm, "submit: cannot read %u syncs at 0x%llx\n", count, ptr);
+		tpu_dbg(drm, SYNC, "submit: cannot read %u syncs at 0x%llx\n", count, ptr);
 		kvfree(syncs);
 		return ERR_PTR(-EFAULT);
 	}
 	for (i = 0; i < count; i++) {
 		if (syncs[i].flags) {
-			drm_dbg(drm, "submit: sync %u has flags 0x%x, must be 0\n", i,
+			tpu_dbg(drm, SYNC, "submit: sync %u has flags 0x%x, must be 0\n", i,
 				syncs[i].flags);
 			kvfree(syncs);
 			return ERR_PTR(-EINVAL);
@@ -80,7 +81,7 @@ int tpu_sync_add_deps(struct drm_file *file, struct drm_sched_job *job,
 		ret = drm_sched_job_add_syncobj_dependency(job, file, syncs[i].handle,
 							   syncs[i].point);
 		if (ret)
-			drm_dbg(drm, "submit: no fence in syncobj %u at point %llu: %d\n",
+			tpu_dbg(drm, SYNC, "submit: no fence in syncobj %u at point %llu: %d\n",
 				syncs[i].handle, syncs[i].point, ret);
 	}
 	kvfree(syncs);
@@ -92,7 +93,7 @@ static int tpu_sync_get_one(struct drm_file *file, struct tpu_out_sync *out, u32
 {
 	out->syncobj = drm_syncobj_find(file, handle);
 	if (!out->syncobj) {
-		drm_dbg(file->minor->dev, "submit: no syncobj with handle %u\n", handle);
+		tpu_dbg(file->minor->dev, SYNC, "submit: no syncobj with handle %u\n", handle);
 		return -ENOENT;
 	}
 	out->point = point;

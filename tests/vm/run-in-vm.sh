@@ -17,6 +17,7 @@
 #                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable)
 #   --datasets         share the data sets ($TPU_CACHE/datasets) read-only at /datasets in the
 #                      guest and export TPU_DATASETS=/datasets to the command
+#   --cards N          N TPU cards (N times -device tpu; default 1)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -28,6 +29,7 @@ timeout_s=900
 interactive=0
 driver=1
 driver_args=
+cards=1
 extra=()
 forwards=()
 datasets=0
@@ -43,10 +45,12 @@ while [ $# -gt 0 ]; do
 		[[ $2 =~ ^[0-9]+:[0-9]+$ ]] || { echo "run-in-vm: --forward wants HOSTPORT:GUESTPORT, not '$2'" >&2; exit 2; }
 		forwards+=("$2"); shift 2 ;;
 	--datasets) datasets=1; shift ;;
+	--cards) cards=$2; shift 2 ;;
 	--) shift; break ;;
 	*) echo "run-in-vm: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
 	esac
 done
+[[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --cards needs a number >= 1, not '$cards'" >&2; exit 2; }
 [ $interactive -eq 1 ] || [ $# -gt 0 ] || { echo "run-in-vm: no command given" >&2; exit 2; }
 [ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
 [ -f "$kernel" ] || { echo "run-in-vm: no guest kernel at $kernel: run 'make deps'" >&2; exit 2; }
@@ -94,7 +98,10 @@ args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -device isa-debug-exit,iobase=0xf4,iosize=0x04
       -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on"
       -virtfs "local,path=$job,mount_tag=job,security_model=none"
-      -device tpu "${extra[@]}")
+      "${extra[@]}")
+for ((i = 0; i < cards; i++)); do
+	args+=(-device tpu)
+done
 if [ ${#forwards[@]} -gt 0 ]; then
 	netdev=user,id=net0
 	for f in "${forwards[@]}"; do netdev+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f##*:}"; done

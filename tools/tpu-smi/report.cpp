@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// report.cpp - formats a snapshot: nvidia-smi-like text (a block per card, then the processes)
+// or one JSON document (the schema is in tools/tpu-smi/README.md).
+#include "report.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace tpusmi {
+namespace {
+
+std::string size_text(std::uint64_t bytes) {
+    char text[32];
+    if (bytes >= (std::uint64_t{1} << 30))
+        std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+    else if (bytes >= (1u << 20))
+        std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    else
+        std::snprintf(text, sizeof(text), "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
+    return text;
+}
+
+unsigned long long ull(std::uint64_t v) {
+    return static_cast<unsigned long long>(v);
+}
+
+} // namespace
+
+nlohmann::json to_json(const Snapshot &snap) {
+    const Inventory &inv = snap.inventory;
+    nlohmann::json doc;
+    doc["driver_loaded"] = inv.driver_loaded;
+    doc["driver_version"] = inv.driver_version;
+    doc["pci_functions"] = inv.pci_functions;
+    doc["sample_window_ms"] = snap.window_ms;
+    doc["cards"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < inv.cards.size(); i++) {
+        const Card &c = inv.cards[i];
+        nlohmann::json card = {
+            {"index", i},
+            {"device", c.dev_path},
+            {"pci", c.pci},
+            {"numa_node", c.numa_node},
+            {"driver", "tpu"},
+            {"device_id", c.device_id},
+            {"spec_version", c.spec_version},
+            {"caps", c.caps},
+            {"array", {{"rows", c.mxu_rows}, {"cols", c.mxu_cols}}},
+            {"clock_mhz", c.clock_mhz},
+            {"memory",
+             {{"unified_buffer_bytes", c.ub_bytes},
+              {"accumulator_bytes", c.acc_bytes},
+              {"pinned_bytes", c.pinned_bytes},
+              {"pinned_limit_bytes", c.pinned_limit_bytes}}},
+            {"utilization_percent", snap.utilization[i]},
+            {"busy_ns", c.busy_ns},
+            {"contexts", c.contexts},
+            {"queues",
+             {{"card", c.card_queues},
+              {"used", c.queues},
+              {"ring_entries", c.ring_entries},
+              {"jobs_in_ring", c.jobs_in_ring}}},
+            {"jobs_in_flight", c.jobs_in_flight},
+            {"open_files", c.open_files},
+            {"resets", c.resets},
+            {"counters", c.counters},
+        };
+        card["processes"] = nlohmann::json::array();
+        for (const Client &p : snap.clients)
+            if (p.pci == c.pci)
+                card["processes"].push_back({{"pid", p.pid},
+                                             {"command", p.command},
+                                             {"client_id", p.client_id},
+                                             {"memory_bytes", p.memory_bytes},
+                                             {"resident_bytes", p.resident_bytes},
+                                             {"busy_ns", p.busy_ns},
+                                             {"cycles", p.cycles}});
+        doc["cards"].push_back(card);
+    }
+    return doc;
+}
+
+void print_table(const Snapshot &snap) {
+    const Inventory &inv = snap.inventory;
+    std::printf("tpu-smi: %zu card(s), driver tpu %s\n", inv.cards.size(),
+                inv.driver_version.c_str());
+    for (std::size_t i = 0; i < inv.cards.size(); i++) {
+        const Card &c = inv.cards[i];
+        const std::string numa = c.numa_node >= 0 ? std::to_string(c.numa_node) : "none";
+        std::printf("\nTPU %zu  %s  PCI %s  NUMA %s  spec %s  id %s\n", i, c.dev_path.c_str(),
+                    c.pci.c_str(), numa.c_str(), c.spec_version.c_str(), c.device_id.c_str());
+        std::printf("  array %llux%llu at %llu MHz (%s), UB %s, ACC %s\n", ull(c.mxu_rows),
+                    ull(c.mxu_cols), ull(c.clock_mhz), c.caps.c_str(),
+                    size_text(c.ub_bytes).c_str(), size_text(c.acc_bytes).c_str());
+        std::printf("  utilisation %5.1f %% (%.0f ms window), memory %s / %s pinned\n",
+                    snap.utilization[i], snap.window_ms, size_text(c.pinned_bytes).c_str(),
+                    size_text(c.pinned_limit_bytes).c_str());
+        std::printf("  queues %llu of %llu, ring %llu entries, %llu jobs in ring, %llu in flight, "
+                    "%llu open files, %llu resets\n",
+                    ull(c.queues), ull(c.card_queues), ull(c.ring_entries), ull(c.jobs_in_ring),
+                    ull(c.jobs_in_flight), ull(c.open_files), ull(c.resets));
+        auto counter = [&](const char *name) {
+            auto it = c.counters.find(name);
+            return it == c.counters.end() ? 0ull : ull(it->second);
+        };
+        std::printf("  counters: %llu jobs done, %llu failed, %llu cycles (%llu MXU busy), "
+                    "%llu MACs, %llu MMU faults\n",
+                    counter("jobs_done"), counter("jobs_failed"), counter("cycles"),
+                    counter("mxu_busy_cycles"), counter("macs"), counter("mmu_faults"));
+    }
+    std::printf("\n%-4s %8s  %-16s %12s %14s %14s\n", "TPU", "PID", "COMMAND", "MEMORY", "BUSY ms",
+                "CYCLES");
+    bool any = false;
+    for (std::size_t i = 0; i < inv.cards.size(); i++)
+        for (const Client &p : snap.clients)
+            if (p.pci == inv.cards[i].pci) {
+                any = true;
+                std::printf("%-4zu %8d  %-16s %12s %14.3f %14llu\n", i, p.pid, p.command.c_str(),
+                            size_text(p.memory_bytes).c_str(), static_cast<double>(p.busy_ns) / 1e6,
+                            ull(p.cycles));
+            }
+    if (!any)
+        std::printf("no processes using a card\n");
+}
+
+} // namespace tpusmi
