@@ -46,6 +46,11 @@ std::int64_t deadline_after(std::chrono::nanoseconds timeout) {
 
 StreamState::StreamState(Device device, StreamOptions options)
     : device_(std::move(device)), options_(options), fd_(device_.fd()) {
+    if (options.priority < DRM_TPU_PRIORITY_LOW || options.priority > DRM_TPU_PRIORITY_HIGH)
+        throw Error(ErrorCode::InvalidArgument,
+                    "stream priority " + std::to_string(options.priority) + " is not in " +
+                        std::to_string(DRM_TPU_PRIORITY_LOW) + " (low) .. " +
+                        std::to_string(DRM_TPU_PRIORITY_HIGH) + " (high)");
     if (const int ret = drmSyncobjCreate(fd_, 0, &syncobj_))
         system_error("DRM_IOCTL_SYNCOBJ_CREATE for a stream", -ret);
 }
@@ -178,6 +183,7 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
     submit.in_sync_count = point > 1 && point - 1 > signalled_ ? 1 : 0;
     submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
     submit.out_sync_count = 1;
+    submit.priority = static_cast<std::uint32_t>(options_.priority);
     const std::int64_t give_up = deadline_after(Job::default_timeout);
     for (;;) {
         const int err = state.file->try_ioctl(DRM_IOCTL_TPU_SUBMIT, &submit);

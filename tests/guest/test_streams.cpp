@@ -192,6 +192,23 @@ TEST_CASE("queued ops keep their operands alive and are profiled when they end",
     tpurt::profiler::clear();
 }
 
+TEST_CASE("streams of every priority run in order; other priorities are refused", "[streams]") {
+    tpurt::Device &dev = guest_test::device();
+    const std::vector<float> a_values{1, 2, 3, 4}, b_values{10, 20, 30, 40};
+    tpurt::Tensor a = tpurt::Tensor::from_host<float>(dev, a_values, {1, 4});
+    tpurt::Tensor b = tpurt::Tensor::from_host<float>(dev, b_values, {1, 4});
+    for (int priority = 0; priority <= 3; priority++) {
+        tpurt::Stream stream(dev, tpurt::StreamOptions{.priority = priority});
+        tpurt::Tensor out = tpurt::Tensor::empty(dev, tpurt::DType::Fp32, {1, 4});
+        tpurt::add(stream, a, b, out);
+        stream.synchronize();
+        CHECK(out.to_vector<float>() == std::vector<float>{11, 22, 33, 44});
+    }
+    for (int priority : {-1, 4})
+        CHECK_THROWS_AS(tpurt::Stream(dev, tpurt::StreamOptions{.priority = priority}),
+                        tpurt::Error);
+}
+
 TEST_CASE("threads share one device, each with its own stream and one shared", "[streams]") {
     tpurt::Device &dev = guest_test::device();
     constexpr int threads = 4, steps = 25;

@@ -48,8 +48,10 @@ class StreamState;
 }
 
 struct StreamOptions {
-    // Scheduling priority of the stream's jobs; the driver has one queue per file today, so
-    // every priority maps to it (reserved for the SUBMIT priority field).
+    // Scheduling priority of the stream's jobs, 0 (low, the default) to 3 (high): SUBMIT's
+    // priority, which the driver maps onto the card's queues and their PRIORITY registers
+    // (docs/architecture.md, "Queues and priorities"); a card with one queue serves every
+    // priority from it. Other values are refused with InvalidArgument.
     int priority = 0;
 };
 

@@ -152,7 +152,8 @@ int tpurt_tensor_read(tpurt_stream *stream, const tpurt_tensor *tensor, void *da
 
 struct tpurt_stream_options {
     uint32_t struct_size; /* in: sizeof(struct tpurt_stream_options) */
-    int32_t priority;     /* today every priority maps to the card's one queue */
+    int32_t priority;     /* 0 (low, default) .. 3 (high): SUBMIT's priority, mapped by the
+                             driver onto the card's queues */
 };
 
 /* A new in-order stream on `dev`; options may be NULL (defaults). */
