@@ -6,8 +6,7 @@
 // costs only that queue a reset (CONTROL.RESET): it ends with DRM_TPU_JOB_TIMEOUT, the innocent
 // jobs of its queue run again and succeed, and other files' jobs on other queues complete
 // correctly without being run again, cancelled, or the card being reset.
-#include "fence_helpers.hpp"
-#include "guest_programs.hpp"
+#include "tenant.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -26,10 +25,11 @@
 #include <vector>
 
 using fences::FencedJob;
+using tenants::status_of;
+using tenants::Tenant;
 
 namespace {
 
-constexpr std::uint32_t kBytes = 256;
 // About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
 constexpr unsigned kHangMatmuls = 20000;
 // About 27 G MACs a job: long enough that a queue of them is still waiting when the high
@@ -68,47 +68,6 @@ std::uint64_t num_queues(const tpurt::Device &device) {
     p.param = DRM_TPU_PARAM_NUM_QUEUES;
     REQUIRE(drmIoctl(device.fd(), DRM_IOCTL_TPU_GET_PARAM, &p) == 0);
     return p.value;
-}
-
-// A file with a source buffer holding `value` and a destination buffer.
-struct Tenant {
-    explicit Tenant(std::uint8_t value)
-        : device(tpurt::Device::open(0)), src(device.allocate(TPU_PAGE_SIZE)),
-          dst(device.allocate(TPU_PAGE_SIZE)), value(value) {
-        std::memset(src.data(), value, kBytes);
-    }
-    // A job copying src to dst through the unified buffer.
-    std::unique_ptr<FencedJob> copy(std::uint32_t priority) {
-        return std::make_unique<FencedJob>(
-            device,
-            tpurt::ProgramBuilder()
-                .dma_in(guest::int8_rows(src.device_addr(), 0, 1, kBytes))
-                .dma_out(guest::int8_rows(dst.device_addr(), 0, 1, kBytes))
-                .halt()
-                .finish(),
-            std::vector<const tpurt::Buffer *>{&src, &dst}, priority);
-    }
-    std::unique_ptr<FencedJob> busy(unsigned matmuls, std::uint32_t priority) {
-        return std::make_unique<FencedJob>(device, guest::busy_program(matmuls),
-                                           std::vector<const tpurt::Buffer *>{}, priority);
-    }
-    bool copied() const {
-        const auto *out = static_cast<const std::uint8_t *>(dst.data());
-        return out[0] == value && out[kBytes - 1] == value;
-    }
-
-    tpurt::Device device;
-    tpurt::Buffer src, dst;
-    std::uint8_t value;
-};
-
-// WAIT's status of `job`, checked against its fence.
-std::uint32_t status_of(const FencedJob &job) {
-    struct drm_tpu_wait r;
-    REQUIRE(job.wait(r) == 0);
-    INFO("job " << job.id() << ": WAIT status " << r.status);
-    CHECK(fences::fence_status(job.sync_file()) == fences::expected_fence_status(r.status));
-    return r.status;
 }
 
 } // namespace
