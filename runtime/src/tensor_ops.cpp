@@ -205,7 +205,9 @@ OpLaunch prepare_elementwise(Device &device, VectorOp op, const Tensor &a, const
     const Rows ra = rows_of(name, "a", a), rb = rows_of(name, "b", b),
                ro = rows_of(name, "out", out);
     const bool broadcast = rb.rows == 1 && ra.rows > 1;
-    if (rb.cols != ra.cols || (!broadcast && b.shape() != a.shape()))
+    // One row against one row ([C] against [1, C], say) needs no broadcast.
+    const bool same = b.shape() == a.shape() || (rb.rows == 1 && ra.rows == 1);
+    if (rb.cols != ra.cols || (!broadcast && !same))
         refuse(name, "b " + b.layout().describe() + " is neither a's shape " +
                          a.layout().describe() + " nor its last dimension");
     ElementwiseProblem problem{.type = a.dtype(),

@@ -239,6 +239,19 @@ TEST_CASE("max and average pooling on tensors equal the reference", "[vector][po
                     "must have the shape");
 }
 
+TEST_CASE("a row of C combines with a [1, C] tensor as with every row of a matrix", "[vector]") {
+    tpurt::Device &dev = device();
+    const std::vector<float> a_values{1, 2, 3}, b_values{10, 20, 30};
+    const Tensor a = Tensor::from_host<float>(dev, a_values, {1, 3});
+    const Tensor b = Tensor::from_host<float>(dev, b_values, {3});
+    Tensor out = Tensor::empty(dev, DType::Fp32, {1, 3});
+    tpurt::mul(dev, a, b, out);
+    CHECK(out.to_vector<float>() == std::vector<float>{10, 40, 90});
+    Tensor flat = out.reshape({3});
+    tpurt::add(dev, b, a.reshape({3}), flat);
+    CHECK(out.to_vector<float>() == std::vector<float>{11, 22, 33});
+}
+
 TEST_CASE("vector ops refuse mismatched tensors", "[vector][errors]") {
     tpurt::Device &dev = device();
     const Tensor a = Tensor::empty(dev, DType::Fp32, {8, 16});
