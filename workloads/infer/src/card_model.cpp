@@ -88,11 +88,9 @@ class Int8MlpOnCard final : public ChunkedModel {
         for (std::size_t i = 0; i < net.layers.size(); ++i) {
             const Int8Dense &l = net.layers[i];
             const Int8LayerConstants k = int8_constants(net, i);
-            tpurt::Tensor mult = upload(d, k.mult, {l.out});
             Layer layer{upload(d, l.wq, {l.in, l.out}),
                         upload(d, k.bias, {l.out}),
-                        mult,
-                        mult.reshape({1, l.out}),
+                        upload(d, k.mult, {l.out}),
                         tpurt::Tensor::empty(d, tpurt::DType::Int8, {max_batch, l.in}),
                         tpurt::Tensor::empty(d, tpurt::DType::Fp32, {max_batch, l.out}),
                         tpurt::Tensor::empty(d, tpurt::DType::Fp32, {max_batch, l.out})};
@@ -103,7 +101,7 @@ class Int8MlpOnCard final : public ChunkedModel {
 
   private:
     struct Layer {
-        tpurt::Tensor wq, bias, mult, mult_row;
+        tpurt::Tensor wq, bias, mult;
         tpurt::Tensor x;      // int8 input [max_batch, in]
         tpurt::Tensor sums;   // fp32 relu?(int32 sums + bias) [max_batch, out]
         tpurt::Tensor scaled; // fp32 sums * mult [max_batch, out]
@@ -117,9 +115,7 @@ class Int8MlpOnCard final : public ChunkedModel {
             tpurt::Tensor sums = l.sums.slice(0, 0, m), scaled = l.scaled.slice(0, 0, m);
             tpurt::dense(device_, l.x.slice(0, 0, m), l.wq, &l.bias, sums,
                          last ? tpurt::Activation::None : tpurt::Activation::Relu);
-            // One row: the factors as a [1, out] tensor (tpurt::elementwise reads a [out] b
-            // against a [1, out] a as neither its shape nor its last dimension).
-            tpurt::mul(device_, sums, m == 1 ? l.mult_row : l.mult, scaled);
+            tpurt::mul(device_, sums, l.mult, scaled);
             if (!last) {
                 tpurt::Tensor next = layers_[i + 1].x.slice(0, 0, m);
                 tpurt::cast(device_, scaled, next);
