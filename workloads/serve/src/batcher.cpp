@@ -57,6 +57,9 @@ void Batcher::worker() {
             queue_.pop_front();
         }
         lock.unlock();
+        // Before the requests get their results, so that whoever sees a result sees its batch.
+        if (on_batch_)
+            on_batch_(rows);
         std::vector<float> samples;
         samples.reserve(rows * features_);
         for (const Pending &p : batch)
@@ -74,8 +77,6 @@ void Batcher::worker() {
             for (Pending &p : batch)
                 p.result.set_exception(std::current_exception());
         }
-        if (on_batch_)
-            on_batch_(rows);
         lock.lock();
     }
 }

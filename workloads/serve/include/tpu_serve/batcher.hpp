@@ -20,7 +20,8 @@ namespace tpu_serve {
 class Batcher {
   public:
     // run(samples, rows) -> rows x classes logits, called on the worker thread only;
-    // on_batch(rows) after each batch (metrics).
+    // on_batch(rows) for each batch as it goes to the card, before its requests get their
+    // results (metrics).
     using RunFn = std::function<std::vector<float>(const float *, std::size_t)>;
     Batcher(RunFn run, std::function<void(std::size_t)> on_batch, std::size_t features,
             std::size_t classes, std::size_t max_batch, std::chrono::microseconds queue_delay);
