@@ -12,6 +12,8 @@
 #include <tpu_report/curve_log.hpp>
 #include <tpu_report/progress.hpp>
 
+#include "train_common.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -22,85 +24,20 @@
 
 namespace {
 
-struct Options {
-    std::string data = "fashion-mnist";
-    std::string data_dir;
-    std::vector<std::size_t> hidden = {256, 128};
-    std::string optimizer = "sgd";
-    float lr = 0.0f; // 0: the optimiser's default
-    float momentum = 0.9f;
-    std::size_t epochs = 5;
-    std::size_t batch = 64;
-    std::size_t limit = 0; // 0: the whole training set
-    std::uint64_t seed = 1;
-    std::string out = "train-out";
-    std::string resume;
-};
-
+using tpu_train::Options;
 using Optimizer = std::variant<tpu_model::SgdMomentum, tpu_model::Adam>;
 
 Optimizer make_optimizer(const Options &o) {
     if (o.optimizer == "adam")
-        return tpu_model::Adam(o.lr > 0 ? o.lr : 1e-3f);
-    return tpu_model::SgdMomentum(o.lr > 0 ? o.lr : 0.02f, o.momentum);
-}
-
-// A float written so that reading it back gives the same value.
-std::string float_text(float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9g", double(v));
-    return buf;
-}
-
-// Loads the sets and standardises both with the training set's statistics, which it returns.
-tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,
-                                  tpu_data::Dataset &test) {
-    const std::string dir = o.data_dir.empty() ? tpu_data::datasets_dir() : o.data_dir;
-    if (o.data == "digits") {
-        tpu_data::Dataset all = tpu_data::load_digits(dir + "/sklearn");
-        const std::size_t n = all.count * 5 / 6;
-        train = tpu_data::slice(all, 0, n);
-        test = tpu_data::slice(all, n, all.count);
-    } else {
-        train = tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::train);
-        test = tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::test);
-    }
-    if (o.limit > 0 && o.limit < train.count)
-        train = tpu_data::slice(train, 0, o.limit);
-    const tpu_data::Normalization norm = tpu_data::compute_normalization(train);
-    tpu_data::normalize(train, norm);
-    tpu_data::normalize(test, norm);
-    return norm;
-}
-
-// Loss and accuracy of `net` over a whole set, in batches; fills `matrix` if given.
-std::pair<double, double> evaluate(tpu_model::CpuMlp &net, const tpu_data::Dataset &d,
-                                   tpu_eval::ConfusionMatrix *matrix) {
-    tpu_data::Batches batches(d, 500, 0, false);
-    tpu_data::Batch b;
-    double loss = 0;
-    std::size_t correct = 0;
-    while (batches.next(b)) {
-        const std::vector<float> &logits = net.forward(b.features.data(), b.size);
-        tpu_model::LossResult r =
-            tpu_model::softmax_cross_entropy(logits, b.size, d.classes(), b.labels.data());
-        loss += double(r.loss) * double(b.size);
-        correct += r.correct;
-        if (matrix)
-            matrix->add_logits(logits.data(), b.labels.data(), b.size);
-    }
-    return {loss / double(d.count), double(correct) / double(d.count)};
+        return tpu_model::Adam(tpu_train::learning_rate(o));
+    return tpu_model::SgdMomentum(tpu_train::learning_rate(o), o.momentum);
 }
 
 int run(const Options &o) {
     tpu_data::Dataset train, test;
-    const tpu_data::Normalization norm = load_data(o, train, test);
-    std::vector<std::size_t> sizes = {train.sample_size()};
-    sizes.insert(sizes.end(), o.hidden.begin(), o.hidden.end());
-    sizes.push_back(train.classes());
-    std::string model = "mlp";
-    for (std::size_t s : sizes)
-        model += "-" + std::to_string(s);
+    const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
+    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
+    const std::string model = tpu_train::model_name(sizes);
 
     tpu_model::CpuMlp net(sizes, o.seed);
     Optimizer opt = make_optimizer(o);
@@ -144,25 +81,18 @@ int run(const Options &o) {
         }
         const double seconds = progress.elapsed();
         progress.finish(loss_sum / double(seen), double(correct) / double(seen));
-        auto [test_loss, test_acc] = evaluate(net, test, nullptr);
+        auto [test_loss, test_acc] = tpu_train::evaluate(net, test, nullptr);
         std::printf("  test loss %.4f accuracy %.2f%%, %.0f samples/s\n", test_loss, test_acc * 100,
                     double(seen) / seconds);
         curves.add({epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss,
                     test_acc, seconds, double(seen) / seconds});
-        tpu_model::Checkpoint c;
-        c.model = model;
-        c.epoch = epoch + 1;
-        c.seed = o.seed;
-        c.notes["optimizer"] = o.optimizer;
-        // What inference applies to raw features (tpu_infer::InputTransform).
-        c.notes["input.mean"] = float_text(norm.mean);
-        c.notes["input.stddev"] = float_text(norm.stddev);
+        tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
         net.save(c);
         std::visit([&](const auto &op) { op.save(c); }, opt);
         tpu_model::save_checkpoint(c, ckpt_path);
     }
     tpu_eval::ConfusionMatrix matrix(test.class_names);
-    evaluate(net, test, &matrix);
+    tpu_train::evaluate(net, test, &matrix);
     matrix.print(std::cout);
     matrix.write_csv(o.out + "/evaluation.csv");
     std::cout << "saved " << o.out << "/{curves.csv,evaluation.csv,checkpoint.tpuckpt}\n";
@@ -174,27 +104,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
     Options o;
     CLI::App app("tpu-train-cpu: train the MLP on the CPU (the baseline for training on the card)");
-    app.add_option("--data", o.data, "data set")
-        ->check(CLI::IsMember({"fashion-mnist", "digits"}))
-        ->capture_default_str();
-    app.add_option("--data-dir", o.data_dir, "where the data sets are (default: the cache's)");
-    app.add_option("--hidden", o.hidden, "hidden layer sizes")->capture_default_str();
-    app.add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam")
-        ->check(CLI::IsMember({"sgd", "adam"}))
-        ->capture_default_str();
-    app.add_option("--lr", o.lr, "learning rate (default: 0.02 for sgd, 0.001 for adam)");
-    app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-    app.add_option("--epochs", o.epochs, "epochs in all (a resumed run counts those done)")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    app.add_option("--batch", o.batch, "mini-batch size")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    app.add_option("--limit", o.limit, "train on the first N samples only (0: all)");
-    app.add_option("--seed", o.seed, "seed of initialisation and data order")
-        ->capture_default_str();
-    app.add_option("--out", o.out, "output directory")->capture_default_str();
-    app.add_option("--resume", o.resume, "checkpoint to continue from")->check(CLI::ExistingFile);
+    tpu_train::add_options(app, o);
     CLI11_PARSE(app, argc, argv);
     try {
         return run(o);

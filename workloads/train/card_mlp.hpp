@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// card_mlp.hpp - the MLP of cpu_mlp.hpp trained on the card: every op of a training step runs
+// there (libtpurt's dense, softmax_cross_entropy, activation_grad, matmul_tn / matmul_nt,
+// column_sums, sgd_momentum_step / adam_step); the host copies a mini-batch (features and one-hot
+// targets) in and reads the per-row loss and the logits (for the accuracy) back. Forward and
+// backward are fp32 on the card (fp32 master weights, fp32 activations and gradients), so that
+// the backward matmuls take the forward's operands as they are. Checkpoints are CpuMlp's format,
+// optimiser state included, so tpu-eval, tpu-serve and tpu-train-cpu read them.
+#pragma once
+
+#include <tpu_model/checkpoint.hpp>
+#include <tpu_model/cpu_mlp.hpp>
+#include <tpurt/tpurt.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tpu_train {
+
+enum class OptimizerKind { Sgd, Adam };
+
+struct OptimizerConfig {
+    OptimizerKind kind = OptimizerKind::Sgd;
+    float lr = 0.02f;
+    float momentum = 0.9f;                           // SGD
+    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f; // Adam
+};
+
+// What one step reports: the batch's mean loss and how many rows the logits got right.
+struct StepResult {
+    double loss = 0.0;
+    std::size_t correct = 0;
+};
+
+class CardMlp {
+  public:
+    // Uploads `net`'s weights (the fp32 masters) and zero optimiser state.
+    CardMlp(tpurt::Device &device, const tpu_model::CpuMlp &net, const OptimizerConfig &opt);
+
+    // Forward, loss and backward of one batch (x: batch x inputs, labels: batch), leaving the
+    // gradients on the card; step() adds the optimiser's update.
+    StepResult forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
+    StepResult step(const float *x, const std::uint8_t *labels, std::size_t batch);
+
+    // Gradients of the last forward_backward() and the weights, read from the card.
+    std::vector<float> weight_grad(std::size_t layer) const;
+    std::vector<float> bias_grad(std::size_t layer) const;
+    // The current weights into `net` (same sizes), e.g. for evaluation or saving.
+    void copy_to(tpu_model::CpuMlp &net) const;
+
+    // The optimiser state under tpu_model::SgdMomentum's / Adam's names ("sgd.v<i>.w", ...,
+    // "adam.t" in the notes), so that either trainer resumes the other's checkpoint.
+    void save_optimizer(tpu_model::Checkpoint &c) const;
+    void load_optimizer(const tpu_model::Checkpoint &c);
+
+    std::uint64_t steps() const { return steps_; }
+
+  private:
+    struct Layer {
+        std::size_t in = 0, out = 0;
+        tpurt::Tensor w, b, dw, db, mw, mb, vw, vb; // m*: momenta, v*: Adam's second moments
+    };
+    // Activations and gradients of one batch size (the last batch of an epoch may be short).
+    struct Work {
+        tpurt::Tensor x, targets, loss;
+        std::vector<tpurt::Tensor> h;  // h[i + 1] = output of layer i (h.back(): the logits)
+        std::vector<tpurt::Tensor> d;  // d[i] = gradient at layer i's output before its ReLU
+        std::vector<tpurt::Tensor> dh; // dh[i - 1] = gradient at layer i's input (i >= 1)
+    };
+    Work &work(std::size_t batch);
+    void set_hyperparameters();
+
+    tpurt::Device &device_;
+    OptimizerConfig opt_;
+    std::vector<Layer> layers_;
+    tpurt::Tensor hp_;
+    std::map<std::size_t, Work> work_;
+    std::uint64_t steps_ = 0;
+};
+
+} // namespace tpu_train

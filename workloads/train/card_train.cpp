@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// card_train.cpp - tpu-train: trains the MLP on the card (card_mlp.hpp: forward, loss, backward
+// and optimiser step as card ops), with tpu-train-cpu's options, progress line per epoch,
+// learning curves (curves.csv), test-set evaluation (evaluation.csv) and checkpoints
+// (checkpoint.tpuckpt, the same format: tpu-eval, tpu-serve and tpu-train-cpu read it). At the
+// start it times one training step on the card and the same step with the CPU MLP on this CPU.
+#include "card_mlp.hpp"
+#include "train_common.hpp"
+
+#include <tpu_data/batches.hpp>
+#include <tpu_data/error.hpp>
+#include <tpu_report/curve_log.hpp>
+#include <tpu_report/progress.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <variant>
+
+namespace {
+
+using tpu_train::Options;
+
+tpu_train::OptimizerConfig optimizer_config(const Options &o) {
+    tpu_train::OptimizerConfig c;
+    c.kind = o.optimizer == "adam" ? tpu_train::OptimizerKind::Adam : tpu_train::OptimizerKind::Sgd;
+    c.lr = tpu_train::learning_rate(o);
+    c.momentum = o.momentum;
+    return c;
+}
+
+// Milliseconds per call of `step`, the mean of `runs` after one untimed call (which compiles the
+// card's programs or warms the caches).
+template <typename F> double ms_per_step(F &&step, int runs) {
+    step();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < runs; ++i)
+        step();
+    const std::chrono::duration<double, std::milli> t = std::chrono::steady_clock::now() - start;
+    return t.count() / runs;
+}
+
+// One training step of `net` on batch `b`, on the card and with the CPU MLP, on copies: the
+// training itself is untouched.
+void compare_step_times(tpurt::Device &device, const tpu_model::CpuMlp &net, const Options &o,
+                        const tpu_data::Batch &b, std::size_t classes) {
+    const int runs = 5;
+    tpu_train::CardMlp card(device, net, optimizer_config(o));
+    const double card_ms =
+        ms_per_step([&] { card.step(b.features.data(), b.labels.data(), b.size); }, runs);
+    tpu_model::CpuMlp cpu = net;
+    std::variant<tpu_model::SgdMomentum, tpu_model::Adam> opt =
+        o.optimizer == "adam"
+            ? decltype(opt)(tpu_model::Adam(tpu_train::learning_rate(o)))
+            : decltype(opt)(tpu_model::SgdMomentum(tpu_train::learning_rate(o), o.momentum));
+    const double cpu_ms = ms_per_step(
+        [&] {
+            const std::vector<float> &logits = cpu.forward(b.features.data(), b.size);
+            cpu.backward(
+                tpu_model::softmax_cross_entropy(logits, b.size, classes, b.labels.data()).dlogits);
+            std::visit([&](auto &op) { op.step(cpu.layers()); }, opt);
+        },
+        runs);
+    std::printf("one training step of batch %zu (mean of %d): card %.2f ms, CPU %.2f ms "
+                "(card / CPU %.2f)\n",
+                b.size, runs, card_ms, cpu_ms, card_ms / cpu_ms);
+}
+
+int run(const Options &o) {
+    tpu_data::Dataset train, test;
+    const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
+    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
+    const std::string model = tpu_train::model_name(sizes);
+
+    tpu_model::CpuMlp net(sizes, o.seed);
+    tpu_model::Checkpoint resumed;
+    if (!o.resume.empty()) {
+        resumed = tpu_model::load_checkpoint(o.resume);
+        if (resumed.model != model)
+            throw tpu_data::DataError(o.resume, "holds model " + resumed.model + ", not " + model);
+        net.load(resumed);
+    }
+    tpurt::Device device = tpurt::Device::open(0);
+    tpu_train::CardMlp card(device, net, optimizer_config(o));
+    std::size_t first_epoch = 0;
+    if (!o.resume.empty()) {
+        card.load_optimizer(resumed);
+        first_epoch = resumed.epoch;
+        std::cout << "resumed " << model << " from " << o.resume << " after epoch " << resumed.epoch
+                  << "\n";
+    }
+    std::cout << "training " << model << " on " << train.name << " (" << train.count
+              << " samples, batch " << o.batch << ", " << o.optimizer << ") on the card\n";
+
+    std::filesystem::create_directories(o.out);
+    const std::string ckpt_path = o.out + "/checkpoint.tpuckpt";
+    tpu_data::Batches batches(train, o.batch, o.seed);
+    tpu_data::Batch b;
+    batches.start_epoch(first_epoch);
+    if (batches.next(b))
+        compare_step_times(device, net, o, b, train.classes());
+
+    tpu_report::CurveLog curves(o.out + "/curves.csv", first_epoch > 0);
+    const bool tty = tpu_report::Progress::stdout_is_terminal();
+    for (std::size_t epoch = first_epoch; epoch < o.epochs; ++epoch) {
+        tpu_report::Progress progress("epoch " + std::to_string(epoch + 1) + "/" +
+                                          std::to_string(o.epochs),
+                                      train.count, std::cout, tty);
+        batches.start_epoch(epoch);
+        double loss_sum = 0;
+        std::size_t seen = 0, correct = 0;
+        while (batches.next(b)) {
+            const tpu_train::StepResult r = card.step(b.features.data(), b.labels.data(), b.size);
+            loss_sum += r.loss * double(b.size);
+            correct += r.correct;
+            seen += b.size;
+            progress.update(seen, loss_sum / double(seen), double(correct) / double(seen));
+        }
+        const double seconds = progress.elapsed();
+        progress.finish(loss_sum / double(seen), double(correct) / double(seen));
+        // The test set is evaluated in fp32 on the CPU with the card's weights.
+        card.copy_to(net);
+        auto [test_loss, test_acc] = tpu_train::evaluate(net, test, nullptr);
+        std::printf("  test loss %.4f accuracy %.2f%%, %.0f samples/s\n", test_loss, test_acc * 100,
+                    double(seen) / seconds);
+        curves.add({epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss,
+                    test_acc, seconds, double(seen) / seconds});
+        tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
+        c.step = card.steps();
+        net.save(c);
+        card.save_optimizer(c);
+        tpu_model::save_checkpoint(c, ckpt_path);
+    }
+    card.copy_to(net);
+    tpu_eval::ConfusionMatrix matrix(test.class_names);
+    tpu_train::evaluate(net, test, &matrix);
+    matrix.print(std::cout);
+    matrix.write_csv(o.out + "/evaluation.csv");
+    std::cout << "saved " << o.out << "/{curves.csv,evaluation.csv,checkpoint.tpuckpt}\n";
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    CLI::App app("tpu-train: train the MLP on the card (forward, backward and optimiser steps)");
+    tpu_train::add_options(app, o);
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return run(o);
+    } catch (const std::exception &e) {
+        std::cerr << "tpu-train: " << e.what() << "\n";
+        return 1;
+    }
+}

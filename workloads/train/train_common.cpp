@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// train_common.cpp - the trainers' shared options, data loading, evaluation and checkpoint
+// header (train_common.hpp).
+#include "train_common.hpp"
+
+#include <tpu_data/batches.hpp>
+
+#include <cstdio>
+
+namespace tpu_train {
+
+namespace {
+
+// A float written so that reading it back gives the same value.
+std::string float_text(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", double(v));
+    return buf;
+}
+
+} // namespace
+
+void add_options(CLI::App &app, Options &o) {
+    app.add_option("--data", o.data, "data set")
+        ->check(CLI::IsMember({"fashion-mnist", "digits"}))
+        ->capture_default_str();
+    app.add_option("--data-dir", o.data_dir, "where the data sets are (default: the cache's)");
+    app.add_option("--hidden", o.hidden, "hidden layer sizes")->capture_default_str();
+    app.add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam")
+        ->check(CLI::IsMember({"sgd", "adam"}))
+        ->capture_default_str();
+    app.add_option("--lr", o.lr, "learning rate (default: 0.02 for sgd, 0.001 for adam)");
+    app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
+    app.add_option("--epochs", o.epochs, "epochs in all (a resumed run counts those done)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--batch", o.batch, "mini-batch size")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--limit", o.limit, "train on the first N samples only (0: all)");
+    app.add_option("--seed", o.seed, "seed of initialisation and data order")
+        ->capture_default_str();
+    app.add_option("--out", o.out, "output directory")->capture_default_str();
+    app.add_option("--resume", o.resume, "checkpoint to continue from")->check(CLI::ExistingFile);
+}
+
+float learning_rate(const Options &o) {
+    if (o.lr > 0)
+        return o.lr;
+    return o.optimizer == "adam" ? 1e-3f : 0.02f;
+}
+
+tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,
+                                  tpu_data::Dataset &test) {
+    const std::string dir = o.data_dir.empty() ? tpu_data::datasets_dir() : o.data_dir;
+    if (o.data == "digits") {
+        tpu_data::Dataset all = tpu_data::load_digits(dir + "/sklearn");
+        const std::size_t n = all.count * 5 / 6;
+        train = tpu_data::slice(all, 0, n);
+        test = tpu_data::slice(all, n, all.count);
+    } else {
+        train = tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::train);
+        test = tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::test);
+    }
+    if (o.limit > 0 && o.limit < train.count)
+        train = tpu_data::slice(train, 0, o.limit);
+    const tpu_data::Normalization norm = tpu_data::compute_normalization(train);
+    tpu_data::normalize(train, norm);
+    tpu_data::normalize(test, norm);
+    return norm;
+}
+
+std::vector<std::size_t> layer_sizes(const Options &o, const tpu_data::Dataset &train) {
+    std::vector<std::size_t> sizes = {train.sample_size()};
+    sizes.insert(sizes.end(), o.hidden.begin(), o.hidden.end());
+    sizes.push_back(train.classes());
+    return sizes;
+}
+
+std::string model_name(const std::vector<std::size_t> &sizes) {
+    std::string model = "mlp";
+    for (std::size_t s : sizes)
+        model += "-" + std::to_string(s);
+    return model;
+}
+
+std::pair<double, double> evaluate(tpu_model::CpuMlp &net, const tpu_data::Dataset &d,
+                                   tpu_eval::ConfusionMatrix *matrix) {
+    tpu_data::Batches batches(d, 500, 0, false);
+    tpu_data::Batch b;
+    double loss = 0;
+    std::size_t correct = 0;
+    while (batches.next(b)) {
+        const std::vector<float> &logits = net.forward(b.features.data(), b.size);
+        tpu_model::LossResult r =
+            tpu_model::softmax_cross_entropy(logits, b.size, d.classes(), b.labels.data());
+        loss += double(r.loss) * double(b.size);
+        correct += r.correct;
+        if (matrix)
+            matrix->add_logits(logits.data(), b.labels.data(), b.size);
+    }
+    return {loss / double(d.count), double(correct) / double(d.count)};
+}
+
+tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &model,
+                                        std::size_t epoch, const tpu_data::Normalization &norm) {
+    tpu_model::Checkpoint c;
+    c.model = model;
+    c.epoch = epoch;
+    c.seed = o.seed;
+    c.notes["optimizer"] = o.optimizer;
+    c.notes["input.mean"] = float_text(norm.mean);
+    c.notes["input.stddev"] = float_text(norm.stddev);
+    return c;
+}
+
+} // namespace tpu_train
