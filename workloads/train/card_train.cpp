@@ -123,11 +123,7 @@ int run(const Options &o) {
         progress.finish(loss_sum / double(seen), double(correct) / double(seen));
         // The test set is evaluated in fp32 on the CPU with the card's weights.
         card.copy_to(net);
-        auto [test_loss, test_acc] = tpu_train::evaluate(net, test, nullptr);
-        std::printf("  test loss %.4f accuracy %.2f%%, %.0f samples/s\n", test_loss, test_acc * 100,
-                    double(seen) / seconds);
-        curves.add({epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss,
-                    test_acc, seconds, double(seen) / seconds});
+        tpu_train::end_epoch(net, test, epoch, loss_sum, correct, seen, seconds, curves);
         tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
         c.step = card.steps();
         net.save(c);
@@ -135,11 +131,7 @@ int run(const Options &o) {
         tpu_model::save_checkpoint(c, ckpt_path);
     }
     card.copy_to(net);
-    tpu_eval::ConfusionMatrix matrix(test.class_names);
-    tpu_train::evaluate(net, test, &matrix);
-    matrix.print(std::cout);
-    matrix.write_csv(o.out + "/evaluation.csv");
-    std::cout << "saved " << o.out << "/{curves.csv,evaluation.csv,checkpoint.tpuckpt}\n";
+    tpu_train::final_evaluation(net, test, o.out);
     return 0;
 }
 

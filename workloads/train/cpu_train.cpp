@@ -6,7 +6,6 @@
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
 #include <tpu_data/error.hpp>
-#include <tpu_eval/metrics.hpp>
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_report/curve_log.hpp>
@@ -16,7 +15,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -81,21 +79,13 @@ int run(const Options &o) {
         }
         const double seconds = progress.elapsed();
         progress.finish(loss_sum / double(seen), double(correct) / double(seen));
-        auto [test_loss, test_acc] = tpu_train::evaluate(net, test, nullptr);
-        std::printf("  test loss %.4f accuracy %.2f%%, %.0f samples/s\n", test_loss, test_acc * 100,
-                    double(seen) / seconds);
-        curves.add({epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss,
-                    test_acc, seconds, double(seen) / seconds});
+        tpu_train::end_epoch(net, test, epoch, loss_sum, correct, seen, seconds, curves);
         tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
         net.save(c);
         std::visit([&](const auto &op) { op.save(c); }, opt);
         tpu_model::save_checkpoint(c, ckpt_path);
     }
-    tpu_eval::ConfusionMatrix matrix(test.class_names);
-    tpu_train::evaluate(net, test, &matrix);
-    matrix.print(std::cout);
-    matrix.write_csv(o.out + "/evaluation.csv");
-    std::cout << "saved " << o.out << "/{curves.csv,evaluation.csv,checkpoint.tpuckpt}\n";
+    tpu_train::final_evaluation(net, test, o.out);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <tpu_data/batches.hpp>
 
 #include <cstdio>
+#include <iostream>
 
 namespace tpu_train {
 
@@ -112,6 +113,25 @@ tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &mod
     c.notes["input.mean"] = float_text(norm.mean);
     c.notes["input.stddev"] = float_text(norm.stddev);
     return c;
+}
+
+void end_epoch(tpu_model::CpuMlp &net, const tpu_data::Dataset &test, std::size_t epoch,
+               double loss_sum, std::size_t correct, std::size_t seen, double seconds,
+               tpu_report::CurveLog &curves) {
+    auto [test_loss, test_acc] = evaluate(net, test, nullptr);
+    std::printf("  test loss %.4f accuracy %.2f%%, %.0f samples/s\n", test_loss, test_acc * 100,
+                double(seen) / seconds);
+    curves.add({epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss,
+                test_acc, seconds, double(seen) / seconds});
+}
+
+void final_evaluation(tpu_model::CpuMlp &net, const tpu_data::Dataset &test,
+                      const std::string &out) {
+    tpu_eval::ConfusionMatrix matrix(test.class_names);
+    evaluate(net, test, &matrix);
+    matrix.print(std::cout);
+    matrix.write_csv(out + "/evaluation.csv");
+    std::cout << "saved " << out << "/{curves.csv,evaluation.csv,checkpoint.tpuckpt}\n";
 }
 
 } // namespace tpu_train

@@ -8,6 +8,7 @@
 #include <tpu_eval/metrics.hpp>
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/cpu_mlp.hpp>
+#include <tpu_report/curve_log.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -52,6 +53,15 @@ std::string model_name(const std::vector<std::size_t> &sizes);
 std::pair<double, double> evaluate(tpu_model::CpuMlp &net, const tpu_data::Dataset &d,
                                    tpu_eval::ConfusionMatrix *matrix);
 
+// The end of an epoch: evaluates `net` on the test set, prints the test loss and accuracy and the
+// epoch's samples/s, and adds the epoch's row to the learning curves.
+void end_epoch(tpu_model::CpuMlp &net, const tpu_data::Dataset &test, std::size_t epoch,
+               double loss_sum, std::size_t correct, std::size_t seen, double seconds,
+               tpu_report::CurveLog &curves);
+// The end of training: the test set's confusion matrix, printed and saved as
+// <out>/evaluation.csv, and what was saved where.
+void final_evaluation(tpu_model::CpuMlp &net, const tpu_data::Dataset &test,
+                      const std::string &out);
 // A checkpoint's fields other than the tensors: model, epoch, seed, optimiser, and what inference
 // applies to raw features (tpu_infer::InputTransform).
 tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &model,
