@@ -93,17 +93,6 @@ Program bad_opcode() {
     return p;
 }
 
-std::string debugfs_dir() {
-    struct stat st;
-    if (stat("/sys/kernel/debug/accel", &st) != 0)
-        mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr);
-    char target[256] = "";
-    ssize_t n = readlink("/sys/class/accel/accel0/device", target, sizeof(target) - 1);
-    REQUIRE(n > 0);
-    std::string device(target, std::size_t(n));
-    return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
-}
-
 // A "name: value" line of the debugfs status file.
 std::uint64_t status_value(const std::string &dir, const std::string &name) {
     std::ifstream in(dir + "/status");
@@ -243,7 +232,7 @@ TEST_CASE("performance counters advance by what the jobs did", "[faults][counter
 }
 
 TEST_CASE("a debugfs reset cancels the running job, the others run again", "[faults][reset]") {
-    const std::string dir = debugfs_dir();
+    const std::string dir = uapi::debugfs_dir();
     const std::uint64_t resets = status_value(dir, "resets");
     const std::uint64_t done = get_param(DRM_TPU_PARAM_CNT_JOBS_DONE);
     std::vector<std::unique_ptr<SubmittedProgram>> jobs;
@@ -272,7 +261,7 @@ TEST_CASE("a debugfs reset cancels the running job, the others run again", "[fau
 
 TEST_CASE("a job running past job_timeout_ms is ended by a reset, other files go on",
           "[faults][timeout]") {
-    const std::string dir = debugfs_dir();
+    const std::string dir = uapi::debugfs_dir();
     const std::uint64_t resets = status_value(dir, "resets");
     // About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
     tpurt::Device device = tpurt::Device::open(0);

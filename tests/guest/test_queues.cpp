@@ -7,6 +7,7 @@
 // jobs of its queue run again and succeed, and other files' jobs on other queues complete
 // correctly without being run again, cancelled, or the card being reset.
 #include "tenant.hpp"
+#include "uapi_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -36,20 +37,9 @@ constexpr unsigned kHangMatmuls = 20000;
 // priority job arrives.
 constexpr unsigned kLowMatmuls = 200;
 
-std::string debugfs_dir() {
-    struct stat st;
-    if (stat("/sys/kernel/debug/accel", &st) != 0)
-        mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr);
-    char target[256] = "";
-    ssize_t n = readlink("/sys/class/accel/accel0/device", target, sizeof(target) - 1);
-    REQUIRE(n > 0);
-    std::string device(target, std::size_t(n));
-    return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
-}
-
 // A "name: value" line of the debugfs status file.
 std::uint64_t status_value(const std::string &name) {
-    static const std::string dir = debugfs_dir();
+    static const std::string dir = uapi::debugfs_dir();
     std::ifstream in(dir + "/status");
     std::string line;
     while (std::getline(in, line))

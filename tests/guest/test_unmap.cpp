@@ -6,6 +6,7 @@
 // instead of landing in freed memory, fresh buffers stay zero, and the card works on.
 #include "fence_helpers.hpp"
 #include "guest_programs.hpp"
+#include "uapi_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -22,20 +23,9 @@
 
 namespace {
 
-std::string debugfs_dir() {
-    struct stat st;
-    if (stat("/sys/kernel/debug/accel", &st) != 0)
-        mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr);
-    char target[256] = "";
-    ssize_t n = readlink("/sys/class/accel/accel0/device", target, sizeof(target) - 1);
-    REQUIRE(n > 0);
-    std::string device(target, std::size_t(n));
-    return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
-}
-
 // A "name: value" line of the debugfs status file.
 std::uint64_t status_value(const std::string &name) {
-    std::ifstream in(debugfs_dir() + "/status");
+    std::ifstream in(uapi::debugfs_dir() + "/status");
     std::string line;
     while (std::getline(in, line))
         if (line.rfind(name + ": ", 0) == 0)

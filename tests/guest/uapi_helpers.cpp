@@ -11,6 +11,9 @@
 #include <stdexcept>
 #include <string>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace uapi {
 
@@ -88,6 +91,18 @@ int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result) {
     result.job_id = job_id;
     result.timeout_ns = 10'000'000'000;
     return ioctl_errno(device_fd(), DRM_IOCTL_TPU_WAIT, &result);
+}
+
+std::string debugfs_dir() {
+    struct stat st;
+    if (stat("/sys/kernel/debug/accel", &st) != 0)
+        mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr);
+    char target[256] = "";
+    const ssize_t n = readlink("/sys/class/accel/accel0/device", target, sizeof(target) - 1);
+    if (n <= 0)
+        throw std::runtime_error("/sys/class/accel/accel0/device: no card");
+    const std::string device(target, std::size_t(n));
+    return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
 }
 
 } // namespace uapi

@@ -8,6 +8,7 @@
 #include <tpurt/program_builder.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace uapi {
@@ -49,5 +50,9 @@ class SubmittedProgram {
 
 // DRM_IOCTL_TPU_WAIT with a generous timeout; returns the errno and fills `result`.
 int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
+
+// The card accel0's debugfs directory (/sys/kernel/debug/accel/<PCI address>), mounting
+// debugfs if needed; throws std::runtime_error if accel0 has no device.
+std::string debugfs_dir();
 
 } // namespace uapi
