@@ -32,11 +32,16 @@ void check_shape(DType type, const Conv2dShape &s) {
 // Everything about the problem one block's instructions need.
 struct Geometry {
     std::uint64_t elem, acc_elem;
+    std::uint64_t out_elem; // bytes of an output element (the epilogue's type, or acc_elem)
     std::uint64_t oh, ow;
     std::uint64_t padded_w;   // pixels of a padded row
     std::uint64_t pixel;      // bytes of one pixel (C elements)
     std::uint64_t padded_row; // bytes of one padded row in the unified buffer
     std::uint64_t tile_c, tile_f;
+    std::uint64_t block_rows; // output rows of the largest block
+    // The epilogue's staging area at the top of the unified buffer: bias (tile_f fp32) at
+    // stage_addr, then up to stage_pixels activated pixels of a filter tile.
+    std::uint64_t stage_addr, stage_pixels;
 };
 
 class BlockEmitter {
@@ -59,26 +64,78 @@ class BlockEmitter {
                         tap(out, ky, kx, c0, f0, f_cols, pixels, first);
                         first = false;
                     }
-            out.dma_out_acc(
-                {.type = accumulator_type(p_.type),
-                 .host_addr = p_.output_addr + first_pixel * out_pixel + f0 * g_.acc_elem,
-                 .host_stride = out_pixel,
-                 .local_addr = 0,
-                 .local_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
-                 .rows = static_cast<std::uint32_t>(pixels),
-                 .cols = static_cast<std::uint32_t>(f_cols)});
+            if (p_.epilogue)
+                activate_out(out, first_pixel, pixels, f0, f_cols);
+            else
+                out.dma_out_acc(
+                    {.type = accumulator_type(p_.type),
+                     .host_addr = p_.output_addr + first_pixel * out_pixel + f0 * g_.acc_elem,
+                     .host_stride = out_pixel,
+                     .local_addr = 0,
+                     .local_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
+                     .rows = static_cast<std::uint32_t>(pixels),
+                     .cols = static_cast<std::uint32_t>(f_cols)});
         }
         return out.halt().finish();
     }
 
-    // Instructions of a block (HALT included).
+    // Instructions of the largest block (HALT included).
     std::uint64_t instructions() const {
         const std::uint64_t c_tiles = (s_.channels + g_.tile_c - 1) / g_.tile_c;
         const std::uint64_t f_tiles = (s_.filters + g_.tile_f - 1) / g_.tile_f;
-        return 2 + f_tiles * (1 + 2 * std::uint64_t{s_.kernel_h} * s_.kernel_w * c_tiles);
+        std::uint64_t out_insns = 1;
+        if (p_.epilogue) {
+            const std::uint64_t pixels = g_.block_rows * g_.ow;
+            out_insns = (p_.epilogue->bias_addr ? 1 : 0) +
+                        2 * ((pixels + g_.stage_pixels - 1) / g_.stage_pixels);
+        }
+        return 2 + f_tiles * (out_insns + 2 * std::uint64_t{s_.kernel_h} * s_.kernel_w * c_tiles);
     }
 
   private:
+    // A finished filter tile through ACTIVATE into the output, stage_pixels pixels at a time,
+    // staged above the input window (bias first, when there is one).
+    void activate_out(ProgramBuilder &out, std::uint64_t first_pixel, std::uint64_t pixels,
+                      std::uint64_t f0, std::uint64_t f_cols) const {
+        const MatmulEpilogue &e = *p_.epilogue;
+        const auto cols = static_cast<std::uint32_t>(f_cols);
+        const std::uint32_t bias_bytes = e.bias_addr ? cols * 4 : 0;
+        const auto stage = static_cast<std::uint32_t>(g_.stage_addr);
+        const auto row_bytes = static_cast<std::uint32_t>(f_cols * g_.out_elem);
+        const std::uint64_t out_pixel = std::uint64_t{s_.filters} * g_.out_elem;
+        if (e.bias_addr)
+            out.dma_in({.type = DType::Fp32,
+                        .host_addr = *e.bias_addr + f0 * 4,
+                        .host_stride = bias_bytes,
+                        .local_addr = stage,
+                        .local_stride = bias_bytes,
+                        .rows = 1,
+                        .cols = cols});
+        for (std::uint64_t p0 = 0; p0 < pixels; p0 += g_.stage_pixels) {
+            const auto height = static_cast<std::uint32_t>(std::min(g_.stage_pixels, pixels - p0));
+            out.activate(
+                {.out_type = e.out_type,
+                 .function = e.function,
+                 .src_int32 = p_.type == DType::Int8,
+                 .acc_addr = static_cast<std::uint32_t>(p0 * f_cols * g_.acc_elem),
+                 .acc_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
+                 .dst_addr = stage + bias_bytes,
+                 .dst_stride = row_bytes,
+                 .rows = height,
+                 .cols = cols,
+                 .bias_addr = e.bias_addr ? std::optional<std::uint32_t>(stage) : std::nullopt,
+                 .scale = e.scale});
+            out.dma_out(
+                {.type = e.out_type,
+                 .host_addr = p_.output_addr + (first_pixel + p0) * out_pixel + f0 * g_.out_elem,
+                 .host_stride = out_pixel,
+                 .local_addr = stage + bias_bytes,
+                 .local_stride = row_bytes,
+                 .rows = height,
+                 .cols = cols});
+        }
+    }
+
     // The input rows the block reads, at their places in the zero-padded window: window row 0
     // is padded row oy0 * stride_h.
     void load_input(ProgramBuilder &out, std::uint32_t image, std::uint64_t oy0,
@@ -164,19 +221,44 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
                                                 std::to_string(s.width * s.channels) +
                                                 " elements is longer than one DMA row (65535)");
 
+    // The epilogue's staging area: a quarter of the unified buffer, and at least the bias and
+    // one output row of a filter tile.
+    std::uint64_t window_bytes = limits.ub_bytes;
+    g.out_elem = g.acc_elem;
+    g.stage_addr = g.stage_pixels = 0;
+    if (problem.epilogue) {
+        g.out_elem = element_size(problem.epilogue->out_type);
+        if (g.out_elem == 0)
+            invalid("the epilogue has no output type");
+        const std::uint64_t bias = problem.epilogue->bias_addr ? g.tile_f * 4 : 0;
+        const std::uint64_t pixel_bytes = g.tile_f * g.out_elem;
+        const std::uint64_t stage =
+            std::max<std::uint64_t>(limits.ub_bytes / 4, bias + g.ow * pixel_bytes + 64) / 64 * 64;
+        if (stage >= limits.ub_bytes)
+            throw Error(ErrorCode::Unsupported,
+                        "conv2d: the epilogue of one output row does not fit the card's unified "
+                        "buffer (" +
+                            std::to_string(limits.ub_bytes) + " bytes)");
+        g.stage_addr = (limits.ub_bytes - stage) / 64 * 64; // ACTIVATE's bias: 4-aligned
+        window_bytes = g.stage_addr;
+        g.stage_pixels =
+            std::min<std::uint64_t>((limits.ub_bytes - g.stage_addr - bias) / pixel_bytes, max_dim);
+    }
+
     // The most output rows whose pixels fit a MATMUL and the accumulators (one filter tile),
-    // and whose padded input rows fit the unified buffer.
+    // and whose padded input rows fit the unified buffer (below the epilogue's staging area).
     std::uint64_t rows = std::min<std::uint64_t>(g.oh, max_dim / g.ow);
     rows = std::min(rows, limits.acc_bytes / (g.ow * g.tile_f * g.acc_elem));
-    if (g.padded_row * s.kernel_h > limits.ub_bytes)
+    if (g.padded_row * s.kernel_h > window_bytes)
         rows = 0;
     else
-        rows = std::min(rows, (limits.ub_bytes / g.padded_row - s.kernel_h) / s.stride_h + 1);
+        rows = std::min(rows, (window_bytes / g.padded_row - s.kernel_h) / s.stride_h + 1);
     if (rows == 0)
         throw Error(ErrorCode::Unsupported,
                     "conv2d: one output row does not fit the card's matrix unit, accumulators (" +
                         std::to_string(limits.acc_bytes) + " bytes) or unified buffer (" +
                         std::to_string(limits.ub_bytes) + " bytes)");
+    g.block_rows = rows;
     const BlockEmitter emitter(problem, g);
     if (emitter.instructions() * TPU_INSN_SIZE > max_program_bytes)
         throw Error(ErrorCode::Unsupported, "conv2d: the " +

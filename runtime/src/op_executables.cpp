@@ -33,11 +33,26 @@ std::string matmul_name(const MatmulProblem &p) {
            " " + activation_name(p.epilogue->function) + " " + shape;
 }
 
-std::string conv2d_name(DType type, const Conv2dShape &s) {
-    return std::string("conv2d ") + dtype_name(type) + " " + std::to_string(s.batch) + "x" +
-           std::to_string(s.height) + "x" + std::to_string(s.width) + "x" +
-           std::to_string(s.channels) + " k" + std::to_string(s.kernel_h) + "x" +
-           std::to_string(s.kernel_w) + " f" + std::to_string(s.filters);
+// "conv2d bf16 64x28x28x1 k3x3 f16", or for a layer "conv2d bf16->bf16 relu 64x28x28x1 k3x3 f16".
+std::string conv2d_name(DType type, const Conv2dShape &s,
+                        const std::optional<MatmulEpilogue> &epilogue = std::nullopt) {
+    std::string types = dtype_name(type);
+    if (epilogue)
+        types += std::string("->") + dtype_name(epilogue->out_type) + " " +
+                 activation_name(epilogue->function);
+    return "conv2d " + types + " " + std::to_string(s.batch) + "x" + std::to_string(s.height) +
+           "x" + std::to_string(s.width) + "x" + std::to_string(s.channels) + " k" +
+           std::to_string(s.kernel_h) + "x" + std::to_string(s.kernel_w) + " f" +
+           std::to_string(s.filters);
+}
+
+// What an epilogue adds to a cache key beyond its name: the scale's exact bits and the bias.
+std::string epilogue_key(const std::optional<MatmulEpilogue> &epilogue) {
+    if (!epilogue)
+        return "";
+    char scale[32];
+    std::snprintf(scale, sizeof(scale), "%a", static_cast<double>(epilogue->scale));
+    return std::string(" scale ") + scale + (epilogue->bias_addr ? " bias" : " nobias");
 }
 
 const char *vector_op_name(VectorOp op) {
@@ -94,18 +109,14 @@ std::string matmul_executable_key(const MatmulProblem &p, const ArrayLimits &lim
         std::to_string(stride_or_dense(p.a_stride, std::uint64_t{p.k} * elem)) + "," +
         std::to_string(stride_or_dense(p.b_stride, std::uint64_t{p.n} * elem)) + "," +
         std::to_string(stride_or_dense(p.c_stride, std::uint64_t{p.n} * element_size(c_type(p))));
-    if (p.epilogue) {
-        char scale[32];
-        std::snprintf(scale, sizeof(scale), "%a", static_cast<double>(p.epilogue->scale));
-        key += std::string(" scale ") + scale + (p.epilogue->bias_addr ? " bias" : " nobias");
-    }
-    return key + limits_key(limits);
+    return key + epilogue_key(p.epilogue) + limits_key(limits);
 }
 
-std::string conv2d_executable_key(DType type, const Conv2dShape &s, const ArrayLimits &limits) {
-    return conv2d_name(type, s) + " stride " + std::to_string(s.stride_h) + "," +
+std::string conv2d_executable_key(DType type, const Conv2dShape &s, const ArrayLimits &limits,
+                                  const std::optional<MatmulEpilogue> &epilogue) {
+    return conv2d_name(type, s, epilogue) + " stride " + std::to_string(s.stride_h) + "," +
            std::to_string(s.stride_w) + " pad " + std::to_string(s.pad_h) + "," +
-           std::to_string(s.pad_w) + limits_key(limits);
+           std::to_string(s.pad_w) + epilogue_key(epilogue) + limits_key(limits);
 }
 
 Executable compile_matmul_executable(const MatmulProblem &problem, const ArrayLimits &limits) {
@@ -130,20 +141,27 @@ Executable compile_matmul_executable(const MatmulProblem &problem, const ArrayLi
 }
 
 Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
-                                     const ArrayLimits &limits) {
+                                     const ArrayLimits &limits,
+                                     const std::optional<MatmulEpilogue> &epilogue) {
     Conv2dProblem problem;
     problem.type = type;
     problem.shape = shape;
     problem.input_addr = Executable::placeholder(0);
     problem.weight_addr = Executable::placeholder(1);
     problem.output_addr = Executable::placeholder(2);
-    Conv2dPlan plan = compile_conv2d(problem, limits);
+    problem.epilogue = epilogue;
     const std::uint64_t elem = element_size(type);
-    std::vector<ExecutableArg> args{
-        {"input", shape.input_elements() * elem},
-        {"weights", shape.weight_elements() * elem},
-        {"output", shape.output_elements() * element_size(accumulator_type(type))}};
-    return Executable::link(conv2d_name(type, shape), std::move(args), std::move(plan.programs));
+    const DType out_type = epilogue ? epilogue->out_type : accumulator_type(type);
+    std::vector<ExecutableArg> args{{"input", shape.input_elements() * elem},
+                                    {"weights", shape.weight_elements() * elem},
+                                    {"output", shape.output_elements() * element_size(out_type)}};
+    if (epilogue && epilogue->bias_addr) {
+        problem.epilogue->bias_addr = Executable::placeholder(3);
+        args.push_back({"bias", std::uint64_t{shape.filters} * 4});
+    }
+    Conv2dPlan plan = compile_conv2d(problem, limits);
+    return Executable::link(conv2d_name(type, shape, epilogue), std::move(args),
+                            std::move(plan.programs));
 }
 
 std::string elementwise_executable_key(const ElementwiseProblem &p, const ArrayLimits &limits) {
@@ -300,11 +318,12 @@ std::shared_ptr<const Executable> matmul_executable(Device &device, const Matmul
 }
 
 std::shared_ptr<const Executable> conv2d_executable(Device &device, DType type,
-                                                    const Conv2dShape &shape) {
+                                                    const Conv2dShape &shape,
+                                                    const std::optional<MatmulEpilogue> &epilogue) {
     const ArrayLimits &limits = device.info().limits;
     return detail::state_of(device).executables.get(
-        conv2d_executable_key(type, shape, limits),
-        [&] { return compile_conv2d_executable(type, shape, limits); });
+        conv2d_executable_key(type, shape, limits, epilogue),
+        [&] { return compile_conv2d_executable(type, shape, limits, epilogue); });
 }
 
 } // namespace tpurt

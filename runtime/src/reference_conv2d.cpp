@@ -3,14 +3,16 @@
 // per output element, taps (ky, kx) ascending over every tap, padding taps contributing
 // products of zero, channels ascending within a tap (bf16: in blocks of 32 channels from the
 // tap's first, each an even and an odd chain of the bf16 MATMUL step added to the accumulator
-// once); see conv2d.hpp.
+// once); see conv2d.hpp. A convolution layer adds ACTIVATE's epilogue (reference_dense.hpp).
 #include "tpurt/conv2d.hpp"
 #include "tpurt/error.hpp"
+#include "tpurt/reference_dense.hpp"
 #include "tpurt/reference_fp32.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -138,6 +140,52 @@ void reference_conv2d(std::span<const Bf16> input, std::span<const Bf16> weights
 void reference_conv2d(std::span<const float> input, std::span<const float> weights,
                       std::span<float> output, const Conv2dShape &shape) {
     convolve<Fp32Steps>(input, weights, output, shape);
+}
+
+namespace {
+
+template <typename T> std::vector<T> elements_of(std::span<const std::byte> bytes, std::size_t n) {
+    if (bytes.size() < n * sizeof(T))
+        throw Error(ErrorCode::InvalidArgument, "reference_conv2d_layer: arrays too small");
+    std::vector<T> out(n);
+    std::memcpy(out.data(), bytes.data(), n * sizeof(T));
+    return out;
+}
+
+template <typename In, typename Acc>
+std::vector<float> conv_accumulators(std::span<const std::byte> input,
+                                     std::span<const std::byte> weights, const Conv2dShape &s) {
+    const std::vector<In> x = elements_of<In>(input, s.input_elements());
+    const std::vector<In> w = elements_of<In>(weights, s.weight_elements());
+    std::vector<Acc> acc(s.output_elements());
+    reference_conv2d(std::span<const In>(x), std::span<const In>(w), std::span<Acc>(acc), s);
+    return {acc.begin(), acc.end()}; // int32 -> fp32 nearest even, as ACTIVATE converts
+}
+
+} // namespace
+
+std::vector<std::byte> reference_conv2d_layer(DType type, std::span<const std::byte> input,
+                                              std::span<const std::byte> weights,
+                                              std::span<const float> bias,
+                                              const MatmulEpilogue &epilogue,
+                                              const Conv2dShape &shape) {
+    std::vector<float> acc;
+    switch (type) {
+    case DType::Int8:
+        acc = conv_accumulators<std::int8_t, std::int32_t>(input, weights, shape);
+        break;
+    case DType::Bf16:
+        acc = conv_accumulators<Bf16, float>(input, weights, shape);
+        break;
+    case DType::Fp32:
+        acc = conv_accumulators<float, float>(input, weights, shape);
+        break;
+    default:
+        throw Error(ErrorCode::InvalidArgument,
+                    "reference_conv2d_layer: inputs are int8, bf16 or fp32");
+    }
+    return reference_epilogue(acc, shape.filters, bias, epilogue.function, epilogue.scale,
+                              epilogue.out_type);
 }
 
 } // namespace tpurt

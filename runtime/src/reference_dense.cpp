@@ -93,28 +93,37 @@ void convert(float x, DType type, std::vector<std::byte> &out) {
 
 } // namespace
 
+std::vector<std::byte> reference_epilogue(std::span<const float> acc, std::size_t n,
+                                          std::span<const float> bias, Activation function,
+                                          float scale, DType out_type) {
+    if (function != Activation::None && function != Activation::Relu &&
+        function != Activation::Relu6)
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string("reference epilogue: no exact model of ") +
+                        activation_name(function));
+    if (n == 0 || (!bias.empty() && bias.size() < n))
+        throw Error(ErrorCode::InvalidArgument, "reference epilogue: bias too small");
+    std::vector<std::byte> out;
+    out.reserve(acc.size() * element_size(out_type));
+    for (std::size_t i = 0; i < acc.size(); ++i) {
+        float v = acc[i];
+        if (!bias.empty())
+            v = v + bias[i % n];
+        v = v * scale;
+        convert(activation(function, v), out_type, out);
+    }
+    return out;
+}
+
 std::vector<std::byte> reference_dense(const DenseLayer &layer, std::span<const std::byte> a,
                                        std::span<const std::byte> w, std::span<const float> bias) {
-    if (layer.activation != Activation::None && layer.activation != Activation::Relu &&
-        layer.activation != Activation::Relu6)
-        throw Error(ErrorCode::InvalidArgument, std::string("reference_dense: no exact model of ") +
-                                                    activation_name(layer.activation));
     const std::size_t elem = element_size(layer.in_type);
     if (a.size() < std::size_t{layer.m} * layer.k * elem ||
         w.size() < std::size_t{layer.k} * layer.n * elem ||
         (!bias.empty() && bias.size() < layer.n))
         throw Error(ErrorCode::InvalidArgument, "reference_dense: arrays too small");
-    std::vector<float> x = accumulators(layer, a, w);
-    std::vector<std::byte> out;
-    out.reserve(x.size() * element_size(layer.out_type));
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        float v = x[i];
-        if (!bias.empty())
-            v = v + bias[i % layer.n];
-        v = v * layer.scale;
-        convert(activation(layer.activation, v), layer.out_type, out);
-    }
-    return out;
+    return reference_epilogue(accumulators(layer, a, w), layer.n, bias, layer.activation,
+                              layer.scale, layer.out_type);
 }
 
 } // namespace tpurt

@@ -31,6 +31,19 @@ void conv2d(Stream &stream, const Tensor &input, const Tensor &weights, const Te
     stream.enqueue(prepare_conv2d(stream.device(), input, weights, output, params));
 }
 
+MatmulStats conv2d_layer(Device &device, const Tensor &input, const Tensor &weights,
+                         const Tensor *bias, Tensor &output, const Conv2dParams &params,
+                         Activation activation, float scale, std::chrono::nanoseconds timeout) {
+    return prepare_conv2d_layer(device, input, weights, bias, output, params, activation, scale)
+        .run(device, timeout);
+}
+void conv2d_layer(Stream &stream, const Tensor &input, const Tensor &weights, const Tensor *bias,
+                  const Tensor &output, const Conv2dParams &params, Activation activation,
+                  float scale) {
+    stream.enqueue(prepare_conv2d_layer(stream.device(), input, weights, bias, output, params,
+                                        activation, scale));
+}
+
 MatmulStats elementwise(Device &device, VectorOp op, const Tensor &a, const Tensor &b, Tensor &out,
                         std::chrono::nanoseconds timeout) {
     return prepare_elementwise(device, op, a, b, out).run(device, timeout);

@@ -99,9 +99,12 @@ OpLaunch prepare_dense(Device &device, const Tensor &a, const Tensor &w, const T
     return launch_of(exe, {&a, &w, &out, bias});
 }
 
-OpLaunch prepare_conv2d(Device &device, const Tensor &input, const Tensor &weights,
-                        const Tensor &output, const Conv2dParams &params) {
-    const std::string op = "conv2d";
+namespace {
+
+// conv2d and conv2d_layer: the operands' checks, then the cached executable.
+OpLaunch conv2d_launch(Device &device, const std::string &op, const Tensor &input,
+                       const Tensor &weights, const Tensor *bias, const Tensor &output,
+                       const Conv2dParams &params, const std::optional<MatmulEpilogue> &epilogue) {
     const DType type = input.dtype();
     if (!is_matmul_input(type))
         refuse(op,
@@ -117,7 +120,13 @@ OpLaunch prepare_conv2d(Device &device, const Tensor &input, const Tensor &weigh
     };
     require("input", input, type, "[N, H, W, C]");
     require("weights", weights, type, "[KH, KW, C, F]");
-    require("output", output, accumulator_type(type), "[N, OH, OW, F]");
+    if (epilogue && !device.info().has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit for ACTIVATE (caps " +
+                                                std::to_string(device.info().caps) + ")");
+    if (epilogue && epilogue->out_type == DType::Int32 && type != DType::Int8)
+        refuse(op, "an int32 output needs int8 inputs");
+    require("output", output, epilogue ? epilogue->out_type : accumulator_type(type),
+            "[N, OH, OW, F]");
     const auto dim = [](const Tensor &t, std::size_t i) {
         return static_cast<std::uint32_t>(t.size(i));
     };
@@ -145,8 +154,30 @@ OpLaunch prepare_conv2d(Device &device, const Tensor &input, const Tensor &weigh
         refuse(op, "output " + output.layout().describe() + " must have the shape [" +
                        std::to_string(expected[0]) + ", " + std::to_string(expected[1]) + ", " +
                        std::to_string(expected[2]) + ", " + std::to_string(expected[3]) + "]");
-    const std::shared_ptr<const Executable> exe = conv2d_executable(device, type, shape);
-    return launch_of(exe, {&input, &weights, &output});
+    if (bias && (bias->dtype() != DType::Fp32 || bias->element_count() != shape.filters ||
+                 !bias->is_contiguous()))
+        refuse(op, "bias " + bias->layout().describe() + " must be " +
+                       std::to_string(shape.filters) + " densely packed fp32 values");
+    const std::shared_ptr<const Executable> exe = conv2d_executable(device, type, shape, epilogue);
+    return launch_of(exe, {&input, &weights, &output, bias});
+}
+
+} // namespace
+
+OpLaunch prepare_conv2d(Device &device, const Tensor &input, const Tensor &weights,
+                        const Tensor &output, const Conv2dParams &params) {
+    return conv2d_launch(device, "conv2d", input, weights, nullptr, output, params, std::nullopt);
+}
+
+OpLaunch prepare_conv2d_layer(Device &device, const Tensor &input, const Tensor &weights,
+                              const Tensor *bias, const Tensor &output, const Conv2dParams &params,
+                              Activation activation, float scale) {
+    return conv2d_launch(
+        device, "conv2d layer", input, weights, bias, output, params,
+        MatmulEpilogue{.function = activation,
+                       .out_type = output.dtype(),
+                       .bias_addr = bias ? std::optional<std::uint64_t>(0) : std::nullopt,
+                       .scale = scale});
 }
 
 namespace {

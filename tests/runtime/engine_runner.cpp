@@ -117,19 +117,21 @@ EngineMatmul run_matmul_on_engine(const tpu_engine_config &cfg, tpurt::DType typ
 
 EngineConv2d run_conv2d_on_engine(const tpu_engine_config &cfg, tpurt::DType type,
                                   const tpurt::Conv2dShape &shape, const void *input,
-                                  const void *weights) {
+                                  const void *weights, const tpurt::MatmulEpilogue *epilogue,
+                                  const float *bias) {
     const std::uint64_t elem = tpurt::element_size(type);
     const std::uint64_t in_bytes = shape.input_elements() * elem;
     const std::uint64_t w_bytes = shape.weight_elements() * elem;
-    const std::uint64_t out_bytes =
-        shape.output_elements() * tpurt::element_size(tpurt::accumulator_type(type));
+    const tpurt::DType out_type = epilogue ? epilogue->out_type : tpurt::accumulator_type(type);
+    const std::uint64_t out_bytes = shape.output_elements() * tpurt::element_size(out_type);
+    tpurt::Conv2dProblem problem{
+        .type = type, .shape = shape, .input_addr = a_va, .weight_addr = b_va, .output_addr = c_va};
+    if (epilogue) {
+        problem.epilogue = *epilogue;
+        problem.epilogue->bias_addr = bias ? std::optional<std::uint64_t>(bias_va) : std::nullopt;
+    }
     EngineConv2d run;
-    run.plan = tpurt::compile_conv2d({.type = type,
-                                      .shape = shape,
-                                      .input_addr = a_va,
-                                      .weight_addr = b_va,
-                                      .output_addr = c_va},
-                                     limits_of(cfg));
+    run.plan = tpurt::compile_conv2d(problem, limits_of(cfg));
 
     tpu::test::HostMemory memory;
     tpu::test::Card card(memory, cfg);
@@ -139,6 +141,10 @@ EngineConv2d run_conv2d_on_engine(const tpu_engine_config &cfg, tpurt::DType typ
     space.map(c_va, out_bytes, tpu::test::kWrite);
     space.write(a_va, input, in_bytes);
     space.write(b_va, weights, w_bytes);
+    if (bias && epilogue) {
+        space.map(bias_va, std::uint64_t{shape.filters} * 4, tpu::test::kRead);
+        space.write(bias_va, bias, std::uint64_t{shape.filters} * 4);
+    }
     run.macs = run_programs(card, space, run.plan.programs);
     run.output.resize(out_bytes);
     space.read(c_va, run.output.data(), out_bytes);

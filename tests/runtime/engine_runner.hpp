@@ -41,15 +41,18 @@ EngineMatmul run_matmul_on_engine(const tpu_engine_config &cfg, tpurt::DType typ
 
 struct EngineConv2d {
     tpurt::Conv2dPlan plan;
-    std::vector<std::byte> output; // NHWC, int32 or fp32
+    std::vector<std::byte> output; // NHWC: int32 or fp32, or the epilogue's type
     std::uint64_t macs = 0;
 };
 
 // Compiles the convolution (input NHWC and weights HWIO dense arrays of `type`) for the card
-// `cfg`, runs every program on one engine and returns the output.
+// `cfg`, with an epilogue if given (bias fp32[F] or nullptr for none; the epilogue's own
+// bias_addr is ignored), runs every program on one engine and returns the output.
 EngineConv2d run_conv2d_on_engine(const tpu_engine_config &cfg, tpurt::DType type,
                                   const tpurt::Conv2dShape &shape, const void *input,
-                                  const void *weights);
+                                  const void *weights,
+                                  const tpurt::MatmulEpilogue *epilogue = nullptr,
+                                  const float *bias = nullptr);
 
 // Compiles the dense layer (A, W dense arrays of in_type, bias fp32[N] or nullptr for none)
 // for the card `cfg`, runs it and returns the M x N out_type results in `c`.

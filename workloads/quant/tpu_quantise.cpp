@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tpu-quantise: post-training int8 quantisation of an fp32 MLP checkpoint. Calibrates the
+// tpu-quantise: post-training int8 quantisation of an fp32 MLP or CNN checkpoint. Calibrates the
 // activation ranges on the first --calibration images of the model's training set, quantises the
 // weights per output channel and writes the quantised checkpoint (workloads/README.md).
 #include "tpu_quant/quantise.hpp"
@@ -9,9 +9,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <stdexcept>
+#include <type_traits>
 
 namespace {
 
@@ -25,13 +28,44 @@ tpu_data::Dataset training_images(const std::string &data, const std::string &di
     return tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::train);
 }
 
+// One quantised layer's line: its input range and the spread of its weight steps.
+template <typename Layer>
+void print_layer(const char *kind, std::size_t i, const Layer &l, float max_abs) {
+    const auto [lo, hi] = std::minmax_element(l.w_scale.begin(), l.w_scale.end());
+    std::printf("  %s %zu: %zu -> %zu, input range +-%.4g (step %.4g), weight steps %.3g..%.3g\n",
+                kind, i, l.in, l.out, double(max_abs), double(l.x_scale), double(*lo), double(*hi));
+}
+
+// Calibrates `net` on the training images, quantises it and writes the checkpoint.
+template <typename Net>
+void quantise_to(const Net &net, const tpu_data::Dataset &train, std::size_t calibration,
+                 const std::string &data, const std::string &out) {
+    const std::size_t n = std::min(calibration, train.count);
+    const tpu_quant::Calibration cal = tpu_quant::calibrate(net, train.features.data(), n);
+    const auto q = tpu_quant::quantise(net, cal);
+    std::printf("quantised %s on %zu %s images:\n", net.name.c_str(), n, data.c_str());
+    std::size_t range = 0;
+    if constexpr (std::is_same_v<Net, tpu_infer::FloatCnn>) {
+        for (std::size_t i = 0; i < q.convs.size(); ++i)
+            print_layer("conv", i, q.convs[i], cal.max_abs[range++]);
+        for (std::size_t i = 0; i < q.dense.size(); ++i)
+            print_layer("layer", i, q.dense[i], cal.max_abs[range++]);
+        tpu_model::save_checkpoint(tpu_infer::int8_cnn_to_checkpoint(q), out);
+    } else {
+        for (std::size_t i = 0; i < q.layers.size(); ++i)
+            print_layer("layer", i, q.layers[i], cal.max_abs[range++]);
+        tpu_model::save_checkpoint(tpu_infer::int8_mlp_to_checkpoint(q), out);
+    }
+    std::printf("wrote %s\n", out.c_str());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app{"tpu-quantise: int8 post-training quantisation of an MLP checkpoint"};
+    CLI::App app{"tpu-quantise: int8 post-training quantisation of an MLP or CNN checkpoint"};
     std::string model, out, data = "fashion-mnist", data_dir;
     std::size_t calibration = 2000;
-    app.add_option("--model", model, "fp32 checkpoint (tpu-train-cpu)")->required();
+    app.add_option("--model", model, "fp32 checkpoint (tpu-train-cpu, tpu-train)")->required();
     app.add_option("--out", out, "quantised checkpoint to write")->required();
     app.add_option("--data", data, "training set to calibrate on")
         ->check(CLI::IsMember({"fashion-mnist", "digits"}))
@@ -42,31 +76,24 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {
-        const tpu_infer::FloatMlp net =
-            tpu_infer::float_mlp_from_checkpoint(tpu_model::load_checkpoint(model), model);
+        const tpu_model::Checkpoint c = tpu_model::load_checkpoint(model);
         tpu_data::Dataset train =
             training_images(data, data_dir.empty() ? tpu_data::datasets_dir() : data_dir);
-        if (train.sample_size() != net.inputs()) {
-            std::cerr << "tpu-quantise: " << model << " takes " << net.inputs() << " inputs, "
-                      << data << " images have " << train.sample_size() << "\n";
-            return 1;
+        const auto check_inputs = [&](std::size_t inputs) {
+            if (train.sample_size() != inputs)
+                throw std::runtime_error(model + " takes " + std::to_string(inputs) + " inputs, " +
+                                         data + " images have " +
+                                         std::to_string(train.sample_size()));
+        };
+        if (tpu_infer::is_cnn_checkpoint(c)) {
+            const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(c, model);
+            check_inputs(net.inputs());
+            quantise_to(net, train, calibration, data, out);
+        } else {
+            const tpu_infer::FloatMlp net = tpu_infer::float_mlp_from_checkpoint(c, model);
+            check_inputs(net.inputs());
+            quantise_to(net, train, calibration, data, out);
         }
-        const std::size_t n = std::min(calibration, train.count);
-        const tpu_quant::Calibration cal = tpu_quant::calibrate(net, train.features.data(), n);
-        const tpu_infer::Int8Mlp q = tpu_quant::quantise(net, cal);
-        tpu_model::save_checkpoint(tpu_infer::int8_mlp_to_checkpoint(q), out);
-        std::printf("quantised %s on %zu %s images:\n", net.name.c_str(), n, data.c_str());
-        for (std::size_t i = 0; i < q.layers.size(); ++i) {
-            const auto &l = q.layers[i];
-            float lo = l.w_scale[0], hi = l.w_scale[0];
-            for (float s : l.w_scale)
-                lo = std::min(lo, s), hi = std::max(hi, s);
-            std::printf("  layer %zu: %zux%zu, input range +-%.4g (step %.4g), weight steps "
-                        "%.3g..%.3g\n",
-                        i, l.in, l.out, double(cal.max_abs[i]), double(l.x_scale), double(lo),
-                        double(hi));
-        }
-        std::printf("wrote %s\n", out.c_str());
         return 0;
     } catch (const std::exception &e) {
         std::cerr << "tpu-quantise: " << e.what() << "\n";

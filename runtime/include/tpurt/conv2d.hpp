@@ -20,6 +20,12 @@
 // one rounding, FTZ) from +0 and then added to acc once (bf16 channel tiles are multiples of 32
 // but for the last, so tiling never splits a block); int8 exact sums.
 // reference_conv2d() computes exactly this.
+//
+// With an epilogue (a convolution layer), each finished filter tile of a block goes through
+// ACTIVATE on the card instead of leaving as accumulators: int32 accumulators converted to fp32,
+// + bias[f], x scale, the function, conversion to the epilogue's output type (docs/hardware.md,
+// Numerics; dense.hpp's epilogue), staged in the top of the unified buffer and written out.
+// reference_conv2d_layer() computes exactly this.
 #pragma once
 
 #include "tpurt/bf16.hpp"
@@ -28,11 +34,13 @@
 #include "tpurt/device_info.hpp"
 #include "tpurt/dtype.hpp"
 #include "tpurt/matmul.hpp"
+#include "tpurt/matmul_compiler.hpp"
 #include "tpurt/program_builder.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -70,6 +78,8 @@ struct Conv2dProblem {
     std::uint64_t input_addr = 0; // device virtual addresses, densely packed
     std::uint64_t weight_addr = 0;
     std::uint64_t output_addr = 0;
+    // ACTIVATE on the accumulators (bias fp32[F] at its bias_addr); none: the accumulators.
+    std::optional<MatmulEpilogue> epilogue = std::nullopt;
 };
 
 struct Conv2dPlan {
@@ -103,5 +113,15 @@ void reference_conv2d(std::span<const Bf16> input, std::span<const Bf16> weights
                       std::span<float> output, const Conv2dShape &shape);
 void reference_conv2d(std::span<const float> input, std::span<const float> weights,
                       std::span<float> output, const Conv2dShape &shape);
+
+// The convolution layer on the CPU: reference_conv2d() of `type` (input and weights raw bytes
+// of it), then the epilogue's ACTIVATE steps per element (reference_dense.hpp) with bias
+// fp32[F] (empty: none); returns the output as raw bytes of epilogue.out_type. Throws Error
+// (InvalidArgument) for a transcendental function or arrays too small.
+std::vector<std::byte> reference_conv2d_layer(DType type, std::span<const std::byte> input,
+                                              std::span<const std::byte> weights,
+                                              std::span<const float> bias,
+                                              const MatmulEpilogue &epilogue,
+                                              const Conv2dShape &shape);
 
 } // namespace tpurt

@@ -13,6 +13,7 @@
 #include "tpurt/vector_compiler.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tpurt {
@@ -23,9 +24,11 @@ class Device;
 // ignored (only whether an epilogue bias is present counts); its strides (0: dense) and
 // shapes define the executable.
 Executable compile_matmul_executable(const MatmulProblem &problem, const ArrayLimits &limits);
-// Arguments: input, weights, output (densely packed NHWC, HWIO, NHWC).
+// Arguments: input, weights, output (densely packed NHWC, HWIO, NHWC), and the bias when the
+// epilogue has one (a convolution layer; its bias_addr only says whether there is a bias).
 Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
-                                     const ArrayLimits &limits);
+                                     const ArrayLimits &limits,
+                                     const std::optional<MatmulEpilogue> &epilogue = std::nullopt);
 
 // Arguments: a, b, dst (the problem's addresses are ignored).
 Executable compile_elementwise_executable(const ElementwiseProblem &problem,
@@ -41,7 +44,8 @@ Executable compile_reduce_executable(const ReduceProblem &problem, const ArrayLi
 
 // The cache keys: everything that changes the programs, spelled out.
 std::string matmul_executable_key(const MatmulProblem &problem, const ArrayLimits &limits);
-std::string conv2d_executable_key(DType type, const Conv2dShape &shape, const ArrayLimits &limits);
+std::string conv2d_executable_key(DType type, const Conv2dShape &shape, const ArrayLimits &limits,
+                                  const std::optional<MatmulEpilogue> &epilogue = std::nullopt);
 
 std::string elementwise_executable_key(const ElementwiseProblem &problem,
                                        const ArrayLimits &limits);
@@ -52,8 +56,9 @@ std::string pool_executable_key(const PoolProblem &problem, const ArrayLimits &l
 
 // From the device's cache, compiled on the first use of the key.
 std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem);
-std::shared_ptr<const Executable> conv2d_executable(Device &device, DType type,
-                                                    const Conv2dShape &shape);
+std::shared_ptr<const Executable>
+conv2d_executable(Device &device, DType type, const Conv2dShape &shape,
+                  const std::optional<MatmulEpilogue> &epilogue = std::nullopt);
 
 std::shared_ptr<const Executable> elementwise_executable(Device &device,
                                                          const ElementwiseProblem &problem);

@@ -21,4 +21,11 @@ namespace tpurt {
 std::vector<std::byte> reference_dense(const DenseLayer &layer, std::span<const std::byte> a,
                                        std::span<const std::byte> w, std::span<const float> bias);
 
+// ACTIVATE's steps on accumulators `acc` (rows of n values; int32 accumulators already
+// converted to fp32) with bias fp32[n] (empty: none): the epilogue of reference_dense() and
+// reference_conv2d_layer(). Throws Error (InvalidArgument) for a transcendental function.
+std::vector<std::byte> reference_epilogue(std::span<const float> acc, std::size_t n,
+                                          std::span<const float> bias, Activation function,
+                                          float scale, DType out_type);
+
 } // namespace tpurt

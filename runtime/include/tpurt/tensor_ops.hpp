@@ -63,6 +63,22 @@ OpLaunch prepare_conv2d(Device &device, const Tensor &input, const Tensor &weigh
 void conv2d(Stream &stream, const Tensor &input, const Tensor &weights, const Tensor &output,
             const Conv2dParams &params = {});
 
+// A convolution layer, conv2d.hpp's epilogue on the card: output = activation(scale x
+// (conv2d(input, weights) + bias[F])) converted to output's dtype (int8, bf16, int32 for int8
+// inputs, or fp32), bias fp32 [F] or none; for int8 inputs the int32 sums are converted to fp32
+// first, so `scale` requantises them. Shapes as conv2d's.
+MatmulStats conv2d_layer(Device &device, const Tensor &input, const Tensor &weights,
+                         const Tensor *bias, Tensor &output, const Conv2dParams &params = {},
+                         Activation activation = Activation::None, float scale = 1.0f,
+                         std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_conv2d_layer(Device &device, const Tensor &input, const Tensor &weights,
+                              const Tensor *bias, const Tensor &output,
+                              const Conv2dParams &params = {},
+                              Activation activation = Activation::None, float scale = 1.0f);
+void conv2d_layer(Stream &stream, const Tensor &input, const Tensor &weights, const Tensor *bias,
+                  const Tensor &output, const Conv2dParams &params = {},
+                  Activation activation = Activation::None, float scale = 1.0f);
+
 // out = a op b elementwise over a's shape, in the card's VECTOR arithmetic (int8 saturating,
 // int32 wrapping, bf16 computed in binary32 and rounded, fp32; MAX / MIN propagate NaN). b has
 // a's shape, or only a's last dimension (shape [C], or leading dimensions of 1), which is then

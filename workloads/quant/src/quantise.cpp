@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// quantise.cpp - per-channel weight scales, activation calibration and the int8 network.
+// quantise.cpp - per-channel weight scales, activation calibration and the int8 networks.
 #include "tpu_quant/quantise.hpp"
 
 #include "tpu_infer/reference.hpp"
@@ -41,32 +41,69 @@ float activation_scale(float max_abs) {
     return max_abs > 0 ? max_abs / 127.0f : 1.0f;
 }
 
-Calibration calibrate(const tpu_infer::FloatMlp &net, const float *raw, std::size_t count) {
+namespace {
+
+// The largest |x| at each of the first `layers` activations of `net`'s fp32 forward pass, over
+// the calibration samples in chunks.
+template <typename Net>
+Calibration calibrate_layers(const Net &net, std::size_t layers, const float *raw,
+                             std::size_t count) {
     if (count == 0)
         throw std::invalid_argument("calibrate: no calibration samples");
-    Calibration cal{std::vector<float>(net.layers.size(), 0.0f), count};
+    Calibration cal{std::vector<float>(layers, 0.0f), count};
     constexpr std::size_t chunk = 256;
     for (std::size_t r = 0; r < count; r += chunk) {
         const std::size_t m = std::min(chunk, count - r);
         const auto acts = tpu_infer::fp32_activations(net, raw + r * net.inputs(), m);
-        for (std::size_t i = 0; i < net.layers.size(); ++i)
+        for (std::size_t i = 0; i < layers; ++i)
             for (float v : acts[i])
                 cal.max_abs[i] = std::max(cal.max_abs[i], std::fabs(v));
     }
     return cal;
 }
 
+std::vector<tpu_infer::Int8Dense> quantise_dense(const std::vector<tpu_infer::FloatDense> &layers,
+                                                 const float *max_abs) {
+    std::vector<tpu_infer::Int8Dense> q;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const tpu_infer::FloatDense &l = layers[i];
+        tpu_infer::Int8Dense d{l.in, l.out, activation_scale(max_abs[i]), {}, {}, l.b};
+        d.w_scale = channel_scales(l.w, l.in, l.out);
+        d.wq = quantise_weights(l.w, l.in, l.out, d.w_scale);
+        q.push_back(std::move(d));
+    }
+    return q;
+}
+
+} // namespace
+
+Calibration calibrate(const tpu_infer::FloatMlp &net, const float *raw, std::size_t count) {
+    return calibrate_layers(net, net.layers.size(), raw, count);
+}
+
+Calibration calibrate(const tpu_infer::FloatCnn &net, const float *raw, std::size_t count) {
+    return calibrate_layers(net, net.convs.size() + net.dense.size(), raw, count);
+}
+
 tpu_infer::Int8Mlp quantise(const tpu_infer::FloatMlp &net, const Calibration &cal) {
     if (cal.max_abs.size() != net.layers.size())
         throw std::invalid_argument("quantise: the calibration is for another network");
-    tpu_infer::Int8Mlp q{net.name, net.input, cal.samples, {}};
-    for (std::size_t i = 0; i < net.layers.size(); ++i) {
-        const tpu_infer::FloatDense &l = net.layers[i];
-        tpu_infer::Int8Dense d{l.in, l.out, activation_scale(cal.max_abs[i]), {}, {}, l.b};
-        d.w_scale = channel_scales(l.w, l.in, l.out);
-        d.wq = quantise_weights(l.w, l.in, l.out, d.w_scale);
-        q.layers.push_back(std::move(d));
+    return {net.name, net.input, cal.samples, quantise_dense(net.layers, cal.max_abs.data())};
+}
+
+tpu_infer::Int8Cnn quantise(const tpu_infer::FloatCnn &net, const Calibration &cal) {
+    if (cal.max_abs.size() != net.convs.size() + net.dense.size())
+        throw std::invalid_argument("quantise: the calibration is for another network");
+    tpu_infer::Int8Cnn q{net.name, net.input, net.image, cal.samples, {}, {}};
+    for (std::size_t i = 0; i < net.convs.size(); ++i) {
+        const tpu_infer::FloatConv &c = net.convs[i];
+        const std::size_t rows = tpu_infer::cnn_kernel * tpu_infer::cnn_kernel * c.in;
+        tpu_infer::Int8Conv conv{c.in, c.out, activation_scale(cal.max_abs[i]), {}, {}, c.b};
+        conv.w_scale = channel_scales(c.w, rows, c.out);
+        conv.wq = quantise_weights(c.w, rows, c.out, conv.w_scale);
+        q.convs.push_back(std::move(conv));
     }
+    q.dense = quantise_dense(net.dense, cal.max_abs.data() + net.convs.size());
     return q;
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// network.hpp - the networks the card runs for inference, as plain host data: the fp32 MLP of a
-// training checkpoint (its master weights) and its int8 post-training quantisation, each with the
-// input standardisation the model was trained with. load_network() reads either kind of
-// checkpoint (workloads/README.md, "Checkpoint format" and "Quantised checkpoint format").
-// A convolutional network becomes one more alternative of Network.
+// network.hpp - the networks the card runs for inference, as plain host data: the fp32 MLP or CNN
+// of a training checkpoint (its master weights) and their int8 post-training quantisations, each
+// with the input standardisation the model was trained with. load_network() reads any kind of
+// checkpoint (workloads/README.md, "Checkpoint format", "The CNN's checkpoint" and "Quantised
+// checkpoint format").
 #pragma once
 
 #include "tpu_model/checkpoint.hpp"
@@ -56,7 +56,58 @@ struct Int8Mlp {
     std::size_t outputs() const { return layers.back().out; }
 };
 
-using Network = std::variant<FloatMlp, Int8Mlp>;
+// A CNN's input image: height x width x channels, pixels row-major, channels innermost (NHWC).
+struct ImageShape {
+    std::size_t height = 0, width = 0, channels = 0;
+    std::size_t size() const { return height * width * channels; }
+};
+
+// A convolution block: a 3 x 3 convolution (stride 1, zero padding 1) with weights HWIO
+// [3][3][in][out] and bias [out], ReLU, then 2 x 2 max pooling at stride 2 (odd sizes floor).
+inline constexpr std::size_t cnn_kernel = 3, cnn_pool = 2;
+struct FloatConv {
+    std::size_t in = 0, out = 0;
+    std::vector<float> w, b;
+};
+
+// Convolution blocks, then the pooled image flattened in (h, w, c) order into dense layers with
+// ReLU after every layer but the last.
+struct FloatCnn {
+    std::string name; // e.g. "cnn-28x28x1-c16-c32-d128-10"
+    InputTransform input;
+    ImageShape image;
+    std::vector<FloatConv> convs;
+    std::vector<FloatDense> dense;
+    std::size_t inputs() const { return image.size(); }
+    std::size_t outputs() const { return dense.back().out; }
+};
+
+// An int8 convolution: x ~ x_scale * xq (per tensor), W[.][.][c][f] ~ w_scale[f] * wq (per
+// output channel), y = x_scale * w_scale[f] * sum xq wq + b[f], as Int8Dense.
+struct Int8Conv {
+    std::size_t in = 0, out = 0;
+    float x_scale = 1.0f;
+    std::vector<std::int8_t> wq;
+    std::vector<float> w_scale, b;
+};
+
+struct Int8Cnn {
+    std::string name;
+    InputTransform input;
+    ImageShape image;
+    std::uint64_t calibration_samples = 0;
+    std::vector<Int8Conv> convs;
+    std::vector<Int8Dense> dense;
+    std::size_t inputs() const { return image.size(); }
+    std::size_t outputs() const { return dense.back().out; }
+};
+
+// The image shape after each convolution block: shapes[0] = the input, shapes[i + 1] = the
+// output of block i (the last is flattened into the first dense layer).
+std::vector<ImageShape> block_shapes(const ImageShape &input,
+                                     const std::vector<std::size_t> &filters);
+
+using Network = std::variant<FloatMlp, Int8Mlp, FloatCnn, Int8Cnn>;
 
 // The note that marks a quantised checkpoint and its value for this format.
 inline constexpr const char *quantisation_note = "quantisation";
@@ -66,10 +117,15 @@ inline constexpr const char *quantisation_int8_v1 = "int8-symmetric-per-channel-
 // shape); throws tpu_data::DataError naming the file and what is wrong.
 FloatMlp float_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
 Int8Mlp int8_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
+FloatCnn float_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
+Int8Cnn int8_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
+// A checkpoint holds a CNN iff it has a tensor conv0.w (fp32) or conv0.wq (quantised).
+bool is_cnn_checkpoint(const tpu_model::Checkpoint &c);
 Network load_network(const std::string &path);
 
 // The quantised checkpoint of `net` (notes, tensors as workloads/README.md documents them).
 tpu_model::Checkpoint int8_mlp_to_checkpoint(const Int8Mlp &net);
+tpu_model::Checkpoint int8_cnn_to_checkpoint(const Int8Cnn &net);
 
 // The model's name, inputs and outputs, whichever network it is.
 std::string network_name(const Network &n);

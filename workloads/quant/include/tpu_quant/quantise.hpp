@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// quantise.hpp - post-training int8 quantisation of an fp32 MLP: symmetric per-output-channel
-// weight scales (max |W[., n]| / 127), symmetric per-tensor activation scales calibrated on
-// training images (the largest |x| the fp32 model sees at each layer's input over the
+// quantise.hpp - post-training int8 quantisation of an fp32 MLP or CNN: symmetric
+// per-output-channel weight scales (max |W[., n]| / 127), symmetric per-tensor activation scales
+// calibrated on training images (the largest |x| the fp32 model sees at each layer's input over the
 // calibration set, / 127), biases kept in fp32. tpu-quantise writes the result as a quantised
 // checkpoint (workloads/README.md).
 #pragma once
@@ -29,11 +29,16 @@ struct Calibration {
     std::size_t samples = 0;
 };
 Calibration calibrate(const tpu_infer::FloatMlp &net, const float *raw, std::size_t count);
+// The CNN's: one range per convolution block's input, then one per dense layer's input.
+Calibration calibrate(const tpu_infer::FloatCnn &net, const float *raw, std::size_t count);
 
 // The activation scale for a range: max_abs / 127, or 1 for an all-zero range.
 float activation_scale(float max_abs);
 
 // The int8 network of `net` with the scales of `cal`.
 tpu_infer::Int8Mlp quantise(const tpu_infer::FloatMlp &net, const Calibration &cal);
+// Convolution weights HWIO [3][3][in][out] get one scale per output channel, as a dense layer's
+// (9 in) x out matrix.
+tpu_infer::Int8Cnn quantise(const tpu_infer::FloatCnn &net, const Calibration &cal);
 
 } // namespace tpu_quant
