@@ -38,6 +38,13 @@ for set in $(sed -n 's/.*tpudatasets=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' 
 		finish 96
 done
 
+# run-in-vm.sh --out DIR: a read-write share at DIR (inside the read-only source tree or not).
+out=$(sed -n 's/.*tpuout=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$out" ]; then
+	mkdir -p "$out" 2>/dev/null
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out "$out" || finish 98
+fi
+
 # Loopback always; with run-in-vm.sh --forward, QEMU's user network (slirp: the host is 10.0.2.2).
 ip link set lo up
 if grep -q 'tpunet' /proc/cmdline; then

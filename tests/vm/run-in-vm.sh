@@ -18,6 +18,9 @@
 #   --datasets         share the data sets ($TPU_CACHE/datasets) read-only at /datasets in the
 #                      guest and export TPU_DATASETS=/datasets to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
+#   --out DIR          share the existing host directory DIR read-write at the same path in the
+#                      guest (the source tree is read-only there): where guest commands write
+#                      results the host reads, e.g. a checkpoint inside build/
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -33,6 +36,7 @@ cards=1
 extra=()
 forwards=()
 datasets=0
+out_dir=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--log) log=$2; shift 2 ;;
@@ -46,6 +50,9 @@ while [ $# -gt 0 ]; do
 		forwards+=("$2"); shift 2 ;;
 	--datasets) datasets=1; shift ;;
 	--cards) cards=$2; shift 2 ;;
+	--out)
+		[ -d "$2" ] || { echo "run-in-vm: --out $2 is not a directory" >&2; exit 2; }
+		out_dir=$(cd "$2" && pwd); shift 2 ;;
 	--) shift; break ;;
 	*) echo "run-in-vm: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
 	esac
@@ -91,6 +98,7 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 [ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
 [ $datasets -eq 0 ] || append+=" tpudatasets=$dataset_tags"
+[ -z "$out_dir" ] || append+=" tpuout=$out_dir"
 
 args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
@@ -109,6 +117,7 @@ if [ ${#forwards[@]} -gt 0 ]; then
 	args+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
 fi
 args+=("${dataset_args[@]}")
+[ -z "$out_dir" ] || args+=(-virtfs "local,path=$out_dir,mount_tag=out,security_model=none")
 
 if [ $interactive -eq 1 ]; then
 	exec "$qemu" "${args[@]}" -nographic

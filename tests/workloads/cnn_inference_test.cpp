@@ -4,6 +4,8 @@
 // and the refusals of damaged ones; the fp32 forward pass against a direct loop written here;
 // the card's bf16 and int8 arithmetic (reference_logits) close to fp32; the quantised CNN's
 // checkpoint round trip.
+#include "toy_cnn.hpp"
+
 #include <tpu_data/error.hpp>
 #include <tpu_infer/network.hpp>
 #include <tpu_infer/reference.hpp>
@@ -15,47 +17,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <unistd.h>
 
 namespace {
 
-std::vector<float> random_values(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
-
-// A random CNN on 9x8x2 images: convolutions of 4 and 6 filters (9x8 -> 4x4 -> 2x2), dense
-// 24 -> 10 -> 3, weights uniform in +-sqrt(6 / fan_in).
-tpu_model::Checkpoint toy_checkpoint() {
-    tpu_model::Checkpoint c;
-    c.model = "cnn-9x8x2-c4-c6-d10-3";
-    c.notes["input.mean"] = "0.25";
-    c.notes["input.stddev"] = "0.5";
-    c.notes["input.shape"] = "9x8x2";
-    unsigned seed = 1;
-    const auto add = [&](const std::string &name, std::vector<std::uint32_t> shape,
-                         std::size_t fan_in) {
-        std::size_t n = 1;
-        for (std::uint32_t s : shape)
-            n *= s;
-        const float limit = fan_in ? std::sqrt(6.0f / float(fan_in)) : 0.2f;
-        c.tensors.push_back({name, shape, random_values(n, seed++, -limit, limit)});
-    };
-    add("conv0.w", {3, 3, 2, 4}, 18);
-    add("conv0.b", {4}, 0);
-    add("conv1.w", {3, 3, 4, 6}, 36);
-    add("conv1.b", {6}, 0);
-    add("layer0.w", {24, 10}, 24);
-    add("layer0.b", {10}, 0);
-    add("layer1.w", {10, 3}, 10);
-    add("layer1.b", {3}, 0);
-    return c;
-}
+using tpu_test::random_values;
+using tpu_test::toy_checkpoint;
 
 std::string temp_path() {
     char templ[] = "/tmp/tpu-cnn-XXXXXX";
