@@ -58,6 +58,8 @@ typedef struct TPUQueue {
     uint32_t epoch;
     /* Bumped by QCTRL_RESET: the running job is dropped without a trace. */
     uint32_t resets;
+    /* A QCTRL_RESET failed (x-queue-reset-fails): only a global reset helps. */
+    bool reset_failed;
 } TPUQueue;
 
 struct TPUState {
@@ -77,6 +79,7 @@ struct TPUState {
     char *engine_mode;
     uint32_t dma_mbps;
     uint32_t tlb_entries;
+    bool queue_reset_fails;     /* x-queue-reset-fails: QCTRL_RESET fails */
 
     struct tpu_engine *engine;
     QemuThread worker;

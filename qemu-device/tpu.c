@@ -20,6 +20,10 @@
  *   dma-mbps            modelled host DMA bandwidth in MB/s (default 44800)
  *   tlb-entries         device TLB entries kept across jobs (default 256,
  *                       1..65536)
+ *   x-queue-reset-fails test only (default off): a queue reset does not take,
+ *                       the queue enters STATUS.ERROR and only a global reset
+ *                       recovers it (for the driver's escalation to a reset
+ *                       of the card)
  *
  * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
  *
@@ -36,6 +40,9 @@
  *     record, DONE_SEQ unchanged, no interrupt), sets HEAD = TAIL = 0 and
  *     clears QSTAT_ERROR; then ENABLE takes the value written with it.
  *     Clearing ENABLE lets the running job finish and fetches nothing more.
+ *     With x-queue-reset-fails, QCTRL_RESET changes nothing but setting
+ *     QSTAT_ERROR (no interrupt): the running job goes on, HEAD and TAIL are
+ *     kept, and ENABLE cannot be set until a global reset.
  *   - The TLB keeps translations across jobs until TLB_INVAL or a reset.
  *     A TLB_INVAL write returns once no translation made before it can
  *     still be used (the engine waits for the accesses in progress), then
@@ -229,6 +236,13 @@ static void tpu_queue_reset(TPUState *s, unsigned qid)
 {
     TPUQueue *q = &s->queues[qid];
 
+    if (s->queue_reset_fails) {
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: queue %u: reset does not take "
+                      "(x-queue-reset-fails), queue in error\n", qid);
+        q->status = TPU_QSTAT_ERROR;
+        q->reset_failed = true;
+        return;
+    }
     q->resets++;
     q->epoch++;
     q->head = 0;
@@ -261,6 +275,9 @@ static void tpu_queue_write_control(TPUState *s, unsigned qid, uint32_t val)
     q->control = TPU_QCTRL_ENABLE;
     if (q->status & TPU_QSTAT_ACTIVE) {
         return;
+    }
+    if (q->reset_failed) {
+        return;             /* stuck until a global reset */
     }
     if (tpu_queue_configured(s, qid)) {
         q->status = TPU_QSTAT_ACTIVE;
@@ -766,6 +783,8 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_STRING("engine-mode", TPUState, engine_mode),
     DEFINE_PROP_UINT32("dma-mbps", TPUState, dma_mbps, 44800),
     DEFINE_PROP_UINT32("tlb-entries", TPUState, tlb_entries, 256),
+    DEFINE_PROP_BOOL("x-queue-reset-fails", TPUState, queue_reset_fails,
+                     false),
 };
 
 /* Shown by -device tpu,help. */
@@ -787,6 +806,8 @@ static const struct {
       "results, the latter simulates the PE grid cycle by cycle" },
     { "dma-mbps", "modelled host DMA bandwidth in MB/s" },
     { "tlb-entries", "device TLB entries kept across jobs (1..65536)" },
+    { "x-queue-reset-fails", "test only: a queue reset does not take, the "
+      "queue stays in error until a global reset" },
 };
 
 static const VMStateDescription vmstate_tpu = {
