@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Debugfs files of the device (/sys/kernel/debug/accel/<PCI address>/):
- * "status": resets, the performance counters and the state of each queue's ring;
- * "reset": writing 1 resets the card through the job timeout's recovery path (for tests);
+ * "status": the job the card runs, resets, the performance counters and the state of each
+ * queue's ring;
+ * "reset": writing 1 resets the queue of the running job, or the card, through the job
+ * timeout's recovery path (for tests, tpu_reset.c);
  * "timeout_hold": a test hook, off (0) by default: writing 1 arms it, so that the next job
  * timeout handler of the device holds until the device is unplugged (tpu_reset.c), 0 disarms
  * it; reading gives 0 (off), 1 (armed) or 2 (a handler is holding).
@@ -85,6 +87,10 @@ static int tpu_debugfs_status(struct seq_file *m, void *data)
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 
 	seq_printf(m, "status: 0x%x\n", tpu_read(tdev, TPU_REG_STATUS));
+	if (tdev->caps & TPU_CAP_RUN_INFO) {
+		seq_printf(m, "run_queue: 0x%x\n", tpu_read(tdev, TPU_REG_RUN_QUEUE));
+		seq_printf(m, "run_seqno: %llu\n", tpu_read64(tdev, TPU_REG_RUN_SEQNO));
+	}
 	seq_printf(m, "queues: %u\n", tdev->num_queues);
 	seq_printf(m, "jobs_in_ring: %zu\n", total);
 	seq_printf(m, "resets: %u\n", tdev->reset_count);
