@@ -168,7 +168,7 @@ static void tpu_reset_hold(struct tpu_device *tdev)
 		return;
 	drm_info(&tdev->drm, "timeout handler held until the device is unplugged (timeout_hold)\n");
 	while (!drm_dev_is_unplugged(&tdev->drm) && time_before(jiffies, deadline))
-		msleep(10);
+		msleep(20);
 	atomic_set(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_OFF);
 }
 
