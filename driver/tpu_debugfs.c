@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Debugfs files of the device (/sys/kernel/debug/accel/<PCI address>/):
- * "status": resets, the performance counters and the state of each queue's ring;
- * "reset": writing 1 resets the card through the job timeout's recovery path (for tests).
+ * "status": the job the card runs, resets, the performance counters and the state of each
+ * queue's ring;
+ * "reset": writing 1 resets the queue of the running job, or the card, through the job
+ * timeout's recovery path (for tests, tpu_reset.c);
+ * "timeout_hold": a test hook, off (0) by default: writing 1 arms it, so that the next job
+ * timeout handler of the device holds until the device is unplugged (tpu_reset.c), 0 disarms
+ * it; reading gives 0 (off), 1 (armed) or 2 (a handler is holding).
  */
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
+#include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kstrtox.h>
 #include <linux/list.h>
 #include <linux/seq_file.h>
+#include <linux/sprintf.h>
 
 #include "tpu_debugfs.h"
 #include "tpu_device.h"
@@ -80,6 +87,10 @@ static int tpu_debugfs_status(struct seq_file *m, void *data)
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 
 	seq_printf(m, "status: 0x%x\n", tpu_read(tdev, TPU_REG_STATUS));
+	if (tdev->caps & TPU_CAP_RUN_INFO) {
+		seq_printf(m, "run_queue: 0x%x\n", tpu_read(tdev, TPU_REG_RUN_QUEUE));
+		seq_printf(m, "run_seqno: %llu\n", tpu_read64(tdev, TPU_REG_RUN_SEQNO));
+	}
 	seq_printf(m, "queues: %u\n", tdev->num_queues);
 	seq_printf(m, "jobs_in_ring: %zu\n", total);
 	seq_printf(m, "resets: %u\n", tdev->reset_count);
@@ -123,9 +134,49 @@ static const struct file_operations tpu_debugfs_reset_fops = {
 	.write = tpu_debugfs_reset_write,
 };
 
+static ssize_t tpu_debugfs_timeout_hold_read(struct file *file, char __user *buf, size_t len,
+					     loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	char text[4];
+	int n;
+
+	n = scnprintf(text, sizeof(text), "%d\n", atomic_read(&tdev->timeout_hold));
+	return simple_read_from_buffer(buf, len, pos, text, n);
+}
+
+static ssize_t tpu_debugfs_timeout_hold_write(struct file *file, const char __user *buf,
+					      size_t len, loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	unsigned int value;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &value);
+	if (ret)
+		return ret;
+	if (value == 1)
+		atomic_cmpxchg(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_OFF, TPU_TIMEOUT_HOLD_ARMED);
+	else if (!value)
+		atomic_cmpxchg(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_ARMED, TPU_TIMEOUT_HOLD_OFF);
+	else
+		return -EINVAL;
+	return len;
+}
+
+static const struct file_operations tpu_debugfs_timeout_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = tpu_debugfs_timeout_hold_read,
+	.write = tpu_debugfs_timeout_hold_write,
+	.llseek = default_llseek,
+};
+
 /* Called once the card runs, before drm_dev_register(), which creates the "status" file. */
 void tpu_debugfs_init(struct tpu_device *tdev)
 {
 	drm_debugfs_add_files(&tdev->drm, tpu_debugfs_list, ARRAY_SIZE(tpu_debugfs_list));
 	debugfs_create_file("reset", 0200, tdev->drm.debugfs_root, tdev, &tpu_debugfs_reset_fops);
+	debugfs_create_file("timeout_hold", 0600, tdev->drm.debugfs_root, tdev,
+			    &tpu_debugfs_timeout_hold_fops);
 }

@@ -140,6 +140,7 @@ TPU_UAPI_IS_HW(DRM_TPU_CAP_FP32, TPU_CAP_FP32);
 TPU_UAPI_IS_HW(DRM_TPU_CAP_VPU, TPU_CAP_VPU);
 TPU_UAPI_IS_HW(DRM_TPU_CAP_TLB_DONE, TPU_CAP_TLB_DONE);
 TPU_UAPI_IS_HW(DRM_TPU_CAP_VPU_TRAIN, TPU_CAP_VPU_TRAIN);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_RUN_INFO, TPU_CAP_RUN_INFO);
 /* struct drm_tpu_counters holds the counter registers in their order. */
 static_assert(sizeof(struct drm_tpu_counters) == TPU_NUM_COUNTERS * sizeof(u64) &&
 	      offsetof(struct drm_tpu_counters, tlb_misses) ==

@@ -47,6 +47,14 @@
 /* A context whose jobs timed out this often is banned: SUBMIT fails with -ECANCELED. */
 #define TPU_CTX_BAN_HANGS	3
 
+/*
+ * States of the timeout-hold test hook (debugfs "timeout_hold", tpu_reset.c): off; armed, the
+ * next timeout handler of the device holds until the device is unplugged (PCI remove); holding.
+ */
+#define TPU_TIMEOUT_HOLD_OFF		0
+#define TPU_TIMEOUT_HOLD_ARMED		1
+#define TPU_TIMEOUT_HOLD_HOLDING	2
+
 struct tpu_ctx;
 struct tpu_job;
 
@@ -135,6 +143,8 @@ struct tpu_prio_scheds {
  * @reset_lock: serialises queue and card resets (job timeout, debugfs) with each other
  * @reset_count: resets (of a queue or of the card) after a job timeout or on request since probe
  * @card_resets: resets of the whole card after a job timeout or on request since probe
+ * @timeout_hold: test hook (debugfs "timeout_hold"): TPU_TIMEOUT_HOLD_OFF, _ARMED (the next
+ *	timeout handler waits for PCI remove), _HOLDING (one is waiting)
  * @counter_lock: protects @counter_base against resets
  * @counter_base: counts of the card's counters before its last reset, which cleared them
  * @limits: contexts, pinned memory and jobs in flight: limits and use
@@ -179,6 +189,7 @@ struct tpu_device {
 	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
 	unsigned int card_resets;
+	atomic_t timeout_hold;
 	struct mutex counter_lock;	/* counter_base vs. resets */
 	u64 counter_base[TPU_NUM_COUNTERS];
 	struct tpu_limits limits;

@@ -14,11 +14,19 @@
  * come back from its reset is the whole card reset, with every scheduler stopped: then the innocent
  * jobs of every ring run again. A context with TPU_CTX_BAN_HANGS timed-out jobs is banned: its jobs
  * end with DRM_TPU_JOB_CANCELED instead of running and SUBMIT fails with -ECANCELED. A reset
- * requested through debugfs (tpu_job_reset()) resets the card; the oldest job of each ring (one of
- * them was running) ends with DRM_TPU_JOB_CANCELED.
+ * requested through debugfs (tpu_job_reset()) resets the queue of the job the card is running
+ * (RUN_QUEUE and RUN_SEQNO, spec 1.5), which ends with DRM_TPU_JOB_CANCELED, like a timeout's; on a
+ * card that does not name its running job, or runs none, it resets the card, and the oldest job of
+ * each ring (one of them was running) ends with DRM_TPU_JOB_CANCELED.
+ *
+ * Test hook: once armed through debugfs ("timeout_hold"), the next timeout handler holds, before
+ * it does anything, until the device is unplugged (at most TPU_TIMEOUT_HOLD_MAX_MS), so that a
+ * test can unbind the driver exactly while the hung job is off the scheduler's pending list.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
 
 #include "tpu_device.h"
@@ -88,11 +96,13 @@ static void tpu_job_count_hang(struct tpu_job *hung)
 
 /*
  * Reset the card, end the job that hung (@hung, with DRM_TPU_JOB_TIMEOUT) or, on request, the
- * oldest job of each ring (one of them was running, with DRM_TPU_JOB_CANCELED), and run the
+ * job the card was running (@canceled, its seqno in @seqno) or, if neither is given, the oldest
+ * job of each ring (one of them was running), those two with DRM_TPU_JOB_CANCELED, and run the
  * innocent jobs of every ring again. Every scheduler's work is stopped meanwhile, so nothing
  * else enters a ring. Called with reset_lock held.
  */
-static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
+static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung,
+			       struct tpu_ring *canceled, u64 seqno)
 {
 	u32 q;
 	int ret;
@@ -110,18 +120,22 @@ static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung)
 	if (!ret)
 		tpu_device_start(tdev);
 	for (q = 0; q < tdev->num_queues; q++) {
-		tpu_ring_recover(&tdev->rings[q], hung, !hung, !ret);
-		drm_sched_wqueue_start(&tdev->rings[q].sched);
+		struct tpu_ring *ring = &tdev->rings[q];
+
+		tpu_ring_recover(ring, hung, ring == canceled ? seqno : 0, !hung && !canceled,
+				 !ret);
+		drm_sched_wqueue_start(&ring->sched);
 	}
 }
 
 /*
- * Reset the queue of @ring only, end @hung with DRM_TPU_JOB_TIMEOUT and run the innocent jobs
- * behind it again. Called with reset_lock held and the ring's scheduler stopped.
+ * Reset the queue of @ring only, end @hung with DRM_TPU_JOB_TIMEOUT or the job with seqno
+ * @seqno (if not 0) with DRM_TPU_JOB_CANCELED and run the innocent jobs behind it again. Called
+ * with reset_lock held and the ring's scheduler stopped.
  *
  * Return: 0, or -EIO if the queue did not come back: the card needs a reset.
  */
-static int tpu_job_reset_queue(struct tpu_ring *ring, struct tpu_job *hung)
+static int tpu_job_reset_queue(struct tpu_ring *ring, struct tpu_job *hung, u64 seqno)
 {
 	struct tpu_device *tdev = ring->tdev;
 	int ret;
@@ -134,8 +148,28 @@ static int tpu_job_reset_queue(struct tpu_ring *ring, struct tpu_job *hung)
 	ring->resets++;
 	/* Jobs that retired right before the reset: their records are there. */
 	tpu_ring_retire(ring);
-	tpu_ring_recover(ring, hung, false, true);
+	tpu_ring_recover(ring, hung, seqno, false, true);
 	return tpu_ring_enable(ring);
+}
+
+/* The longest the timeout-hold test hook waits for the device to be unplugged. */
+#define TPU_TIMEOUT_HOLD_MAX_MS	60000
+
+/*
+ * The timeout-hold test hook: if armed, wait here (the job is off the pending list) until PCI
+ * remove has unplugged the device or TPU_TIMEOUT_HOLD_MAX_MS passed, then disarm.
+ */
+static void tpu_reset_hold(struct tpu_device *tdev)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(TPU_TIMEOUT_HOLD_MAX_MS);
+
+	if (atomic_cmpxchg(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_ARMED,
+			   TPU_TIMEOUT_HOLD_HOLDING) != TPU_TIMEOUT_HOLD_ARMED)
+		return;
+	drm_info(&tdev->drm, "timeout handler held until the device is unplugged (timeout_hold)\n");
+	while (!drm_dev_is_unplugged(&tdev->drm) && time_before(jiffies, deadline))
+		msleep(20);
+	atomic_set(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_OFF);
 }
 
 /**
@@ -151,6 +185,8 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 	struct drm_gpu_scheduler *sched = sched_job->sched;
 	struct tpu_ring *ring = to_tpu_ring(sched);
 	int idx;
+
+	tpu_reset_hold(tdev);
 
 	/*
 	 * drm_sched took the job off its pending list to call this; put it back, first, so
@@ -183,10 +219,10 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 			"queue %u: job with seqno %llu timed out after %u ms, resetting the queue\n",
 			ring->id, job->seqno, jiffies_to_msecs(sched->timeout));
 		tpu_job_count_hang(job);
-		if (tpu_job_reset_queue(ring, job)) {
+		if (tpu_job_reset_queue(ring, job, 0)) {
 			drm_err(&tdev->drm, "queue %u did not recover, resetting the card\n",
 				ring->id);
-			tpu_job_reset_card(tdev, job);
+			tpu_job_reset_card(tdev, job, NULL, 0);
 		}
 	}
 	drm_sched_wqueue_start(sched);
@@ -195,26 +231,63 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
+/*
+ * The queue of the job the card is running and that job's seqno (RUN_QUEUE, RUN_SEQNO, spec
+ * 1.5), or NULL if the card runs none or cannot say.
+ */
+static struct tpu_ring *tpu_job_running(struct tpu_device *tdev, u64 *seqno)
+{
+	u32 run;
+
+	if (!(tdev->caps & TPU_CAP_RUN_INFO))
+		return NULL;
+	run = tpu_read(tdev, TPU_REG_RUN_QUEUE);
+	if (!(run & TPU_RUN_RUNNING) || (run & TPU_RUN_QUEUE_MASK) >= tdev->num_queues)
+		return NULL;
+	*seqno = tpu_read64(tdev, TPU_REG_RUN_SEQNO);
+	return &tdev->rings[run & TPU_RUN_QUEUE_MASK];
+}
+
 /**
- * tpu_job_reset - reset the card on request, through the job timeout's recovery path
+ * tpu_job_reset - reset on request, through the job timeout's recovery path
  * @tdev: the device
  *
- * Jobs the card has retired complete normally; the oldest job of each ring (the card was
- * running one of them) ends with DRM_TPU_JOB_CANCELED; the others in the rings run again,
- * later ones after.
+ * Jobs the card has retired complete normally. If the card names the job it runs, only that
+ * job's queue is reset (the whole card if the queue does not come back) and that job ends with
+ * DRM_TPU_JOB_CANCELED (if it retired in between, none does: the two registers are read one after
+ * the other); otherwise the card is reset and the oldest job of each ring (the card was running
+ * one of them) ends with DRM_TPU_JOB_CANCELED. The other jobs in the rings run again, later ones
+ * after.
  *
  * Return: 0, or -ENODEV if the device is gone.
  */
 int tpu_job_reset(struct tpu_device *tdev)
 {
+	struct tpu_ring *ring;
+	u64 seqno = 0;
 	int idx;
 
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return -ENODEV;
 
 	mutex_lock(&tdev->reset_lock);
-	drm_info(&tdev->drm, "resetting the card on request\n");
-	tpu_job_reset_card(tdev, NULL);
+	ring = tpu_job_running(tdev, &seqno);
+	if (ring) {
+		drm_info(&tdev->drm, "resetting queue %u (running seqno %llu) on request\n",
+			 ring->id, seqno);
+		drm_sched_wqueue_stop(&ring->sched);
+		/* Jobs the card has retired complete first, with their true status. */
+		tpu_ring_retire(ring);
+		if (tpu_job_reset_queue(ring, NULL, seqno)) {
+			drm_err(&tdev->drm, "queue %u did not recover, resetting the card\n",
+				ring->id);
+			tpu_job_reset_card(tdev, NULL, ring, seqno);
+		}
+		drm_sched_wqueue_start(&ring->sched);
+	} else {
+		drm_info(&tdev->drm, "resetting the card on request\n");
+		tpu_job_reset_card(tdev, NULL, NULL, 0);
+	}
 	mutex_unlock(&tdev->reset_lock);
 
 	drm_dev_exit(idx);

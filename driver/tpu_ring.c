@@ -235,18 +235,21 @@ int tpu_ring_enable(struct tpu_ring *ring)
  * running and write the others into the ring again
  * @ring: the ring, empty on the card (reset; programmed again after a reset of the card)
  * @hung: the job that timed out, or NULL
+ * @cancel_seqno: seqno of the job the card was running (RUN_SEQNO), ended by a reset on
+ *	request; 0 for none
  * @cancel_oldest: the oldest job of the ring was (possibly) running and ends: a reset on request
+ *	of a card that does not name its running job
  * @card_ok: whether the queue came back from the reset
  *
  * The card counts as making progress from now on. The jobs the card had retired were
  * completed before. @hung, if in this ring, ends with
- * DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT; with @cancel_oldest, the oldest job ends with
- * DRM_TPU_JOB_CANCELED and -ECANCELED. The innocent jobs are written into the ring again, in
- * their order, with their seqnos and fences; those of a banned context, and all of them if the
- * queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
+ * DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT; the job with @cancel_seqno, or with @cancel_oldest the
+ * oldest job, ends with DRM_TPU_JOB_CANCELED and -ECANCELED. The innocent jobs are written into
+ * the ring again, in their order, with their seqnos and fences; those of a banned context, and
+ * all of them if the queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
  */
-void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, bool cancel_oldest,
-		      bool card_ok)
+void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, u64 cancel_seqno,
+		      bool cancel_oldest, bool card_ok)
 {
 	struct tpu_device *tdev = ring->tdev;
 	struct tpu_job *job, *tmp, *aborted = NULL;
@@ -264,7 +267,8 @@ void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, bool cancel_o
 		if (job == hung) {
 			res.status = DRM_TPU_JOB_TIMEOUT;
 			tpu_job_complete(job, &res, -ETIMEDOUT);
-		} else if (job == aborted || !card_ok || READ_ONCE(job->ctx->banned)) {
+		} else if (job == aborted || (cancel_seqno && job->seqno == cancel_seqno) ||
+			   !card_ok || READ_ONCE(job->ctx->banned)) {
 			res.status = DRM_TPU_JOB_CANCELED;
 			tpu_job_complete(job, &res, -ECANCELED);
 		} else {

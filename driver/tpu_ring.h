@@ -19,7 +19,7 @@ void tpu_ring_retire(struct tpu_ring *ring);
 void tpu_ring_cancel(struct tpu_device *tdev, int error);
 int tpu_ring_reset(struct tpu_ring *ring);
 int tpu_ring_enable(struct tpu_ring *ring);
-void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, bool cancel_oldest,
-		      bool card_ok);
+void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, u64 cancel_seqno,
+		      bool cancel_oldest, bool card_ok);
 
 #endif /* TPU_RING_H */

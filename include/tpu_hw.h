@@ -43,6 +43,7 @@
 #define TPU_REG_CONTROL		0x040	/* RW  TPU_CONTROL_* */
 #define TPU_REG_STATUS		0x044	/* RO  TPU_STATUS_* */
 #define TPU_REG_RESET		0x048	/* WO  write TPU_RESET_MAGIC: global reset */
+#define TPU_REG_RUN_QUEUE	0x04c	/* RO  TPU_RUN_*: the running job (spec 1.5, RUN_INFO) */
 #define TPU_REG_IRQ_STATUS	0x050	/* RW1C TPU_IRQ_* */
 #define TPU_REG_IRQ_MASK	0x054	/* RW  TPU_IRQ_*, 1 = delivered */
 
@@ -53,6 +54,7 @@
 #define TPU_REG_ERR_CODE	0x080	/* RO  TPU_ERR_* of the last failed job */
 #define TPU_REG_ERR_QUEUE	0x084	/* RO  queue of the last failed job */
 #define TPU_REG_ERR_ADDR	0x088	/* RO64 fault address of the last failed job */
+#define TPU_REG_RUN_SEQNO	0x090	/* RO64 seqno of the running job, 0 if none (spec 1.5) */
 
 /* Performance counters, RO64, cleared by global reset. */
 #define TPU_REG_CNT_CYCLES	0x100	/* modelled cycles spent on jobs */
@@ -85,7 +87,7 @@
 #define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00010004u	/* 1.4 */
+#define TPU_SPEC_VERSION	0x00010005u	/* 1.5 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -95,6 +97,11 @@
 #define TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
 #define TPU_CAP_TLB_DONE	(1u << 4)	/* TLB_INVAL_DONE reports completed invalidations (spec 1.3) */
 #define TPU_CAP_VPU_TRAIN	(1u << 5)	/* spec 1.4: LOG..RECIP, VECTOR DIV..EQ, TPU_F_VEC_B_COL */
+#define TPU_CAP_RUN_INFO	(1u << 6)	/* spec 1.5: RUN_QUEUE and RUN_SEQNO name the running job */
+
+/* RUN_QUEUE (spec 1.5) */
+#define TPU_RUN_RUNNING		(1u << 31)	/* a job is executing */
+#define TPU_RUN_QUEUE_MASK	0x7u		/* its queue (0 when none runs) */
 
 /* bf16 MATMUL sums k in blocks of this many from the tile's first k (spec 1.3, Numerics) */
 #define TPU_BF16_BLOCK_K	32

@@ -6,10 +6,11 @@
  *
  * Locking: TPUState.lock guards every register, queue and worker field below
  * it. MMIO handlers run under the BQL and take the lock (order: BQL, then
- * lock). The worker never takes the BQL: it fetches ring entries and runs the
- * engine with no lock held, writes completion records (RAM only) with the lock
- * held so that a reset never races with them, and hands interrupts to a bottom
- * half that delivers them in the main loop.
+ * lock). The worker never takes the BQL: it runs the engine with no lock held,
+ * fetches ring entries and writes completion records (RAM only) with the lock
+ * held so that a reset never races with them (and RUN_SEQNO names a job as
+ * soon as it runs), and hands interrupts to a bottom half that delivers them
+ * in the main loop.
  */
 
 #ifndef HW_MISC_TPU_DEV_H
@@ -58,6 +59,8 @@ typedef struct TPUQueue {
     uint32_t epoch;
     /* Bumped by QCTRL_RESET: the running job is dropped without a trace. */
     uint32_t resets;
+    /* A QCTRL_RESET failed (x-queue-reset-fails): only a global reset helps. */
+    bool reset_failed;
 } TPUQueue;
 
 struct TPUState {
@@ -77,6 +80,7 @@ struct TPUState {
     char *engine_mode;
     uint32_t dma_mbps;
     uint32_t tlb_entries;
+    bool queue_reset_fails;     /* x-queue-reset-fails: QCTRL_RESET fails */
 
     struct tpu_engine *engine;
     QemuThread worker;
@@ -89,6 +93,8 @@ struct TPUState {
     bool job_running;       /* the worker owns a job outside the lock */
     bool engine_dirty;      /* tpu_engine_reset() due before the next job */
     int running_queue;      /* queue of the running job, -1 if none */
+    uint64_t running_seqno; /* its seqno (RUN_SEQNO), 0 if none */
+    bool running_dropped;   /* a reset dropped it: RUN_QUEUE shows none */
     uint64_t generation;    /* bumped by a global reset: orphans the job */
     unsigned next_queue;    /* round-robin start */
     uint32_t pending_irqs;  /* TPU_IRQ_* raised, not yet delivered */

@@ -28,6 +28,7 @@ typedef struct TPUJob {
     uint64_t ctx_table;
     uint64_t generation;
     uint64_t seqno;
+    struct tpu_ring_entry entry;
     struct tpu_job_result result;
     const char *queue_fault;    /* ring or completion memory was unusable */
 } TPUJob;
@@ -177,18 +178,30 @@ static void tpu_write_completion(TPUState *s, TPUJob *job)
     }
 }
 
-/* Fetches, validates and runs one ring entry; no lock held. */
-static void tpu_run_job(TPUState *s, TPUJob *job)
+/*
+ * Fetches the job's ring entry (RAM only, like a completion record); lock
+ * held, so RUN_SEQNO names the job as soon as RUN_QUEUE says it runs.
+ */
+static void tpu_fetch_job(TPUState *s, TPUJob *job)
 {
-    struct tpu_ring_entry e;
-    uint64_t addr = job->ring_base + (uint64_t)job->slot * sizeof(e);
-    uint32_t ctx_id;
+    uint64_t addr = job->ring_base + (uint64_t)job->slot * sizeof(job->entry);
 
-    if (tpu_dma_rw(s, addr, &e, sizeof(e), false)) {
+    if (tpu_dma_rw(s, addr, &job->entry, sizeof(job->entry), false)) {
         job->queue_fault = "cannot read the ring entry";
         return;
     }
-    job->seqno = le64_to_cpu(e.seqno);
+    job->seqno = le64_to_cpu(job->entry.seqno);
+}
+
+/* Validates and runs the fetched ring entry; no lock held. */
+static void tpu_run_job(TPUState *s, TPUJob *job)
+{
+    const struct tpu_ring_entry e = job->entry;
+    uint32_t ctx_id;
+
+    if (job->queue_fault) {
+        return;
+    }
     ctx_id = le32_to_cpu(e.ctx_id);
     if (!tpu_ring_entry_valid(&e)) {
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -286,8 +299,11 @@ static void *tpu_worker_thread(void *opaque)
             qemu_cond_wait(&s->work_cond, &s->lock);
             continue;
         }
+        tpu_fetch_job(s, &job);
         s->job_running = true;
         s->running_queue = job.qid;
+        s->running_seqno = job.seqno;
+        s->running_dropped = false;
         s->status |= TPU_STATUS_BUSY;
         qemu_mutex_unlock(&s->lock);
 
@@ -296,6 +312,7 @@ static void *tpu_worker_thread(void *opaque)
         qemu_mutex_lock(&s->lock);
         s->job_running = false;
         s->running_queue = -1;
+        s->running_seqno = 0;
         s->status &= ~TPU_STATUS_BUSY;
         if (job.generation == s->generation) {
             tpu_retire_job(s, &job);

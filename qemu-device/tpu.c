@@ -20,6 +20,10 @@
  *   dma-mbps            modelled host DMA bandwidth in MB/s (default 44800)
  *   tlb-entries         device TLB entries kept across jobs (default 256,
  *                       1..65536)
+ *   x-queue-reset-fails test only (default off): a queue reset does not take,
+ *                       the queue enters STATUS.ERROR and only a global reset
+ *                       recovers it (for the driver's escalation to a reset
+ *                       of the card)
  *
  * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
  *
@@ -36,11 +40,17 @@
  *     record, DONE_SEQ unchanged, no interrupt), sets HEAD = TAIL = 0 and
  *     clears QSTAT_ERROR; then ENABLE takes the value written with it.
  *     Clearing ENABLE lets the running job finish and fetches nothing more.
+ *     With x-queue-reset-fails, QCTRL_RESET changes nothing but setting
+ *     QSTAT_ERROR (no interrupt): the running job goes on, HEAD and TAIL are
+ *     kept, and ENABLE cannot be set until a global reset.
  *   - The TLB keeps translations across jobs until TLB_INVAL or a reset.
  *     A TLB_INVAL write returns once no translation made before it can
  *     still be used (the engine waits for the accesses in progress), then
  *     TLB_INVAL_DONE counts it (spec 1.3, CAPS.TLB_DONE); a reset does not
  *     clear that count.
+ *   - RUN_QUEUE and RUN_SEQNO (spec 1.5) name the job the worker runs from
+ *     the fetch of its ring entry (under the lock) until it retires; one that
+ *     a queue or global reset dropped is no longer shown.
  *   - RESET waits up to TPU_RESET_WAIT_MS for the running job to stop at an
  *     instruction boundary. If it has not, the registers are reset anyway,
  *     the job's results are dropped and STATUS.READY comes back once the job
@@ -135,6 +145,7 @@ static void tpu_global_reset(TPUState *s)
     s->status &= ~TPU_STATUS_READY;     /* the worker starts nothing new */
     if (s->job_running) {
         tpu_engine_abort(s->engine);
+        s->running_dropped = true;
     }
     while (s->job_running) {
         int64_t left = deadline - qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
@@ -229,6 +240,13 @@ static void tpu_queue_reset(TPUState *s, unsigned qid)
 {
     TPUQueue *q = &s->queues[qid];
 
+    if (s->queue_reset_fails) {
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: queue %u: reset does not take "
+                      "(x-queue-reset-fails), queue in error\n", qid);
+        q->status = TPU_QSTAT_ERROR;
+        q->reset_failed = true;
+        return;
+    }
     q->resets++;
     q->epoch++;
     q->head = 0;
@@ -236,6 +254,7 @@ static void tpu_queue_reset(TPUState *s, unsigned qid)
     q->status &= ~TPU_QSTAT_ERROR;
     if (s->job_running && s->running_queue == (int)qid) {
         tpu_engine_abort(s->engine);
+        s->running_dropped = true;
         s->engine_dirty = true;
     }
 }
@@ -261,6 +280,9 @@ static void tpu_queue_write_control(TPUState *s, unsigned qid, uint32_t val)
     q->control = TPU_QCTRL_ENABLE;
     if (q->status & TPU_QSTAT_ACTIVE) {
         return;
+    }
+    if (q->reset_failed) {
+        return;             /* stuck until a global reset */
     }
     if (tpu_queue_configured(s, qid)) {
         q->status = TPU_QSTAT_ACTIVE;
@@ -392,7 +414,14 @@ static bool tpu_reg_is_64bit(hwaddr reg)
                qreg == TPU_QREG_DONE_SEQ;
     }
     return reg == TPU_REG_CTX_TABLE || reg == TPU_REG_ERR_ADDR ||
+           reg == TPU_REG_RUN_SEQNO ||
            (reg >= TPU_REG_CNT_CYCLES && reg <= TPU_REG_CNT_TLB_MISSES);
+}
+
+/* Whether a job runs that no reset has dropped (RUN_QUEUE); lock held. */
+static bool tpu_runs_job(TPUState *s)
+{
+    return s->job_running && !s->running_dropped && s->running_queue >= 0;
 }
 
 /* Reads a register at its natural width; lock held. */
@@ -407,7 +436,7 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
         break;
     case TPU_REG_CAPS:
         *val = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU |
-               TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN;
+               TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN | TPU_CAP_RUN_INFO;
         break;
     case TPU_REG_MXU_DIM:
         *val = s->mxu_rows << 16 | s->mxu_cols;
@@ -457,6 +486,12 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
         break;
     case TPU_REG_ERR_ADDR:
         *val = s->err_addr;
+        break;
+    case TPU_REG_RUN_QUEUE:
+        *val = tpu_runs_job(s) ? TPU_RUN_RUNNING | s->running_queue : 0;
+        break;
+    case TPU_REG_RUN_SEQNO:
+        *val = tpu_runs_job(s) ? s->running_seqno : 0;
         break;
     case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
         *val = s->counters[(addr - TPU_REG_CNT_CYCLES) / 8];
@@ -523,6 +558,8 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
     case TPU_REG_STATUS:
     case TPU_REG_TLB_INVAL_DONE:
     case TPU_REG_ERR_CODE ... TPU_REG_ERR_ADDR:
+    case TPU_REG_RUN_QUEUE:
+    case TPU_REG_RUN_SEQNO:
     case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
         qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only register 0x%"
                       HWADDR_PRIx "\n", addr);
@@ -766,6 +803,8 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_STRING("engine-mode", TPUState, engine_mode),
     DEFINE_PROP_UINT32("dma-mbps", TPUState, dma_mbps, 44800),
     DEFINE_PROP_UINT32("tlb-entries", TPUState, tlb_entries, 256),
+    DEFINE_PROP_BOOL("x-queue-reset-fails", TPUState, queue_reset_fails,
+                     false),
 };
 
 /* Shown by -device tpu,help. */
@@ -787,6 +826,8 @@ static const struct {
       "results, the latter simulates the PE grid cycle by cycle" },
     { "dma-mbps", "modelled host DMA bandwidth in MB/s" },
     { "tlb-entries", "device TLB entries kept across jobs (1..65536)" },
+    { "x-queue-reset-fails", "test only: a queue reset does not take, the "
+      "queue stays in error until a global reset" },
 };
 
 static const VMStateDescription vmstate_tpu = {

@@ -2,7 +2,8 @@
 // test_cards - four cards in one guest (run-in-vm.sh --cards 4, root only): each is its own
 // /dev/accel/accelN and PCI function, matmuls run on all four at once and are exact, cards 2 and
 // 0 are unbound (the others keep working) and bound again, and all four work again; tpu-smi
-// --json names a background process running jobs with its busy time and memory.
+// --json names a background process running jobs with its utilisation over the sampling window
+// (a percentage), its cumulative busy time and memory.
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -154,7 +155,8 @@ TEST_CASE("tpu-smi --json shows the four cards and a process running jobs", "[ca
     CHECK(first == 'y');
 
     int status = 0;
-    const std::string out = run(tpu_smi() + " --json", status);
+    // A 1 s window: the child's matmuls (with their CPU reference) keep card 1 busy part of it.
+    const std::string out = run(tpu_smi() + " --json --sample-ms 1000", status);
     close(stop[1]);
     int child_status = 0;
     REQUIRE(waitpid(child, &child_status, 0) == child);
@@ -176,6 +178,10 @@ TEST_CASE("tpu-smi --json shows the four cards and a process running jobs", "[ca
                 found = true;
                 CHECK(card["device"] == "/dev/accel/accel1");
                 CHECK(proc["busy_ns"].get<std::uint64_t>() > 0);
+                // A share of the window, not the cumulative time.
+                const double util = proc["utilization_percent"].get<double>();
+                CHECK(util > 0.0);
+                CHECK(util <= 100.0);
                 CHECK(proc["cycles"].get<std::uint64_t>() > 0);
                 CHECK(proc["memory_bytes"].get<std::uint64_t>() > 0);
                 CHECK(proc["command"] == "test_cards");

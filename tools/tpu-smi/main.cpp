@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 // tpu-smi - the TPU cards of this machine and the processes using them, like nvidia-smi:
-// identity, utilisation, memory in use, counters, per-process memory and busy time, read from
-// sysfs and /proc (it opens no card). Exit status: 0 report printed; 1 bad usage or a read
+// identity, utilisation, memory in use, counters, per-process memory, utilisation over the
+// sampling window (two fdinfo samples, like nvidia-smi pmon) and busy time, read from sysfs and
+// /proc (it opens no card). Exit status: 0 report printed; 1 bad usage or a read
 // error; 2 no TPU card on the PCI bus; 3 TPU card(s) but the tpu driver is not loaded;
 // 4 the driver is loaded but no card is bound to it.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <thread>
+#include <vector>
 
 #include "cards.hpp"
 #include "clients.hpp"
@@ -29,6 +32,22 @@ std::vector<double> utilization(const tpusmi::Inventory &before, const tpusmi::I
             if (old.pci == card.pci && card.busy_ns >= old.busy_ns && window_ms > 0)
                 percent = std::min(100.0, (card.busy_ns - old.busy_ns) / (window_ms * 1e4));
         util.push_back(percent);
+    }
+    return util;
+}
+
+// Utilisation of each client of @now: its busy time's growth since @before over the window. A
+// client that opened its file during the window counts from 0.
+std::vector<double> client_utilization(const std::vector<tpusmi::Client> &before,
+                                       const std::vector<tpusmi::Client> &now, double window_ms) {
+    std::vector<double> util;
+    for (const auto &client : now) {
+        std::uint64_t start = 0;
+        for (const auto &old : before)
+            if (old.pci == client.pci && old.client_id == client.client_id)
+                start = std::min(old.busy_ns, client.busy_ns);
+        util.push_back(window_ms > 0 ? std::min(100.0, (client.busy_ns - start) / (window_ms * 1e4))
+                                     : 0.0);
     }
     return util;
 }
@@ -72,6 +91,7 @@ int main(int argc, char **argv) {
         tpusmi::Inventory before = tpusmi::read_inventory();
         if (int rc = missing(before))
             return rc;
+        std::vector<tpusmi::Client> clients_before = tpusmi::read_clients();
         auto since = Clock::now();
         std::this_thread::sleep_for(std::chrono::milliseconds(sample_ms));
         for (;;) {
@@ -83,6 +103,8 @@ int main(int argc, char **argv) {
             snap.window_ms = std::chrono::duration<double, std::milli>(at - since).count();
             snap.utilization = utilization(before, snap.inventory, snap.window_ms);
             snap.clients = tpusmi::read_clients();
+            snap.client_utilization =
+                client_utilization(clients_before, snap.clients, snap.window_ms);
             if (json)
                 std::printf("%s\n", tpusmi::to_json(snap).dump(2).c_str());
             else
@@ -91,6 +113,7 @@ int main(int argc, char **argv) {
             if (loop_s <= 0)
                 return 0;
             before = std::move(snap.inventory);
+            clients_before = std::move(snap.clients);
             since = at;
             std::this_thread::sleep_for(std::chrono::duration<double>(loop_s));
             if (!json)

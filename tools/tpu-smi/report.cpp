@@ -24,6 +24,10 @@ unsigned long long ull(std::uint64_t v) {
     return static_cast<unsigned long long>(v);
 }
 
+double client_util(const Snapshot &snap, std::size_t i) {
+    return i < snap.client_utilization.size() ? snap.client_utilization[i] : 0.0;
+}
+
 } // namespace
 
 nlohmann::json to_json(const Snapshot &snap) {
@@ -66,15 +70,18 @@ nlohmann::json to_json(const Snapshot &snap) {
             {"counters", c.counters},
         };
         card["processes"] = nlohmann::json::array();
-        for (const Client &p : snap.clients)
+        for (std::size_t j = 0; j < snap.clients.size(); j++) {
+            const Client &p = snap.clients[j];
             if (p.pci == c.pci)
                 card["processes"].push_back({{"pid", p.pid},
                                              {"command", p.command},
                                              {"client_id", p.client_id},
                                              {"memory_bytes", p.memory_bytes},
                                              {"resident_bytes", p.resident_bytes},
+                                             {"utilization_percent", client_util(snap, j)},
                                              {"busy_ns", p.busy_ns},
                                              {"cycles", p.cycles}});
+        }
         doc["cards"].push_back(card);
     }
     return doc;
@@ -108,17 +115,20 @@ void print_table(const Snapshot &snap) {
                     counter("jobs_done"), counter("jobs_failed"), counter("cycles"),
                     counter("mxu_busy_cycles"), counter("macs"), counter("mmu_faults"));
     }
-    std::printf("\n%-4s %8s  %-16s %12s %14s %14s\n", "TPU", "PID", "COMMAND", "MEMORY", "BUSY ms",
-                "CYCLES");
+    std::printf("\n%-4s %8s  %-16s %12s %6s %14s %14s\n", "TPU", "PID", "COMMAND", "MEMORY",
+                "UTIL %", "BUSY ms", "CYCLES");
     bool any = false;
     for (std::size_t i = 0; i < inv.cards.size(); i++)
-        for (const Client &p : snap.clients)
+        for (std::size_t j = 0; j < snap.clients.size(); j++) {
+            const Client &p = snap.clients[j];
             if (p.pci == inv.cards[i].pci) {
                 any = true;
-                std::printf("%-4zu %8d  %-16s %12s %14.3f %14llu\n", i, p.pid, p.command.c_str(),
-                            size_text(p.memory_bytes).c_str(), static_cast<double>(p.busy_ns) / 1e6,
+                std::printf("%-4zu %8d  %-16s %12s %6.1f %14.3f %14llu\n", i, p.pid,
+                            p.command.c_str(), size_text(p.memory_bytes).c_str(),
+                            client_util(snap, j), static_cast<double>(p.busy_ns) / 1e6,
                             ull(p.cycles));
             }
+        }
     if (!any)
         std::printf("no processes using a card\n");
 }

@@ -10,11 +10,13 @@
 
 namespace tpusmi {
 
-// One snapshot: the inventory, the clients, and each card's busy share of the sampling window.
+// One snapshot: the inventory, the clients, and each card's and each client's busy share of the
+// sampling window.
 struct Snapshot {
     Inventory inventory;
     std::vector<Client> clients;
-    std::vector<double> utilization; // percent, per card of inventory.cards
+    std::vector<double> utilization;        // percent, per card of inventory.cards
+    std::vector<double> client_utilization; // percent, per client of clients
     double window_ms = 0;
 };
 

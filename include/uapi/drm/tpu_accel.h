@@ -80,6 +80,7 @@ enum drm_tpu_param {
 #define DRM_TPU_CAP_VPU		(1u << 3)	/* ACTIVATE, VECTOR, REDUCE, POOL, TRANSPOSE */
 #define DRM_TPU_CAP_TLB_DONE	(1u << 4)	/* the card reports TLB invalidations complete */
 #define DRM_TPU_CAP_VPU_TRAIN	(1u << 5)	/* LOG, SQRT, RSQRT, RECIP, VECTOR DIV..EQ, B_COL */
+#define DRM_TPU_CAP_RUN_INFO	(1u << 6)	/* the card names the job it runs (its resets spare more) */
 
 /**
  * struct drm_tpu_get_param - query a device property or counter
