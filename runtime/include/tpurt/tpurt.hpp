@@ -20,6 +20,8 @@
 #include "tpurt/executable.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/launch.hpp"
+#include "tpurt/layer_norm.hpp"
+#include "tpurt/layer_norm_compiler.hpp"
 #include "tpurt/matmul.hpp"
 #include "tpurt/matmul_compiler.hpp"
 #include "tpurt/op_executables.hpp"
