@@ -8,6 +8,7 @@
 // Device::submit() jobs and Job::wait() statistics; errors are tpurt::Error exceptions.
 #pragma once
 
+#include "tpurt/axis_compiler.hpp"
 #include "tpurt/bf16.hpp"
 #include "tpurt/buffer.hpp"
 #include "tpurt/conv2d.hpp"
@@ -30,6 +31,8 @@
 #include "tpurt/reference.hpp"
 #include "tpurt/reference_dense.hpp"
 #include "tpurt/reference_fp32.hpp"
+#include "tpurt/shape_executables.hpp"
+#include "tpurt/shape_ops.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 #include "tpurt/tensor_layout.hpp"
