@@ -4,7 +4,8 @@
 // against double-precision formulas and its gradients against central finite differences of
 // the card's forward pass; sums and maxima exactly against plain loops (small integers), means
 // against the card's arithmetic (the ascending fp32 sum times 1.0f / n); batched matmuls
-// exactly against plain loops; permutations element by element; refusals of wrong operands.
+// exactly against plain loops; permutations element by element; grouped and depthwise
+// convolutions exactly against plain loops; refusals of wrong operands.
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -399,4 +400,65 @@ TEST_CASE("permute on the card: every order of a rank-4 tensor, dtypes, large bl
     require_refused([&] { tpurt::permute(dev, a, twice, out); }, "each of a");
     Tensor reversed = Tensor::empty(dev, DType::Fp32, {5, 4, 3, 2});
     require_refused([&] { tpurt::permute(dev, a, order, reversed); }, "shape permuted");
+}
+
+TEST_CASE("grouped and depthwise conv2d on the card: plain loops, stream form, refusals") {
+    tpurt::Device &dev = device();
+    struct Case {
+        std::size_t n, h, w, c, kh, kw, f, groups;
+        tpurt::Conv2dParams params;
+    };
+    for (const Case &k :
+         {Case{2, 7, 6, 6, 3, 3, 9, 3, {.stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1}},
+          Case{1, 5, 5, 4, 3, 2, 8, 4, {.pad_h = 1}}}) {
+        CAPTURE(k.groups, k.c, k.f);
+        const std::size_t cg = k.c / k.groups, fg = k.f / k.groups;
+        const std::size_t oh = (k.h + 2 * k.params.pad_h - k.kh) / k.params.stride_h + 1;
+        const std::size_t ow = (k.w + 2 * k.params.pad_w - k.kw) / k.params.stride_w + 1;
+        const auto x = small_ints(k.n * k.h * k.w * k.c, 9),
+                   wv = small_ints(k.kh * k.kw * cg * k.f, 10);
+        std::vector<float> want(k.n * oh * ow * k.f, 0.0f);
+        for (std::size_t b = 0; b < k.n; ++b)
+            for (std::size_t oy = 0; oy < oh; ++oy)
+                for (std::size_t ox = 0; ox < ow; ++ox)
+                    for (std::size_t f = 0; f < k.f; ++f) {
+                        const std::size_t g = f / fg;
+                        double s = 0;
+                        for (std::size_t ky = 0; ky < k.kh; ++ky)
+                            for (std::size_t kx = 0; kx < k.kw; ++kx) {
+                                const long iy =
+                                    long(oy * k.params.stride_h + ky) - long(k.params.pad_h);
+                                const long ix =
+                                    long(ox * k.params.stride_w + kx) - long(k.params.pad_w);
+                                if (iy < 0 || ix < 0 || iy >= long(k.h) || ix >= long(k.w))
+                                    continue;
+                                for (std::size_t ci = 0; ci < cg; ++ci)
+                                    s +=
+                                        double(x[((b * k.h + iy) * k.w + ix) * k.c + g * cg + ci]) *
+                                        wv[((ky * k.kw + kx) * cg + ci) * k.f + f];
+                            }
+                        want[((b * oh + oy) * ow + ox) * k.f + f] = static_cast<float>(s);
+                    }
+        const Tensor xt = fp32(x, {k.n, k.h, k.w, k.c}), wt = fp32(wv, {k.kh, k.kw, cg, k.f});
+        Tensor out = Tensor::empty(dev, DType::Fp32, {k.n, oh, ow, k.f});
+        tpurt::grouped_conv2d(dev, xt, wt, out, static_cast<std::uint32_t>(k.groups), k.params);
+        REQUIRE(out.to_vector<float>() == want);
+        tpurt::Stream stream(dev);
+        Tensor out2 = Tensor::empty(dev, DType::Fp32, {k.n, oh, ow, k.f});
+        tpurt::grouped_conv2d(stream, xt, wt, out2, static_cast<std::uint32_t>(k.groups), k.params);
+        stream.synchronize();
+        REQUIRE(out2.to_vector<float>() == want);
+    }
+    const Tensor x = Tensor::empty(dev, DType::Fp32, {1, 4, 4, 6});
+    Tensor out = Tensor::empty(dev, DType::Fp32, {1, 2, 2, 4});
+    require_refused(
+        [&] {
+            tpurt::grouped_conv2d(dev, x, Tensor::empty(dev, DType::Fp32, {3, 3, 2, 4}), out, 4);
+        },
+        "multiples of 4 groups");
+    require_refused(
+        [&] {
+            tpurt::grouped_conv2d(dev, x, Tensor::empty(dev, DType::Bf16, {3, 3, 3, 4}), out, 2);
+        },
+        "densely packed tensors of one input dtype");
 }

@@ -19,6 +19,7 @@
 #include "tpurt/dtype_of.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
+#include "tpurt/grouped_conv2d.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/launch.hpp"
 #include "tpurt/layer_norm.hpp"
