@@ -4,8 +4,8 @@
 // against double-precision formulas and its gradients against central finite differences of
 // the card's forward pass; sums and maxima exactly against plain loops (small integers), means
 // against the card's arithmetic (the ascending fp32 sum times 1.0f / n); batched matmuls
-// exactly against plain loops; permutations element by element; grouped and depthwise
-// convolutions exactly against plain loops; refusals of wrong operands.
+// exactly against plain loops; permutations element by element; grouped, depthwise and
+// dilated convolutions exactly against plain loops; refusals of wrong operands.
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -402,21 +402,35 @@ TEST_CASE("permute on the card: every order of a rank-4 tensor, dtypes, large bl
     require_refused([&] { tpurt::permute(dev, a, order, reversed); }, "shape permuted");
 }
 
-TEST_CASE("grouped and depthwise conv2d on the card: plain loops, stream form, refusals") {
+TEST_CASE("grouped, depthwise and dilated conv2d on the card: plain loops, streams, refusals") {
     tpurt::Device &dev = device();
     struct Case {
-        std::size_t n, h, w, c, kh, kw, f, groups;
+        std::size_t n, h, w, c, kh, kw, f;
+        tpurt::ConvGrouping grouping;
         tpurt::Conv2dParams params;
     };
     for (const Case &k :
-         {Case{2, 7, 6, 6, 3, 3, 9, 3, {.stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1}},
-          Case{1, 5, 5, 4, 3, 2, 8, 4, {.pad_h = 1}}}) {
-        CAPTURE(k.groups, k.c, k.f);
-        const std::size_t cg = k.c / k.groups, fg = k.f / k.groups;
-        const std::size_t oh = (k.h + 2 * k.params.pad_h - k.kh) / k.params.stride_h + 1;
-        const std::size_t ow = (k.w + 2 * k.params.pad_w - k.kw) / k.params.stride_w + 1;
-        const auto x = small_ints(k.n * k.h * k.w * k.c, 9),
-                   wv = small_ints(k.kh * k.kw * cg * k.f, 10);
+         {Case{2, 7, 6, 6, 3, 3, 9, {.groups = 3}, {.stride_h = 2, .pad_h = 1, .pad_w = 1}},
+          Case{1, 5, 5, 4, 3, 2, 8, {.groups = 4}, {.pad_h = 1}},
+          Case{2, 9, 8, 3, 3, 3, 5, {.dilation_h = 2, .dilation_w = 3}, {.pad_h = 2, .pad_w = 1}},
+          Case{1,
+               8,
+               9,
+               4,
+               2,
+               3,
+               6,
+               {.groups = 2, .dilation_h = 3, .dilation_w = 2},
+               {.stride_w = 2}}}) {
+        const tpurt::ConvGrouping &gr = k.grouping;
+        CAPTURE(gr.groups, gr.dilation_h, gr.dilation_w, k.c, k.f);
+        const std::size_t cg = k.c / gr.groups, fg = k.f / gr.groups;
+        const std::size_t ekh = (k.kh - 1) * gr.dilation_h + 1,
+                          ekw = (k.kw - 1) * gr.dilation_w + 1;
+        const std::size_t oh = (k.h + 2 * k.params.pad_h - ekh) / k.params.stride_h + 1;
+        const std::size_t ow = (k.w + 2 * k.params.pad_w - ekw) / k.params.stride_w + 1;
+        const auto x = small_ints(k.n * k.h * k.w * k.c, 9);
+        const auto wv = small_ints(k.kh * k.kw * cg * k.f, 10);
         std::vector<float> want(k.n * oh * ow * k.f, 0.0f);
         for (std::size_t b = 0; b < k.n; ++b)
             for (std::size_t oy = 0; oy < oh; ++oy)
@@ -426,10 +440,10 @@ TEST_CASE("grouped and depthwise conv2d on the card: plain loops, stream form, r
                         double s = 0;
                         for (std::size_t ky = 0; ky < k.kh; ++ky)
                             for (std::size_t kx = 0; kx < k.kw; ++kx) {
-                                const long iy =
-                                    long(oy * k.params.stride_h + ky) - long(k.params.pad_h);
-                                const long ix =
-                                    long(ox * k.params.stride_w + kx) - long(k.params.pad_w);
+                                const long iy = long(oy * k.params.stride_h + ky * gr.dilation_h) -
+                                                long(k.params.pad_h);
+                                const long ix = long(ox * k.params.stride_w + kx * gr.dilation_w) -
+                                                long(k.params.pad_w);
                                 if (iy < 0 || ix < 0 || iy >= long(k.h) || ix >= long(k.w))
                                     continue;
                                 for (std::size_t ci = 0; ci < cg; ++ci)
@@ -441,11 +455,11 @@ TEST_CASE("grouped and depthwise conv2d on the card: plain loops, stream form, r
                     }
         const Tensor xt = fp32(x, {k.n, k.h, k.w, k.c}), wt = fp32(wv, {k.kh, k.kw, cg, k.f});
         Tensor out = Tensor::empty(dev, DType::Fp32, {k.n, oh, ow, k.f});
-        tpurt::grouped_conv2d(dev, xt, wt, out, static_cast<std::uint32_t>(k.groups), k.params);
+        tpurt::grouped_conv2d(dev, xt, wt, out, gr, k.params);
         REQUIRE(out.to_vector<float>() == want);
         tpurt::Stream stream(dev);
         Tensor out2 = Tensor::empty(dev, DType::Fp32, {k.n, oh, ow, k.f});
-        tpurt::grouped_conv2d(stream, xt, wt, out2, static_cast<std::uint32_t>(k.groups), k.params);
+        tpurt::grouped_conv2d(stream, xt, wt, out2, gr, k.params);
         stream.synchronize();
         REQUIRE(out2.to_vector<float>() == want);
     }
@@ -453,12 +467,20 @@ TEST_CASE("grouped and depthwise conv2d on the card: plain loops, stream form, r
     Tensor out = Tensor::empty(dev, DType::Fp32, {1, 2, 2, 4});
     require_refused(
         [&] {
-            tpurt::grouped_conv2d(dev, x, Tensor::empty(dev, DType::Fp32, {3, 3, 2, 4}), out, 4);
+            tpurt::grouped_conv2d(dev, x, Tensor::empty(dev, DType::Fp32, {3, 3, 2, 4}), out,
+                                  {.groups = 4});
         },
         "multiples of 4 groups");
     require_refused(
         [&] {
-            tpurt::grouped_conv2d(dev, x, Tensor::empty(dev, DType::Bf16, {3, 3, 3, 4}), out, 2);
+            tpurt::grouped_conv2d(dev, x, Tensor::empty(dev, DType::Bf16, {3, 3, 3, 4}), out,
+                                  {.groups = 2});
         },
         "densely packed tensors of one input dtype");
+    require_refused(
+        [&] {
+            tpurt::grouped_conv2d(dev, x, Tensor::empty(dev, DType::Fp32, {3, 3, 6, 4}), out,
+                                  {.dilation_h = 0});
+        },
+        "dilations must be at least 1");
 }
