@@ -5,7 +5,8 @@
 // the card's forward pass; sums and maxima exactly against plain loops (small integers), means
 // against the card's arithmetic (the ascending fp32 sum times 1.0f / n); batched matmuls
 // exactly against plain loops; permutations element by element; grouped, depthwise and
-// dilated convolutions exactly against plain loops; refusals of wrong operands.
+// dilated convolutions exactly against plain loops and the grouped gradients against central
+// differences of the card's forward pass; refusals of wrong operands.
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -483,4 +484,50 @@ TEST_CASE("grouped, depthwise and dilated conv2d on the card: plain loops, strea
                                   {.dilation_h = 0});
         },
         "dilations must be at least 1");
+}
+
+TEST_CASE("grouped conv2d gradients against central differences of the card's forward pass") {
+    tpurt::Device &dev = device();
+    const std::size_t n = 2, h = 5, w = 6, c = 4, f = 6, k = 3;
+    const std::uint32_t groups = 2;
+    const tpurt::Conv2dParams params{.pad_h = 1, .pad_w = 1};
+    const auto x = small_ints(n * h * w * c, 11), wv = small_ints(k * k * (c / groups) * f, 12);
+    const auto r = small_ints(n * h * w * f, 13); // dy: L = sum(y r), output [n, h, w, f]
+    const std::vector<std::size_t> xs{n, h, w, c}, ws{k, k, c / groups, f}, ys{n, h, w, f};
+    const auto loss = [&](const std::vector<float> &xv, const std::vector<float> &wvv) {
+        Tensor y = Tensor::empty(dev, DType::Fp32, ys);
+        tpurt::grouped_conv2d(dev, fp32(xv, xs), fp32(wvv, ws), y, {.groups = groups}, params);
+        const std::vector<float> yv = y.to_vector<float>();
+        double l = 0;
+        for (std::size_t i = 0; i < yv.size(); ++i)
+            l += double(yv[i]) * r[i];
+        return l;
+    };
+    Tensor dx = Tensor::empty(dev, DType::Fp32, xs), dw = Tensor::empty(dev, DType::Fp32, ws);
+    const Tensor dy = fp32(r, ys);
+    tpurt::grouped_conv2d_input_grad(dev, dy, fp32(wv, ws), dx, groups, params);
+    tpurt::grouped_conv2d_weight_grad(dev, fp32(x, xs), dy, dw, groups, params);
+    const std::vector<float> gx = dx.to_vector<float>(), gw = dw.to_vector<float>();
+    // The loss is linear in each operand and every value a small integer: central differences
+    // with h = 1 are exact.
+    for (std::size_t i : {0u, 5u, 77u, 123u, 239u}) {
+        std::vector<float> up = x, down = x;
+        up[i] += 1;
+        down[i] -= 1;
+        CAPTURE(i);
+        REQUIRE((loss(up, wv) - loss(down, wv)) / 2 == gx[i]);
+    }
+    for (std::size_t i : {0u, 7u, 30u, 53u}) {
+        std::vector<float> up = wv, down = wv;
+        up[i] += 1;
+        down[i] -= 1;
+        CAPTURE(i);
+        REQUIRE((loss(x, up) - loss(x, down)) / 2 == gw[i]);
+    }
+    require_refused(
+        [&] {
+            Tensor bad = Tensor::empty(dev, DType::Fp32, {n, h, w, 5});
+            tpurt::grouped_conv2d_input_grad(dev, dy, fp32(wv, ws), bad, groups, params);
+        },
+        "multiples of 2 groups");
 }
