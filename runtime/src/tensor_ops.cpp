@@ -19,22 +19,7 @@ namespace {
     throw Error(ErrorCode::InvalidArgument, op + ": " + message);
 }
 
-// A rank-2 operand of `type` whose rows are unit-strided; returns its row stride in bytes.
-std::uint64_t matrix_row_stride(const std::string &op, const char *name, const Tensor &t,
-                                DType type) {
-    if (t.rank() != 2)
-        refuse(op, std::string(name) + " is " + t.layout().describe() + ", not a matrix");
-    if (t.dtype() != type)
-        refuse(op,
-               std::string(name) + " is " + t.layout().describe() + ", needs " + dtype_name(type));
-    if (t.strides()[1] != 1 && t.size(1) > 1)
-        refuse(op, std::string(name) + " " + t.layout().describe() +
-                       " does not have adjacent elements in its rows (a transposed view?): "
-                       "copy it into a contiguous tensor first");
-    if (t.strides()[0] < t.size(1) && t.size(0) > 1)
-        refuse(op, std::string(name) + " " + t.layout().describe() + " has overlapping rows");
-    return std::uint64_t{t.size(0) > 1 ? t.strides()[0] : t.size(1)} * element_size(type);
-}
+using detail::matrix_row_stride;
 
 } // namespace
 

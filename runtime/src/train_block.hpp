@@ -2,7 +2,8 @@
 // train_block.hpp - what the training-op compilers share: the unified-buffer layout of their
 // constants, the start of every program (the constant 1 as a 1 x 1 fp32 weight), Block (one
 // tile's instructions on fp32 operands: functions and constants through the accumulators,
-// VECTOR with the four kinds of b, REDUCE, dense DMA) and Splitter (tiles into programs).
+// VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA) and Splitter (tiles into
+// programs).
 #pragma once
 
 #include "tpurt/device_info.hpp"
@@ -115,6 +116,17 @@ class Block {
                    .rows = rows,
                    .cols = cols});
     }
+    // dst[c][r] = src[r][c] for a dense rows x cols fp32 block; dst rows dst_stride bytes apart.
+    void transpose(std::uint32_t src, std::uint32_t dst, std::uint32_t rows, std::uint32_t cols,
+                   std::uint32_t dst_stride) {
+        b_.transpose({.type = DType::Fp32,
+                      .src_addr = src,
+                      .src_stride = cols * 4,
+                      .dst_addr = dst,
+                      .dst_stride = dst_stride,
+                      .rows = rows,
+                      .cols = cols});
+    }
     // rows x cols fp32 (or `type`) between dense host rows and dense unified-buffer rows.
     void load(std::uint64_t host, std::uint32_t ub, std::uint32_t rows, std::uint32_t cols) {
         b_.dma_in(transfer(DType::Fp32, host, ub, rows, cols));
@@ -137,6 +149,8 @@ class Block {
         t.host_stride = host_stride;
         b_.dma_out(t);
     }
+    // The builder itself, for instructions on other dtypes.
+    ProgramBuilder &builder() { return b_; }
     Program finish() { return b_.finish(); }
 
   private:
@@ -154,17 +168,18 @@ class Block {
     ProgramBuilder b_;
 };
 
-// Collects tiles into programs of at most max_insns (the start and HALT included).
+// Collects tiles into programs of at most max_insns (the start, unless `with_start` is false
+// for tiles that use no function or constant, and HALT included).
 class Splitter {
   public:
-    explicit Splitter(std::size_t max_program_bytes)
-        : max_insns_(max_program_bytes / TPU_INSN_SIZE) {}
+    explicit Splitter(std::size_t max_program_bytes, bool with_start = true)
+        : max_insns_(max_program_bytes / TPU_INSN_SIZE), start_(with_start ? start_insns : 0) {}
     void add(const Program &tile) {
-        if (start_insns + tile.insns.size() + 1 > max_insns_)
+        if (start_ + tile.insns.size() + 1 > max_insns_)
             throw Error(ErrorCode::InvalidArgument, "program size limit below one tile");
         if (!current_.empty() && current_.size() + tile.insns.size() + 1 > max_insns_)
             programs_.push_back(current_.halt().finish());
-        if (current_.empty())
+        if (current_.empty() && start_)
             emit_start(current_);
         current_.append(tile);
     }
@@ -175,6 +190,7 @@ class Splitter {
 
   private:
     std::size_t max_insns_;
+    std::size_t start_;
     ProgramBuilder current_;
     std::vector<Program> programs_;
 };

@@ -42,7 +42,43 @@ std::string pool_grad_name(const PoolGradProblem &p) {
            std::to_string(p.window);
 }
 
+std::string layer_norm_name(const LayerNormProblem &p) {
+    char eps[32];
+    std::snprintf(eps, sizeof(eps), "%a", static_cast<double>(p.eps));
+    return std::string(p.backward ? "layer_norm_grad" : "layer_norm") + " fp32 " +
+           std::to_string(p.rows) + "x" + std::to_string(p.cols) + " eps " + eps;
+}
+
 } // namespace
+
+Executable compile_layer_norm_executable(const LayerNormProblem &problem,
+                                         const ArrayLimits &limits) {
+    LayerNormProblem p = problem;
+    const std::uint64_t bytes = std::uint64_t{p.rows} * p.cols * 4, row = std::uint64_t{p.cols} * 4;
+    std::vector<ExecutableArg> args{{"x", bytes}, {"gamma", row}};
+    p.x_addr = Executable::placeholder(0);
+    p.gamma_addr = Executable::placeholder(1);
+    if (p.backward) {
+        p.dy_addr = Executable::placeholder(2);
+        p.dx_addr = Executable::placeholder(3);
+        p.dgamma_addr = Executable::placeholder(4);
+        p.dbeta_addr = Executable::placeholder(5);
+        args.insert(args.end(), {{"dy", bytes}, {"dx", bytes}, {"dgamma", row}, {"dbeta", row}});
+    } else {
+        p.beta_addr = Executable::placeholder(2);
+        p.y_addr = Executable::placeholder(3);
+        args.insert(args.end(), {{"beta", row}, {"y", bytes}});
+    }
+    return Executable::link(layer_norm_name(p), std::move(args), compile_layer_norm(p, limits));
+}
+
+std::shared_ptr<const Executable> layer_norm_executable(Device &device,
+                                                        const LayerNormProblem &problem) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(
+        layer_norm_name(problem) + limits_key(limits),
+        [&] { return compile_layer_norm_executable(problem, limits); });
+}
 
 Executable compile_pool_grad_executable(const PoolGradProblem &problem, const ArrayLimits &limits) {
     PoolGradProblem p = problem;

@@ -5,6 +5,7 @@
 
 #include "tpurt/error.hpp"
 #include "tpurt/tensor_ops.hpp"
+#include "train_checks.hpp"
 #include "train_executables.hpp"
 
 #include <array>
@@ -14,39 +15,11 @@ namespace tpurt {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string &op, const std::string &message) {
-    throw Error(ErrorCode::InvalidArgument, op + ": " + message);
-}
-
-// The card runs spec 1.4's training instructions and fp32 matmuls (the programs move values
-// through the accumulators with a 1 x 1 fp32 weight).
-void require_train_unit(const Device &device, const std::string &op) {
-    const DeviceInfo &info = device.info();
-    if (!(info.caps & TPU_CAP_VPU_TRAIN) || !info.supports(DType::Fp32))
-        throw Error(ErrorCode::Unsupported,
-                    op +
-                        " needs a card with the spec 1.4 training instructions and an fp32 "
-                        "matrix unit (caps " +
-                        std::to_string(info.caps) + ")");
-}
-
-void require_fp32_dense(const std::string &op, const char *name, const Tensor &t) {
-    if (t.dtype() != DType::Fp32 || !t.is_contiguous() || t.rank() == 0)
-        refuse(op, std::string(name) + " " + t.layout().describe() +
-                       " must be a densely packed fp32 tensor");
-}
-
-void require_same_shape(const std::string &op, const Tensor &a, const char *name, const Tensor &b) {
-    if (b.shape() != a.shape())
-        refuse(op, std::string(name) + " " + b.layout().describe() + " does not have the shape " +
-                       a.layout().describe());
-}
-
-std::uint32_t dim32(const std::string &op, std::uint64_t v, const Tensor &t) {
-    if (v == 0 || v > UINT32_MAX)
-        refuse(op, t.layout().describe() + " must have between 1 and 2^32 - 1 rows and columns");
-    return static_cast<std::uint32_t>(v);
-}
+using detail::dim32;
+using detail::refuse;
+using detail::require_fp32_dense;
+using detail::require_same_shape;
+using detail::require_train_unit;
 
 MatmulStats run_softmax(Device &device, SoftmaxKind kind, const Tensor &x, Tensor &out,
                         std::chrono::nanoseconds timeout) {

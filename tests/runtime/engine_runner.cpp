@@ -46,6 +46,22 @@ std::uint64_t run_programs(tpu::test::Card &card, tpu::test::AddressSpace &space
 
 } // namespace
 
+std::vector<std::vector<float>> run_fp32_on_engine(const tpu_engine_config &cfg,
+                                                   const std::vector<tpurt::Program> &programs,
+                                                   std::vector<std::vector<float>> arrays) {
+    tpu::test::HostMemory memory;
+    tpu::test::Card card(memory, cfg);
+    tpu::test::AddressSpace space = card.address_space(1);
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+        space.map(va(int(i)), arrays[i].size() * 4, tpu::test::kReadWrite);
+        space.write(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
+    }
+    run_programs(card, space, programs);
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+        space.read(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
+    return arrays;
+}
+
 tpu_engine_config engine_config(std::uint32_t rows, std::uint32_t cols, std::uint32_t ub_bytes,
                                 std::uint32_t acc_bytes) {
     tpu_engine_config cfg = tpu::test::Card::default_config();

@@ -21,6 +21,17 @@ tpu_engine_config engine_config(std::uint32_t rows, std::uint32_t cols, std::uin
                                 std::uint32_t acc_bytes);
 tpurt::ArrayLimits limits_of(const tpu_engine_config &cfg);
 
+// Where run_fp32_on_engine() maps array i.
+constexpr std::uint64_t va(int i) {
+    return std::uint64_t(i + 1) << 32;
+}
+
+// Runs programs (one job each, each required to succeed) on a fresh card `cfg` with float
+// arrays at va(0), va(1), ... in its address space; returns the arrays afterwards.
+std::vector<std::vector<float>> run_fp32_on_engine(const tpu_engine_config &cfg,
+                                                   const std::vector<tpurt::Program> &programs,
+                                                   std::vector<std::vector<float>> arrays);
+
 // Extra bytes at the end of every row of A, B and C (0: densely packed).
 struct RowPadding {
     std::uint64_t a = 0, b = 0, c = 0;

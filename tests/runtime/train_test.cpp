@@ -23,39 +23,16 @@
 
 using runtime_test::engine_config;
 using runtime_test::limits_of;
+using runtime_test::run_fp32_on_engine;
+using runtime_test::va;
 using tpurt::DType;
 using tpurt::GradFunction;
 using tpurt::SoftmaxKind;
 
 namespace {
 
-constexpr std::uint64_t va(int i) {
-    return std::uint64_t(i + 1) << 32;
-}
-
 const tpu_engine_config big = engine_config(128, 128, 8u << 20, 4u << 20);
 const tpu_engine_config small = engine_config(16, 16, 16u << 10, 8u << 10);
-
-// Runs programs on a fresh card with float arrays at va(0), va(1), ...; returns them afterwards.
-std::vector<std::vector<float>> run(const tpu_engine_config &cfg,
-                                    const std::vector<tpurt::Program> &programs,
-                                    std::vector<std::vector<float>> arrays) {
-    tpu::test::HostMemory memory;
-    tpu::test::Card card(memory, cfg);
-    tpu::test::AddressSpace space = card.address_space(1);
-    for (std::size_t i = 0; i < arrays.size(); ++i) {
-        space.map(va(int(i)), arrays[i].size() * 4, tpu::test::kReadWrite);
-        space.write(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
-    }
-    for (const tpurt::Program &p : programs) {
-        const tpu_job_result r = card.run(space, p.insns);
-        INFO("status " << r.status << " at " << r.error_pc);
-        REQUIRE(r.status == TPU_ERR_NONE);
-    }
-    for (std::size_t i = 0; i < arrays.size(); ++i)
-        space.read(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
-    return arrays;
-}
 
 std::vector<float> randoms(std::size_t n, unsigned seed, float lo, float hi) {
     std::mt19937 rng(seed);
@@ -109,7 +86,8 @@ card_cross_entropy(const tpu_engine_config &cfg, const std::vector<float> &x,
                                                   .out_addr = va(2),
                                                   .loss_addr = va(3)},
                                                  limits_of(cfg));
-    auto out = run(cfg, programs, {x, t, std::vector<float>(x.size()), std::vector<float>(rows)});
+    auto out = run_fp32_on_engine(cfg, programs,
+                                  {x, t, std::vector<float>(x.size()), std::vector<float>(rows)});
     return {out[3], out[2]};
 }
 
@@ -131,7 +109,7 @@ TEST_CASE("softmax and log-softmax on the card match the double formulas", "[tra
         const auto programs = tpurt::compile_softmax(
             {.kind = kind, .rows = rows, .cols = cols, .x_addr = va(0), .out_addr = va(1)},
             limits_of(cfg), small_card ? 64 * 32 : TPU_PROGRAM_MAX_BYTES);
-        const auto out = run(cfg, programs, {x, std::vector<float>(x.size())})[1];
+        const auto out = run_fp32_on_engine(cfg, programs, {x, std::vector<float>(x.size())})[1];
         for (std::size_t i = 0; i < x.size(); ++i) {
             CAPTURE(tpurt::softmax_kind_name(kind), i, x[i], out[i]);
             // exp and log within about an ulp each, sums of up to 1000 terms: relative 1e-5
@@ -247,7 +225,7 @@ std::vector<float> card_forward(GradFunction f, const std::vector<float> &x) {
                                                 .a_addr = va(0),
                                                 .dst_addr = va(1)},
                                                limits_of(big));
-    return run(big, programs, {x, std::vector<float>(x.size())})[1];
+    return run_fp32_on_engine(big, programs, {x, std::vector<float>(x.size())})[1];
 }
 
 std::vector<float> card_grad(const tpu_engine_config &cfg, GradFunction f,
@@ -258,7 +236,7 @@ std::vector<float> card_grad(const tpu_engine_config &cfg, GradFunction f,
                                                           .dy_addr = va(1),
                                                           .dx_addr = va(2)},
                                                          limits_of(cfg));
-    return run(cfg, programs, {saved, dy, std::vector<float>(saved.size())})[2];
+    return run_fp32_on_engine(cfg, programs, {saved, dy, std::vector<float>(saved.size())})[2];
 }
 
 } // namespace
@@ -358,9 +336,9 @@ TEST_CASE("SGD with momentum and Adam equal their binary32 steps, bf16 copy incl
              .hp_addr = va(4),
              .bf16_addr = va(5)},
             limits_of(cfg), cfg.ub_bytes < (1u << 20) ? 64 * 32 : TPU_PROGRAM_MAX_BYTES);
-        auto out = run(cfg, programs,
-                       {w, g, m, v, std::vector<float>(hp.begin(), hp.end()),
-                        std::vector<float>((n + 1) / 2)});
+        auto out = run_fp32_on_engine(cfg, programs,
+                                      {w, g, m, v, std::vector<float>(hp.begin(), hp.end()),
+                                       std::vector<float>((n + 1) / 2)});
         if (adam)
             host_adam(w, g, m, v, hp);
         else
@@ -402,7 +380,7 @@ std::vector<float> card_pool(tpurt::PoolOp op, const std::vector<float> &x, std:
                                                .a_addr = va(0),
                                                .dst_addr = va(1)},
                                               limits_of(big));
-    return run(big, programs, {x, std::vector<float>(x.size() / (k * k))})[1];
+    return run_fp32_on_engine(big, programs, {x, std::vector<float>(x.size() / (k * k))})[1];
 }
 
 std::vector<float> card_pool_grad(const tpu_engine_config &cfg, tpurt::PoolOp op,
@@ -420,7 +398,7 @@ std::vector<float> card_pool_grad(const tpu_engine_config &cfg, tpurt::PoolOp op
                                                     .dy_addr = va(2),
                                                     .dx_addr = va(3)},
                                                    limits_of(cfg));
-    return run(cfg, programs, {x, y, dy, std::vector<float>(x.size(), -7.0f)})[3];
+    return run_fp32_on_engine(cfg, programs, {x, y, dy, std::vector<float>(x.size(), -7.0f)})[3];
 }
 
 } // namespace

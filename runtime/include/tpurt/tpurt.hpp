@@ -8,6 +8,7 @@
 // Device::submit() jobs and Job::wait() statistics; errors are tpurt::Error exceptions.
 #pragma once
 
+#include "tpurt/axis_compiler.hpp"
 #include "tpurt/bf16.hpp"
 #include "tpurt/buffer.hpp"
 #include "tpurt/conv2d.hpp"
@@ -18,8 +19,11 @@
 #include "tpurt/dtype_of.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
+#include "tpurt/grouped_conv2d.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/launch.hpp"
+#include "tpurt/layer_norm.hpp"
+#include "tpurt/layer_norm_compiler.hpp"
 #include "tpurt/matmul.hpp"
 #include "tpurt/matmul_compiler.hpp"
 #include "tpurt/op_executables.hpp"
@@ -28,6 +32,8 @@
 #include "tpurt/reference.hpp"
 #include "tpurt/reference_dense.hpp"
 #include "tpurt/reference_fp32.hpp"
+#include "tpurt/shape_executables.hpp"
+#include "tpurt/shape_ops.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 #include "tpurt/tensor_layout.hpp"
