@@ -51,6 +51,37 @@ class BlockEmitter {
     // Output rows [oy0, oy0 + rows) of image `image`.
     Program emit(std::uint32_t image, std::uint64_t oy0, std::uint64_t rows) const {
         ProgramBuilder out;
+        emit_block(out, image, oy0, rows);
+        return out.halt().finish();
+    }
+
+    // Whole images [first, first + count) one after another in one program: every image's
+    // block writes the same part of the unified buffer (its rows at their places in the padded
+    // window), so the padding stays zero from the job's start and no image sees another's.
+    Program emit_images(std::uint32_t first, std::uint32_t count) const {
+        ProgramBuilder out;
+        for (std::uint32_t image = first; image < first + count; ++image)
+            emit_block(out, image, 0, g_.oh);
+        return out.halt().finish();
+    }
+
+    // Instructions of the largest block (HALT included).
+    std::uint64_t instructions() const {
+        const std::uint64_t c_tiles = (s_.channels + g_.tile_c - 1) / g_.tile_c;
+        const std::uint64_t f_tiles = (s_.filters + g_.tile_f - 1) / g_.tile_f;
+        std::uint64_t out_insns = 1;
+        if (p_.epilogue) {
+            const std::uint64_t pixels = g_.block_rows * g_.ow;
+            out_insns = (p_.epilogue->bias_addr ? 1 : 0) +
+                        2 * ((pixels + g_.stage_pixels - 1) / g_.stage_pixels);
+        }
+        return 2 + f_tiles * (out_insns + 2 * std::uint64_t{s_.kernel_h} * s_.kernel_w * c_tiles);
+    }
+
+  private:
+    // The instructions of output rows [oy0, oy0 + rows) of image `image`, HALT not included.
+    void emit_block(ProgramBuilder &out, std::uint32_t image, std::uint64_t oy0,
+                    std::uint64_t rows) const {
         load_input(out, image, oy0, rows);
         const std::uint64_t pixels = rows * g_.ow;
         const std::uint64_t out_pixel = std::uint64_t{s_.filters} * g_.acc_elem;
@@ -76,23 +107,8 @@ class BlockEmitter {
                      .rows = static_cast<std::uint32_t>(pixels),
                      .cols = static_cast<std::uint32_t>(f_cols)});
         }
-        return out.halt().finish();
     }
 
-    // Instructions of the largest block (HALT included).
-    std::uint64_t instructions() const {
-        const std::uint64_t c_tiles = (s_.channels + g_.tile_c - 1) / g_.tile_c;
-        const std::uint64_t f_tiles = (s_.filters + g_.tile_f - 1) / g_.tile_f;
-        std::uint64_t out_insns = 1;
-        if (p_.epilogue) {
-            const std::uint64_t pixels = g_.block_rows * g_.ow;
-            out_insns = (p_.epilogue->bias_addr ? 1 : 0) +
-                        2 * ((pixels + g_.stage_pixels - 1) / g_.stage_pixels);
-        }
-        return 2 + f_tiles * (out_insns + 2 * std::uint64_t{s_.kernel_h} * s_.kernel_w * c_tiles);
-    }
-
-  private:
     // A finished filter tile through ACTIVATE into the output, stage_pixels pixels at a time,
     // staged above the input window (bias first, when there is one).
     void activate_out(ProgramBuilder &out, std::uint64_t first_pixel, std::uint64_t pixels,
@@ -267,6 +283,15 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
 
     Conv2dPlan plan;
     plan.block_rows = static_cast<std::uint32_t>(rows);
+    if (rows == g.oh) {
+        // One block per image: as many whole images per program (one job) as it holds.
+        const std::uint64_t per_image = emitter.instructions() - 1;
+        const auto images = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(s.batch, (max_program_bytes / TPU_INSN_SIZE - 1) / per_image));
+        for (std::uint32_t first = 0; first < s.batch; first += images)
+            plan.programs.push_back(emitter.emit_images(first, std::min(images, s.batch - first)));
+        return plan;
+    }
     for (std::uint32_t image = 0; image < s.batch; ++image)
         for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += rows)
             plan.programs.push_back(emitter.emit(image, oy0, std::min(rows, g.oh - oy0)));

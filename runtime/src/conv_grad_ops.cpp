@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // conv_grad_ops.cpp - the gradients of conv2d() with respect to its input and its weights,
-// composed from the card's TRANSPOSE, VECTOR copies (MAX of a value with itself: the value,
-// NaN canonical) and conv2d() (see train_ops.hpp).
+// composed from the card's TRANSPOSE, permute() (shape_ops.hpp) and conv2d() (see
+// train_ops.hpp).
 #include "tpurt/error.hpp"
+#include "tpurt/shape_ops.hpp"
 #include "tpurt/train_ops.hpp"
 
 #include <string>
@@ -24,11 +25,6 @@ void require_dense4(const std::string &op, const char *name, const Tensor &t) {
 void add(MatmulStats &total, const MatmulStats &s) {
     total += s;
     total.jobs += s.jobs;
-}
-
-// out = a, rows of a and out as elementwise() walks them.
-void copy(Device &device, const Tensor &a, Tensor out, MatmulStats &stats) {
-    add(stats, elementwise(device, VectorOp::Max, a, a, out));
 }
 
 // The conv2d() checks that the backward lowering relies on: stride 1, padding below the kernel.
@@ -87,25 +83,16 @@ MatmulStats conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy
         refuse(op, "x " + x.layout().describe() + ", dy " + dy.layout().describe() + " and dw " +
                        dw.layout().describe() + " are not a convolution's");
     MatmulStats stats;
-    // x as [C, H, W, N]: [N H W, C] -> [C, N, H W], then each channel's [N, H W] -> [H W, N].
-    Tensor cn = Tensor::empty(device, x.dtype(), {c, n * h * w});
-    add(stats, transpose(device, x.reshape({n * h * w, c}), cn));
+    // x as [C, H, W, N] (batch as channels) and dy as the [OH, OW, N, F] kernel, each one permute.
+    const std::size_t to_chwn[] = {3, 1, 2, 0}, to_hwnf[] = {1, 2, 0, 3};
     Tensor xt = Tensor::empty(device, x.dtype(), {c, h, w, n});
-    for (std::size_t ch = 0; ch < c; ++ch) {
-        Tensor out = xt.select(0, ch).reshape({h * w, n});
-        add(stats, transpose(device, cn.select(0, ch).reshape({n, h * w}), out));
-    }
-    // dy as [OH, OW, N, F]: image i's [OH OW, F] rows into every N-th row.
+    add(stats, permute(device, x, to_chwn, xt));
     Tensor dyt = Tensor::empty(device, dy.dtype(), {oh, ow, n, f});
-    const Tensor dyt_rows = dyt.reshape({oh * ow, n, f});
-    for (std::size_t i = 0; i < n; ++i)
-        copy(device, dy.select(0, i).reshape({oh * ow, f}), dyt_rows.select(1, i), stats);
-    // [C, KH, KW, F] = conv(x as [C, H, W, N], dy as the [OH, OW, N, F] kernel), then into dw.
+    add(stats, permute(device, dy, to_hwnf, dyt));
+    // [C, KH, KW, F] = conv(x as [C, H, W, N], dy as the kernel), then permuted into dw.
     Tensor g = Tensor::empty(device, DType::Fp32, {c, kh, kw, f});
     add(stats, conv2d(device, xt, dyt, g, {.pad_h = params.pad_h, .pad_w = params.pad_w}));
-    const Tensor dw_rows = dw.reshape({kh * kw, c, f});
-    for (std::size_t ch = 0; ch < c; ++ch)
-        copy(device, g.select(0, ch).reshape({kh * kw, f}), dw_rows.select(1, ch), stats);
+    add(stats, permute(device, g, to_hwnf, dw));
     return stats;
 }
 

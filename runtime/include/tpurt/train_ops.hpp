@@ -73,7 +73,7 @@ MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, std::u
                             std::chrono::nanoseconds timeout = Job::default_timeout);
 
 // Gradients of conv2d() (stride 1, any zero padding up to the kernel size - 1), lowered to the
-// card's TRANSPOSE, VECTOR copies and conv2d(): dx [N, H, W, C] = the convolution of dy
+// card's TRANSPOSE, permute() and conv2d(): dx [N, H, W, C] = the convolution of dy
 // [N, OH, OW, F] with the weights flipped in space and transposed in channels, padded by
 // kernel - 1 - pad; dw [KH, KW, C, F] = the convolution of x as [C, H, W, N] (batch as
 // channels) with dy as [OH, OW, N, F] (a kernel of OH x OW), padded by pad. Bf16 or fp32
