@@ -78,8 +78,8 @@ void train_steps(tpu_train::CardCnn &card, std::size_t first, std::size_t last) 
 
 std::pair<double, double> card_test(tpu_train::CardCnn &card) {
     return tpu_train::evaluate(
-        [&card](const float *x, std::size_t batch) { return card.logits(x, batch); },
-        digits().test, nullptr);
+        [&card](const float *x, std::size_t batch) { return card.logits(x, batch); }, digits().test,
+        nullptr);
 }
 
 } // namespace
@@ -217,9 +217,9 @@ TEST_CASE("a profiled CNN training step records every op of the step") {
     // relu_grad; per block relu_grad, the bias's sum, maxpool_grad, the weight gradient's
     // conv2d and, for the second, the input gradient's; one adam per parameter (8).
     const std::vector<std::pair<std::string, long>> expected = {
-        {"conv2d ", 5},   {"maxpool ", 2},    {"add ", 2},
-        {"relu ", 2},     {"dense ", 2},      {"softmax_cross_entropy ", 1},
-        {"matmul ", 4},   {"transpose ", 4},  {"sum ", 4},
+        {"conv2d ", 5},    {"maxpool ", 2},      {"add ", 2},
+        {"relu ", 2},      {"dense ", 2},        {"softmax_cross_entropy ", 1},
+        {"matmul ", 4},    {"transpose ", 4},    {"sum ", 4},
         {"relu_grad ", 3}, {"maxpool_grad ", 2}, {"adam ", 8}};
     for (const auto &[prefix, calls] : expected) {
         INFO("op " << prefix);

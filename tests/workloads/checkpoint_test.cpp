@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // checkpoint_test.cpp - checkpoint files: a round trip, a resumed run (MLP and CNN, SGD and Adam)
-// that continues bit for bit where the uninterrupted one goes, and every kind of damaged file named in its error.
+// that continues bit for bit where the uninterrupted one goes, and every kind of damaged file named
+// in its error.
 #include <tpu_data/batches.hpp>
 #include <tpu_data/error.hpp>
 #include <tpu_model/checkpoint.hpp>

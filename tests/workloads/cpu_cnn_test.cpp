@@ -105,8 +105,8 @@ TEST_CASE("the CPU CNN learns digits with Adam") {
     }
     const std::vector<float> &logits = net.forward(test.features.data(), test.count);
     const double accuracy =
-        double(tpu_model::softmax_cross_entropy(logits, test.count, 10, test.labels.data())
-                   .correct) /
+        double(
+            tpu_model::softmax_cross_entropy(logits, test.count, 10, test.labels.data()).correct) /
         double(test.count);
     INFO("test accuracy " << accuracy);
     CHECK(accuracy > 0.90);

@@ -59,8 +59,8 @@ CardCnn::Work &CardCnn::work(std::size_t batch) {
         const std::size_t h = shape_.block_height(i), wd = shape_.block_width(i);
         const std::size_t f = shape_.filters[i];
         const std::vector<std::size_t> full = {batch, h, wd, f}, pooled = {batch, h / 2, wd / 2, f};
-        w.blocks.push_back(Block{fp32(full), fp32(pooled), fp32(pooled), fp32(pooled),
-                                 fp32(pooled), fp32(pooled), fp32(full)});
+        w.blocks.push_back(Block{fp32(full), fp32(pooled), fp32(pooled), fp32(pooled), fp32(pooled),
+                                 fp32(pooled), fp32(full)});
     }
     w.h.push_back(w.blocks.back().p.reshape({batch, shape_.flat_size()}));
     for (std::size_t j = 0; j < dense_; ++j) {
@@ -119,8 +119,7 @@ StepResult CardCnn::forward_backward(const float *x, const std::uint8_t *labels,
         tpurt::column_sums(device_, w.d[j], dense_b(j).g);
         tpurt::matmul_nt(device_, w.d[j], dense_w(j).w, w.dh[j]);
         if (j > 0) // ReLU's gradient from its output: h > 0 exactly where its input was
-            tpurt::activation_grad(device_, tpurt::GradFunction::Relu, w.h[j], w.dh[j],
-                                   w.d[j - 1]);
+            tpurt::activation_grad(device_, tpurt::GradFunction::Relu, w.h[j], w.dh[j], w.d[j - 1]);
     }
     for (std::size_t i = blocks_; i-- > 0;) {
         Block &b = w.blocks[i];

@@ -47,8 +47,8 @@ class CardCnn {
   private:
     // Activations and gradients of one batch size (the last batch of an epoch may be short).
     struct Block {
-        tpurt::Tensor s, q, a, p;  // conv output, pooled, + bias, ReLU (the next one's input)
-        tpurt::Tensor dp, dq, ds;  // gradients at p, at q (and a), at s
+        tpurt::Tensor s, q, a, p; // conv output, pooled, + bias, ReLU (the next one's input)
+        tpurt::Tensor dp, dq, ds; // gradients at p, at q (and a), at s
     };
     struct Work {
         tpurt::Tensor x, targets, loss;

@@ -4,7 +4,6 @@
 // ReLU gradient, and the optimiser's in-place update of the fp32 masters.
 #include "card_mlp.hpp"
 
-
 #include <algorithm>
 #include <span>
 #include <stdexcept>

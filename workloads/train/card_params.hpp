@@ -32,8 +32,8 @@ struct StepResult {
 };
 
 struct CardParam {
-    std::string key;             // tpu_model::Param's key
-    tpurt::Tensor w, g, m, v;    // weights, gradient, momentum / Adam's moments
+    std::string key;          // tpu_model::Param's key
+    tpurt::Tensor w, g, m, v; // weights, gradient, momentum / Adam's moments
 };
 
 class CardParams {

@@ -86,9 +86,8 @@ tpu_train::Forward test_forward(tpu_train::CardMlp &card, tpu_model::CpuMlp &net
 
 // Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`.
 template <typename Card, typename Net>
-int train_net(const Options &o, Net &net, const std::string &model,
-              const tpu_data::Dataset &train, const tpu_data::Dataset &test,
-              const tpu_data::Normalization &norm) {
+int train_net(const Options &o, Net &net, const std::string &model, const tpu_data::Dataset &train,
+              const tpu_data::Dataset &test, const tpu_data::Normalization &norm) {
     tpu_model::Checkpoint resumed;
     if (!o.resume.empty()) {
         resumed = tpu_model::load_checkpoint(o.resume);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // cpu_train.cpp - tpu-train-cpu: trains the MLP or the CNN (--model) on a real data set with
-// plain C++ on this CPU, the baseline that training on the card is measured against. Shows a progress line per epoch,
-// writes the learning curves (curves.csv), the test set's evaluation (evaluation.csv) and a
-// checkpoint after every epoch (checkpoint.tpuckpt) into --out, and resumes from one.
+// plain C++ on this CPU, the baseline that training on the card is measured against. Shows a
+// progress line per epoch, writes the learning curves (curves.csv), the test set's evaluation
+// (evaluation.csv) and a checkpoint after every epoch (checkpoint.tpuckpt) into --out, and resumes
+// from one.
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
 #include <tpu_data/error.hpp>

@@ -27,7 +27,7 @@ struct Options {
     std::string model = "mlp"; // or "cnn"
     std::string data = "fashion-mnist";
     std::string data_dir;
-    std::vector<std::size_t> hidden;              // empty: the model's default
+    std::vector<std::size_t> hidden;             // empty: the model's default
     std::vector<std::size_t> filters = {16, 32}; // the CNN's conv blocks
     std::string optimizer = "sgd";
     float lr = 0.0f; // 0: the optimiser's default

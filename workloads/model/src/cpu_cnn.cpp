@@ -110,8 +110,8 @@ void conv_backward(const float *x, Conv3x3 &l, std::size_t n, std::size_t h, std
 }
 
 // 2x2 max pooling at stride 2 (floor) of z [n][h][w][c] into q, with each maximum's index.
-void max_pool(const float *z, std::size_t n, std::size_t h, std::size_t w, std::size_t c,
-              float *q, std::size_t *argmax) {
+void max_pool(const float *z, std::size_t n, std::size_t h, std::size_t w, std::size_t c, float *q,
+              std::size_t *argmax) {
     const std::size_t oh = h / 2, ow = w / 2;
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t oy = 0; oy < oh; ++oy)
@@ -181,7 +181,8 @@ CpuCnn::CpuCnn(const CnnShape &shape, std::uint64_t seed)
     : shape_(shape), head_(head_sizes(shape), seed + 1) {
     if (shape.filters.empty() || shape.classes == 0 || shape.channels == 0)
         throw std::invalid_argument("CpuCnn: needs at least one conv block and a class");
-    if (shape.block_height(shape.filters.size()) == 0 || shape.block_width(shape.filters.size()) == 0)
+    if (shape.block_height(shape.filters.size()) == 0 ||
+        shape.block_width(shape.filters.size()) == 0)
         throw std::invalid_argument("CpuCnn: the image is too small for its pooling");
     tpu_data::SplitMix64 rng(seed);
     for (std::size_t i = 0; i < shape.filters.size(); ++i) {

@@ -25,8 +25,8 @@ namespace tpu_model {
 
 struct CnnShape {
     std::size_t height = 28, width = 28, channels = 1; // the input image, NHWC
-    std::vector<std::size_t> filters = {16, 32};        // one conv block each
-    std::vector<std::size_t> hidden = {128};            // dense layers after the flatten
+    std::vector<std::size_t> filters = {16, 32};       // one conv block each
+    std::vector<std::size_t> hidden = {128};           // dense layers after the flatten
     std::size_t classes = 10;
 
     // "cnn-<H>x<W>x<C>-c<F1>-c<F2>-d<hidden...>-<classes>", e.g. cnn-28x28x1-c16-c32-d128-10.

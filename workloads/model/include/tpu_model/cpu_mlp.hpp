@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // cpu_mlp.hpp - a multi-layer perceptron trained in plain C++ on the CPU: dense layers with ReLU
-// between them, softmax cross-entropy loss, SGD with momentum and Adam (optimizer.hpp). It is the baseline the
-// card's training is timed against (the same step on the guest's own CPU) and an independent
-// reference for the card's training ops. fp32 throughout; deterministic for a given seed.
+// between them, softmax cross-entropy loss, SGD with momentum and Adam (optimizer.hpp). It is the
+// baseline the card's training is timed against (the same step on the guest's own CPU) and an
+// independent reference for the card's training ops. fp32 throughout; deterministic for a given
+// seed.
 #pragma once
 
 #include "tpu_model/checkpoint.hpp"

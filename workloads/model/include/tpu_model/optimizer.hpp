@@ -17,7 +17,7 @@ namespace tpu_model {
 
 // One parameter tensor of a model and its gradient from the last backward pass.
 struct Param {
-    std::string key;         // appended to the optimiser state's prefix in checkpoints
+    std::string key; // appended to the optimiser state's prefix in checkpoints
     std::vector<float> *value = nullptr;
     const std::vector<float> *grad = nullptr;
 };
