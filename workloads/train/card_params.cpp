@@ -27,8 +27,7 @@ void get(const tpu_model::Checkpoint &c, const std::string &name, tpurt::Tensor 
     t.copy_from_host(n->data);
 }
 
-} // namespace
-
+// A densely packed fp32 tensor holding `values`, and one of zeros.
 tpurt::Tensor upload(tpurt::Device &d, const std::vector<float> &values,
                      std::vector<std::size_t> shape) {
     return tpurt::Tensor::from_host(d, std::span<const float>(values), std::move(shape));
@@ -40,6 +39,8 @@ tpurt::Tensor zeros(tpurt::Device &d, std::vector<std::size_t> shape) {
         n *= s;
     return upload(d, std::vector<float>(n, 0.0f), std::move(shape));
 }
+
+} // namespace
 
 CardParams::CardParams(tpurt::Device &device, const OptimizerConfig &opt)
     : device_(device), opt_(opt), hp_(zeros(device, {tpurt::optimizer_hp_count})) {

@@ -64,9 +64,4 @@ class CardParams {
     std::uint64_t steps_ = 0;
 };
 
-// A densely packed fp32 tensor holding `values`, and one of zeros.
-tpurt::Tensor upload(tpurt::Device &d, const std::vector<float> &values,
-                     std::vector<std::size_t> shape);
-tpurt::Tensor zeros(tpurt::Device &d, std::vector<std::size_t> shape);
-
 } // namespace tpu_train
