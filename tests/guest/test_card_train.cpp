@@ -46,13 +46,18 @@ double relative_error(const std::vector<float> &a, const std::vector<float> &b) 
     return diff / top;
 }
 
+// The CPU MLP's logits for the evaluation.
+tpu_train::Forward cpu_forward(tpu_model::CpuMlp &net) {
+    return [&net](const float *x, std::size_t batch) { return net.forward(x, batch); };
+}
+
 // Trains a 64-32-10 net on the card for `epochs` and returns the test {loss, accuracy} before
 // and after.
 std::pair<std::pair<double, double>, std::pair<double, double>>
 train_digits(const tpu_train::OptimizerConfig &opt, std::size_t epochs) {
     const Digits &d = digits();
     tpu_model::CpuMlp net({d.train.sample_size(), 32, d.train.classes()}, 7);
-    const auto before = tpu_train::evaluate(net, d.test, nullptr);
+    const auto before = tpu_train::evaluate(cpu_forward(net), d.test, nullptr);
     tpu_train::CardMlp card(device(), net, opt);
     tpu_data::Batches batches(d.train, 32, 7);
     tpu_data::Batch b;
@@ -62,7 +67,7 @@ train_digits(const tpu_train::OptimizerConfig &opt, std::size_t epochs) {
             card.step(b.features.data(), b.labels.data(), b.size);
     }
     card.copy_to(net);
-    const auto after = tpu_train::evaluate(net, d.test, nullptr);
+    const auto after = tpu_train::evaluate(cpu_forward(net), d.test, nullptr);
     INFO("test loss " << before.first << " -> " << after.first << ", accuracy " << before.second
                       << " -> " << after.second);
     CHECK(std::isfinite(after.first));

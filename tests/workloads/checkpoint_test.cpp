@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// checkpoint_test.cpp - checkpoint files: a round trip, a resumed run that continues bit for bit
-// where the uninterrupted one goes, and every kind of damaged file named in its error.
+// checkpoint_test.cpp - checkpoint files: a round trip, a resumed run (MLP and CNN, SGD and Adam)
+// that continues bit for bit where the uninterrupted one goes, and every kind of damaged file named
+// in its error.
 #include <tpu_data/batches.hpp>
 #include <tpu_data/error.hpp>
 #include <tpu_model/checkpoint.hpp>
+#include <tpu_model/cpu_cnn.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 
 #include <catch2/catch.hpp>
@@ -49,8 +51,8 @@ tpu_data::Dataset toy_set() {
     return d;
 }
 
-template <typename Opt>
-void train_epochs(tpu_model::CpuMlp &net, Opt &opt, const tpu_data::Dataset &d, std::uint64_t first,
+template <typename Net, typename Opt>
+void train_epochs(Net &net, Opt &opt, const tpu_data::Dataset &d, std::uint64_t first,
                   std::uint64_t last) {
     tpu_data::Batches batches(d, 16, 5);
     tpu_data::Batch b;
@@ -60,22 +62,23 @@ void train_epochs(tpu_model::CpuMlp &net, Opt &opt, const tpu_data::Dataset &d, 
             const std::vector<float> &logits = net.forward(b.features.data(), b.size);
             net.backward(
                 tpu_model::softmax_cross_entropy(logits, b.size, 3, b.labels.data()).dlogits);
-            opt.step(net.layers());
+            opt.step(net.params());
         }
     }
 }
 
-template <typename Opt> void check_resume(Opt fresh_opt) {
+// `make(seed)` builds the network (an MLP, or a CNN of the toy set's 8 features as 4x2x1 images).
+template <typename Make, typename Opt> void check_resume(Make make, Opt fresh_opt) {
     const tpu_data::Dataset d = toy_set();
-    tpu_model::CpuMlp straight({8, 6, 3}, 1);
+    auto straight = make(1);
     Opt opt_straight = fresh_opt;
     train_epochs(straight, opt_straight, d, 0, 4);
 
-    tpu_model::CpuMlp first({8, 6, 3}, 1);
+    auto first = make(1);
     Opt opt_first = fresh_opt;
     train_epochs(first, opt_first, d, 0, 2);
     tpu_model::Checkpoint c;
-    c.model = "mlp-8-6-3";
+    c.model = "toy";
     c.epoch = 2;
     first.save(c);
     opt_first.save(c);
@@ -84,15 +87,24 @@ template <typename Opt> void check_resume(Opt fresh_opt) {
 
     const tpu_model::Checkpoint back = tpu_model::load_checkpoint(f.path);
     CHECK(back.epoch == 2);
-    tpu_model::CpuMlp resumed({8, 6, 3}, 99); // other initial weights, all overwritten
+    auto resumed = make(99); // other initial weights, all overwritten
     resumed.load(back);
     Opt opt_resumed = fresh_opt;
-    opt_resumed.load(back, resumed.layers());
+    opt_resumed.load(back, resumed.params());
     train_epochs(resumed, opt_resumed, d, back.epoch, 4);
-    for (std::size_t i = 0; i < straight.layers().size(); ++i) {
-        CHECK(resumed.layers()[i].w == straight.layers()[i].w);
-        CHECK(resumed.layers()[i].b == straight.layers()[i].b);
+    const std::vector<tpu_model::Param> want = straight.params(), got = resumed.params();
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        INFO("parameter " << want[i].key);
+        CHECK(*got[i].value == *want[i].value);
     }
+}
+
+tpu_model::CpuMlp toy_mlp(std::uint64_t seed) {
+    return tpu_model::CpuMlp({8, 6, 3}, seed);
+}
+tpu_model::CpuCnn toy_cnn(std::uint64_t seed) {
+    return tpu_model::CpuCnn({4, 2, 1, {3}, {4}, 3}, seed);
 }
 
 } // namespace
@@ -120,11 +132,17 @@ TEST_CASE("a checkpoint round-trips names, shapes, values and run state") {
 }
 
 TEST_CASE("a run resumed from a checkpoint continues exactly as the uninterrupted run") {
-    SECTION("SGD with momentum") {
-        check_resume(tpu_model::SgdMomentum(0.05f, 0.9f));
+    SECTION("MLP, SGD with momentum") {
+        check_resume(toy_mlp, tpu_model::SgdMomentum(0.05f, 0.9f));
     }
-    SECTION("Adam") {
-        check_resume(tpu_model::Adam(1e-2f));
+    SECTION("MLP, Adam") {
+        check_resume(toy_mlp, tpu_model::Adam(1e-2f));
+    }
+    SECTION("CNN, SGD with momentum") {
+        check_resume(toy_cnn, tpu_model::SgdMomentum(0.05f, 0.9f));
+    }
+    SECTION("CNN, Adam") {
+        check_resume(toy_cnn, tpu_model::Adam(1e-2f));
     }
 }
 

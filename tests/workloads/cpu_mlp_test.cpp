@@ -36,7 +36,7 @@ template <typename Optimizer> double digits_accuracy(Optimizer opt, int epochs) 
             tpu_model::LossResult r =
                 tpu_model::softmax_cross_entropy(logits, b.size, 10, b.labels.data());
             net.backward(r.dlogits);
-            opt.step(net.layers());
+            opt.step(net.params());
         }
     }
     const std::vector<float> &logits = net.forward(test.features.data(), test.count);

@@ -8,6 +8,8 @@
 // optimiser state included, so tpu-eval, tpu-serve and tpu-train-cpu read them.
 #pragma once
 
+#include "card_params.hpp"
+
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpurt/tpurt.hpp>
@@ -19,21 +21,6 @@
 #include <vector>
 
 namespace tpu_train {
-
-enum class OptimizerKind { Sgd, Adam };
-
-struct OptimizerConfig {
-    OptimizerKind kind = OptimizerKind::Sgd;
-    float lr = 0.02f;
-    float momentum = 0.9f;                           // SGD
-    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f; // Adam
-};
-
-// What one step reports: the batch's mean loss and how many rows the logits got right.
-struct StepResult {
-    double loss = 0.0;
-    std::size_t correct = 0;
-};
 
 class CardMlp {
   public:
@@ -53,15 +40,14 @@ class CardMlp {
 
     // The optimiser state under tpu_model::SgdMomentum's / Adam's names ("sgd.v<i>.w", ...,
     // "adam.t" in the notes), so that either trainer resumes the other's checkpoint.
-    void save_optimizer(tpu_model::Checkpoint &c) const;
-    void load_optimizer(const tpu_model::Checkpoint &c);
+    void save_optimizer(tpu_model::Checkpoint &c) const { params_.save_optimizer(c); }
+    void load_optimizer(const tpu_model::Checkpoint &c) { params_.load_optimizer(c); }
 
-    std::uint64_t steps() const { return steps_; }
+    std::uint64_t steps() const { return params_.steps(); }
 
   private:
     struct Layer {
         std::size_t in = 0, out = 0;
-        tpurt::Tensor w, b, dw, db, mw, mb, vw, vb; // m*: momenta, v*: Adam's second moments
     };
     // Activations and gradients of one batch size (the last batch of an epoch may be short).
     struct Work {
@@ -71,14 +57,15 @@ class CardMlp {
         std::vector<tpurt::Tensor> dh; // dh[i - 1] = gradient at layer i's input (i >= 1)
     };
     Work &work(std::size_t batch);
-    void set_hyperparameters();
+    CardParam &weights(std::size_t i) { return params_[2 * i]; }
+    CardParam &bias(std::size_t i) { return params_[2 * i + 1]; }
+    const CardParam &weights(std::size_t i) const { return params_[2 * i]; }
+    const CardParam &bias(std::size_t i) const { return params_[2 * i + 1]; }
 
     tpurt::Device &device_;
-    OptimizerConfig opt_;
     std::vector<Layer> layers_;
-    tpurt::Tensor hp_;
+    CardParams params_; // per layer i: weights 2 i ("<i>.w"), bias 2 i + 1 ("<i>.b")
     std::map<std::size_t, Work> work_;
-    std::uint64_t steps_ = 0;
 };
 
 } // namespace tpu_train

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
-// card_train.cpp - tpu-train: trains the MLP on the card (card_mlp.hpp: forward, loss, backward
-// and optimiser step as card ops), with tpu-train-cpu's options, progress line per epoch,
-// learning curves (curves.csv), test-set evaluation (evaluation.csv) and checkpoints
-// (checkpoint.tpuckpt, the same format: tpu-eval, tpu-serve and tpu-train-cpu read it). At the
-// start it times one training step on the card and the same step with the CPU MLP on this CPU.
+// card_train.cpp - tpu-train: trains the MLP or the CNN (--model) on the card (card_mlp.hpp,
+// card_cnn.hpp: forward, loss, backward and optimiser step as card ops), with tpu-train-cpu's
+// options, progress line per epoch, learning curves (curves.csv), test-set evaluation
+// (evaluation.csv) and checkpoints (checkpoint.tpuckpt, the same format: tpu-eval, tpu-serve and
+// tpu-train-cpu read it). At the start it times one training step on the card and the same step
+// with the CPU model on this CPU. The CNN's test set is evaluated on the card, the MLP's on the
+// CPU with the card's weights.
+#include "card_cnn.hpp"
 #include "card_mlp.hpp"
 #include "train_common.hpp"
 
@@ -43,15 +46,16 @@ template <typename F> double ms_per_step(F &&step, int runs) {
     return t.count() / runs;
 }
 
-// One training step of `net` on batch `b`, on the card and with the CPU MLP, on copies: the
+// One training step of `net` on batch `b`, on the card and with the CPU model, on copies: the
 // training itself is untouched.
-void compare_step_times(tpurt::Device &device, const tpu_model::CpuMlp &net, const Options &o,
+template <typename Card, typename Net>
+void compare_step_times(tpurt::Device &device, const Net &net, const Options &o,
                         const tpu_data::Batch &b, std::size_t classes) {
     const int runs = 5;
-    tpu_train::CardMlp card(device, net, optimizer_config(o));
+    Card card(device, net, optimizer_config(o));
     const double card_ms =
         ms_per_step([&] { card.step(b.features.data(), b.labels.data(), b.size); }, runs);
-    tpu_model::CpuMlp cpu = net;
+    Net cpu = net;
     std::variant<tpu_model::SgdMomentum, tpu_model::Adam> opt =
         o.optimizer == "adam"
             ? decltype(opt)(tpu_model::Adam(tpu_train::learning_rate(o)))
@@ -61,7 +65,7 @@ void compare_step_times(tpurt::Device &device, const tpu_model::CpuMlp &net, con
             const std::vector<float> &logits = cpu.forward(b.features.data(), b.size);
             cpu.backward(
                 tpu_model::softmax_cross_entropy(logits, b.size, classes, b.labels.data()).dlogits);
-            std::visit([&](auto &op) { op.step(cpu.layers()); }, opt);
+            std::visit([&](auto &op) { op.step(cpu.params()); }, opt);
         },
         runs);
     std::printf("one training step of batch %zu (mean of %d): card %.2f ms, CPU %.2f ms "
@@ -69,13 +73,21 @@ void compare_step_times(tpurt::Device &device, const tpu_model::CpuMlp &net, con
                 b.size, runs, card_ms, cpu_ms, card_ms / cpu_ms);
 }
 
-int run(const Options &o) {
-    tpu_data::Dataset train, test;
-    const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
-    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
-    const std::string model = tpu_train::model_name(sizes);
+// The test set's logits: the CNN's on the card, the MLP's on the CPU with the card's weights.
+tpu_train::Forward test_forward(tpu_train::CardCnn &card, tpu_model::CpuCnn &) {
+    return [&card](const float *x, std::size_t batch) { return card.logits(x, batch); };
+}
+tpu_train::Forward test_forward(tpu_train::CardMlp &card, tpu_model::CpuMlp &net) {
+    return [&card, &net](const float *x, std::size_t batch) {
+        card.copy_to(net);
+        return net.forward(x, batch);
+    };
+}
 
-    tpu_model::CpuMlp net(sizes, o.seed);
+// Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`.
+template <typename Card, typename Net>
+int train_net(const Options &o, Net &net, const std::string &model, const tpu_data::Dataset &train,
+              const tpu_data::Dataset &test, const tpu_data::Normalization &norm) {
     tpu_model::Checkpoint resumed;
     if (!o.resume.empty()) {
         resumed = tpu_model::load_checkpoint(o.resume);
@@ -84,7 +96,8 @@ int run(const Options &o) {
         net.load(resumed);
     }
     tpurt::Device device = tpurt::Device::open(0);
-    tpu_train::CardMlp card(device, net, optimizer_config(o));
+    Card card(device, net, optimizer_config(o));
+    const tpu_train::Forward forward = test_forward(card, net);
     std::size_t first_epoch = 0;
     if (!o.resume.empty()) {
         card.load_optimizer(resumed);
@@ -101,7 +114,7 @@ int run(const Options &o) {
     tpu_data::Batch b;
     batches.start_epoch(first_epoch);
     if (batches.next(b))
-        compare_step_times(device, net, o, b, train.classes());
+        compare_step_times<Card>(device, net, o, b, train.classes());
 
     tpu_report::CurveLog curves(o.out + "/curves.csv", first_epoch > 0);
     const bool tty = tpu_report::Progress::stdout_is_terminal();
@@ -121,25 +134,37 @@ int run(const Options &o) {
         }
         const double seconds = progress.elapsed();
         progress.finish(loss_sum / double(seen), double(correct) / double(seen));
-        // The test set is evaluated in fp32 on the CPU with the card's weights.
+        tpu_train::end_epoch(forward, test, epoch, loss_sum, correct, seen, seconds, curves);
         card.copy_to(net);
-        tpu_train::end_epoch(net, test, epoch, loss_sum, correct, seen, seconds, curves);
         tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
         c.step = card.steps();
         net.save(c);
         card.save_optimizer(c);
         tpu_model::save_checkpoint(c, ckpt_path);
     }
-    card.copy_to(net);
-    tpu_train::final_evaluation(net, test, o.out);
+    tpu_train::final_evaluation(forward, test, o.out);
     return 0;
+}
+
+int run(const Options &o) {
+    tpu_data::Dataset train, test;
+    const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
+    if (o.model == "cnn") {
+        const tpu_model::CnnShape shape = tpu_train::cnn_shape(o, train);
+        tpu_model::CpuCnn net(shape, o.seed);
+        return train_net<tpu_train::CardCnn>(o, net, shape.name(), train, test, norm);
+    }
+    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
+    tpu_model::CpuMlp net(sizes, o.seed);
+    return train_net<tpu_train::CardMlp>(o, net, tpu_train::model_name(sizes), train, test, norm);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
     Options o;
-    CLI::App app("tpu-train: train the MLP on the card (forward, backward and optimiser steps)");
+    CLI::App app(
+        "tpu-train: train the MLP or the CNN on the card (forward, backward and optimiser steps)");
     tpu_train::add_options(app, o);
     CLI11_PARSE(app, argc, argv);
     try {

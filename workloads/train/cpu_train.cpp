@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// cpu_train.cpp - tpu-train-cpu: trains the MLP on a real data set with plain C++ on this CPU,
-// the baseline that training on the card is measured against. Shows a progress line per epoch,
-// writes the learning curves (curves.csv), the test set's evaluation (evaluation.csv) and a
-// checkpoint after every epoch (checkpoint.tpuckpt) into --out, and resumes from one.
+// cpu_train.cpp - tpu-train-cpu: trains the MLP or the CNN (--model) on a real data set with
+// plain C++ on this CPU, the baseline that training on the card is measured against. Shows a
+// progress line per epoch, writes the learning curves (curves.csv), the test set's evaluation
+// (evaluation.csv) and a checkpoint after every epoch (checkpoint.tpuckpt) into --out, and resumes
+// from one.
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
 #include <tpu_data/error.hpp>
 #include <tpu_model/checkpoint.hpp>
+#include <tpu_model/cpu_cnn.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_report/curve_log.hpp>
 #include <tpu_report/progress.hpp>
@@ -31,13 +33,13 @@ Optimizer make_optimizer(const Options &o) {
     return tpu_model::SgdMomentum(tpu_train::learning_rate(o), o.momentum);
 }
 
-int run(const Options &o) {
-    tpu_data::Dataset train, test;
-    const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
-    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
-    const std::string model = tpu_train::model_name(sizes);
-
-    tpu_model::CpuMlp net(sizes, o.seed);
+// Trains `net` (a CpuMlp or a CpuCnn) named `model`.
+template <typename Net>
+int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Dataset &train,
+              const tpu_data::Dataset &test, const tpu_data::Normalization &norm) {
+    const tpu_train::Forward forward = [&net](const float *x, std::size_t batch) {
+        return net.forward(x, batch);
+    };
     Optimizer opt = make_optimizer(o);
     std::size_t first_epoch = 0;
     std::filesystem::create_directories(o.out);
@@ -47,7 +49,7 @@ int run(const Options &o) {
         if (c.model != model)
             throw tpu_data::DataError(o.resume, "holds model " + c.model + ", not " + model);
         net.load(c);
-        std::visit([&](auto &op) { op.load(c, net.layers()); }, opt);
+        std::visit([&](auto &op) { op.load(c, net.params()); }, opt);
         first_epoch = c.epoch;
         std::cout << "resumed " << model << " from " << o.resume << " after epoch " << c.epoch
                   << "\n";
@@ -71,7 +73,7 @@ int run(const Options &o) {
             tpu_model::LossResult r =
                 tpu_model::softmax_cross_entropy(logits, b.size, train.classes(), b.labels.data());
             net.backward(r.dlogits);
-            std::visit([&](auto &op) { op.step(net.layers()); }, opt);
+            std::visit([&](auto &op) { op.step(net.params()); }, opt);
             loss_sum += double(r.loss) * double(b.size);
             correct += r.correct;
             seen += b.size;
@@ -79,21 +81,35 @@ int run(const Options &o) {
         }
         const double seconds = progress.elapsed();
         progress.finish(loss_sum / double(seen), double(correct) / double(seen));
-        tpu_train::end_epoch(net, test, epoch, loss_sum, correct, seen, seconds, curves);
+        tpu_train::end_epoch(forward, test, epoch, loss_sum, correct, seen, seconds, curves);
         tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
         net.save(c);
         std::visit([&](const auto &op) { op.save(c); }, opt);
         tpu_model::save_checkpoint(c, ckpt_path);
     }
-    tpu_train::final_evaluation(net, test, o.out);
+    tpu_train::final_evaluation(forward, test, o.out);
     return 0;
+}
+
+int run(const Options &o) {
+    tpu_data::Dataset train, test;
+    const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
+    if (o.model == "cnn") {
+        const tpu_model::CnnShape shape = tpu_train::cnn_shape(o, train);
+        tpu_model::CpuCnn net(shape, o.seed);
+        return train_net(o, net, shape.name(), train, test, norm);
+    }
+    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
+    tpu_model::CpuMlp net(sizes, o.seed);
+    return train_net(o, net, tpu_train::model_name(sizes), train, test, norm);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
     Options o;
-    CLI::App app("tpu-train-cpu: train the MLP on the CPU (the baseline for training on the card)");
+    CLI::App app("tpu-train-cpu: train the MLP or the CNN on the CPU (the baseline for training "
+                 "on the card)");
     tpu_train::add_options(app, o);
     CLI11_PARSE(app, argc, argv);
     try {

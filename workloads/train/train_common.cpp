@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 
 namespace tpu_train {
 
@@ -22,11 +23,17 @@ std::string float_text(float v) {
 } // namespace
 
 void add_options(CLI::App &app, Options &o) {
+    app.add_option("--model", o.model, "mlp or cnn")
+        ->check(CLI::IsMember({"mlp", "cnn"}))
+        ->capture_default_str();
     app.add_option("--data", o.data, "data set")
         ->check(CLI::IsMember({"fashion-mnist", "digits"}))
         ->capture_default_str();
     app.add_option("--data-dir", o.data_dir, "where the data sets are (default: the cache's)");
-    app.add_option("--hidden", o.hidden, "hidden layer sizes")->capture_default_str();
+    app.add_option("--hidden", o.hidden,
+                   "hidden dense layer sizes (default: 256 128 for mlp, 128 for cnn)");
+    app.add_option("--filters", o.filters, "the CNN's filters per conv block")
+        ->capture_default_str();
     app.add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam")
         ->check(CLI::IsMember({"sgd", "adam"}))
         ->capture_default_str();
@@ -71,9 +78,22 @@ tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,
     return norm;
 }
 
+namespace {
+
+std::vector<std::size_t> hidden_sizes(const Options &o) {
+    if (!o.hidden.empty())
+        return o.hidden;
+    if (o.model == "cnn")
+        return {128};
+    return {256, 128};
+}
+
+} // namespace
+
 std::vector<std::size_t> layer_sizes(const Options &o, const tpu_data::Dataset &train) {
     std::vector<std::size_t> sizes = {train.sample_size()};
-    sizes.insert(sizes.end(), o.hidden.begin(), o.hidden.end());
+    const std::vector<std::size_t> hidden = hidden_sizes(o);
+    sizes.insert(sizes.end(), hidden.begin(), hidden.end());
     sizes.push_back(train.classes());
     return sizes;
 }
@@ -85,14 +105,27 @@ std::string model_name(const std::vector<std::size_t> &sizes) {
     return model;
 }
 
-std::pair<double, double> evaluate(tpu_model::CpuMlp &net, const tpu_data::Dataset &d,
+tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train) {
+    if (train.sample_shape.size() != 3 || train.sample_shape[0] != 1)
+        throw std::invalid_argument("the CNN takes images of one channel");
+    tpu_model::CnnShape s;
+    s.height = train.sample_shape[1];
+    s.width = train.sample_shape[2];
+    s.channels = 1;
+    s.filters = o.filters;
+    s.hidden = hidden_sizes(o);
+    s.classes = train.classes();
+    return s;
+}
+
+std::pair<double, double> evaluate(const Forward &forward, const tpu_data::Dataset &d,
                                    tpu_eval::ConfusionMatrix *matrix) {
-    tpu_data::Batches batches(d, 500, 0, false);
+    tpu_data::Batches batches(d, eval_batch, 0, false);
     tpu_data::Batch b;
     double loss = 0;
     std::size_t correct = 0;
     while (batches.next(b)) {
-        const std::vector<float> &logits = net.forward(b.features.data(), b.size);
+        const std::vector<float> logits = forward(b.features.data(), b.size);
         tpu_model::LossResult r =
             tpu_model::softmax_cross_entropy(logits, b.size, d.classes(), b.labels.data());
         loss += double(r.loss) * double(b.size);
@@ -112,23 +145,25 @@ tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &mod
     c.notes["optimizer"] = o.optimizer;
     c.notes["input.mean"] = float_text(norm.mean);
     c.notes["input.stddev"] = float_text(norm.stddev);
+    if (o.model == "cnn") // from the name "cnn-<H>x<W>x<C>-..."
+        c.notes["input.shape"] = model.substr(4, model.find('-', 4) - 4);
     return c;
 }
 
-void end_epoch(tpu_model::CpuMlp &net, const tpu_data::Dataset &test, std::size_t epoch,
+void end_epoch(const Forward &forward, const tpu_data::Dataset &test, std::size_t epoch,
                double loss_sum, std::size_t correct, std::size_t seen, double seconds,
                tpu_report::CurveLog &curves) {
-    auto [test_loss, test_acc] = evaluate(net, test, nullptr);
+    auto [test_loss, test_acc] = evaluate(forward, test, nullptr);
     std::printf("  test loss %.4f accuracy %.2f%%, %.0f samples/s\n", test_loss, test_acc * 100,
                 double(seen) / seconds);
     curves.add({epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss,
                 test_acc, seconds, double(seen) / seconds});
 }
 
-void final_evaluation(tpu_model::CpuMlp &net, const tpu_data::Dataset &test,
+void final_evaluation(const Forward &forward, const tpu_data::Dataset &test,
                       const std::string &out) {
     tpu_eval::ConfusionMatrix matrix(test.class_names);
-    evaluate(net, test, &matrix);
+    evaluate(forward, test, &matrix);
     matrix.print(std::cout);
     matrix.write_csv(out + "/evaluation.csv");
     std::cout << "saved " << out << "/{curves.csv,evaluation.csv,checkpoint.tpuckpt}\n";

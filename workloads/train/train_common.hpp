@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // train_common.hpp - what the trainers share (tpu-train-cpu on the CPU, tpu-train on the card):
-// their command-line options, the data sets standardised with the training set's statistics,
-// the evaluation of a network over a set, and the checkpoint's common fields.
+// their command-line options (the MLP or the CNN), the data sets standardised with the training
+// set's statistics, the evaluation of a network's logits over a set, and the checkpoint's
+// common fields.
 #pragma once
 
 #include <tpu_data/dataset.hpp>
 #include <tpu_eval/metrics.hpp>
 #include <tpu_model/checkpoint.hpp>
+#include <tpu_model/cpu_cnn.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_report/curve_log.hpp>
 
@@ -14,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,9 +24,11 @@
 namespace tpu_train {
 
 struct Options {
+    std::string model = "mlp"; // or "cnn"
     std::string data = "fashion-mnist";
     std::string data_dir;
-    std::vector<std::size_t> hidden = {256, 128};
+    std::vector<std::size_t> hidden;             // empty: the model's default
+    std::vector<std::size_t> filters = {16, 32}; // the CNN's conv blocks
     std::string optimizer = "sgd";
     float lr = 0.0f; // 0: the optimiser's default
     float momentum = 0.9f;
@@ -48,22 +53,29 @@ tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,
 // {inputs, hidden..., classes} for the training set, and the model's name ("mlp-784-256-...").
 std::vector<std::size_t> layer_sizes(const Options &o, const tpu_data::Dataset &train);
 std::string model_name(const std::vector<std::size_t> &sizes);
+// The CNN's shape for the training set's images (one channel) and --filters, --hidden.
+tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train);
 
-// Loss and accuracy of `net` over a whole set, in batches; fills `matrix` if given.
-std::pair<double, double> evaluate(tpu_model::CpuMlp &net, const tpu_data::Dataset &d,
+// The logits (batch x classes) of a network for `batch` standardised samples.
+using Forward = std::function<std::vector<float>(const float *x, std::size_t batch)>;
+// The samples a Forward is given at once by the evaluations below.
+inline constexpr std::size_t eval_batch = 250;
+
+// Loss and accuracy of `forward` over a whole set, in batches; fills `matrix` if given.
+std::pair<double, double> evaluate(const Forward &forward, const tpu_data::Dataset &d,
                                    tpu_eval::ConfusionMatrix *matrix);
 
-// The end of an epoch: evaluates `net` on the test set, prints the test loss and accuracy and the
-// epoch's samples/s, and adds the epoch's row to the learning curves.
-void end_epoch(tpu_model::CpuMlp &net, const tpu_data::Dataset &test, std::size_t epoch,
+// The end of an epoch: evaluates `forward` on the test set, prints the test loss and accuracy and
+// the epoch's samples/s, and adds the epoch's row to the learning curves.
+void end_epoch(const Forward &forward, const tpu_data::Dataset &test, std::size_t epoch,
                double loss_sum, std::size_t correct, std::size_t seen, double seconds,
                tpu_report::CurveLog &curves);
 // The end of training: the test set's confusion matrix, printed and saved as
 // <out>/evaluation.csv, and what was saved where.
-void final_evaluation(tpu_model::CpuMlp &net, const tpu_data::Dataset &test,
+void final_evaluation(const Forward &forward, const tpu_data::Dataset &test,
                       const std::string &out);
 // A checkpoint's fields other than the tensors: model, epoch, seed, optimiser, and what inference
-// applies to raw features (tpu_infer::InputTransform).
+// applies to raw features (tpu_infer::InputTransform); for a CNN also the note input.shape.
 tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &model,
                                         std::size_t epoch, const tpu_data::Normalization &norm);
 

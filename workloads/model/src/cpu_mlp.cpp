@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// cpu_mlp.cpp - forward and backward passes of the CPU MLP, its loss, and its optimisers.
+// cpu_mlp.cpp - forward and backward passes of the CPU MLP and its loss.
 #include "tpu_model/cpu_mlp.hpp"
 
 #include <tpu_data/batches.hpp>
@@ -50,26 +50,6 @@ const std::vector<float> &expect(const Checkpoint &c, const std::string &name, s
 
 std::string key(const char *prefix, std::size_t i, const char *suffix) {
     return prefix + std::to_string(i) + suffix;
-}
-
-// Saves (or restores) per-layer state vectors named prefix<i>.w and prefix<i>.b.
-void save_pairs(Checkpoint &c, const char *prefix, const std::vector<std::vector<float>> &w,
-                const std::vector<std::vector<float>> &b) {
-    for (std::size_t i = 0; i < w.size(); ++i) {
-        c.tensors.push_back({key(prefix, i, ".w"), {std::uint32_t(w[i].size())}, w[i]});
-        c.tensors.push_back({key(prefix, i, ".b"), {std::uint32_t(b[i].size())}, b[i]});
-    }
-}
-void load_pairs(const Checkpoint &c, const char *prefix, const std::vector<Dense> &layers,
-                std::vector<std::vector<float>> &w, std::vector<std::vector<float>> &b) {
-    w.clear();
-    b.clear();
-    if (c.find(key(prefix, 0, ".w")) == nullptr)
-        return; // saved before the first step: the state is still the fresh one
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-        w.push_back(expect(c, key(prefix, i, ".w"), layers[i].w.size()));
-        b.push_back(expect(c, key(prefix, i, ".b"), layers[i].b.size()));
-    }
 }
 
 } // namespace
@@ -162,6 +142,16 @@ void CpuMlp::backward(const std::vector<float> &dlogits) {
                     dx[e] = 0.0f;
         dy = std::move(dx);
     }
+    dx_ = std::move(dy);
+}
+
+std::vector<Param> CpuMlp::params(const std::string &prefix) {
+    std::vector<Param> p;
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+        p.push_back({prefix + std::to_string(i) + ".w", &layers_[i].w, &layers_[i].dw});
+        p.push_back({prefix + std::to_string(i) + ".b", &layers_[i].b, &layers_[i].db});
+    }
+    return p;
 }
 
 void CpuMlp::save(Checkpoint &c) const {
@@ -178,73 +168,6 @@ void CpuMlp::load(const Checkpoint &c) {
         Dense &l = layers_[i];
         l.w = expect(c, key("layer", i, ".w"), l.w.size());
         l.b = expect(c, key("layer", i, ".b"), l.b.size());
-    }
-}
-
-void SgdMomentum::save(Checkpoint &c) const {
-    save_pairs(c, "sgd.v", vw_, vb_);
-}
-
-void SgdMomentum::load(const Checkpoint &c, const std::vector<Dense> &layers) {
-    load_pairs(c, "sgd.v", layers, vw_, vb_);
-}
-
-void Adam::save(Checkpoint &c) const {
-    save_pairs(c, "adam.m", mw_, mb_);
-    save_pairs(c, "adam.v", vw_, vb_);
-    c.notes["adam.t"] = std::to_string(t_);
-}
-
-void Adam::load(const Checkpoint &c, const std::vector<Dense> &layers) {
-    load_pairs(c, "adam.m", layers, mw_, mb_);
-    load_pairs(c, "adam.v", layers, vw_, vb_);
-    auto t = c.notes.find("adam.t");
-    if (t == c.notes.end())
-        throw tpu_data::DataError("checkpoint of " + c.model, "no adam.t note (Adam's step count)");
-    t_ = std::stoull(t->second);
-}
-
-void SgdMomentum::step(std::vector<Dense> &layers) {
-    if (vw_.empty())
-        for (const Dense &l : layers) {
-            vw_.emplace_back(l.w.size(), 0.0f);
-            vb_.emplace_back(l.b.size(), 0.0f);
-        }
-    auto update = [this](std::vector<float> &p, const std::vector<float> &g,
-                         std::vector<float> &v) {
-        for (std::size_t e = 0; e < p.size(); ++e) {
-            v[e] = momentum_ * v[e] + g[e];
-            p[e] -= lr_ * v[e];
-        }
-    };
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-        update(layers[i].w, layers[i].dw, vw_[i]);
-        update(layers[i].b, layers[i].db, vb_[i]);
-    }
-}
-
-void Adam::step(std::vector<Dense> &layers) {
-    if (mw_.empty())
-        for (const Dense &l : layers) {
-            mw_.emplace_back(l.w.size(), 0.0f);
-            vw_.emplace_back(l.w.size(), 0.0f);
-            mb_.emplace_back(l.b.size(), 0.0f);
-            vb_.emplace_back(l.b.size(), 0.0f);
-        }
-    ++t_;
-    const float c1 = 1.0f - std::pow(beta1_, float(t_));
-    const float c2 = 1.0f - std::pow(beta2_, float(t_));
-    auto update = [&](std::vector<float> &p, const std::vector<float> &g, std::vector<float> &m,
-                      std::vector<float> &v) {
-        for (std::size_t e = 0; e < p.size(); ++e) {
-            m[e] = beta1_ * m[e] + (1.0f - beta1_) * g[e];
-            v[e] = beta2_ * v[e] + (1.0f - beta2_) * g[e] * g[e];
-            p[e] -= lr_ * (m[e] / c1) / (std::sqrt(v[e] / c2) + eps_);
-        }
-    };
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-        update(layers[i].w, layers[i].dw, mw_[i], vw_[i]);
-        update(layers[i].b, layers[i].db, mb_[i], vb_[i]);
     }
 }
 

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 // cpu_mlp.hpp - a multi-layer perceptron trained in plain C++ on the CPU: dense layers with ReLU
-// between them, softmax cross-entropy loss, SGD with momentum and Adam. It is the baseline the
-// card's training is timed against (the same step on the guest's own CPU) and an independent
-// reference for the card's training ops. fp32 throughout; deterministic for a given seed.
+// between them, softmax cross-entropy loss, SGD with momentum and Adam (optimizer.hpp). It is the
+// baseline the card's training is timed against (the same step on the guest's own CPU) and an
+// independent reference for the card's training ops. fp32 throughout; deterministic for a given
+// seed.
 #pragma once
 
 #include "tpu_model/checkpoint.hpp"
+#include "tpu_model/optimizer.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tpu_model {
@@ -38,6 +41,13 @@ class CpuMlp {
     const std::vector<float> &forward(const float *x, std::size_t batch);
     // Gradients of every layer from dlogits (batch x classes), after forward() on the same batch.
     void backward(const std::vector<float> &dlogits);
+    // The gradient of the loss with respect to the input of the last forward() (batch x inputs),
+    // from the last backward(): what a CNN's convolutions below the dense layers receive.
+    const std::vector<float> &input_grad() const { return dx_; }
+
+    // Every weight and bias with its gradient, for the optimisers: keys <prefix><i>.w and
+    // <prefix><i>.b (prefix "" gives the MLP's optimiser state names "sgd.v0.w", ...).
+    std::vector<Param> params(const std::string &prefix = "");
 
     // Weights and biases as checkpoint tensors "layer<i>.w" (in x out) and "layer<i>.b"; load
     // checks that the checkpoint's layers have this network's sizes.
@@ -50,38 +60,8 @@ class CpuMlp {
   private:
     std::vector<Dense> layers_;
     std::vector<std::vector<float>> acts_; // acts_[0] = input, acts_[i] = output of layer i-1
+    std::vector<float> dx_;
     std::size_t batch_ = 0;
-};
-
-// v = momentum v + g; p -= lr v
-class SgdMomentum {
-  public:
-    explicit SgdMomentum(float lr, float momentum = 0.9f) : lr_(lr), momentum_(momentum) {}
-    void step(std::vector<Dense> &layers);
-    // The velocities as tensors "sgd.v<i>.w", "sgd.v<i>.b", so that a resumed run continues
-    // exactly.
-    void save(Checkpoint &c) const;
-    void load(const Checkpoint &c, const std::vector<Dense> &layers);
-
-  private:
-    float lr_, momentum_;
-    std::vector<std::vector<float>> vw_, vb_;
-};
-
-// Adam (Kingma & Ba) with bias-corrected moments.
-class Adam {
-  public:
-    explicit Adam(float lr = 1e-3f, float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f)
-        : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {}
-    void step(std::vector<Dense> &layers);
-    // The moments "adam.m<i>.w", "adam.v<i>.w" (and .b) and the step count in the notes.
-    void save(Checkpoint &c) const;
-    void load(const Checkpoint &c, const std::vector<Dense> &layers);
-
-  private:
-    float lr_, beta1_, beta2_, eps_;
-    std::vector<std::vector<float>> mw_, vw_, mb_, vb_;
-    std::uint64_t t_ = 0;
 };
 
 } // namespace tpu_model

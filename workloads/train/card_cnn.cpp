@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// card_cnn.cpp - one training step of the CNN as card ops (card_cnn.hpp): per conv block the
+// convolution, max pooling, bias and ReLU forward and their gradients backward, the dense layers
+// and the fused softmax cross-entropy, and the optimiser's update of the fp32 masters.
+#include "card_cnn.hpp"
+
+#include <algorithm>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace tpu_train {
+
+namespace {
+
+using tpurt::DType;
+using tpurt::Tensor;
+
+const tpurt::Conv2dParams same_3x3{1, 1, 1, 1}; // stride 1, zero padding 1
+
+} // namespace
+
+CardCnn::CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const OptimizerConfig &opt)
+    : device_(device), shape_(net.shape()), blocks_(net.convs().size()),
+      dense_(net.head().layers().size()), params_(device, opt) {
+    for (std::size_t i = 0; i < blocks_; ++i) {
+        const tpu_model::Conv3x3 &l = net.convs()[i];
+        const std::size_t h = shape_.block_height(i), w = shape_.block_width(i);
+        if (h % 2 != 0 || w % 2 != 0)
+            throw std::invalid_argument("CardCnn: conv block " + std::to_string(i) + "'s " +
+                                        std::to_string(h) + "x" + std::to_string(w) +
+                                        " maps do not pool evenly (the card's pooling gradient "
+                                        "needs even sizes)");
+        params_.add(".conv" + std::to_string(i) + ".w", l.w, {3, 3, l.in, l.out});
+        params_.add(".conv" + std::to_string(i) + ".b", l.b, {l.out});
+    }
+    for (std::size_t j = 0; j < dense_; ++j) {
+        const tpu_model::Dense &l = net.head().layers()[j];
+        params_.add(".layer" + std::to_string(j) + ".w", l.w, {l.in, l.out});
+        params_.add(".layer" + std::to_string(j) + ".b", l.b, {l.out});
+    }
+}
+
+CardCnn::Work &CardCnn::work(std::size_t batch) {
+    auto it = work_.find(batch);
+    if (it != work_.end())
+        return it->second;
+    auto fp32 = [&](std::vector<std::size_t> shape) {
+        return Tensor::empty(device_, DType::Fp32, std::move(shape));
+    };
+    Work w{fp32({batch, shape_.height, shape_.width, shape_.channels}),
+           fp32({batch, shape_.classes}),
+           fp32({batch}),
+           {},
+           {},
+           {},
+           {}};
+    for (std::size_t i = 0; i < blocks_; ++i) {
+        const std::size_t h = shape_.block_height(i), wd = shape_.block_width(i);
+        const std::size_t f = shape_.filters[i];
+        const std::vector<std::size_t> full = {batch, h, wd, f}, pooled = {batch, h / 2, wd / 2, f};
+        w.blocks.push_back(Block{fp32(full), fp32(pooled), fp32(pooled), fp32(pooled), fp32(pooled),
+                                 fp32(pooled), fp32(full)});
+    }
+    w.h.push_back(w.blocks.back().p.reshape({batch, shape_.flat_size()}));
+    for (std::size_t j = 0; j < dense_; ++j) {
+        const std::size_t in = dense_w(j).w.size(0), out = dense_w(j).w.size(1);
+        w.h.push_back(fp32({batch, out}));
+        w.d.push_back(fp32({batch, out}));
+        w.dh.push_back(j == 0 ? w.blocks.back().dp.reshape({batch, in}) : fp32({batch, in}));
+    }
+    return work_.emplace(batch, std::move(w)).first->second;
+}
+
+void CardCnn::forward(Work &w, const float *x, std::size_t batch) {
+    w.x.copy_from_host(
+        std::span<const float>(x, batch * shape_.height * shape_.width * shape_.channels));
+    for (std::size_t i = 0; i < blocks_; ++i) {
+        Block &b = w.blocks[i];
+        tpurt::conv2d(device_, i == 0 ? w.x : w.blocks[i - 1].p, conv_w(i).w, b.s, same_3x3);
+        tpurt::pool2d(device_, tpurt::PoolOp::Max, b.s, b.q, 2, 2, 2, 2);
+        tpurt::add(device_, b.q, conv_b(i).w, b.a);
+        tpurt::unary(device_, tpurt::Activation::Relu, b.a, b.p);
+    }
+    for (std::size_t j = 0; j < dense_; ++j)
+        tpurt::dense(device_, w.h[j], dense_w(j).w, &dense_b(j).w, w.h[j + 1],
+                     j + 1 < dense_ ? tpurt::Activation::Relu : tpurt::Activation::None);
+}
+
+std::vector<float> CardCnn::logits(const float *x, std::size_t batch) {
+    if (batch == 0)
+        throw std::invalid_argument("CardCnn: an empty batch");
+    Work &w = work(batch);
+    forward(w, x, batch);
+    return w.h.back().to_vector<float>();
+}
+
+StepResult CardCnn::forward_backward(const float *x, const std::uint8_t *labels,
+                                     std::size_t batch) {
+    if (batch == 0)
+        throw std::invalid_argument("CardCnn: an empty batch");
+    Work &w = work(batch);
+    const std::size_t classes = shape_.classes;
+    std::vector<float> onehot(batch * classes, 0.0f);
+    for (std::size_t r = 0; r < batch; ++r) {
+        if (labels[r] >= classes)
+            throw std::invalid_argument("CardCnn: label " + std::to_string(labels[r]) +
+                                        " of a network with " + std::to_string(classes) +
+                                        " classes");
+        onehot[r * classes + labels[r]] = 1.0f;
+    }
+    w.targets.copy_from_host(std::span<const float>(onehot));
+    forward(w, x, batch);
+
+    tpurt::softmax_cross_entropy(device_, w.h[dense_], w.targets, w.loss, w.d[dense_ - 1],
+                                 1.0f / float(batch));
+    for (std::size_t j = dense_; j-- > 0;) {
+        tpurt::matmul_tn(device_, w.h[j], w.d[j], dense_w(j).g);
+        tpurt::column_sums(device_, w.d[j], dense_b(j).g);
+        tpurt::matmul_nt(device_, w.d[j], dense_w(j).w, w.dh[j]);
+        if (j > 0) // ReLU's gradient from its output: h > 0 exactly where its input was
+            tpurt::activation_grad(device_, tpurt::GradFunction::Relu, w.h[j], w.dh[j], w.d[j - 1]);
+    }
+    for (std::size_t i = blocks_; i-- > 0;) {
+        Block &b = w.blocks[i];
+        const std::size_t f = shape_.filters[i];
+        tpurt::activation_grad(device_, tpurt::GradFunction::Relu, b.p, b.dp, b.dq);
+        tpurt::column_sums(device_, b.dq.reshape({b.dq.element_count() / f, f}), conv_b(i).g);
+        tpurt::max_pool2d_grad(device_, b.s, b.q, b.dq, b.ds, 2);
+        const Tensor &in = i == 0 ? w.x : w.blocks[i - 1].p;
+        tpurt::conv2d_weight_grad(device_, in, b.ds, conv_w(i).g, same_3x3);
+        if (i > 0)
+            tpurt::conv2d_input_grad(device_, b.ds, conv_w(i).w, w.blocks[i - 1].dp, same_3x3);
+    }
+
+    StepResult r;
+    for (float l : w.loss.to_vector<float>())
+        r.loss += double(l);
+    r.loss /= double(batch);
+    const std::vector<float> logits = w.h[dense_].to_vector<float>();
+    for (std::size_t row = 0; row < batch; ++row) {
+        const float *p = logits.data() + row * classes;
+        if (std::size_t(std::max_element(p, p + classes) - p) == labels[row])
+            ++r.correct;
+    }
+    return r;
+}
+
+StepResult CardCnn::step(const float *x, const std::uint8_t *labels, std::size_t batch) {
+    const StepResult r = forward_backward(x, labels, batch);
+    params_.step();
+    return r;
+}
+
+std::vector<std::vector<float>> CardCnn::gradients() const {
+    std::vector<std::vector<float>> g;
+    for (std::size_t i = 0; i < params_.size(); ++i)
+        g.push_back(params_[i].g.to_vector<float>());
+    return g;
+}
+
+void CardCnn::copy_to(tpu_model::CpuCnn &net) const {
+    std::vector<tpu_model::Param> p = net.params();
+    if (p.size() != params_.size())
+        throw std::invalid_argument("CardCnn::copy_to: a network of another depth");
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        if (p[i].value->size() != params_[i].w.element_count())
+            throw std::invalid_argument("CardCnn::copy_to: a network of other sizes");
+        *p[i].value = params_[i].w.to_vector<float>();
+    }
+}
+
+} // namespace tpu_train
