@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 # Drives the whole stack. The two commands a new user needs:
 #   make demo   set everything up (first run: packages, guest kernel, QEMU build), boot a VM with
-#               the emulated card, load the driver and run a matmul on the card
+#               the emulated card, train a CNN on Fashion-MNIST on it, evaluate, quantise, serve
+#               and load-test it (workloads/demo/run-demo.sh)
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
-# Other targets: deps, qemu, module, all (default), vm, fuzz, bench, check, fresh-check, clean,
+# Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, bench, check, fresh-check, clean,
 # stress, dkms-check, install-udev.
 # Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
 # trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
@@ -63,7 +64,18 @@ module: | deps
 test: deps qemu all
 	ctest --test-dir $(HOST_BUILD) --output-on-failure
 
+# The whole story (workloads/demo/run-demo.sh): the CNN trained on Fashion-MNIST on the card,
+# evaluated, quantised to int8, served and load-tested, then a summary. DEMO_TRAIN_ARGS: tpu-train's
+# options (default: the CNN, Adam, DEMO_EPOCHS epochs); results in build/demo.
+DEMO_EPOCHS ?= 1
+DEMO_TRAIN_ARGS ?= --model cnn --optimizer adam --epochs $(DEMO_EPOCHS)
 demo: deps qemu all
+	DEMO_TRAIN_ARGS="$(DEMO_TRAIN_ARGS)" workloads/demo/run-demo.sh $(HOST_BUILD) $(GUEST_BUILD)
+
+# The card alone: a matmul and a dense layer on the card checked against the guest CPU
+# (tpu-demo; DEMO_ARGS: the matrix size).
+.PHONY: demo-card
+demo-card: deps qemu all
 	tests/vm/run-in-vm.sh --log build/vm-logs/demo.log -- $(GUEST_BUILD)/tools/tpu-demo/tpu-demo $(DEMO_ARGS)
 
 # Fast-mode GEMM throughput against oneDNN on this host, in one run (BENCH_ARGS: see bench/README.md).

@@ -22,6 +22,9 @@
 #                    (the bare root) and ccache/ (bound into the root)
 #   FRESH_DIR        where the root is unpacked (default /var/tmp/tpu-fresh-check), wiped each run
 #   FRESH_KEEP=1     keep the unpacked root after a successful run (it is always kept after a failure)
+#   FRESH_DEMO_TRAIN_ARGS  tpu-train's options for the demo's training in the root (default: one
+#                    short epoch of the CNN: the check is about installing and running the whole
+#                    story, not the accuracy, which `make demo` on the host shows)
 # Output: every line of the check, prefixed with the seconds since it started, on stdout and in
 # build/fresh-check/fresh-check.log; a per-step time table at the end. Exit status 0 iff every step
 # passed. Uncommitted changes are not part of the check (it clones HEAD): a warning says so.
@@ -159,6 +162,7 @@ for entry in "${steps[@]}"; do
 	t0=$SECONDS
 	set +e
 	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+		DEMO_TRAIN_ARGS="${FRESH_DEMO_TRAIN_ARGS:---model cnn --optimizer adam --epochs 1 --limit 3000}" \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		/bin/bash -c "$cmd" 2>&1 | while IFS= read -r line; do
 		printf '[%4d s] %s\n' $((SECONDS - start)) "$line"

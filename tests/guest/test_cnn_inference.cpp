@@ -77,7 +77,7 @@ TEST_CASE("conv2d_layer equals the reference layer on the card", "[cnn][conv2d_l
         const auto ref = tpurt::reference_conv2d_layer(
             DType::Int8, bytes(x), bytes(w), bias,
             {.function = Activation::Relu, .out_type = DType::Int8, .scale = 1.0f / 300}, s);
-        const std::vector<std::int8_t> got = y.to_host<std::int8_t>();
+        const std::vector<std::int8_t> got = y.to_vector<std::int8_t>();
         CHECK(std::memcmp(got.data(), ref.data(), ref.size()) == 0);
     }
     SECTION("bf16 into bf16 with bias and ReLU, and fp32 out with no bias") {
@@ -90,7 +90,7 @@ TEST_CASE("conv2d_layer equals the reference layer on the card", "[cnn][conv2d_l
         auto ref = tpurt::reference_conv2d_layer(
             DType::Bf16, bytes(x), bytes(w), bias,
             {.function = Activation::Relu, .out_type = DType::Bf16}, s);
-        const std::vector<tpurt::Bf16> got = y.to_host<tpurt::Bf16>();
+        const std::vector<tpurt::Bf16> got = y.to_vector<tpurt::Bf16>();
         CHECK(std::memcmp(got.data(), ref.data(), ref.size()) == 0);
 
         Tensor z = Tensor::empty(device(), DType::Fp32, out_shape);
@@ -98,7 +98,7 @@ TEST_CASE("conv2d_layer equals the reference layer on the card", "[cnn][conv2d_l
                             Activation::None, 0.5f);
         ref = tpurt::reference_conv2d_layer(DType::Bf16, bytes(x), bytes(w), {},
                                             {.out_type = DType::Fp32, .scale = 0.5f}, s);
-        const std::vector<float> gz = z.to_host<float>();
+        const std::vector<float> gz = z.to_vector<float>();
         CHECK(std::memcmp(gz.data(), ref.data(), ref.size()) == 0);
     }
     SECTION("refusals") {

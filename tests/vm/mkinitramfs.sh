@@ -33,6 +33,7 @@ modprobe -d "$kroot" -S "$abi" --show-depends -a "${mods[@]}" | awk '$1 == "insm
 done
 
 mkdir -p "$(dirname "$out")"
-(cd "$work" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
-mv "$out.tmp" "$out"
+# A name of this run's own: two VMs started at once may both build it.
+(cd "$work" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
 echo "$out"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The summary at the end of `make demo` (run-demo.sh), from the files the demo left in OUT: the
+# CNN's and the int8 model's test accuracy on the card (eval.log), time per epoch and samples/s
+# (cnn/curves.csv), one training step on the card against the guest CPU (train.log), serving
+# throughput and latency per concurrency (loadgen.csv), and where everything was saved.
+#   summary.sh OUT TRAIN_SECONDS TOTAL_SECONDS
+set -euo pipefail
+out=$1
+train_s=$2
+total_s=$3
+
+# "  accuracy 91.23%, 812 images/s on the card" of each evaluated model, in order (bf16, int8).
+mapfile -t acc < <(sed -n 's/^  accuracy \([0-9.]*\)%, \([0-9]*\) images\/s on the card.*/\1 \2/p' \
+	"$out/eval.log")
+mapfile -t exact < <(sed -n 's/.*CPU reference of the same arithmetic.*: \([a-zA-Z-]*\) .*/\1/p' \
+	"$out/eval.log")
+step=$(sed -n 's/^one training step of batch \([0-9]*\).*card \([0-9.]*\) ms, CPU \([0-9.]*\) ms.*/\1 \2 \3/p' \
+	"$out/train.log" | tail -n1)
+
+echo "=================================== demo summary ==================================="
+if [ ${#acc[@]} -ge 2 ]; then
+	read -r bf16 bf16_rate <<<"${acc[0]}"
+	read -r int8 int8_rate <<<"${acc[1]}"
+	awk -v b="$bf16" -v i="$int8" -v br="$bf16_rate" -v ir="$int8_rate" \
+		-v eb="${exact[0]:-?}" -v ei="${exact[1]:-?}" 'BEGIN {
+		printf "test accuracy (Fashion-MNIST, 10,000 images, on the card):\n"
+		printf "  CNN bf16  %6.2f%%  (target >= 91%%: %s)  %s img/s, logits %s against the CPU reference\n",
+			b, b >= 91 ? "met" : "MISSED", br, eb
+		printf "  CNN int8  %6.2f%%  (%+.2f points; target within 1: %s)  %s img/s, logits %s\n",
+			i, i - b, (i - b >= -1 ? "met" : "MISSED"), ir, ei
+	}'
+else
+	echo "test accuracy: not measured (see $out/eval.log)"
+fi
+awk -F, 'NR > 1 { n++; s += $6; r += $7; acc = $5 } END {
+	if (n) printf "training: %d epochs, %.1f s per epoch, %.0f samples/s on the card, test accuracy %.2f%% after the last\n",
+		n, s / n, r / n, acc * 100 }' "$out/cnn/curves.csv"
+if [ -n "$step" ]; then
+	read -r batch card cpu <<<"$step"
+	awk -v b="$batch" -v c="$card" -v g="$cpu" 'BEGIN {
+		printf "one training step (batch %d): card %.1f ms, guest CPU %.1f ms: the card is %.1fx the guest CPU\n",
+			b, c, g, g / c }'
+fi
+if [ -s "$out/loadgen.csv" ]; then
+	echo "serving the int8 CNN (tpu-serve, KServe v2, from the host through the forwarded port):"
+	awk -F, 'NR > 1 { printf "  concurrency %3d: %7.1f requests/s, p50 %6.1f ms, p90 %6.1f ms, p99 %6.1f ms, %d errors\n",
+		$1, $5, $7, $8, $10, $3 }' "$out/loadgen.csv"
+else
+	echo "serving: no load-generator results (see $out/serve.log)"
+fi
+echo "time: training $((train_s / 60)) min $((train_s % 60)) s, the whole demo $((total_s / 60)) min $((total_s % 60)) s"
+echo "saved in $out:"
+echo "  cnn/checkpoint.tpuckpt, cnn/int8.tpuckpt   the trained model and its int8 quantisation"
+echo "  cnn/curves.csv, cnn/curves.png             learning curves (loss, accuracy per epoch)"
+echo "  cnn/evaluation.csv                         confusion matrix, per-class precision, recall, F1"
+echo "  trace.json                                 a profiled training run (Chrome trace; Perfetto, tpu-prof)"
+echo "  loadgen.csv, *.log                         serving figures and every step's output"
