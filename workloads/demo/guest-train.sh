@@ -15,7 +15,16 @@ echo
 echo "demo: training on the card: tpu-train $*"
 "$b/workloads/train/tpu-train" --data fashion-mnist --out "$out/cnn" "$@" | tee "$out/train.log"
 echo
+# The same options but the length of the run: one epoch of 4 steps.
+profile_args=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--epochs | --limit | --out | --resume) shift 2 ;;
+	*) profile_args="$profile_args $1"; shift ;;
+	esac
+done
 echo "demo: one profiled epoch of 4 steps (TPURT_PROFILE=$out/trace.json)"
+# shellcheck disable=SC2086 # one word per option
 TPURT_PROFILE="$out/trace.json" "$b/workloads/train/tpu-train" --data fashion-mnist \
-	--out /tmp/profiled "$@" --epochs 1 --limit 256 > "$out/profile.log"
+	--out /tmp/profiled $profile_args --epochs 1 --limit 256 > "$out/profile.log"
 tail -n 25 "$out/profile.log"
