@@ -26,5 +26,4 @@ done
 echo "demo: one profiled epoch of 4 steps (TPURT_PROFILE=$out/trace.json)"
 # shellcheck disable=SC2086 # one word per option
 TPURT_PROFILE="$out/trace.json" "$b/workloads/train/tpu-train" --data fashion-mnist \
-	--out /tmp/profiled $profile_args --epochs 1 --limit 256 > "$out/profile.log"
-tail -n 25 "$out/profile.log"
+	--out /tmp/profiled $profile_args --epochs 1 --limit 256 > "$out/profile.log" # table: stderr

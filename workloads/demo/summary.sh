@@ -26,15 +26,15 @@ if [ ${#acc[@]} -ge 2 ]; then
 		-v eb="${exact[0]:-?}" -v ei="${exact[1]:-?}" 'BEGIN {
 		printf "test accuracy (Fashion-MNIST, 10,000 images, on the card):\n"
 		printf "  CNN bf16  %6.2f%%  (target >= 91%%: %s)  %s img/s, logits %s against the CPU reference\n",
-			b, b >= 91 ? "met" : "MISSED", br, eb
+			b, (b >= 91 ? "met" : "MISSED"), br, eb
 		printf "  CNN int8  %6.2f%%  (%+.2f points; target within 1: %s)  %s img/s, logits %s\n",
-			i, i - b, (i - b >= -1 ? "met" : "MISSED"), ir, ei
+			i, i - b, ((i - b >= -1) ? "met" : "MISSED"), ir, ei
 	}'
 else
 	echo "test accuracy: not measured (see $out/eval.log)"
 fi
 awk -F, 'NR > 1 { n++; s += $6; r += $7; acc = $5 } END {
-	if (n) printf "training: %d epochs, %.1f s per epoch, %.0f samples/s on the card, test accuracy %.2f%% after the last\n",
+	if (n) printf "training: %d epoch(s), %.1f s per epoch, %.0f samples/s on the card, test accuracy %.2f%% after the last\n",
 		n, s / n, r / n, acc * 100 }' "$out/cnn/curves.csv"
 if [ -n "$step" ]; then
 	read -r batch card cpu <<<"$step"
