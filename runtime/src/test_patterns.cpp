@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// test_patterns.cpp - deterministic test matrices from a splitmix64 generator.
+// test_patterns.cpp - deterministic test matrices from a splitmix64 generator, and uniform
+// values from std::mt19937.
 #include "tpurt/test_patterns.hpp"
 
 #include <bit>
+#include <random>
 
 namespace tpurt {
 
@@ -71,6 +73,15 @@ std::vector<float> random_fp32(std::size_t count, std::uint64_t seed) {
         const auto mantissa = static_cast<std::uint32_t>((r >> 32) & 0x7fffff);
         v = std::bit_cast<float>(sign | (exponent << 23) | mantissa);
     }
+    return out;
+}
+
+std::vector<float> uniform_fp32(std::size_t count, unsigned seed, float lo, float hi) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> out(count);
+    for (float &x : out)
+        x = d(rng);
     return out;
 }
 

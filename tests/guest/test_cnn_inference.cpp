@@ -62,7 +62,7 @@ TEST_CASE("conv2d_layer equals the reference layer on the card", "[cnn][conv2d_l
                                .filters = 32,
                                .pad_h = 1,
                                .pad_w = 1};
-    const std::vector<float> bias = tpu_test::random_values(s.filters, 3, -40.0f, 40.0f);
+    const std::vector<float> bias = tpurt::uniform_fp32(s.filters, 3, -40.0f, 40.0f);
     const Tensor b = Tensor::from_host<float>(device(), bias, {s.filters});
     const std::vector<std::size_t> in_shape{s.batch, s.height, s.width, s.channels},
         w_shape{3, 3, s.channels, s.filters}, out_shape{s.batch, s.height, s.width, s.filters};
@@ -125,7 +125,7 @@ TEST_CASE("CNNs on the card give the reference's logits, bf16 and int8", "[cnn]"
         const tpu_model::Checkpoint c =
             tpu_test::random_cnn_checkpoint({28, 28, 1, {16, 32}, {128, 10}}, 11);
         const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(c, "random");
-        const std::vector<float> raw = tpu_test::random_values(40 * 784, 12, 0.0f, 1.0f);
+        const std::vector<float> raw = tpurt::uniform_fp32(40 * 784, 12, 0.0f, 1.0f);
         check_network(net, 16, raw, 40);
         const tpu_infer::Int8Cnn q =
             tpu_quant::quantise(net, tpu_quant::calibrate(net, raw.data(), 40));
@@ -135,7 +135,7 @@ TEST_CASE("CNNs on the card give the reference's logits, bf16 and int8", "[cnn]"
     SECTION("small, with odd image sizes") {
         const tpu_infer::FloatCnn net =
             tpu_infer::float_cnn_from_checkpoint(tpu_test::toy_checkpoint(), "toy");
-        const std::vector<float> raw = tpu_test::random_values(9 * 144, 13, 0.0f, 1.0f);
+        const std::vector<float> raw = tpurt::uniform_fp32(9 * 144, 13, 0.0f, 1.0f);
         check_network(net, 4, raw, 9);
         check_network(tpu_quant::quantise(net, tpu_quant::calibrate(net, raw.data(), 9)), 1, raw,
                       2);

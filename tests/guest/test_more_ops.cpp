@@ -7,6 +7,7 @@
 // exactly against plain loops; permutations element by element; grouped, depthwise and
 // dilated convolutions exactly against plain loops and the grouped gradients against central
 // differences of the card's forward pass; refusals of wrong operands.
+#include <tpurt/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -27,15 +28,6 @@ using tpurt::Tensor;
 
 using guest_test::device;
 using guest_test::require_refused;
-
-std::vector<float> randoms(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
 
 // Small integers as floats: sums and products of them are exact in fp32 and bf16 products.
 std::vector<float> small_ints(std::size_t n, unsigned seed, int range = 4) {
@@ -102,8 +94,10 @@ TEST_CASE("layer norm and its gradient on the card: formulas, finite differences
     const std::size_t rows = 4 * 6, cols = 33;
     const std::vector<std::size_t> shape{4, 6, cols};
     const float eps = 1e-5f;
-    const auto x = randoms(rows * cols, 1, -3.0f, 5.0f), dy = randoms(rows * cols, 2, -1, 1);
-    const auto gamma = randoms(cols, 3, 0.5f, 1.5f), beta = randoms(cols, 4, -1.0f, 1.0f);
+    const auto x = tpurt::uniform_fp32(rows * cols, 1, -3.0f, 5.0f),
+               dy = tpurt::uniform_fp32(rows * cols, 2, -1, 1);
+    const auto gamma = tpurt::uniform_fp32(cols, 3, 0.5f, 1.5f),
+               beta = tpurt::uniform_fp32(cols, 4, -1.0f, 1.0f);
     const Tensor xt = fp32(x, shape), gt = fp32(gamma, {cols}), bt = fp32(beta, {cols}),
                  dyt = fp32(dy, shape);
     Tensor y = Tensor::empty(dev, DType::Fp32, shape), dx = Tensor::empty(dev, DType::Fp32, shape);

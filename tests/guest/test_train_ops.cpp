@@ -5,6 +5,7 @@
 // with momentum and Adam bit for bit against their binary32 steps (bf16 copy included), the
 // backward matmuls A^T B and A B^T and the bias gradient against reference loops (exact on
 // small integers), division and LOG, and refusals of mismatched tensors.
+#include <tpurt/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -24,15 +25,6 @@ using tpurt::Tensor;
 using guest_test::device;
 using guest_test::require_refused;
 
-std::vector<float> randoms(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
-
 Tensor fp32(const std::vector<float> &v, std::vector<std::size_t> shape) {
     return Tensor::from_host(device(), std::span<const float>(v), std::move(shape));
 }
@@ -42,7 +34,7 @@ Tensor fp32(const std::vector<float> &v, std::vector<std::size_t> shape) {
 TEST_CASE("softmax cross-entropy on the card: loss, gradient, finite differences") {
     tpurt::Device &dev = device();
     const std::size_t rows = 5, cols = 10;
-    const std::vector<float> x = randoms(rows * cols, 1, -6.0f, 6.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(rows * cols, 1, -6.0f, 6.0f);
     std::vector<float> t(rows * cols, 0.0f);
     for (std::size_t r = 0; r < rows; ++r)
         t[r * cols + (r * 3) % cols] = 1.0f;
@@ -94,7 +86,8 @@ TEST_CASE("softmax cross-entropy on the card: loss, gradient, finite differences
 TEST_CASE("activation gradients on the card") {
     tpurt::Device &dev = device();
     const std::size_t n = 1001;
-    const std::vector<float> x = randoms(n, 2, -4.0f, 4.0f), dy = randoms(n, 3, -1.0f, 1.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(n, 2, -4.0f, 4.0f),
+                             dy = tpurt::uniform_fp32(n, 3, -1.0f, 1.0f);
     const Tensor xt = fp32(x, {7, 143}), dyt = fp32(dy, {7, 143});
     for (GradFunction f :
          {GradFunction::Relu, GradFunction::Sigmoid, GradFunction::Tanh, GradFunction::Gelu}) {
@@ -136,7 +129,8 @@ TEST_CASE("activation gradients on the card") {
 TEST_CASE("SGD with momentum and Adam on the card equal their binary32 steps") {
     tpurt::Device &dev = device();
     const std::size_t n = 3000;
-    std::vector<float> w = randoms(n, 4, -1, 1), g = randoms(n, 5, -0.5f, 0.5f);
+    std::vector<float> w = tpurt::uniform_fp32(n, 4, -1, 1),
+                       g = tpurt::uniform_fp32(n, 5, -0.5f, 0.5f);
     std::vector<float> m(n, 0.0f), v(n, 0.0f);
     Tensor wt = fp32(w, {n}), gt = fp32(g, {n}), mt = fp32(m, {n}), vt = fp32(v, {n});
     Tensor wb = Tensor::empty(dev, DType::Bf16, {n});
@@ -207,7 +201,8 @@ TEST_CASE("backward matmuls, bias gradient, division and log on the card") {
             s += b[r * n + j];
         REQUIRE(g3[j] == s);
     }
-    const std::vector<float> num = randoms(300, 7, -10, 10), den = randoms(300, 8, 0.5f, 3);
+    const std::vector<float> num = tpurt::uniform_fp32(300, 7, -10, 10),
+                             den = tpurt::uniform_fp32(300, 8, 0.5f, 3);
     Tensor q = Tensor::empty(dev, DType::Fp32, {3, 100});
     tpurt::divide(dev, fp32(num, {3, 100}), fp32(den, {3, 100}), q);
     Tensor lg = Tensor::empty(dev, DType::Fp32, {3, 100});
@@ -265,7 +260,7 @@ TEST_CASE("conv2d input and weight gradients and max pooling's gradient on the c
     Tensor y = Tensor::empty(dev, DType::Fp32, {n, h / 2, 2, c});
     const Tensor xs = fp32(std::vector<float>(x.begin(), x.begin() + n * h * 4 * c), {n, h, 4, c});
     tpurt::pool2d(dev, tpurt::PoolOp::Max, xs, y, 2, 2, 2, 2);
-    const std::vector<float> pdy = randoms(y.element_count(), 10, -1, 1);
+    const std::vector<float> pdy = tpurt::uniform_fp32(y.element_count(), 10, -1, 1);
     Tensor pdx = Tensor::empty(dev, DType::Fp32, {n, h, 4, c});
     tpurt::max_pool2d_grad(dev, xs, y, fp32(pdy, {n, h / 2, 2, c}), pdx, 2);
     const std::vector<float> xv = xs.to_vector<float>(), yv = y.to_vector<float>(),

@@ -8,12 +8,12 @@
 
 #include <tpurt/error.hpp>
 #include <tpurt/layer_norm_compiler.hpp>
+#include <tpurt/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <bit>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -26,15 +26,6 @@ namespace {
 
 const tpu_engine_config big = engine_config(128, 128, 8u << 20, 4u << 20);
 const tpu_engine_config small = engine_config(16, 16, 16u << 10, 8u << 10);
-
-std::vector<float> randoms(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
 
 // The header's binary32 steps: sums from the first element, ACTIVATE's x * 1 + 0 before a scale.
 float row_sum(const float *v, std::size_t n) {
@@ -148,9 +139,10 @@ TEST_CASE("layer norm and its gradient: bit for bit the binary32 steps") {
           Case{&small, 12, 150, TPU_PROGRAM_MAX_BYTES}}) {
         CAPTURE(k.rows, k.cols, k.max_program_bytes);
         const std::size_t n = std::size_t{k.rows} * k.cols;
-        const auto x = randoms(n, k.rows + k.cols, -3.0f, 5.0f);
-        const auto gamma = randoms(k.cols, 2, 0.5f, 1.5f), beta = randoms(k.cols, 3, -1.0f, 1.0f);
-        const auto dy = randoms(n, 4, -1.0f, 1.0f);
+        const auto x = tpurt::uniform_fp32(n, k.rows + k.cols, -3.0f, 5.0f);
+        const auto gamma = tpurt::uniform_fp32(k.cols, 2, 0.5f, 1.5f),
+                   beta = tpurt::uniform_fp32(k.cols, 3, -1.0f, 1.0f);
+        const auto dy = tpurt::uniform_fp32(n, 4, -1.0f, 1.0f);
         const Reference want = reference(x, gamma, beta, dy, k.rows, k.cols, eps);
         require_bits(forward(*k.cfg, x, gamma, beta, k.rows, k.cols, eps, k.max_program_bytes),
                      want.y);
@@ -165,8 +157,10 @@ TEST_CASE("layer norm gradients against central differences of the card's forwar
     const std::uint32_t rows = 6, cols = 9;
     const float eps = 1e-5f;
     const std::size_t n = std::size_t{rows} * cols;
-    const auto x = randoms(n, 11, -2.0f, 2.0f), w = randoms(n, 12, -1.0f, 1.0f);
-    const auto gamma = randoms(cols, 13, 0.5f, 1.5f), beta = randoms(cols, 14, -1.0f, 1.0f);
+    const auto x = tpurt::uniform_fp32(n, 11, -2.0f, 2.0f),
+               w = tpurt::uniform_fp32(n, 12, -1.0f, 1.0f);
+    const auto gamma = tpurt::uniform_fp32(cols, 13, 0.5f, 1.5f),
+               beta = tpurt::uniform_fp32(cols, 14, -1.0f, 1.0f);
     // L = sum(y w), so dy = w.
     const auto loss = [&](const std::vector<float> &xs, const std::vector<float> &gs,
                           const std::vector<float> &bs) {

@@ -10,6 +10,7 @@
 #include <tpu_test/card.hpp>
 
 #include <tpurt/bf16.hpp>
+#include <tpurt/test_patterns.hpp>
 #include <tpurt/train_compiler.hpp>
 #include <tpurt/vector_compiler.hpp>
 
@@ -18,7 +19,6 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 using runtime_test::engine_config;
@@ -33,15 +33,6 @@ namespace {
 
 const tpu_engine_config big = engine_config(128, 128, 8u << 20, 4u << 20);
 const tpu_engine_config small = engine_config(16, 16, 16u << 10, 8u << 10);
-
-std::vector<float> randoms(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
 
 // One-hot rows (class r * 7 mod cols), as targets.
 std::vector<float> one_hot(std::uint32_t rows, std::uint32_t cols) {
@@ -103,7 +94,8 @@ TEST_CASE("softmax and log-softmax on the card match the double formulas", "[tra
     const bool small_card = GENERATE(false, true);
     const tpu_engine_config &cfg = small_card ? small : big;
     CAPTURE(rows, cols, small_card);
-    const std::vector<float> x = randoms(std::size_t{rows} * cols, rows * 31 + cols, -20.0f, 20.0f);
+    const std::vector<float> x =
+        tpurt::uniform_fp32(std::size_t{rows} * cols, rows * 31 + cols, -20.0f, 20.0f);
     const Softmaxed want = ref_softmax(x, rows, cols);
     for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax}) {
         const auto programs = tpurt::compile_softmax(
@@ -126,7 +118,8 @@ TEST_CASE("softmax cross-entropy: loss and gradient match the formulas", "[train
     const std::uint32_t rows = GENERATE(1u, 5u, 67u), cols = GENERATE(1u, 10u, 37u);
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
     CAPTURE(rows, cols);
-    const std::vector<float> x = randoms(std::size_t{rows} * cols, rows + cols, -8.0f, 8.0f);
+    const std::vector<float> x =
+        tpurt::uniform_fp32(std::size_t{rows} * cols, rows + cols, -8.0f, 8.0f);
     const std::vector<float> t = one_hot(rows, cols);
     const float scale = 1.0f / float(rows);
     const auto [loss, grad] = card_cross_entropy(cfg, x, t, rows, cols, scale);
@@ -144,8 +137,9 @@ TEST_CASE("softmax cross-entropy: loss and gradient match the formulas", "[train
 TEST_CASE("softmax cross-entropy's gradient equals central finite differences of its loss",
           "[train][gradcheck]") {
     const std::uint32_t rows = 3, cols = 11;
-    std::vector<float> x = randoms(rows * cols, 5, -3.0f, 3.0f);
-    std::vector<float> t = randoms(rows * cols, 6, 0.0f, 1.0f); // soft targets, rows sum to 1
+    std::vector<float> x = tpurt::uniform_fp32(rows * cols, 5, -3.0f, 3.0f);
+    std::vector<float> t =
+        tpurt::uniform_fp32(rows * cols, 6, 0.0f, 1.0f); // soft targets, rows sum to 1
     for (std::uint32_t r = 0; r < rows; ++r) {
         float s = 0;
         for (std::uint32_t c = 0; c < cols; ++c)
@@ -248,11 +242,11 @@ TEST_CASE("activation gradients match the derivatives and finite differences",
     const std::size_t n = GENERATE(1u, 7u, 5000u);
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
     CAPTURE(tpurt::grad_function_name(f), n);
-    std::vector<float> x = randoms(n, unsigned(n) + 3, -4.0f, 4.0f);
+    std::vector<float> x = tpurt::uniform_fp32(n, unsigned(n) + 3, -4.0f, 4.0f);
     for (float &v : x) // keep ReLU's kink out of the finite differences' reach
         if (std::fabs(v) < 0.05f)
             v = 0.5f;
-    const std::vector<float> dy = randoms(n, unsigned(n) + 4, -2.0f, 2.0f);
+    const std::vector<float> dy = tpurt::uniform_fp32(n, unsigned(n) + 4, -2.0f, 2.0f);
     const bool from_output = f == GradFunction::Sigmoid || f == GradFunction::Tanh;
     const std::vector<float> y = card_forward(f, x);
     const std::vector<float> dx = card_grad(cfg, f, from_output ? y : x, dy);
@@ -320,8 +314,10 @@ TEST_CASE("SGD with momentum and Adam equal their binary32 steps, bf16 copy incl
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
     const bool adam = GENERATE(false, true);
     CAPTURE(n, adam);
-    std::vector<float> w = randoms(n, 1, -1.0f, 1.0f), m = randoms(n, 2, -0.1f, 0.1f);
-    std::vector<float> v = randoms(n, 3, 0.0f, 0.01f), g = randoms(n, 4, -0.5f, 0.5f);
+    std::vector<float> w = tpurt::uniform_fp32(n, 1, -1.0f, 1.0f),
+                       m = tpurt::uniform_fp32(n, 2, -0.1f, 0.1f);
+    std::vector<float> v = tpurt::uniform_fp32(n, 3, 0.0f, 0.01f),
+                       g = tpurt::uniform_fp32(n, 4, -0.5f, 0.5f);
     for (int step = 1; step <= 3; ++step) {
         const auto hp = adam ? tpurt::adam_hyperparameters(1e-3f, 0.9f, 0.999f, 1e-8f, 1e-4f, step)
                              : tpurt::sgd_hyperparameters(0.05f, 0.9f, 1e-4f);
@@ -412,12 +408,12 @@ TEST_CASE("pooling gradients: first maximum of each window, averages, finite dif
     const auto [n, h, w, c, k] = dims;
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
     CAPTURE(n, h, w, c, k, op == tpurt::PoolOp::Max);
-    std::vector<float> x = randoms(std::size_t{n} * h * w * c, h * w + c, -4.0f, 4.0f);
+    std::vector<float> x = tpurt::uniform_fp32(std::size_t{n} * h * w * c, h * w + c, -4.0f, 4.0f);
     // Ties: a quarter of the values rounded to integers, so windows hold equal maxima.
     for (std::size_t i = 0; i < x.size(); i += 4)
         x[i] = std::round(x[i]);
     const std::vector<float> y = card_pool(op, x, n, h, w, c, k);
-    const std::vector<float> dy = randoms(y.size(), 9, -1.0f, 1.0f);
+    const std::vector<float> dy = tpurt::uniform_fp32(y.size(), 9, -1.0f, 1.0f);
     const std::vector<float> dx = card_pool_grad(cfg, op, x, y, dy, n, h, w, c, k);
     const std::uint32_t oh = h / k, ow = w / k;
     std::vector<float> want(x.size(), 0.0f);

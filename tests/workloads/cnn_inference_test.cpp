@@ -11,6 +11,7 @@
 #include <tpu_infer/reference.hpp>
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_quant/quantise.hpp>
+#include <tpurt/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -21,7 +22,6 @@
 
 namespace {
 
-using tpu_test::random_values;
 using tpu_test::toy_checkpoint;
 
 std::string temp_path() {
@@ -168,7 +168,7 @@ TEST_CASE("a CNN checkpoint loads with its shapes, damaged ones are refused", "[
 
 TEST_CASE("the CNN's fp32 forward pass is the definition", "[cnn]") {
     const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(toy_checkpoint(), "toy");
-    const std::vector<float> x = random_values(7 * 144, 5, 0.0f, 1.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(7 * 144, 5, 0.0f, 1.0f);
     const auto acts = tpu_infer::fp32_activations(net, x.data(), 7);
     REQUIRE(acts.size() == 2 + 2 + 1);
     CHECK(acts[1].size() == 7 * 4 * 4 * 4);
@@ -179,7 +179,7 @@ TEST_CASE("the CNN's fp32 forward pass is the definition", "[cnn]") {
 TEST_CASE("the card's bf16 and int8 CNN arithmetic stays close to fp32", "[cnn]") {
     const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(toy_checkpoint(), "toy");
     const std::size_t n = 300;
-    const std::vector<float> x = random_values(n * 144, 6, 0.0f, 1.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(n * 144, 6, 0.0f, 1.0f);
     const std::vector<float> ref = tpu_infer::fp32_activations(net, x.data(), n).back();
     check_close(tpu_infer::reference_logits(net, x.data(), n), ref, 0.03f, 3, 0.97);
     const tpu_quant::Calibration cal = tpu_quant::calibrate(net, x.data(), n);
@@ -190,7 +190,7 @@ TEST_CASE("the card's bf16 and int8 CNN arithmetic stays close to fp32", "[cnn]"
 
 TEST_CASE("a quantised CNN's checkpoint round-trips", "[cnn]") {
     const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(toy_checkpoint(), "toy");
-    const std::vector<float> x = random_values(50 * 144, 7, 0.0f, 1.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(50 * 144, 7, 0.0f, 1.0f);
     const tpu_infer::Int8Cnn q = tpu_quant::quantise(net, tpu_quant::calibrate(net, x.data(), 50));
     const std::string path = temp_path();
     tpu_model::save_checkpoint(tpu_infer::int8_cnn_to_checkpoint(q), path);

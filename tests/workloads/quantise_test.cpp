@@ -8,24 +8,15 @@
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_quant/quantise.hpp>
+#include <tpurt/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <unistd.h>
 
 namespace {
-
-std::vector<float> random_values(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
 
 // A random fp32 MLP 16 -> 12 -> 8 -> 4 (He-initialised by CpuMlp, random biases).
 tpu_infer::FloatMlp toy_mlp() {
@@ -37,7 +28,7 @@ tpu_infer::FloatMlp toy_mlp() {
     net.save(c);
     for (auto &t : c.tensors)
         if (t.name.ends_with(".b"))
-            t.data = random_values(t.data.size(), 3, -0.2f, 0.2f);
+            t.data = tpurt::uniform_fp32(t.data.size(), 3, -0.2f, 0.2f);
     return tpu_infer::float_mlp_from_checkpoint(c, "toy");
 }
 
@@ -65,7 +56,7 @@ TEST_CASE("per-channel weight scales are each column's largest magnitude over 12
 
 TEST_CASE("every quantised weight is within half a step of the fp32 weight") {
     const std::size_t in = 37, out = 19;
-    std::vector<float> w = random_values(in * out, 11, -1.0f, 1.0f);
+    std::vector<float> w = tpurt::uniform_fp32(in * out, 11, -1.0f, 1.0f);
     for (std::size_t k = 0; k < in; ++k)
         w[k * out + 5] *= 100.0f; // one channel far larger than the rest
     const std::vector<float> s = tpu_quant::channel_scales(w, in, out);
@@ -95,7 +86,7 @@ TEST_CASE("activation scales and quantised values") {
 
 TEST_CASE("calibration takes each layer input's largest magnitude over the samples") {
     const tpu_infer::FloatMlp net = toy_mlp();
-    const std::vector<float> x = random_values(100 * 16, 5, 0.0f, 1.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(100 * 16, 5, 0.0f, 1.0f);
     const tpu_quant::Calibration cal = tpu_quant::calibrate(net, x.data(), 100);
     REQUIRE(cal.max_abs.size() == 3);
     CHECK(cal.samples == 100);
@@ -117,7 +108,7 @@ TEST_CASE("calibration takes each layer input's largest magnitude over the sampl
 
 TEST_CASE("the int8 network's logits stay close to the fp32 network's") {
     const tpu_infer::FloatMlp net = toy_mlp();
-    const std::vector<float> x = random_values(200 * 16, 9, 0.0f, 1.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(200 * 16, 9, 0.0f, 1.0f);
     const tpu_infer::Int8Mlp q = tpu_quant::quantise(net, tpu_quant::calibrate(net, x.data(), 200));
     const std::vector<float> ref = tpu_infer::fp32_activations(net, x.data(), 200).back();
     const std::vector<float> got = tpu_infer::reference_logits(q, x.data(), 200);
@@ -138,7 +129,7 @@ TEST_CASE("the int8 network's logits stay close to the fp32 network's") {
 
 TEST_CASE("a quantised checkpoint round-trips and damaged ones are refused") {
     const tpu_infer::FloatMlp net = toy_mlp();
-    const std::vector<float> x = random_values(50 * 16, 2, 0.0f, 1.0f);
+    const std::vector<float> x = tpurt::uniform_fp32(50 * 16, 2, 0.0f, 1.0f);
     const tpu_infer::Int8Mlp q = tpu_quant::quantise(net, tpu_quant::calibrate(net, x.data(), 50));
     const std::string path = temp_path();
     tpu_model::save_checkpoint(tpu_infer::int8_mlp_to_checkpoint(q), path);

@@ -3,18 +3,9 @@
 #include "toy_cnn.hpp"
 
 #include <cmath>
-#include <random>
+#include <tpurt/test_patterns.hpp>
 
 namespace tpu_test {
-
-std::vector<float> random_values(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
 
 tpu_model::Checkpoint random_cnn_checkpoint(const RandomCnn &shape, unsigned seed) {
     tpu_model::Checkpoint c;
@@ -29,7 +20,7 @@ tpu_model::Checkpoint random_cnn_checkpoint(const RandomCnn &shape, unsigned see
         for (std::uint32_t d : dims)
             n *= d;
         const float limit = fan_in ? std::sqrt(6.0f / float(fan_in)) : 0.2f;
-        c.tensors.push_back({name, dims, random_values(n, seed++, -limit, limit)});
+        c.tensors.push_back({name, dims, tpurt::uniform_fp32(n, seed++, -limit, limit)});
     };
     std::size_t in = shape.channels, h = shape.height, w = shape.width;
     for (std::size_t i = 0; i < shape.filters.size(); ++i) {

@@ -10,9 +10,6 @@
 
 namespace tpu_test {
 
-// n values uniform in [lo, hi) from a seeded mt19937.
-std::vector<float> random_values(std::size_t n, unsigned seed, float lo, float hi);
-
 // A random CNN: images height x width x channels, 3x3 convolution blocks of `filters`, then
 // dense layers of the sizes in `dense` (the last is the classes).
 struct RandomCnn {

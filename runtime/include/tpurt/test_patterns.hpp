@@ -23,5 +23,8 @@ std::vector<Bf16> wide_range_bf16(std::size_t count, std::uint64_t seed);
 // fp32 values of either sign with full 24-bit significands and magnitudes from 2^-8 to 2^8,
 // zeros included: every product needs rounding, sums cancel.
 std::vector<float> random_fp32(std::size_t count, std::uint64_t seed);
+// fp32 values uniform in [lo, hi), from std::mt19937 seeded with `seed` through
+// std::uniform_real_distribution (weights, biases and inputs of tests with a tolerance).
+std::vector<float> uniform_fp32(std::size_t count, unsigned seed, float lo, float hi);
 
 } // namespace tpurt

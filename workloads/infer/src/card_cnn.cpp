@@ -27,21 +27,13 @@ void pool(tpurt::Device &d, const tpurt::Tensor &x, tpurt::Tensor &y) {
     tpurt::pool2d(d, tpurt::PoolOp::Max, x, y, cnn_pool, cnn_pool, cnn_pool, cnn_pool);
 }
 
-template <typename Conv>
-std::vector<ImageShape> shapes_of(const ImageShape &image, const std::vector<Conv> &convs) {
-    std::vector<std::size_t> filters;
-    for (const Conv &c : convs)
-        filters.push_back(c.out);
-    return block_shapes(image, filters);
-}
-
 class Bf16Cnn final : public ChunkedModel {
   public:
     Bf16Cnn(tpurt::Device &d, const FloatCnn &net, std::size_t max_batch)
         : ChunkedModel(net.name, net.inputs(), net.outputs(), max_batch), device_(d),
           input_(net.input), stack_(d, net.dense, max_batch),
           x_(tpurt::Tensor::empty(d, tpurt::DType::Bf16, nhwc(max_batch, net.image))) {
-        const std::vector<ImageShape> shapes = shapes_of(net.image, net.convs);
+        const std::vector<ImageShape> shapes = block_shapes(net.image, net.convs);
         for (std::size_t i = 0; i < net.convs.size(); ++i) {
             const FloatConv &c = net.convs[i];
             std::vector<tpurt::Bf16> w(c.w.size());
@@ -90,7 +82,7 @@ class Int8CnnOnCard final : public ChunkedModel {
         : ChunkedModel(net.name, net.inputs(), net.outputs(), max_batch), device_(d),
           input_(net.input), x_scale_(net.convs.front().x_scale), stack_(d, net.dense, max_batch),
           x_(tpurt::Tensor::empty(d, tpurt::DType::Int8, nhwc(max_batch, net.image))) {
-        const std::vector<ImageShape> shapes = shapes_of(net.image, net.convs);
+        const std::vector<ImageShape> shapes = block_shapes(net.image, net.convs);
         for (std::size_t i = 0; i < net.convs.size(); ++i) {
             const Int8Conv &c = net.convs[i];
             const Int8LayerConstants k = int8_conv_constants(net, i);

@@ -65,13 +65,6 @@ tpurt::Conv2dShape conv_shape(std::size_t batch, const ImageShape &in, std::size
             .pad_w = std::uint32_t(cnn_kernel / 2)};
 }
 
-std::vector<std::size_t> filters_of(const std::vector<FloatConv> &convs) {
-    std::vector<std::size_t> f;
-    for (const FloatConv &c : convs)
-        f.push_back(c.out);
-    return f;
-}
-
 // The fp32 convolution + bias + ReLU of one block (plain loops, taps and channels ascending).
 std::vector<float> fp32_conv_relu(const std::vector<float> &x, std::size_t batch,
                                   const ImageShape &in, const FloatConv &conv) {
@@ -107,7 +100,7 @@ std::vector<std::vector<float>> fp32_activations(const FloatCnn &net, const floa
     acts[0].resize(batch * net.inputs());
     std::transform(raw, raw + acts[0].size(), acts[0].begin(),
                    [&](float v) { return net.input.apply(v); });
-    const std::vector<ImageShape> shapes = block_shapes(net.image, filters_of(net.convs));
+    const std::vector<ImageShape> shapes = block_shapes(net.image, net.convs);
     for (std::size_t i = 0; i < net.convs.size(); ++i) {
         const ImageShape conv_out{shapes[i].height, shapes[i].width, net.convs[i].out};
         acts.push_back(
@@ -130,7 +123,7 @@ Int8LayerConstants int8_conv_constants(const Int8Cnn &net, std::size_t conv) {
 
 std::vector<float> bf16_cnn_logits(const FloatCnn &net, const float *raw, std::size_t batch) {
     std::vector<tpurt::Bf16> x = bf16_input(net.input, raw, batch * net.inputs());
-    const std::vector<ImageShape> shapes = block_shapes(net.image, filters_of(net.convs));
+    const std::vector<ImageShape> shapes = block_shapes(net.image, net.convs);
     for (std::size_t i = 0; i < net.convs.size(); ++i) {
         const FloatConv &c = net.convs[i];
         std::vector<tpurt::Bf16> w(c.w.size());
@@ -148,10 +141,7 @@ std::vector<float> bf16_cnn_logits(const FloatCnn &net, const float *raw, std::s
 std::vector<float> int8_cnn_logits(const Int8Cnn &net, const float *raw, std::size_t batch) {
     std::vector<std::int8_t> x =
         int8_input(net.input, net.convs.front().x_scale, raw, batch * net.inputs());
-    std::vector<std::size_t> filters;
-    for (const Int8Conv &c : net.convs)
-        filters.push_back(c.out);
-    const std::vector<ImageShape> shapes = block_shapes(net.image, filters);
+    const std::vector<ImageShape> shapes = block_shapes(net.image, net.convs);
     for (std::size_t i = 0; i < net.convs.size(); ++i) {
         const Int8Conv &c = net.convs[i];
         const Int8LayerConstants k = int8_conv_constants(net, i);

@@ -106,6 +106,14 @@ struct Int8Cnn {
 // output of block i (the last is flattened into the first dense layer).
 std::vector<ImageShape> block_shapes(const ImageShape &input,
                                      const std::vector<std::size_t> &filters);
+// The same for a network's convolution blocks (FloatConv or Int8Conv).
+template <typename Conv>
+std::vector<ImageShape> block_shapes(const ImageShape &input, const std::vector<Conv> &convs) {
+    std::vector<std::size_t> filters;
+    for (const Conv &c : convs)
+        filters.push_back(c.out);
+    return block_shapes(input, filters);
+}
 
 using Network = std::variant<FloatMlp, Int8Mlp, FloatCnn, Int8Cnn>;
 
