@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // card_cnn.cpp - one training step of the CNN as card ops (card_cnn.hpp): per conv block the
-// convolution, max pooling, bias and ReLU forward and their gradients backward, the dense layers
-// and the fused softmax cross-entropy, and the optimiser's update of the fp32 masters.
+// convolution with its bias and ReLU and the max pooling forward and their gradients backward,
+// the dense layers and the fused softmax cross-entropy, and the optimiser's update of the fp32
+// masters.
 #include "card_cnn.hpp"
 
 #include <algorithm>
@@ -20,9 +21,11 @@ const tpurt::Conv2dParams same_3x3{1, 1, 1, 1}; // stride 1, zero padding 1
 
 } // namespace
 
-CardCnn::CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const OptimizerConfig &opt)
+CardCnn::CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const OptimizerConfig &opt,
+                 Precision precision)
     : device_(device), shape_(net.shape()), blocks_(net.convs().size()),
-      dense_(net.head().layers().size()), params_(device, opt) {
+      dense_(net.head().layers().size()), dtype_(compute_dtype(precision)),
+      params_(device, opt, precision) {
     for (std::size_t i = 0; i < blocks_; ++i) {
         const tpu_model::Conv3x3 &l = net.convs()[i];
         const std::size_t h = shape_.block_height(i), w = shape_.block_width(i);
@@ -31,13 +34,13 @@ CardCnn::CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const Opti
                                         std::to_string(h) + "x" + std::to_string(w) +
                                         " maps do not pool evenly (the card's pooling gradient "
                                         "needs even sizes)");
-        params_.add(".conv" + std::to_string(i) + ".w", l.w, {3, 3, l.in, l.out});
-        params_.add(".conv" + std::to_string(i) + ".b", l.b, {l.out});
+        params_.add(".conv" + std::to_string(i) + ".w", l.w, {3, 3, l.in, l.out}, true);
+        params_.add(".conv" + std::to_string(i) + ".b", l.b, {l.out}, false);
     }
     for (std::size_t j = 0; j < dense_; ++j) {
         const tpu_model::Dense &l = net.head().layers()[j];
-        params_.add(".layer" + std::to_string(j) + ".w", l.w, {l.in, l.out});
-        params_.add(".layer" + std::to_string(j) + ".b", l.b, {l.out});
+        params_.add(".layer" + std::to_string(j) + ".w", l.w, {l.in, l.out}, true);
+        params_.add(".layer" + std::to_string(j) + ".b", l.b, {l.out}, false);
     }
 }
 
@@ -45,12 +48,15 @@ CardCnn::Work &CardCnn::work(std::size_t batch) {
     auto it = work_.find(batch);
     if (it != work_.end())
         return it->second;
-    auto fp32 = [&](std::vector<std::size_t> shape) {
-        return Tensor::empty(device_, DType::Fp32, std::move(shape));
+    // In the compute dtype: what the matmuls and convolutions read (x, the activations, the
+    // gradients at the convolutions' and dense layers' outputs); fp32: the logits, loss, the
+    // matmuls' and convolutions' own gradient outputs and the bias gradients' inputs.
+    auto tensor = [&](DType type, std::vector<std::size_t> shape) {
+        return Tensor::empty(device_, type, std::move(shape));
     };
-    Work w{fp32({batch, shape_.height, shape_.width, shape_.channels}),
-           fp32({batch, shape_.classes}),
-           fp32({batch}),
+    Work w{tensor(dtype_, {batch, shape_.height, shape_.width, shape_.channels}),
+           tensor(DType::Fp32, {batch, shape_.classes}),
+           tensor(DType::Fp32, {batch}),
            {},
            {},
            {},
@@ -59,31 +65,31 @@ CardCnn::Work &CardCnn::work(std::size_t batch) {
         const std::size_t h = shape_.block_height(i), wd = shape_.block_width(i);
         const std::size_t f = shape_.filters[i];
         const std::vector<std::size_t> full = {batch, h, wd, f}, pooled = {batch, h / 2, wd / 2, f};
-        w.blocks.push_back(Block{fp32(full), fp32(pooled), fp32(pooled), fp32(pooled), fp32(pooled),
-                                 fp32(pooled), fp32(full)});
+        w.blocks.push_back(Block{tensor(dtype_, full), tensor(dtype_, pooled),
+                                 tensor(DType::Fp32, pooled), tensor(DType::Fp32, pooled),
+                                 tensor(dtype_, full)});
     }
     w.h.push_back(w.blocks.back().p.reshape({batch, shape_.flat_size()}));
     for (std::size_t j = 0; j < dense_; ++j) {
         const std::size_t in = dense_w(j).w.size(0), out = dense_w(j).w.size(1);
-        w.h.push_back(fp32({batch, out}));
-        w.d.push_back(fp32({batch, out}));
-        w.dh.push_back(j == 0 ? w.blocks.back().dp.reshape({batch, in}) : fp32({batch, in}));
+        w.h.push_back(tensor(j + 1 < dense_ ? dtype_ : DType::Fp32, {batch, out}));
+        w.d.push_back(tensor(dtype_, {batch, out}));
+        w.dh.push_back(j == 0 ? w.blocks.back().dp.reshape({batch, in})
+                              : tensor(DType::Fp32, {batch, in}));
     }
     return work_.emplace(batch, std::move(w)).first->second;
 }
 
 void CardCnn::forward(Work &w, const float *x, std::size_t batch) {
-    w.x.copy_from_host(
-        std::span<const float>(x, batch * shape_.height * shape_.width * shape_.channels));
+    copy_in(w.x, std::span<const float>(x, batch * shape_.height * shape_.width * shape_.channels));
     for (std::size_t i = 0; i < blocks_; ++i) {
         Block &b = w.blocks[i];
-        tpurt::conv2d(device_, i == 0 ? w.x : w.blocks[i - 1].p, conv_w(i).w, b.s, same_3x3);
-        tpurt::pool2d(device_, tpurt::PoolOp::Max, b.s, b.q, 2, 2, 2, 2);
-        tpurt::add(device_, b.q, conv_b(i).w, b.a);
-        tpurt::unary(device_, tpurt::Activation::Relu, b.a, b.p);
+        tpurt::conv2d_layer(device_, i == 0 ? w.x : w.blocks[i - 1].p, conv_w(i).c, &conv_b(i).w,
+                            b.s, same_3x3, tpurt::Activation::Relu);
+        tpurt::pool2d(device_, tpurt::PoolOp::Max, b.s, b.p, 2, 2, 2, 2);
     }
     for (std::size_t j = 0; j < dense_; ++j)
-        tpurt::dense(device_, w.h[j], dense_w(j).w, &dense_b(j).w, w.h[j + 1],
+        tpurt::dense(device_, w.h[j], dense_w(j).c, &dense_b(j).w, w.h[j + 1],
                      j + 1 < dense_ ? tpurt::Activation::Relu : tpurt::Activation::None);
 }
 
@@ -117,7 +123,7 @@ StepResult CardCnn::forward_backward(const float *x, const std::uint8_t *labels,
     for (std::size_t j = dense_; j-- > 0;) {
         tpurt::matmul_tn(device_, w.h[j], w.d[j], dense_w(j).g);
         tpurt::column_sums(device_, w.d[j], dense_b(j).g);
-        tpurt::matmul_nt(device_, w.d[j], dense_w(j).w, w.dh[j]);
+        tpurt::matmul_nt(device_, w.d[j], dense_w(j).c, w.dh[j]);
         if (j > 0) // ReLU's gradient from its output: h > 0 exactly where its input was
             tpurt::activation_grad(device_, tpurt::GradFunction::Relu, w.h[j], w.dh[j], w.d[j - 1]);
     }
@@ -126,11 +132,11 @@ StepResult CardCnn::forward_backward(const float *x, const std::uint8_t *labels,
         const std::size_t f = shape_.filters[i];
         tpurt::activation_grad(device_, tpurt::GradFunction::Relu, b.p, b.dp, b.dq);
         tpurt::column_sums(device_, b.dq.reshape({b.dq.element_count() / f, f}), conv_b(i).g);
-        tpurt::max_pool2d_grad(device_, b.s, b.q, b.dq, b.ds, 2);
+        tpurt::max_pool2d_grad(device_, b.s, b.p, b.dq, b.ds, 2);
         const Tensor &in = i == 0 ? w.x : w.blocks[i - 1].p;
         tpurt::conv2d_weight_grad(device_, in, b.ds, conv_w(i).g, same_3x3);
         if (i > 0)
-            tpurt::conv2d_input_grad(device_, b.ds, conv_w(i).w, w.blocks[i - 1].dp, same_3x3);
+            tpurt::conv2d_input_grad(device_, b.ds, conv_w(i).c, w.blocks[i - 1].dp, same_3x3);
     }
 
     StepResult r;

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 // card_cnn.hpp - the CNN of cpu_cnn.hpp trained on the card: every op of a training step runs
 // there, the host copies a mini-batch (images and one-hot targets) in and reads the per-row loss
-// and the logits back. Per conv block forward: conv2d (3x3, padding 1), pool2d max 2x2, the bias
-// (elementwise add of a [C] row) and ReLU (unary) after the pooling, as CpuCnn computes it; then
-// the dense layers (dense with bias and ReLU) and the fused softmax cross-entropy. Backward: per
-// dense layer matmul_tn, column_sums, matmul_nt and activation_grad; per block activation_grad,
-// column_sums (the bias), max_pool2d_grad, conv2d_weight_grad and (but for the first block)
-// conv2d_input_grad; then the optimiser's update of the fp32 masters (card_params.hpp). All fp32
-// (workloads/README.md says why). The test set is evaluated with logits() on the card too.
+// and the logits back. Per conv block forward: conv2d_layer (3x3, padding 1, the bias and ReLU
+// in its epilogue) and pool2d max 2x2: two jobs. That equals CpuCnn's relu(maxpool(conv) + b)
+// bit for bit (rounding x + b is non-decreasing in x, so it commutes with the window's maximum,
+// and so does ReLU). Then the dense layers (dense with bias and ReLU) and the fused softmax
+// cross-entropy. Backward: per dense layer matmul_tn, column_sums, matmul_nt and
+// activation_grad; per block activation_grad at the pooled output (a window's maximum is > 0
+// exactly where CpuCnn's pre-ReLU maximum + b is), column_sums (the bias), max_pool2d_grad (the
+// first maximum of the ReLU'd window is CpuCnn's first maximum wherever the gradient is not
+// zero), conv2d_weight_grad and (but for the first block) conv2d_input_grad; then the
+// optimiser's update of the fp32 masters (card_params.hpp). In fp32 or in bf16 precision
+// (card_params.hpp's Precision; work() says which tensor has which dtype). The test set is
+// evaluated with logits() on the card too.
 #pragma once
 
 #include "card_params.hpp"
@@ -26,7 +31,8 @@ namespace tpu_train {
 class CardCnn {
   public:
     // Uploads `net`'s weights (the fp32 masters) and zero optimiser state.
-    CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const OptimizerConfig &opt);
+    CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const OptimizerConfig &opt,
+            Precision precision = Precision::Fp32);
 
     // Forward, loss and backward of one batch (x: batch x H x W x C, labels: batch), leaving the
     // gradients on the card; step() adds the optimiser's update.
@@ -43,12 +49,13 @@ class CardCnn {
     void save_optimizer(tpu_model::Checkpoint &c) const { params_.save_optimizer(c); }
     void load_optimizer(const tpu_model::Checkpoint &c) { params_.load_optimizer(c); }
     std::uint64_t steps() const { return params_.steps(); }
+    void set_lr(float lr) { params_.set_lr(lr); }
 
   private:
     // Activations and gradients of one batch size (the last batch of an epoch may be short).
     struct Block {
-        tpurt::Tensor s, q, a, p; // conv output, pooled, + bias, ReLU (the next one's input)
-        tpurt::Tensor dp, dq, ds; // gradients at p, at q (and a), at s
+        tpurt::Tensor s, p;       // relu(conv + bias), pooled (the next one's input)
+        tpurt::Tensor dp, dq, ds; // gradients at p, at p's input (ReLU'd), at s
     };
     struct Work {
         tpurt::Tensor x, targets, loss;
@@ -67,6 +74,7 @@ class CardCnn {
     tpurt::Device &device_;
     tpu_model::CnnShape shape_;
     std::size_t blocks_ = 0, dense_ = 0;
+    tpurt::DType dtype_; // compute_dtype(precision)
     CardParams params_;
     std::map<std::size_t, Work> work_;
 };

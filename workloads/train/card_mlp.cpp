@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // card_mlp.cpp - one training step of the MLP as card ops (card_mlp.hpp): dense layers with
 // bias and ReLU forward, the fused softmax cross-entropy, weight, bias and input gradients, the
-// ReLU gradient, and the optimiser's in-place update of the fp32 masters.
+// ReLU gradient, and the optimiser's in-place update of the fp32 masters, in fp32 or bf16
+// precision (card_params.hpp).
 #include "card_mlp.hpp"
 
 #include <algorithm>
@@ -17,13 +18,14 @@ using tpurt::Tensor;
 
 } // namespace
 
-CardMlp::CardMlp(tpurt::Device &device, const tpu_model::CpuMlp &net, const OptimizerConfig &opt)
-    : device_(device), params_(device, opt) {
+CardMlp::CardMlp(tpurt::Device &device, const tpu_model::CpuMlp &net, const OptimizerConfig &opt,
+                 Precision precision)
+    : device_(device), dtype_(compute_dtype(precision)), params_(device, opt, precision) {
     for (std::size_t i = 0; i < net.layers().size(); ++i) {
         const tpu_model::Dense &l = net.layers()[i];
         layers_.push_back(Layer{l.in, l.out});
-        params_.add(std::to_string(i) + ".w", l.w, {l.in, l.out});
-        params_.add(std::to_string(i) + ".b", l.b, {l.out});
+        params_.add(std::to_string(i) + ".w", l.w, {l.in, l.out}, true);
+        params_.add(std::to_string(i) + ".b", l.b, {l.out}, false);
     }
 }
 
@@ -31,17 +33,20 @@ CardMlp::Work &CardMlp::work(std::size_t batch) {
     auto it = work_.find(batch);
     if (it != work_.end())
         return it->second;
-    const std::size_t classes = layers_.back().out;
-    Work w{Tensor::empty(device_, DType::Fp32, {batch, layers_.front().in}),
+    // The compute dtype for what the matmuls read (x, hidden outputs, gradients at the layers'
+    // outputs); fp32 for the logits, the loss and the input gradients the matmuls write.
+    const std::size_t classes = layers_.back().out, n = layers_.size();
+    Work w{Tensor::empty(device_, dtype_, {batch, layers_.front().in}),
            Tensor::empty(device_, DType::Fp32, {batch, classes}),
            Tensor::empty(device_, DType::Fp32, {batch}),
            {},
            {},
            {}};
     w.h.push_back(w.x);
-    for (std::size_t i = 0; i < layers_.size(); ++i) {
-        w.h.push_back(Tensor::empty(device_, DType::Fp32, {batch, layers_[i].out}));
-        w.d.push_back(Tensor::empty(device_, DType::Fp32, {batch, layers_[i].out}));
+    for (std::size_t i = 0; i < n; ++i) {
+        w.h.push_back(
+            Tensor::empty(device_, i + 1 < n ? dtype_ : DType::Fp32, {batch, layers_[i].out}));
+        w.d.push_back(Tensor::empty(device_, dtype_, {batch, layers_[i].out}));
         if (i > 0)
             w.dh.push_back(Tensor::empty(device_, DType::Fp32, {batch, layers_[i].in}));
     }
@@ -54,7 +59,7 @@ StepResult CardMlp::forward_backward(const float *x, const std::uint8_t *labels,
         throw std::invalid_argument("CardMlp: an empty batch");
     Work &w = work(batch);
     const std::size_t inputs = layers_.front().in, classes = layers_.back().out;
-    w.x.copy_from_host(std::span<const float>(x, batch * inputs));
+    copy_in(w.x, std::span<const float>(x, batch * inputs));
     std::vector<float> onehot(batch * classes, 0.0f);
     for (std::size_t r = 0; r < batch; ++r) {
         if (labels[r] >= classes)
@@ -67,7 +72,7 @@ StepResult CardMlp::forward_backward(const float *x, const std::uint8_t *labels,
 
     const std::size_t n = layers_.size();
     for (std::size_t i = 0; i < n; ++i)
-        tpurt::dense(device_, w.h[i], weights(i).w, &bias(i).w, w.h[i + 1],
+        tpurt::dense(device_, w.h[i], weights(i).c, &bias(i).w, w.h[i + 1],
                      i + 1 < n ? tpurt::Activation::Relu : tpurt::Activation::None);
     tpurt::softmax_cross_entropy(device_, w.h[n], w.targets, w.loss, w.d[n - 1],
                                  1.0f / float(batch));
@@ -75,7 +80,7 @@ StepResult CardMlp::forward_backward(const float *x, const std::uint8_t *labels,
         tpurt::matmul_tn(device_, w.h[i], w.d[i], weights(i).g);
         tpurt::column_sums(device_, w.d[i], bias(i).g);
         if (i > 0) {
-            tpurt::matmul_nt(device_, w.d[i], weights(i).w, w.dh[i - 1]);
+            tpurt::matmul_nt(device_, w.d[i], weights(i).c, w.dh[i - 1]);
             // ReLU's gradient from its output: h > 0 exactly where its input was.
             tpurt::activation_grad(device_, tpurt::GradFunction::Relu, w.h[i], w.dh[i - 1],
                                    w.d[i - 1]);

@@ -3,8 +3,8 @@
 // there (libtpurt's dense, softmax_cross_entropy, activation_grad, matmul_tn / matmul_nt,
 // column_sums, sgd_momentum_step / adam_step); the host copies a mini-batch (features and one-hot
 // targets) in and reads the per-row loss and the logits (for the accuracy) back. Forward and
-// backward are fp32 on the card (fp32 master weights, fp32 activations and gradients), so that
-// the backward matmuls take the forward's operands as they are. Checkpoints are CpuMlp's format,
+// backward are fp32 or bf16 mixed precision (card_params.hpp's Precision; work() says which
+// tensor has which dtype) on fp32 master weights. Checkpoints are CpuMlp's format,
 // optimiser state included, so tpu-eval, tpu-serve and tpu-train-cpu read them.
 #pragma once
 
@@ -25,7 +25,8 @@ namespace tpu_train {
 class CardMlp {
   public:
     // Uploads `net`'s weights (the fp32 masters) and zero optimiser state.
-    CardMlp(tpurt::Device &device, const tpu_model::CpuMlp &net, const OptimizerConfig &opt);
+    CardMlp(tpurt::Device &device, const tpu_model::CpuMlp &net, const OptimizerConfig &opt,
+            Precision precision = Precision::Fp32);
 
     // Forward, loss and backward of one batch (x: batch x inputs, labels: batch), leaving the
     // gradients on the card; step() adds the optimiser's update.
@@ -44,6 +45,7 @@ class CardMlp {
     void load_optimizer(const tpu_model::Checkpoint &c) { params_.load_optimizer(c); }
 
     std::uint64_t steps() const { return params_.steps(); }
+    void set_lr(float lr) { params_.set_lr(lr); }
 
   private:
     struct Layer {
@@ -63,6 +65,7 @@ class CardMlp {
     const CardParam &bias(std::size_t i) const { return params_[2 * i + 1]; }
 
     tpurt::Device &device_;
+    tpurt::DType dtype_; // compute_dtype(precision)
     std::vector<Layer> layers_;
     CardParams params_; // per layer i: weights 2 i ("<i>.w"), bias 2 i + 1 ("<i>.b")
     std::map<std::size_t, Work> work_;

@@ -5,7 +5,9 @@
 
 #include <tpu_data/error.hpp>
 
+#include <algorithm>
 #include <span>
+#include <stdexcept>
 
 namespace tpu_train {
 
@@ -42,17 +44,50 @@ tpurt::Tensor zeros(tpurt::Device &d, std::vector<std::size_t> shape) {
 
 } // namespace
 
-CardParams::CardParams(tpurt::Device &device, const OptimizerConfig &opt)
-    : device_(device), opt_(opt), hp_(zeros(device, {tpurt::optimizer_hp_count})) {
+Precision parse_precision(const std::string &name) {
+    if (name == "fp32")
+        return Precision::Fp32;
+    if (name == "bf16")
+        return Precision::Bf16;
+    throw std::invalid_argument("precision '" + name + "': not one of fp32, bf16");
+}
+
+tpurt::DType compute_dtype(Precision p) {
+    return p == Precision::Bf16 ? tpurt::DType::Bf16 : tpurt::DType::Fp32;
+}
+
+void copy_in(tpurt::Tensor &t, std::span<const float> values) {
+    if (t.dtype() == tpurt::DType::Fp32) {
+        t.copy_from_host(values);
+        return;
+    }
+    std::vector<tpurt::Bf16> b(values.size());
+    std::transform(values.begin(), values.end(), b.begin(), tpurt::Bf16::from_float);
+    t.copy_from_host(std::span<const tpurt::Bf16>(b));
+}
+
+CardParams::CardParams(tpurt::Device &device, const OptimizerConfig &opt, Precision precision)
+    : device_(device), opt_(opt), precision_(precision),
+      hp_(zeros(device, {tpurt::optimizer_hp_count})) {
     if (opt.kind == OptimizerKind::Sgd)
         set_hyperparameters(); // constant; Adam's change with the step
 }
 
 CardParam &CardParams::add(const std::string &key, const std::vector<float> &values,
-                           std::vector<std::size_t> shape) {
+                           std::vector<std::size_t> shape, bool copied) {
     // Adam's second moments are allocated for SGD too, so that every parameter is alike.
-    params_.push_back(CardParam{key, upload(device_, values, shape), zeros(device_, shape),
-                                zeros(device_, shape), zeros(device_, shape)});
+    CardParam p{key,
+                upload(device_, values, shape),
+                zeros(device_, shape),
+                zeros(device_, shape),
+                zeros(device_, shape),
+                {}};
+    p.c = p.w;
+    if (copied && precision_ == Precision::Bf16) {
+        p.c = tpurt::Tensor::empty(device_, tpurt::DType::Bf16, std::move(shape));
+        copy_in(p.c, values);
+    }
+    params_.push_back(std::move(p));
     return params_.back();
 }
 
@@ -64,14 +99,23 @@ void CardParams::set_hyperparameters() {
     hp_.copy_from_host(std::span<const float>(hp));
 }
 
+void CardParams::set_lr(float lr) {
+    if (lr == opt_.lr)
+        return;
+    opt_.lr = lr;
+    if (opt_.kind == OptimizerKind::Sgd)
+        set_hyperparameters(); // Adam's are written before every step anyway
+}
+
 void CardParams::step() {
     if (opt_.kind == OptimizerKind::Adam)
         set_hyperparameters();
     for (CardParam &p : params_) {
+        tpurt::Tensor *copy = p.c.dtype() == tpurt::DType::Bf16 ? &p.c : nullptr;
         if (opt_.kind == OptimizerKind::Sgd)
-            tpurt::sgd_momentum_step(device_, p.w, p.g, p.m, hp_);
+            tpurt::sgd_momentum_step(device_, p.w, p.g, p.m, hp_, copy);
         else
-            tpurt::adam_step(device_, p.w, p.g, p.m, p.v, hp_);
+            tpurt::adam_step(device_, p.w, p.g, p.m, p.v, hp_, copy);
     }
     ++steps_;
 }

@@ -3,9 +3,9 @@
 // card_cnn.hpp: forward, loss, backward and optimiser step as card ops), with tpu-train-cpu's
 // options, progress line per epoch, learning curves (curves.csv), test-set evaluation
 // (evaluation.csv) and checkpoints (checkpoint.tpuckpt, the same format: tpu-eval, tpu-serve and
-// tpu-train-cpu read it). At the start it times one training step on the card and the same step
-// with the CPU model on this CPU. The CNN's test set is evaluated on the card, the MLP's on the
-// CPU with the card's weights.
+// tpu-train-cpu read it), in bf16 mixed or fp32 precision (--precision). At the start it times one
+// training step on the card and the same step with the CPU model on this CPU. The CNN's test set is
+// evaluated on the card, the MLP's on the CPU with the card's weights.
 #include "card_cnn.hpp"
 #include "card_mlp.hpp"
 #include "train_common.hpp"
@@ -52,7 +52,7 @@ template <typename Card, typename Net>
 void compare_step_times(tpurt::Device &device, const Net &net, const Options &o,
                         const tpu_data::Batch &b, std::size_t classes) {
     const int runs = 5;
-    Card card(device, net, optimizer_config(o));
+    Card card(device, net, optimizer_config(o), tpu_train::parse_precision(o.precision));
     const double card_ms =
         ms_per_step([&] { card.step(b.features.data(), b.labels.data(), b.size); }, runs);
     Net cpu = net;
@@ -96,7 +96,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         net.load(resumed);
     }
     tpurt::Device device = tpurt::Device::open(0);
-    Card card(device, net, optimizer_config(o));
+    Card card(device, net, optimizer_config(o), tpu_train::parse_precision(o.precision));
     const tpu_train::Forward forward = test_forward(card, net);
     std::size_t first_epoch = 0;
     if (!o.resume.empty()) {
@@ -106,7 +106,8 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
                   << "\n";
     }
     std::cout << "training " << model << " on " << train.name << " (" << train.count
-              << " samples, batch " << o.batch << ", " << o.optimizer << ") on the card\n";
+              << " samples, batch " << o.batch << ", " << o.optimizer << ", " << o.precision
+              << ") on the card\n";
 
     std::filesystem::create_directories(o.out);
     const std::string ckpt_path = o.out + "/checkpoint.tpuckpt";
@@ -117,6 +118,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         compare_step_times<Card>(device, net, o, b, train.classes());
 
     tpu_report::CurveLog curves(o.out + "/curves.csv", first_epoch > 0);
+    const tpu_model::LrSchedule schedule = tpu_train::lr_schedule(o, batches.batches_per_epoch());
     const bool tty = tpu_report::Progress::stdout_is_terminal();
     for (std::size_t epoch = first_epoch; epoch < o.epochs; ++epoch) {
         tpu_report::Progress progress("epoch " + std::to_string(epoch + 1) + "/" +
@@ -125,7 +127,9 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         batches.start_epoch(epoch);
         double loss_sum = 0;
         std::size_t seen = 0, correct = 0;
+        std::uint64_t step = epoch * batches.batches_per_epoch();
         while (batches.next(b)) {
+            card.set_lr(schedule.at(step++));
             const tpu_train::StepResult r = card.step(b.features.data(), b.labels.data(), b.size);
             loss_sum += r.loss * double(b.size);
             correct += r.correct;
@@ -137,6 +141,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         tpu_train::end_epoch(forward, test, epoch, loss_sum, correct, seen, seconds, curves);
         card.copy_to(net);
         tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
+        c.notes["precision"] = o.precision;
         c.step = card.steps();
         net.save(c);
         card.save_optimizer(c);
@@ -166,6 +171,10 @@ int main(int argc, char **argv) {
     CLI::App app(
         "tpu-train: train the MLP or the CNN on the card (forward, backward and optimiser steps)");
     tpu_train::add_options(app, o);
+    app.add_option("--precision", o.precision,
+                   "bf16 (bf16 activations and gradients, fp32 master weights) or fp32")
+        ->check(CLI::IsMember({"bf16", "fp32"}))
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {
         return run(o);

@@ -60,6 +60,7 @@ int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Da
     tpu_report::CurveLog curves(o.out + "/curves.csv", first_epoch > 0);
     tpu_data::Batches batches(train, o.batch, o.seed);
     tpu_data::Batch b;
+    const tpu_model::LrSchedule schedule = tpu_train::lr_schedule(o, batches.batches_per_epoch());
     const bool tty = tpu_report::Progress::stdout_is_terminal();
     for (std::size_t epoch = first_epoch; epoch < o.epochs; ++epoch) {
         tpu_report::Progress progress("epoch " + std::to_string(epoch + 1) + "/" +
@@ -68,7 +69,10 @@ int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Da
         batches.start_epoch(epoch);
         double loss_sum = 0;
         std::size_t seen = 0, correct = 0;
+        std::uint64_t step = epoch * batches.batches_per_epoch();
         while (batches.next(b)) {
+            const float lr = schedule.at(step++);
+            std::visit([&](auto &op) { op.set_lr(lr); }, opt);
             const std::vector<float> &logits = net.forward(b.features.data(), b.size);
             tpu_model::LossResult r =
                 tpu_model::softmax_cross_entropy(logits, b.size, train.classes(), b.labels.data());

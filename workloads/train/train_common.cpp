@@ -38,6 +38,10 @@ void add_options(CLI::App &app, Options &o) {
         ->check(CLI::IsMember({"sgd", "adam"}))
         ->capture_default_str();
     app.add_option("--lr", o.lr, "learning rate (default: 0.02 for sgd, 0.001 for adam)");
+    app.add_option("--lr-schedule", o.lr_schedule,
+                   "constant, or cosine: decay to zero over all --epochs' steps")
+        ->check(CLI::IsMember({"constant", "cosine"}))
+        ->capture_default_str();
     app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
     app.add_option("--epochs", o.epochs, "epochs in all (a resumed run counts those done)")
         ->check(CLI::PositiveNumber)
@@ -56,6 +60,11 @@ float learning_rate(const Options &o) {
     if (o.lr > 0)
         return o.lr;
     return o.optimizer == "adam" ? 1e-3f : 0.02f;
+}
+
+tpu_model::LrSchedule lr_schedule(const Options &o, std::size_t batches_per_epoch) {
+    return tpu_model::LrSchedule(tpu_model::parse_lr_schedule(o.lr_schedule), learning_rate(o),
+                                 std::uint64_t(o.epochs) * batches_per_epoch);
 }
 
 tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,
@@ -143,6 +152,7 @@ tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &mod
     c.epoch = epoch;
     c.seed = o.seed;
     c.notes["optimizer"] = o.optimizer;
+    c.notes["lr.schedule"] = o.lr_schedule;
     c.notes["input.mean"] = float_text(norm.mean);
     c.notes["input.stddev"] = float_text(norm.stddev);
     if (o.model == "cnn") // from the name "cnn-<H>x<W>x<C>-..."

@@ -10,6 +10,7 @@
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/cpu_cnn.hpp>
 #include <tpu_model/cpu_mlp.hpp>
+#include <tpu_model/lr_schedule.hpp>
 #include <tpu_report/curve_log.hpp>
 
 #include <CLI/CLI.hpp>
@@ -30,7 +31,8 @@ struct Options {
     std::vector<std::size_t> hidden;             // empty: the model's default
     std::vector<std::size_t> filters = {16, 32}; // the CNN's conv blocks
     std::string optimizer = "sgd";
-    float lr = 0.0f; // 0: the optimiser's default
+    float lr = 0.0f;                      // 0: the optimiser's default
+    std::string lr_schedule = "constant"; // or "cosine" (tpu_model/lr_schedule.hpp)
     float momentum = 0.9f;
     std::size_t epochs = 5;
     std::size_t batch = 64;
@@ -38,6 +40,7 @@ struct Options {
     std::uint64_t seed = 1;
     std::string out = "train-out";
     std::string resume;
+    std::string precision = "bf16"; // tpu-train's --precision (card_params.hpp), or fp32
 };
 
 // The trainers' options on `app`.
@@ -45,6 +48,10 @@ void add_options(CLI::App &app, Options &o);
 
 // The learning rate: --lr, or the optimiser's default (0.02 for SGD, 0.001 for Adam).
 float learning_rate(const Options &o);
+
+// --lr-schedule over --epochs of `batches_per_epoch` steps from learning_rate(o); step
+// epoch x batches_per_epoch + i is batch i of that epoch.
+tpu_model::LrSchedule lr_schedule(const Options &o, std::size_t batches_per_epoch);
 
 // Loads the sets and standardises both with the training set's statistics, which it returns.
 tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,

@@ -26,6 +26,7 @@ struct Param {
 class SgdMomentum {
   public:
     explicit SgdMomentum(float lr, float momentum = 0.9f) : lr_(lr), momentum_(momentum) {}
+    void set_lr(float lr) { lr_ = lr; } // for the steps that follow (lr_schedule.hpp)
     void step(std::span<const Param> params);
     // The velocities as tensors "sgd.v<key>", so that a resumed run continues exactly; load
     // checks them against `params`' sizes.
@@ -43,6 +44,7 @@ class Adam {
   public:
     explicit Adam(float lr = 1e-3f, float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f)
         : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {}
+    void set_lr(float lr) { lr_ = lr; } // for the steps that follow (lr_schedule.hpp)
     void step(std::span<const Param> params);
     // The moments "adam.m<key>", "adam.v<key>" and the step count as the note "adam.t".
     void save(Checkpoint &c) const;
