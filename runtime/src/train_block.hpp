@@ -2,7 +2,8 @@
 // train_block.hpp - what the training-op compilers share: the unified-buffer layout of their
 // constants, the start of every program (the constant 1 as a 1 x 1 fp32 weight), Block (one
 // tile's instructions on fp32 operands: functions and constants through the accumulators,
-// VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA) and Splitter (tiles into
+// VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA, and bf16 operands widened on
+// the way in and rounded on the way out through a Staging area) and Splitter (tiles into
 // programs).
 #pragma once
 
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,21 @@ constexpr std::uint32_t max_dim = 65535;
 constexpr std::uint32_t one_ub = 0;
 constexpr std::uint32_t const_ub = 64;
 constexpr std::uint32_t data_ub = 128;
+// The two constants of the rounding to bf16 (Block::store_typed): 2^-10 as a weight and -2^-149.
+constexpr std::uint32_t round_weight_ub = 120;
+constexpr std::uint32_t round_tiny_ub = 124;
+
+// Where a tile's bf16 operands pass through the unified buffer: `zeros` holds `capacity` bf16
+// zeros that no instruction writes (every job starts with the unified buffer zeroed), and the
+// staging row of `capacity` bf16 follows them. Widening is a TRANSPOSE of the 2 x n bf16 matrix
+// (zeros, staged values) into n x 2, whose rows are the values' fp32 bits (bf16 in the upper
+// half, zeros in the lower): exact for every value, subnormals and -0 included.
+struct Staging {
+    std::uint32_t zeros = 0;
+    std::uint32_t capacity = 0;
+    std::uint32_t row() const { return zeros + 2 * capacity; }
+    static constexpr std::uint32_t bytes_per_element = 4;
+};
 
 // The start of every program: 1.0 at one_ub (exp of a still zero accumulator), loaded as the
 // 1 x 1 fp32 weight tile that moves values into the accumulators.
@@ -136,7 +153,7 @@ class Block {
         b_.dma_out(transfer(type, host, ub, rows, cols));
     }
     // rows x cols fp32 from host rows host_stride bytes apart into dense unified-buffer rows, and
-    // back.
+    // back (as `type`).
     void gather(std::uint64_t host, std::uint64_t host_stride, std::uint32_t ub, std::uint32_t rows,
                 std::uint32_t cols) {
         DmaTransfer t = transfer(DType::Fp32, host, ub, rows, cols);
@@ -144,10 +161,82 @@ class Block {
         b_.dma_in(t);
     }
     void scatter(std::uint64_t host, std::uint64_t host_stride, std::uint32_t ub,
-                 std::uint32_t rows, std::uint32_t cols) {
-        DmaTransfer t = transfer(DType::Fp32, host, ub, rows, cols);
+                 std::uint32_t rows, std::uint32_t cols, DType type = DType::Fp32) {
+        DmaTransfer t = transfer(type, host, ub, rows, cols);
         t.host_stride = host_stride;
         b_.dma_out(t);
+    }
+    // rows x cols values of `type` (fp32 or bf16) from dense host rows (host_stride bytes apart
+    // for gather_typed) into dense fp32 unified-buffer rows at ub; bf16 through s.
+    void load_typed(DType type, std::uint64_t host, std::uint32_t ub, std::uint32_t rows,
+                    std::uint32_t cols, const Staging &s) {
+        gather_typed(type, host, cols * element_size(type), ub, rows, cols, s);
+    }
+    void gather_typed(DType type, std::uint64_t host, std::uint64_t host_stride, std::uint32_t ub,
+                      std::uint32_t rows, std::uint32_t cols, const Staging &s) {
+        if (type == DType::Fp32)
+            return gather(host, host_stride, ub, rows, cols);
+        DmaTransfer t = transfer(DType::Bf16, host, s.row(), rows, cols);
+        t.host_stride = host_stride;
+        b_.dma_in(t);
+        b_.transpose({.type = DType::Bf16,
+                      .src_addr = s.zeros,
+                      .src_stride = s.row() - s.zeros,
+                      .dst_addr = ub,
+                      .dst_stride = 4,
+                      .rows = 2,
+                      .cols = rows * cols});
+    }
+    // rows x cols fp32 values at ub into dense host rows (host_stride bytes apart for
+    // scatter_typed) as `type`: fp32 unchanged, bf16 rounded to nearest even (-0 kept, NaN
+    // 0x7fc0) by ACTIVATE's conversion of accumulators that hold the values exactly: a MATMUL of
+    // -2^-149 by the weight 2^-10 makes them -0 (the product rounds to -0), then the values x 1
+    // accumulate onto them (x + -0 is x for every x, +0 and -0 included).
+    void store_typed(DType type, std::uint64_t host, std::uint32_t ub, std::uint32_t rows,
+                     std::uint32_t cols, const Staging &s) {
+        scatter_typed(type, host, cols * element_size(type), ub, rows, cols, s);
+    }
+    void scatter_typed(DType type, std::uint64_t host, std::uint64_t host_stride, std::uint32_t ub,
+                       std::uint32_t rows, std::uint32_t cols, const Staging &s) {
+        if (type == DType::Fp32)
+            return scatter(host, host_stride, ub, rows, cols);
+        round_to_bf16(ub, s.row(), rows * cols);
+        scatter(host, host_stride, s.row(), rows, cols, DType::Bf16);
+    }
+    // n fp32 values at src as bf16 at dst (store_typed's rounding).
+    void round_to_bf16(std::uint32_t src, std::uint32_t dst, std::uint32_t n) {
+        constant(0x1p-10f, round_weight_ub);
+        constant(-0x1p-149f, round_tiny_ub);
+        b_.load_weights({.type = DType::Fp32,
+                         .src_addr = round_weight_ub,
+                         .src_stride = 4,
+                         .rows = 1,
+                         .cols = 1});
+        b_.matmul({.type = DType::Fp32,
+                   .src_addr = round_tiny_ub,
+                   .src_stride = 0,
+                   .rows = n,
+                   .cols = 1,
+                   .acc_addr = 0,
+                   .acc_stride = 4});
+        b_.load_weights(
+            {.type = DType::Fp32, .src_addr = one_ub, .src_stride = 4, .rows = 1, .cols = 1});
+        b_.matmul({.type = DType::Fp32,
+                   .src_addr = src,
+                   .src_stride = 4,
+                   .rows = n,
+                   .cols = 1,
+                   .acc_addr = 0,
+                   .acc_stride = 4,
+                   .accumulate = true});
+        b_.activate({.out_type = DType::Bf16,
+                     .function = Activation::None,
+                     .acc_addr = 0,
+                     .acc_stride = 4,
+                     .dst_addr = dst,
+                     .dst_stride = 2,
+                     .rows = n,
+                     .cols = 1});
     }
     // The builder itself, for instructions on other dtypes.
     ProgramBuilder &builder() { return b_; }
@@ -194,6 +283,22 @@ class Splitter {
     ProgramBuilder current_;
     std::vector<Program> programs_;
 };
+
+// A training operand's dtype: fp32 or bf16; `bytes` its element size.
+inline std::uint32_t float_operand(const std::string &op, const char *name, DType type) {
+    if (type != DType::Fp32 && type != DType::Bf16)
+        throw Error(ErrorCode::InvalidArgument,
+                    op + ": " + name + " is " + dtype_name(type) + "; the op takes fp32 or bf16");
+    return static_cast<std::uint32_t>(element_size(type));
+}
+
+// The staging area's bytes per element when any of `types` is bf16, else 0.
+inline std::uint32_t staging_bytes(std::initializer_list<DType> types) {
+    for (DType t : types)
+        if (t == DType::Bf16)
+            return Staging::bytes_per_element;
+    return 0;
+}
 
 [[noreturn]] inline void unsupported(const std::string &op, const ArrayLimits &limits) {
     throw Error(ErrorCode::Unsupported,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // train_checks.hpp - internal: the operand checks the training ops share (train_ops.cpp,
-// layer_norm_ops.cpp): a card with the spec 1.4 training instructions, densely packed fp32
-// tensors, matching shapes, dimensions the programs can hold; each refusal names the op.
+// layer_norm_ops.cpp): a card with the spec 1.4 training instructions, densely packed fp32 (or
+// fp32 or bf16) tensors, matching shapes, dimensions the programs can hold; each refusal names
+// the op and the operand's dtype.
 #pragma once
 
 #include "tpurt/device.hpp"
@@ -33,6 +34,15 @@ inline void require_fp32_dense(const std::string &op, const char *name, const Te
     if (t.dtype() != DType::Fp32 || !t.is_contiguous() || t.rank() == 0)
         refuse(op, std::string(name) + " " + t.layout().describe() +
                        " must be a densely packed fp32 tensor");
+}
+
+// A densely packed fp32 or bf16 tensor; returns its dtype.
+inline DType require_float_dense(const std::string &op, const char *name, const Tensor &t) {
+    if ((t.dtype() != DType::Fp32 && t.dtype() != DType::Bf16) || !t.is_contiguous() ||
+        t.rank() == 0)
+        refuse(op, std::string(name) + " " + t.layout().describe() + " is " +
+                       dtype_name(t.dtype()) + ": it must be a densely packed fp32 or bf16 tensor");
+    return t.dtype();
 }
 
 inline void require_same_shape(const std::string &op, const Tensor &a, const char *name,

@@ -84,14 +84,21 @@ std::vector<Program> compile_softmax(const SoftmaxProblem &p, const ArrayLimits 
         throw Error(ErrorCode::InvalidArgument, name + " of " + std::to_string(p.rows) + " x " +
                                                     std::to_string(p.cols) +
                                                     ": dimensions must be non-zero");
+    const std::uint32_t x_size = float_operand(name, "x", p.x_type),
+                        out_size = float_operand(name, "out", p.out_type);
     const bool ce = p.kind == SoftmaxKind::CrossEntropy;
-    // Per row: x, the work copy and (cross-entropy) the targets, cols each; four row values.
-    const std::uint64_t per_row = (ce ? 3u : 2u) * 4ull * p.cols + 16;
+    // Per row: x, the work copy and (cross-entropy) the targets, cols each; four row values;
+    // the staging of bf16 operands.
+    const std::uint64_t fp32_row = (ce ? 3u : 2u) * 4ull * p.cols + 16;
+    const std::uint64_t per_row =
+        fp32_row + std::uint64_t{staging_bytes({p.x_type, p.out_type})} * p.cols;
     const std::uint64_t ub = limits.ub_bytes > data_ub ? limits.ub_bytes - data_ub : 0;
     const std::uint64_t tile_rows = std::min<std::uint64_t>(
         {p.rows, max_dim / p.cols, ub / per_row, limits.acc_bytes / 4 / p.cols});
     if (p.cols > max_dim || tile_rows == 0)
         unsupported(name + " over rows of " + std::to_string(p.cols), limits);
+    const Staging staging{.zeros = static_cast<std::uint32_t>(data_ub + fp32_row * tile_rows),
+                          .capacity = static_cast<std::uint32_t>(tile_rows * p.cols)};
     Splitter programs(max_program_bytes);
     for (std::uint32_t r0 = 0; r0 < p.rows; r0 += static_cast<std::uint32_t>(tile_rows)) {
         const auto rows =
@@ -100,35 +107,37 @@ std::vector<Program> compile_softmax(const SoftmaxProblem &p, const ArrayLimits 
         const std::uint32_t x = data_ub, w = x + 4 * n, t = w + 4 * n;
         const std::uint32_t mx = (ce ? t + 4 * n : t), s = mx + 4 * rows, l = s + 4 * rows,
                             loss = l + 4 * rows;
-        const std::uint64_t offset = std::uint64_t{r0} * cols * 4;
+        const std::uint64_t offset = std::uint64_t{r0} * cols;
         Block b;
-        b.load(p.x_addr + offset, x, rows, cols);
+        b.load_typed(p.x_type, p.x_addr + offset * x_size, x, rows, cols, staging);
         b.reduce(ReduceOp::Max, x, mx, rows, cols);
         b.vec(VectorOp::Sub, x, mx, w, rows, cols, Bcast::Column); // w = x - max
         b.apply(Activation::Exp, 1.0f, w, x, n);                   // x = e
         b.reduce(ReduceOp::Sum, x, s, rows, cols);                 // s
         if (p.kind == SoftmaxKind::Softmax) {
             b.vec(VectorOp::Div, x, s, x, rows, cols, Bcast::Column);
-            b.store(p.out_addr + offset, x, rows, cols);
+            b.store_typed(p.out_type, p.out_addr + offset * out_size, x, rows, cols, staging);
             programs.add(b.finish());
             continue;
         }
         b.apply(Activation::Log, 1.0f, s, l, rows);
         b.vec(VectorOp::Sub, w, l, w, rows, cols, Bcast::Column); // w = log-softmax
         if (p.kind == SoftmaxKind::LogSoftmax) {
-            b.store(p.out_addr + offset, w, rows, cols);
+            b.store_typed(p.out_type, p.out_addr + offset * out_size, w, rows, cols, staging);
             programs.add(b.finish());
             continue;
         }
         b.vec(VectorOp::Div, x, s, x, rows, cols, Bcast::Column); // x = softmax
-        b.load(p.target_addr + offset, t, rows, cols);
+        b.load(p.target_addr + offset * 4, t, rows, cols);
         b.vec(VectorOp::Mul, w, t, w, rows, cols);
         b.reduce(ReduceOp::Sum, w, loss, rows, cols);
         b.apply(Activation::None, -1.0f, loss, loss, rows);
         b.store(p.loss_addr + std::uint64_t{r0} * 4, loss, 1, rows);
         b.vec(VectorOp::Sub, x, t, x, rows, cols);
-        b.apply(Activation::None, p.grad_scale, x, x, n);
-        b.store(p.out_addr + offset, x, rows, cols);
+        // The gradient leaves ACTIVATE in its dtype: bf16 is the fp32 result rounded.
+        const std::uint32_t g = p.out_type == DType::Fp32 ? x : staging.row();
+        b.apply(Activation::None, p.grad_scale, x, g, n, p.out_type);
+        b.store(p.out_addr + offset * out_size, g, rows, cols, p.out_type);
         programs.add(b.finish());
     }
     return programs.finish();
@@ -140,17 +149,24 @@ std::vector<Program> compile_activation_grad(const ActivationGradProblem &p,
     const std::string name = grad_function_name(p.function);
     if (p.elements == 0)
         throw Error(ErrorCode::InvalidArgument, name + ": at least one element is needed");
-    const std::uint64_t chunk = chunk_elements(p.elements, 6 * 4, limits);
+    const std::uint32_t x_size = float_operand(name, "saved", p.x_type),
+                        dy_size = float_operand(name, "dy", p.dy_type),
+                        dx_size = float_operand(name, "dx", p.dx_type);
+    const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
+    const std::uint64_t chunk = chunk_elements(p.elements, 6 * 4 + staged, limits);
     if (chunk == 0)
         unsupported(name, limits);
+    // After the six fp32 regions of the largest chunk (bf16 operands only).
+    const Staging staging{.zeros = static_cast<std::uint32_t>(data_ub + 6 * 4 * chunk),
+                          .capacity = static_cast<std::uint32_t>(chunk)};
     Splitter programs(max_program_bytes);
     for (std::uint64_t e0 = 0; e0 < p.elements; e0 += chunk) {
         const auto n = static_cast<std::uint32_t>(std::min(chunk, p.elements - e0));
         const std::uint32_t x = data_ub, d = x + 4 * n, t = d + 4 * n, q = t + 4 * n, s = q + 4 * n,
                             v = s + 4 * n;
         Block b;
-        b.load(p.x_addr + e0 * 4, x, 1, n);
-        b.load(p.dy_addr + e0 * 4, d, 1, n);
+        b.load_typed(p.x_type, p.x_addr + e0 * x_size, x, 1, n, staging);
+        b.load_typed(p.dy_type, p.dy_addr + e0 * dy_size, d, 1, n, staging);
         switch (p.function) {
         case GradFunction::Relu:
             b.vec(VectorOp::Gate, x, d, x, 1, n);
@@ -182,7 +198,7 @@ std::vector<Program> compile_activation_grad(const ActivationGradProblem &p,
             b.vec(VectorOp::Mul, q, d, x, 1, n);
             break;
         }
-        b.store(p.dx_addr + e0 * 4, x, 1, n);
+        b.store_typed(p.dx_type, p.dx_addr + e0 * dx_size, x, 1, n, staging);
         programs.add(b.finish());
     }
     return programs.finish();

@@ -7,6 +7,7 @@
 #include "tpurt/device.hpp"
 
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 namespace tpurt {
@@ -18,16 +19,32 @@ std::string limits_key(const ArrayLimits &l) {
            std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
 }
 
+// The operands' dtypes: "fp32" when all are, else each one's ("bf16 fp32 bf16").
+std::string dtypes(std::initializer_list<DType> types) {
+    std::string each;
+    bool mixed = false;
+    for (DType t : types) {
+        mixed = mixed || t != DType::Fp32;
+        each += std::string(each.empty() ? "" : " ") + dtype_name(t);
+    }
+    return mixed ? each : "fp32";
+}
+
+std::uint64_t bytes_of(std::uint64_t elements, DType type) {
+    return elements * element_size(type);
+}
+
 std::string softmax_name(const SoftmaxProblem &p) {
     char scale[32];
     std::snprintf(scale, sizeof(scale), "%a", static_cast<double>(p.grad_scale));
-    return std::string(softmax_kind_name(p.kind)) + " fp32 " + std::to_string(p.rows) + "x" +
-           std::to_string(p.cols) +
+    return std::string(softmax_kind_name(p.kind)) + " " + dtypes({p.x_type, p.out_type}) + " " +
+           std::to_string(p.rows) + "x" + std::to_string(p.cols) +
            (p.kind == SoftmaxKind::CrossEntropy ? std::string(" scale ") + scale : "");
 }
 
 std::string grad_name(const ActivationGradProblem &p) {
-    return std::string(grad_function_name(p.function)) + " fp32 " + std::to_string(p.elements);
+    return std::string(grad_function_name(p.function)) + " " +
+           dtypes({p.x_type, p.dy_type, p.dx_type}) + " " + std::to_string(p.elements);
 }
 
 std::string optimizer_name_of(const OptimizerProblem &p) {
@@ -36,10 +53,10 @@ std::string optimizer_name_of(const OptimizerProblem &p) {
 }
 
 std::string pool_grad_name(const PoolGradProblem &p) {
-    return std::string(p.op == PoolOp::Max ? "maxpool_grad" : "avgpool_grad") + " fp32 " +
-           std::to_string(p.batch) + "x" + std::to_string(p.height) + "x" +
-           std::to_string(p.width) + "x" + std::to_string(p.channels) + " k" +
-           std::to_string(p.window);
+    return std::string(p.op == PoolOp::Max ? "maxpool_grad" : "avgpool_grad") + " " +
+           dtypes({p.x_type, p.dy_type, p.dx_type}) + " " + std::to_string(p.batch) + "x" +
+           std::to_string(p.height) + "x" + std::to_string(p.width) + "x" +
+           std::to_string(p.channels) + " k" + std::to_string(p.window);
 }
 
 std::string layer_norm_name(const LayerNormProblem &p) {
@@ -82,18 +99,18 @@ std::shared_ptr<const Executable> layer_norm_executable(Device &device,
 
 Executable compile_pool_grad_executable(const PoolGradProblem &problem, const ArrayLimits &limits) {
     PoolGradProblem p = problem;
-    const std::uint64_t in = std::uint64_t{p.batch} * p.height * p.width * p.channels * 4;
+    const std::uint64_t in = std::uint64_t{p.batch} * p.height * p.width * p.channels;
     const std::uint64_t out = p.window ? in / (std::uint64_t{p.window} * p.window) : 0;
     std::vector<ExecutableArg> args;
     if (p.op == PoolOp::Max) {
         p.x_addr = Executable::placeholder(0);
         p.y_addr = Executable::placeholder(1);
-        args = {{"x", in}, {"y", out}};
+        args = {{"x", bytes_of(in, p.x_type)}, {"y", bytes_of(out, p.x_type)}};
     }
     p.dy_addr = Executable::placeholder(args.size());
-    args.push_back({"dy", out});
+    args.push_back({"dy", bytes_of(out, p.dy_type)});
     p.dx_addr = Executable::placeholder(args.size());
-    args.push_back({"dx", in});
+    args.push_back({"dx", bytes_of(in, p.dx_type)});
     return Executable::link(pool_grad_name(p), std::move(args), compile_pool_grad(p, limits));
 }
 
@@ -107,19 +124,19 @@ std::shared_ptr<const Executable> pool_grad_executable(Device &device,
 
 Executable compile_softmax_executable(const SoftmaxProblem &problem, const ArrayLimits &limits) {
     SoftmaxProblem p = problem;
-    const std::uint64_t bytes = std::uint64_t{p.rows} * p.cols * 4;
-    std::vector<ExecutableArg> args{{"x", bytes}};
+    const std::uint64_t elements = std::uint64_t{p.rows} * p.cols, bytes = elements * 4;
+    std::vector<ExecutableArg> args{{"x", bytes_of(elements, p.x_type)}};
     p.x_addr = Executable::placeholder(0);
     if (p.kind == SoftmaxKind::CrossEntropy) {
         p.target_addr = Executable::placeholder(1);
         p.out_addr = Executable::placeholder(2);
         p.loss_addr = Executable::placeholder(3);
         args.push_back({"targets", bytes});
-        args.push_back({"grad", bytes});
+        args.push_back({"grad", bytes_of(elements, p.out_type)});
         args.push_back({"loss", std::uint64_t{p.rows} * 4});
     } else {
         p.out_addr = Executable::placeholder(1);
-        args.push_back({"out", bytes});
+        args.push_back({"out", bytes_of(elements, p.out_type)});
     }
     return Executable::link(softmax_name(p), std::move(args), compile_softmax(p, limits));
 }
@@ -130,8 +147,10 @@ Executable compile_activation_grad_executable(const ActivationGradProblem &probl
     p.x_addr = Executable::placeholder(0);
     p.dy_addr = Executable::placeholder(1);
     p.dx_addr = Executable::placeholder(2);
-    const std::uint64_t bytes = p.elements * 4;
-    return Executable::link(grad_name(p), {{"saved", bytes}, {"dy", bytes}, {"dx", bytes}},
+    return Executable::link(grad_name(p),
+                            {{"saved", bytes_of(p.elements, p.x_type)},
+                             {"dy", bytes_of(p.elements, p.dy_type)},
+                             {"dx", bytes_of(p.elements, p.dx_type)}},
                             compile_activation_grad(p, limits));
 }
 

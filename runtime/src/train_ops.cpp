@@ -17,6 +17,7 @@ namespace {
 
 using detail::dim32;
 using detail::refuse;
+using detail::require_float_dense;
 using detail::require_fp32_dense;
 using detail::require_same_shape;
 using detail::require_train_unit;
@@ -25,12 +26,15 @@ MatmulStats run_softmax(Device &device, SoftmaxKind kind, const Tensor &x, Tenso
                         std::chrono::nanoseconds timeout) {
     const std::string op = softmax_kind_name(kind);
     require_train_unit(device, op);
-    require_fp32_dense(op, "x", x);
-    require_fp32_dense(op, "out", out);
+    const DType x_type = require_float_dense(op, "x", x);
+    const DType out_type = require_float_dense(op, "out", out);
     require_same_shape(op, x, "out", out);
     const std::uint64_t cols = x.size(x.rank() - 1);
-    const SoftmaxProblem problem{
-        .kind = kind, .rows = dim32(op, x.element_count() / cols, x), .cols = dim32(op, cols, x)};
+    const SoftmaxProblem problem{.kind = kind,
+                                 .rows = dim32(op, x.element_count() / cols, x),
+                                 .cols = dim32(op, cols, x),
+                                 .x_type = x_type,
+                                 .out_type = out_type};
     const std::shared_ptr<const Executable> exe = softmax_executable(device, problem);
     const std::array<std::uint64_t, 2> bases{x.device_addr(), out.device_addr()};
     const std::array<const Buffer *, 2> buffers{&x.buffer(), &out.buffer()};
@@ -54,9 +58,9 @@ MatmulStats softmax_cross_entropy(Device &device, const Tensor &logits, const Te
                                   std::chrono::nanoseconds timeout) {
     const std::string op = "softmax_cross_entropy";
     require_train_unit(device, op);
-    require_fp32_dense(op, "logits", logits);
+    const DType x_type = require_float_dense(op, "logits", logits);
     require_fp32_dense(op, "targets", targets);
-    require_fp32_dense(op, "grad", grad);
+    const DType out_type = require_float_dense(op, "grad", grad);
     require_fp32_dense(op, "loss", loss);
     require_same_shape(op, logits, "targets", targets);
     require_same_shape(op, logits, "grad", grad);
@@ -68,7 +72,9 @@ MatmulStats softmax_cross_entropy(Device &device, const Tensor &logits, const Te
     const SoftmaxProblem problem{.kind = SoftmaxKind::CrossEntropy,
                                  .rows = dim32(op, rows, logits),
                                  .cols = dim32(op, cols, logits),
-                                 .grad_scale = grad_scale};
+                                 .grad_scale = grad_scale,
+                                 .x_type = x_type,
+                                 .out_type = out_type};
     const std::shared_ptr<const Executable> exe = softmax_executable(device, problem);
     const std::array<std::uint64_t, 4> bases{logits.device_addr(), targets.device_addr(),
                                              grad.device_addr(), loss.device_addr()};
@@ -81,12 +87,16 @@ MatmulStats activation_grad(Device &device, GradFunction function, const Tensor 
                             const Tensor &dy, Tensor &dx, std::chrono::nanoseconds timeout) {
     const std::string op = grad_function_name(function);
     require_train_unit(device, op);
-    require_fp32_dense(op, "saved", saved);
-    require_fp32_dense(op, "dy", dy);
-    require_fp32_dense(op, "dx", dx);
+    const DType x_type = require_float_dense(op, "saved", saved);
+    const DType dy_type = require_float_dense(op, "dy", dy);
+    const DType dx_type = require_float_dense(op, "dx", dx);
     require_same_shape(op, saved, "dy", dy);
     require_same_shape(op, saved, "dx", dx);
-    const ActivationGradProblem problem{.function = function, .elements = saved.element_count()};
+    const ActivationGradProblem problem{.function = function,
+                                        .elements = saved.element_count(),
+                                        .x_type = x_type,
+                                        .dy_type = dy_type,
+                                        .dx_type = dx_type};
     const std::shared_ptr<const Executable> exe = activation_grad_executable(device, problem);
     const std::array<std::uint64_t, 3> bases{saved.device_addr(), dy.device_addr(),
                                              dx.device_addr()};
@@ -152,8 +162,12 @@ MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, co
                             Tensor &dx, std::uint32_t window, std::chrono::nanoseconds timeout) {
     const std::string op = "max_pool2d_grad";
     require_train_unit(device, op);
-    for (const Tensor *t : {&x, &y, &dy, static_cast<const Tensor *>(&dx)})
-        require_fp32_dense(op, "operand", *t);
+    const DType x_type = require_float_dense(op, "x", x);
+    if (require_float_dense(op, "y", y) != x_type)
+        refuse(op, std::string("x is ") + dtype_name(x_type) + " and y " + dtype_name(y.dtype()) +
+                       ": x and y must have one dtype (fp32 or bf16)");
+    const DType dy_type = require_float_dense(op, "dy", dy);
+    const DType dx_type = require_float_dense(op, "dx", dx);
     require_same_shape(op, x, "dx", dx);
     require_same_shape(op, y, "dy", dy);
     if (x.rank() != 4 || window == 0 || y.rank() != 4 ||
@@ -166,7 +180,10 @@ MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, co
                                   .height = dim32(op, x.size(1), x),
                                   .width = dim32(op, x.size(2), x),
                                   .channels = dim32(op, x.size(3), x),
-                                  .window = window};
+                                  .window = window,
+                                  .x_type = x_type,
+                                  .dy_type = dy_type,
+                                  .dx_type = dx_type};
     const std::shared_ptr<const Executable> exe = pool_grad_executable(device, problem);
     const std::array<std::uint64_t, 4> bases{x.device_addr(), y.device_addr(), dy.device_addr(),
                                              dx.device_addr()};
@@ -179,8 +196,8 @@ MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, std::u
                             std::chrono::nanoseconds timeout) {
     const std::string op = "avg_pool2d_grad";
     require_train_unit(device, op);
-    require_fp32_dense(op, "dy", dy);
-    require_fp32_dense(op, "dx", dx);
+    const DType dy_type = require_float_dense(op, "dy", dy);
+    const DType dx_type = require_float_dense(op, "dx", dx);
     if (dx.rank() != 4 || window == 0 || dy.rank() != 4 ||
         dy.shape() != std::vector<std::size_t>{dx.size(0), dx.size(1) / window, dx.size(2) / window,
                                                dx.size(3)})
@@ -191,7 +208,9 @@ MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, std::u
                                   .height = dim32(op, dx.size(1), dx),
                                   .width = dim32(op, dx.size(2), dx),
                                   .channels = dim32(op, dx.size(3), dx),
-                                  .window = window};
+                                  .window = window,
+                                  .dy_type = dy_type,
+                                  .dx_type = dx_type};
     const std::shared_ptr<const Executable> exe = pool_grad_executable(device, problem);
     const std::array<std::uint64_t, 2> bases{dy.device_addr(), dx.device_addr()};
     const std::array<const Buffer *, 2> buffers{&dy.buffer(), &dx.buffer()};

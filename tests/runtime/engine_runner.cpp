@@ -49,16 +49,30 @@ std::uint64_t run_programs(tpu::test::Card &card, tpu::test::AddressSpace &space
 std::vector<std::vector<float>> run_fp32_on_engine(const tpu_engine_config &cfg,
                                                    const std::vector<tpurt::Program> &programs,
                                                    std::vector<std::vector<float>> arrays) {
+    std::vector<std::vector<std::byte>> bytes;
+    for (const std::vector<float> &a : arrays) {
+        const auto *p = reinterpret_cast<const std::byte *>(a.data());
+        bytes.emplace_back(p, p + a.size() * 4);
+    }
+    bytes = run_bytes_on_engine(cfg, programs, std::move(bytes));
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+        std::memcpy(arrays[i].data(), bytes[i].data(), bytes[i].size());
+    return arrays;
+}
+
+std::vector<std::vector<std::byte>>
+run_bytes_on_engine(const tpu_engine_config &cfg, const std::vector<tpurt::Program> &programs,
+                    std::vector<std::vector<std::byte>> arrays) {
     tpu::test::HostMemory memory;
     tpu::test::Card card(memory, cfg);
     tpu::test::AddressSpace space = card.address_space(1);
     for (std::size_t i = 0; i < arrays.size(); ++i) {
-        space.map(va(int(i)), arrays[i].size() * 4, tpu::test::kReadWrite);
-        space.write(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
+        space.map(va(int(i)), arrays[i].size(), tpu::test::kReadWrite);
+        space.write(va(int(i)), arrays[i].data(), arrays[i].size());
     }
     run_programs(card, space, programs);
     for (std::size_t i = 0; i < arrays.size(); ++i)
-        space.read(va(int(i)), arrays[i].data(), arrays[i].size() * 4);
+        space.read(va(int(i)), arrays[i].data(), arrays[i].size());
     return arrays;
 }
 

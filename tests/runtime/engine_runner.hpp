@@ -32,6 +32,11 @@ std::vector<std::vector<float>> run_fp32_on_engine(const tpu_engine_config &cfg,
                                                    const std::vector<tpurt::Program> &programs,
                                                    std::vector<std::vector<float>> arrays);
 
+// The same for arrays of raw bytes (operands of mixed dtypes).
+std::vector<std::vector<std::byte>> run_bytes_on_engine(const tpu_engine_config &cfg,
+                                                        const std::vector<tpurt::Program> &programs,
+                                                        std::vector<std::vector<std::byte>> arrays);
+
 // Extra bytes at the end of every row of A, B and C (0: densely packed).
 struct RowPadding {
     std::uint64_t a = 0, b = 0, c = 0;

@@ -5,7 +5,10 @@
 // master weights (with a bf16 copy of the weights for the next forward). Pure functions of
 // shapes, addresses and the card's limits, like compile_unary(); they need the spec 1.4
 // instructions (TPU_CAP_VPU_TRAIN: VECTOR DIV / GATE and the per-row broadcast B_COL, ACTIVATE
-// LOG and SQRT). All operands are fp32 and densely packed.
+// LOG and SQRT). Operands are densely packed fp32 unless a problem names their dtypes: the
+// activation-gradient, cross-entropy and pooling-gradient operands may each also be bf16, widened
+// exactly to fp32 on the way in and rounded to nearest even on the way out (train_block.hpp), so
+// the result is the fp32 computation's rounded to bf16, -0 kept and NaN 0x7fc0.
 //
 // Every program starts by making the constant 1 (ACTIVATE EXP of an accumulator still zero) and
 // loading it as a 1 x 1 fp32 weight tile. A function f(scale x) of values in the unified buffer
@@ -16,6 +19,7 @@
 #pragma once
 
 #include "tpurt/device_info.hpp"
+#include "tpurt/dtype.hpp"
 #include "tpurt/program_builder.hpp"
 
 #include <array>
@@ -39,6 +43,7 @@ struct SoftmaxProblem {
     SoftmaxKind kind = SoftmaxKind::Softmax;
     std::uint32_t rows = 0, cols = 0;
     float grad_scale = 1.0f;
+    DType x_type = DType::Fp32, out_type = DType::Fp32; // fp32 or bf16; targets, loss fp32
     std::uint64_t x_addr = 0, target_addr = 0, out_addr = 0, loss_addr = 0;
 };
 
@@ -52,6 +57,7 @@ enum class GradFunction : unsigned char {
 struct ActivationGradProblem {
     GradFunction function = GradFunction::Relu;
     std::uint64_t elements = 0;
+    DType x_type = DType::Fp32, dy_type = DType::Fp32, dx_type = DType::Fp32; // fp32 or bf16
     std::uint64_t x_addr = 0; // x (Relu, Gelu) or y (Sigmoid, Tanh)
     std::uint64_t dy_addr = 0, dx_addr = 0;
 };
@@ -80,13 +86,15 @@ std::array<float, optimizer_hp_count> adam_hyperparameters(float lr, float beta1
                                                            std::uint64_t step);
 
 // The gradient of max or average pooling with windows of k x k at stride k (windows that tile
-// the image: height and width multiples of k) over NHWC fp32 images: dx [N, H, W, C] from
+// the image: height and width multiples of k) over NHWC images: dx [N, H, W, C] from
 // dy [N, H / k, W / k, C] (and, for MAX, the forward input x and output y). MAX gives each
 // window's dy to the first element in row-major order equal to y (the element the forward
 // POOL kept; a window whose y is NaN gets no gradient); AVG gives dy / (k k) to all.
 struct PoolGradProblem {
     PoolOp op = PoolOp::Max;
     std::uint32_t batch = 1, height = 0, width = 0, channels = 0, window = 2;
+    DType x_type = DType::Fp32; // x and y (MAX); fp32 or bf16 like dy_type and dx_type
+    DType dy_type = DType::Fp32, dx_type = DType::Fp32;
     std::uint64_t x_addr = 0, y_addr = 0, dy_addr = 0, dx_addr = 0;
 };
 
