@@ -2,7 +2,8 @@
 // test_card_train.cpp - guest test of training the MLP on the card (workloads/train/card_mlp):
 // one step's loss and gradients against the CPU MLP's fp32 ones for the same weights and batch
 // (fp32 and bf16 precision on the card), and short trainings on the digits (SGD with momentum,
-// Adam; Adam in bf16) in which the test loss falls and the test accuracy rises. Needs the data sets (run-in-vm.sh --datasets).
+// Adam; Adam in bf16) in which the test loss falls and the test accuracy rises. Needs the data sets
+// (run-in-vm.sh --datasets).
 #include <card_mlp.hpp>
 #include <train_common.hpp>
 
@@ -110,7 +111,9 @@ TEST_CASE("one training step's loss and gradients on the card equal the CPU MLP'
 TEST_CASE("one bf16 MLP training step on the card is close to the CPU MLP's fp32 step") {
     // bf16 inputs, weights and gradients (8 significant bits) into fp32 sums; an error in an
     // op's indexing or dtype handling would be of the order of the gradient itself.
-    check_one_step(tpu_train::Precision::Bf16, 2e-2, 5e-2);
+    // Measured: the first layer's gradients 7-8 % of their largest off (ReLU masks flip where a
+    // hidden pre-activation is near zero), the others under 5 %.
+    check_one_step(tpu_train::Precision::Bf16, 2e-2, 0.15);
 }
 
 TEST_CASE("training on the card with SGD and momentum: test loss falls, accuracy rises") {

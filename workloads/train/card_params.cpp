@@ -76,13 +76,8 @@ CardParams::CardParams(tpurt::Device &device, const OptimizerConfig &opt, Precis
 CardParam &CardParams::add(const std::string &key, const std::vector<float> &values,
                            std::vector<std::size_t> shape, bool copied) {
     // Adam's second moments are allocated for SGD too, so that every parameter is alike.
-    CardParam p{key,
-                upload(device_, values, shape),
-                zeros(device_, shape),
-                zeros(device_, shape),
-                zeros(device_, shape),
-                {}};
-    p.c = p.w;
+    const tpurt::Tensor w = upload(device_, values, shape);
+    CardParam p{key, w, zeros(device_, shape), zeros(device_, shape), zeros(device_, shape), w};
     if (copied && precision_ == Precision::Bf16) {
         p.c = tpurt::Tensor::empty(device_, tpurt::DType::Bf16, std::move(shape));
         copy_in(p.c, values);

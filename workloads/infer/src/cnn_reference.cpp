@@ -21,9 +21,6 @@ float value_of(float v) {
 float value_of(tpurt::Bf16 v) {
     return v.to_float();
 }
-float value_of(std::int8_t v) {
-    return v;
-}
 
 // 2 x 2 max pooling at stride 2 of NHWC images (odd sizes floor), as the card's POOL MAX: the
 // first maximum in window order, NaN if the window holds one.
