@@ -68,7 +68,7 @@ test: deps qemu all
 # evaluated, quantised to int8, served and load-tested, then a summary. DEMO_TRAIN_ARGS: tpu-train's
 # options (default: the CNN, Adam, DEMO_EPOCHS epochs); results in build/demo.
 DEMO_EPOCHS ?= 1
-DEMO_TRAIN_ARGS ?= --model cnn --optimizer adam --epochs $(DEMO_EPOCHS)
+DEMO_TRAIN_ARGS ?= --model cnn --optimizer adam --lr-schedule cosine --epochs $(DEMO_EPOCHS)
 demo: deps qemu all
 	DEMO_TRAIN_ARGS="$(DEMO_TRAIN_ARGS)" workloads/demo/run-demo.sh $(HOST_BUILD) $(GUEST_BUILD)
 
