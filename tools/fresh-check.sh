@@ -59,7 +59,7 @@ sha=$(git -C "$repo" rev-parse HEAD)
 
 # ---- the bare root, cached per suite and day -------------------------------------------------
 mirror=$(sed -n 's|^URIs: *\(http[^ ]*/debian\)/*$|\1|p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-	head -n1)
+	sed -n 1p)
 mirror=${mirror:-http://deb.debian.org/debian}
 bare=$cache/fresh-root/$suite-$(date -u +%F).tar
 if [ ! -f "$bare" ]; then
@@ -122,11 +122,13 @@ mkdir -p "$root/root/.cache/tpu-stack/ccache"
 mount --bind "$(readlink -f "$cache/ccache")" "$root/root/.cache/tpu-stack/ccache"
 
 # ---- the steps, as a new user types them ------------------------------------------------------
-# The README's first command: its first ```sh block, comments dropped, up to `make demo`.
+# The README's first command: its first ```sh block, comments dropped, up to `make demo`. awk
+# reads the whole README (no early exit): under pipefail, git show killed by SIGPIPE would fail
+# the check (exit 141) whenever awk stopped reading before git had written its last block.
 readme_lines=$(git -C "$repo" show "$sha:README.md" | awk '
 	/^```sh$/ && !seen { inblock = 1; seen = 1; next }
-	inblock && /^```/ { exit }
-	inblock { sub(/[ \t]+#.*$/, ""); print; if ($0 ~ /^make demo$/) exit }')
+	inblock && /^```/ { inblock = 0; next }
+	inblock { sub(/[ \t]+#.*$/, ""); print; if ($0 ~ /^make demo$/) inblock = 0 }')
 [ "$(printf '%s\n' "$readme_lines" | tail -n1)" = "make demo" ] ||
 	die "README.md's first sh block does not reach 'make demo': $readme_lines"
 prerequisites=$(printf '%s\n' "$readme_lines" | sed '$d')
