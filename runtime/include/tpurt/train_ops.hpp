@@ -2,10 +2,12 @@
 // train_ops.hpp - the ops of a training step on tensors, on the card: softmax, log-softmax and
 // the fused softmax cross-entropy (per-row loss and gradient), activation gradients, SGD with
 // momentum and Adam on fp32 master weights (with a bf16 copy for the next forward), elementwise
-// division, and the matmuls of the backward pass (A^T B for weight gradients, A B^T for input
-// gradients) and the bias gradient (column sums). The programs are train_compiler.hpp's (spec
-// 1.4, TPU_CAP_VPU_TRAIN) and the existing matmul / transpose / reduce programs. Operands are
-// densely packed and fp32 unless said otherwise.
+// division, the matmuls of the backward pass (A^T B for weight gradients, A B^T for input
+// gradients), the bias gradient (column sums), and the gradients of pooling (any windows and
+// strides) and of convolutions (any strides, padding and dilation). The programs are
+// train_compiler.hpp's (spec 1.4, TPU_CAP_VPU_TRAIN), conv_grad_compiler.hpp's and the existing
+// matmul / transpose / reduce programs. Operands are densely packed and fp32 unless said
+// otherwise.
 //
 // Mixed precision: where an operand below is "fp32 or bf16" each such operand takes its own
 // dtype from its Tensor, and the job is the same one program. A bf16 input is widened exactly to
