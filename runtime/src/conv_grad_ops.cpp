@@ -10,6 +10,7 @@
 #include "tpurt/train_ops.hpp"
 #include "train_checks.hpp"
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
