@@ -5,7 +5,7 @@
 // references (reference_conv2d_input_grad / _weight_grad of conv_grad_compiler.hpp,
 // reference_pool_grad of train_compiler.hpp) in fp32 and bf16, and against central differences
 // of the card's own forward pass (conv2d / grouped_conv2d, pool2d) on values whose sums are
-// exact; refusals that say what to do.
+// exact (grouped ones too); refusals that say what to do.
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -174,6 +174,47 @@ TEST_CASE("conv2d gradients with strides, padding and dilation on the card") {
             CAPTURE(i);
             REQUIRE((loss(x, up) - loss(x, down)) / 2 == gw[i]);
         }
+    }
+}
+
+TEST_CASE("grouped conv2d gradients with strides and dilation against central differences") {
+    tpurt::Device &dev = device();
+    const std::size_t n = 2, h = 9, w = 8, c = 4, f = 6, k = 3;
+    const tpurt::ConvGrouping grouping{.groups = 2, .dilation_h = 2, .dilation_w = 1};
+    const tpurt::Conv2dParams params{.stride_h = 2, .stride_w = 3, .pad_h = 2, .pad_w = 1};
+    const std::size_t oh = (h + 4 - 5) / 2 + 1, ow = (w + 2 - 3) / 3 + 1;
+    const std::vector<std::size_t> xs{n, h, w, c}, ws{k, k, c / 2, f}, ys{n, oh, ow, f};
+    const auto x = small_ints(n * h * w * c, 41), wv = small_ints(k * k * (c / 2) * f, 42),
+               r = small_ints(n * oh * ow * f, 43);
+    const auto loss = [&](const std::vector<float> &xv, const std::vector<float> &wvv) {
+        Tensor y = Tensor::empty(dev, DType::Fp32, ys);
+        tpurt::grouped_conv2d(dev, tensor(DType::Fp32, xv, xs), tensor(DType::Fp32, wvv, ws), y,
+                              grouping, params);
+        const std::vector<float> yv = y.to_vector<float>();
+        double l = 0;
+        for (std::size_t i = 0; i < yv.size(); ++i)
+            l += double(yv[i]) * r[i];
+        return l;
+    };
+    Tensor dx = Tensor::empty(dev, DType::Fp32, xs), dw = Tensor::empty(dev, DType::Fp32, ws);
+    const Tensor dy = tensor(DType::Fp32, r, ys);
+    tpurt::grouped_conv2d_input_grad(dev, dy, tensor(DType::Fp32, wv, ws), dx, grouping, params);
+    tpurt::grouped_conv2d_weight_grad(dev, tensor(DType::Fp32, x, xs), dy, dw, grouping, params);
+    const std::vector<float> gx = dx.to_vector<float>(), gw = dw.to_vector<float>();
+    // Linear in each operand, small integers: central differences with steps of 1 are exact.
+    for (std::size_t i : {std::size_t{0}, std::size_t{37}, std::size_t{290}, x.size() - 1}) {
+        std::vector<float> up = x, down = x;
+        up[i] += 1;
+        down[i] -= 1;
+        CAPTURE(i);
+        REQUIRE((loss(up, wv) - loss(down, wv)) / 2 == gx[i]);
+    }
+    for (std::size_t i : {std::size_t{0}, std::size_t{17}, wv.size() - 1}) {
+        std::vector<float> up = wv, down = wv;
+        up[i] += 1;
+        down[i] -= 1;
+        CAPTURE(i);
+        REQUIRE((loss(x, up) - loss(x, down)) / 2 == gw[i]);
     }
 }
 

@@ -2,11 +2,11 @@
 // conv_grad_test.cpp - the convolution gradients' programs (conv_grad_compiler.hpp) run on the
 // engine with strides, padding and dilation: bit for bit reference_conv2d() of the lowered
 // operands (reference_conv2d_input_grad / _weight_grad: dy spread out, the kernel flipped,
-// transposed and dilated, x and dy permuted, the dilated taps picked, by plain loops), in fp32
-// and bf16, the lowering's shapes against the formulas; and in fp32 against central finite
-// differences of a direct double-precision convolution (the loss sum(dy conv(x, w)) is linear,
-// so the differences are the exact gradient up to double rounding). Odd sizes, C and F not
-// multiples of 8, a small card that tiles everything.
+// transposed and dilated, x and dy permuted, the dilated taps picked, by plain loops), in fp32,
+// bf16 and int8 (into int32), the lowering's shapes against the formulas; and in fp32 against
+// central finite differences of a direct double-precision convolution (the loss
+// sum(dy conv(x, w)) is linear, so the differences are the exact gradient up to double
+// rounding). Odd sizes, C and F not multiples of 8, a small card that tiles everything.
 #include "engine_runner.hpp"
 
 #include <tpurt/bf16.hpp>
@@ -65,9 +65,12 @@ struct Case {
     }
 };
 
-// Values of `type` as floats (bf16: rounded), and their bytes.
+// Values of `type` as floats (bf16: rounded; int8: integers of -4 .. 4), and their bytes.
 std::vector<float> values(DType type, std::size_t count, unsigned seed) {
     std::vector<float> v = tpurt::uniform_fp32(count, seed, -2.0f, 2.0f);
+    if (type == DType::Int8)
+        for (float &x : v)
+            x = std::round(2 * x);
     if (type == DType::Bf16)
         for (float &x : v)
             x = tpurt::Bf16::from_float(x).to_float();
@@ -76,7 +79,9 @@ std::vector<float> values(DType type, std::size_t count, unsigned seed) {
 Bytes bytes_of(DType type, const std::vector<float> &v) {
     Bytes out(v.size() * tpurt::element_size(type));
     for (std::size_t i = 0; i < v.size(); ++i) {
-        if (type == DType::Bf16) {
+        if (type == DType::Int8) {
+            out[i] = static_cast<std::byte>(static_cast<std::int8_t>(v[i]));
+        } else if (type == DType::Bf16) {
             const tpurt::Bf16 b = tpurt::Bf16::from_float(v[i]);
             std::memcpy(&out[2 * i], &b, 2);
         } else {
@@ -91,8 +96,8 @@ std::vector<float> floats_of(const Bytes &b) {
     return v;
 }
 
-std::vector<float> card_input_grad(const tpu_engine_config &cfg, DType type, const Case &k,
-                                   const std::vector<float> &dy, const std::vector<float> &w) {
+Bytes card_input_grad(const tpu_engine_config &cfg, DType type, const Case &k,
+                      const std::vector<float> &dy, const std::vector<float> &w) {
     tpurt::ConvGradProblem p = k.problem(type);
     const tpurt::ConvGradLowering l = tpurt::lower_conv_grad(p);
     p.dy_addr = va(0);
@@ -105,11 +110,11 @@ std::vector<float> card_input_grad(const tpu_engine_config &cfg, DType type, con
         cfg, tpurt::compile_conv2d_input_grad(p, limits_of(cfg)),
         {bytes_of(type, dy), bytes_of(type, w), Bytes(std::size_t{k.n} * k.h * k.w * k.c * 4),
          Bytes(l.kernel_elements * e), Bytes(std::max<std::size_t>(l.dys_elements * e, 4))});
-    return floats_of(out[2]);
+    return out[2];
 }
 
-std::vector<float> card_weight_grad(const tpu_engine_config &cfg, DType type, const Case &k,
-                                    const std::vector<float> &x, const std::vector<float> &dy) {
+Bytes card_weight_grad(const tpu_engine_config &cfg, DType type, const Case &k,
+                       const std::vector<float> &x, const std::vector<float> &dy) {
     tpurt::ConvGradProblem p = k.problem(type);
     const tpurt::ConvGradLowering l = tpurt::lower_conv_grad(p);
     p.x_addr = va(0);
@@ -125,7 +130,7 @@ std::vector<float> card_weight_grad(const tpu_engine_config &cfg, DType type, co
         {bytes_of(type, x), bytes_of(type, dy), Bytes(std::size_t{k.kh} * k.kw * k.c * k.f * 4),
          Bytes(x.size() * e), Bytes(l.weight_grad.weight_elements() * e), Bytes(l.g_elements * 4),
          Bytes(std::max<std::size_t>(l.dys_elements * e, 4))});
-    return floats_of(out[2]);
+    return out[2];
 }
 
 // sum(dy conv(x, w)) by the direct strided, padded, dilated convolution in double.
@@ -168,13 +173,6 @@ std::vector<double> finite_differences(std::vector<float> &v, const std::functio
     return out;
 }
 
-std::vector<std::uint32_t> bits_of(const std::vector<float> &v) {
-    std::vector<std::uint32_t> out(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        out[i] = std::bit_cast<std::uint32_t>(v[i]);
-    return out;
-}
-
 } // namespace
 
 TEST_CASE("convolution gradients with strides, padding and dilation", "[conv2d][gradcheck]") {
@@ -185,7 +183,7 @@ TEST_CASE("convolution gradients with strides, padding and dilation", "[conv2d][
                             Case{3, 5, 6, 3, 3, 3, 2, 1, 1, 1, 1, 1, 1},   // stride 1 as before
                             Case{1, 7, 7, 2, 1, 1, 3, 2, 2, 0, 0, 1, 1});  // 1 x 1, stride 2
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
-    const DType type = GENERATE(DType::Fp32, DType::Bf16);
+    const DType type = GENERATE(DType::Fp32, DType::Bf16, DType::Int8);
     CAPTURE(k.n, k.h, k.w, k.c, k.kh, k.kw, k.f, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw,
             tpurt::dtype_name(type));
     const tpurt::ConvGradLowering l = tpurt::lower_conv_grad(k.problem(type));
@@ -194,14 +192,13 @@ TEST_CASE("convolution gradients with strides, padding and dilation", "[conv2d][
     std::vector<float> x = values(type, std::size_t{k.n} * k.h * k.w * k.c, 3);
     std::vector<float> w = values(type, std::size_t{k.kh} * k.kw * k.c * k.f, 5);
     const std::vector<float> dy = values(type, std::size_t{k.n} * k.oh() * k.ow() * k.f, 7);
-    const std::vector<float> dx = card_input_grad(cfg, type, k, dy, w);
-    const std::vector<float> dw = card_weight_grad(cfg, type, k, x, dy);
+    // Int8 operands give int32 results, exact.
+    const Bytes dx = card_input_grad(cfg, type, k, dy, w);
+    const Bytes dw = card_weight_grad(cfg, type, k, x, dy);
     const tpurt::ConvGradProblem p = k.problem(type);
     const Bytes dyb = bytes_of(type, dy);
-    REQUIRE(bits_of(dx) ==
-            bits_of(floats_of(tpurt::reference_conv2d_input_grad(p, dyb, bytes_of(type, w)))));
-    REQUIRE(bits_of(dw) ==
-            bits_of(floats_of(tpurt::reference_conv2d_weight_grad(p, bytes_of(type, x), dyb))));
+    REQUIRE(dx == tpurt::reference_conv2d_input_grad(p, dyb, bytes_of(type, w)));
+    REQUIRE(dw == tpurt::reference_conv2d_weight_grad(p, bytes_of(type, x), dyb));
     if (type != DType::Fp32 || &cfg != &big)
         return;
     // fp32 sums of at most a few hundred products of values below 2 in magnitude: 1e-4.
@@ -211,8 +208,8 @@ TEST_CASE("convolution gradients with strides, padding and dilation", "[conv2d][
             REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4 * (1 + std::fabs(want[i])));
         }
     };
-    near(dx, finite_differences(x, [&] { return loss(k, x, w, dy); }));
-    near(dw, finite_differences(w, [&] { return loss(k, x, w, dy); }));
+    near(floats_of(dx), finite_differences(x, [&] { return loss(k, x, w, dy); }));
+    near(floats_of(dw), finite_differences(w, [&] { return loss(k, x, w, dy); }));
 }
 
 TEST_CASE("convolution gradients refuse what they cannot lower, saying why", "[conv2d][errors]") {
