@@ -1,99 +1,208 @@
 // SPDX-License-Identifier: MIT
-// conv_grad_ops.cpp - the gradients of conv2d() with respect to its input and its weights,
-// composed from the card's TRANSPOSE, permute() (shape_ops.hpp) and conv2d() (see
-// train_ops.hpp).
+// conv_grad_ops.cpp - the gradients of conv2d() on tensors (see train_ops.hpp): checks the
+// operands, allocates the scratch tensors, compiles conv_grad_compiler.hpp's programs into one
+// executable per shape (cached per device) and gives the three forms of tensor_ops.hpp.
+#include "device_state.hpp"
+#include "op_checks.hpp"
+#include "tpurt/conv_grad_compiler.hpp"
 #include "tpurt/error.hpp"
-#include "tpurt/shape_ops.hpp"
+#include "tpurt/executable.hpp"
 #include "tpurt/train_ops.hpp"
+#include "train_checks.hpp"
 
+#include <initializer_list>
+#include <optional>
 #include <string>
 
 namespace tpurt {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string &op, const std::string &message) {
-    throw Error(ErrorCode::InvalidArgument, op + ": " + message);
+using detail::refuse;
+
+std::uint32_t dim(const std::string &op, const Tensor &t, std::size_t d) {
+    return detail::dim32(op, t.size(d), t);
 }
 
-void require_dense4(const std::string &op, const char *name, const Tensor &t) {
-    if (t.rank() != 4 || !t.is_contiguous())
-        refuse(op, std::string(name) + " " + t.layout().describe() +
-                       " must be a densely packed rank-4 tensor");
+void require_dense4(const std::string &op, const char *name, const Tensor &t, DType type) {
+    if (t.rank() != 4 || !t.is_contiguous() || t.dtype() != type)
+        refuse(op, std::string(name) + " " + t.layout().describe() + " must be a densely packed " +
+                       dtype_name(type) + " rank-4 tensor");
 }
 
-void add(MatmulStats &total, const MatmulStats &s) {
-    total += s;
-    total.jobs += s.jobs;
+std::string shape_text(std::initializer_list<std::uint64_t> dims) {
+    std::string s = "[";
+    for (std::uint64_t d : dims)
+        s += (s.size() > 1 ? ", " : "") + std::to_string(d);
+    return s + "]";
 }
 
-// The conv2d() checks that the backward lowering relies on: stride 1, padding below the kernel.
-void check_params(const std::string &op, const Conv2dParams &p, std::size_t kh, std::size_t kw) {
-    if (p.stride_h != 1 || p.stride_w != 1)
-        refuse(op, "only stride 1 is lowered (strides " + std::to_string(p.stride_h) + " x " +
-                       std::to_string(p.stride_w) + ")");
-    if (p.pad_h >= kh || p.pad_w >= kw)
-        refuse(op, "padding must be below the kernel size");
+// The problem of images [N, H, W, C] (`image`) and weights [KH, KW, C, F] (kh, kw, f given),
+// its lowering, and dy checked against the forward output [N, OH, OW, F].
+struct Checked {
+    ConvGradProblem problem;
+    ConvGradLowering lowering;
+};
+Checked check(Device &device, const std::string &op, const Tensor &image, const char *image_name,
+              std::uint32_t kh, std::uint32_t kw, std::uint32_t f, const Tensor &dy,
+              const Conv2dParams &params, const ConvDilation &dilation) {
+    const DType type = dy.dtype();
+    detail::require_matrix_unit(device.info(), type);
+    Checked c;
+    c.problem = {.type = type,
+                 .shape = {.batch = dim(op, image, 0),
+                           .height = dim(op, image, 1),
+                           .width = dim(op, image, 2),
+                           .channels = dim(op, image, 3),
+                           .kernel_h = kh,
+                           .kernel_w = kw,
+                           .filters = f,
+                           .stride_h = params.stride_h,
+                           .stride_w = params.stride_w,
+                           .pad_h = params.pad_h,
+                           .pad_w = params.pad_w},
+                 .dilation_h = dilation.h,
+                 .dilation_w = dilation.w};
+    try {
+        c.lowering = lower_conv_grad(c.problem);
+    } catch (const Error &e) {
+        refuse(op, e.what());
+    }
+    const std::vector<std::size_t> expected{image.size(0), c.lowering.out_h, c.lowering.out_w, f};
+    if (dy.shape() != expected)
+        refuse(op, "dy " + dy.layout().describe() + " must be the forward output " +
+                       shape_text({expected[0], expected[1], expected[2], expected[3]}) +
+                       " = [N, (H + 2 pad - (KH - 1) dilation - 1) / stride + 1, ..., F] for " +
+                       image_name + " " + image.layout().describe() + ", " + std::to_string(kh) +
+                       " x " + std::to_string(kw) + " taps, strides " +
+                       std::to_string(params.stride_h) + " x " + std::to_string(params.stride_w) +
+                       ", padding " + std::to_string(params.pad_h) + " x " +
+                       std::to_string(params.pad_w) + " and dilation " +
+                       std::to_string(dilation.h) + " x " + std::to_string(dilation.w));
+    return c;
+}
+
+std::string key_of(const char *op, const ConvGradProblem &p, const ArrayLimits &l) {
+    const Conv2dShape &s = p.shape;
+    return std::string(op) + " " + dtype_name(p.type) + " " + std::to_string(s.batch) + "x" +
+           std::to_string(s.height) + "x" + std::to_string(s.width) + "x" +
+           std::to_string(s.channels) + " k" + std::to_string(s.kernel_h) + "x" +
+           std::to_string(s.kernel_w) + " f" + std::to_string(s.filters) + " stride " +
+           std::to_string(s.stride_h) + "," + std::to_string(s.stride_w) + " pad " +
+           std::to_string(s.pad_h) + "," + std::to_string(s.pad_w) + " dilation " +
+           std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w) + " card " +
+           std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
+           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
+}
+
+std::shared_ptr<const Executable> executable(Device &device, const char *op,
+                                             const ConvGradProblem &problem,
+                                             const ConvGradLowering &l, bool input_grad) {
+    const ArrayLimits &limits = device.info().limits;
+    return detail::state_of(device).executables.get(key_of(op, problem, limits), [&] {
+        ConvGradProblem p = problem;
+        const Conv2dShape &s = p.shape;
+        const std::uint64_t e = element_size(p.type), ae = element_size(accumulator_type(p.type));
+        const std::uint64_t dy_bytes = std::uint64_t{s.batch} * l.out_h * l.out_w * s.filters * e;
+        std::vector<ExecutableArg> args;
+        const auto arg = [&](std::uint64_t &addr, const char *name, std::uint64_t bytes) {
+            addr = Executable::placeholder(args.size());
+            args.push_back({name, bytes});
+        };
+        if (input_grad) {
+            arg(p.dy_addr, "dy", dy_bytes);
+            arg(p.weight_addr, "weights", s.weight_elements() * e);
+            arg(p.dx_addr, "dx", s.input_elements() * ae);
+            arg(p.kernel_addr, "kernel", l.kernel_elements * e);
+        } else {
+            arg(p.x_addr, "x", s.input_elements() * e);
+            arg(p.dy_addr, "dy", dy_bytes);
+            arg(p.dw_addr, "dw", s.weight_elements() * ae);
+            arg(p.xt_addr, "x as [C, H, W, N]", s.input_elements() * e);
+            arg(p.dyt_addr, "dy as [HS, WS, N, F]", l.weight_grad.weight_elements() * e);
+            arg(p.g_addr, "g", l.g_elements * ae);
+        }
+        if (l.spread)
+            arg(p.dys_addr, "dy spread", l.dys_elements * e);
+        return Executable::link(key_of(op, p, limits), std::move(args),
+                                input_grad ? compile_conv2d_input_grad(p, limits)
+                                           : compile_conv2d_weight_grad(p, limits));
+    });
+}
+
+std::optional<Tensor> spread_scratch(Device &device, const Checked &c) {
+    if (!c.lowering.spread)
+        return std::nullopt;
+    const Conv2dShape &k = c.lowering.input_grad;
+    return Tensor::empty(device, c.problem.type, {k.batch, k.height, k.width, k.channels});
 }
 
 } // namespace
 
-MatmulStats conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights, Tensor &dx,
-                              const Conv2dParams &params) {
+OpLaunch prepare_conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights,
+                                   const Tensor &dx, const Conv2dParams &params,
+                                   const ConvDilation &dilation) {
     const std::string op = "conv2d_input_grad";
-    require_dense4(op, "dy", dy);
-    require_dense4(op, "weights", weights);
-    require_dense4(op, "dx", dx);
-    const std::size_t kh = weights.size(0), kw = weights.size(1), c = weights.size(2),
-                      f = weights.size(3);
-    check_params(op, params, kh, kw);
-    if (dy.size(3) != f || dx.size(3) != c || dx.size(0) != dy.size(0) ||
-        dy.size(1) + kh - 1 != dx.size(1) + 2 * params.pad_h ||
-        dy.size(2) + kw - 1 != dx.size(2) + 2 * params.pad_w)
+    const DType type = dy.dtype();
+    require_dense4(op, "dy", dy, type);
+    require_dense4(op, "weights", weights, type);
+    require_dense4(op, "dx", dx, accumulator_type(type));
+    if (dx.size(3) != weights.size(2) || dy.size(3) != weights.size(3))
         refuse(op, "dy " + dy.layout().describe() + ", weights " + weights.layout().describe() +
-                       " and dx " + dx.layout().describe() + " are not a convolution's");
-    // w'[a][b] = w[kh - 1 - a][kw - 1 - b]^T: [KH, KW, F, C].
-    MatmulStats stats;
-    Tensor flipped = Tensor::empty(device, weights.dtype(), {kh, kw, f, c});
-    for (std::size_t a = 0; a < kh; ++a)
-        for (std::size_t b = 0; b < kw; ++b) {
-            Tensor out = flipped.select(0, kh - 1 - a).select(0, kw - 1 - b);
-            add(stats, transpose(device, weights.select(0, a).select(0, b), out));
-        }
-    const Conv2dParams full{.stride_h = 1,
-                            .stride_w = 1,
-                            .pad_h = static_cast<std::uint32_t>(kh - 1 - params.pad_h),
-                            .pad_w = static_cast<std::uint32_t>(kw - 1 - params.pad_w)};
-    add(stats, conv2d(device, dy, flipped, dx, full));
-    return stats;
+                       " and dx " + dx.layout().describe() +
+                       " must be [N, OH, OW, F], [KH, KW, C, F] and [N, H, W, C]");
+    const Checked c = check(device, op, dx, "dx", dim(op, weights, 0), dim(op, weights, 1),
+                            dim(op, weights, 3), dy, params, dilation);
+    const Conv2dShape &k = c.lowering.input_grad;
+    Tensor kernel = Tensor::empty(device, type, {k.kernel_h, k.kernel_w, k.channels, k.filters});
+    const std::optional<Tensor> spread = spread_scratch(device, c);
+    return launch_of(executable(device, op.c_str(), c.problem, c.lowering, true),
+                     {&dy, &weights, &dx, &kernel, spread ? &*spread : nullptr});
+}
+
+OpLaunch prepare_conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy,
+                                    const Tensor &dw, const Conv2dParams &params,
+                                    const ConvDilation &dilation) {
+    const std::string op = "conv2d_weight_grad";
+    const DType type = x.dtype();
+    require_dense4(op, "x", x, type);
+    require_dense4(op, "dy", dy, type);
+    require_dense4(op, "dw", dw, accumulator_type(type));
+    if (dw.size(2) != x.size(3) || dw.size(3) != dy.size(3))
+        refuse(op, "x " + x.layout().describe() + ", dy " + dy.layout().describe() + " and dw " +
+                       dw.layout().describe() +
+                       " must be [N, H, W, C], [N, OH, OW, F] and [KH, KW, C, F]");
+    const Checked c = check(device, op, x, "x", dim(op, dw, 0), dim(op, dw, 1), dim(op, dw, 3), dy,
+                            params, dilation);
+    const Conv2dShape &s = c.problem.shape, &w = c.lowering.weight_grad;
+    Tensor xt = Tensor::empty(device, type, {s.channels, s.height, s.width, s.batch});
+    Tensor dyt = Tensor::empty(device, type, {w.kernel_h, w.kernel_w, s.batch, s.filters});
+    Tensor g = Tensor::empty(device, accumulator_type(type),
+                             {s.channels, w.out_height(), w.out_width(), s.filters});
+    const std::optional<Tensor> spread = spread_scratch(device, c);
+    return launch_of(executable(device, op.c_str(), c.problem, c.lowering, false),
+                     {&x, &dy, &dw, &xt, &dyt, &g, spread ? &*spread : nullptr});
+}
+
+MatmulStats conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights, Tensor &dx,
+                              const Conv2dParams &params, const ConvDilation &dilation,
+                              std::chrono::nanoseconds timeout) {
+    return prepare_conv2d_input_grad(device, dy, weights, dx, params, dilation)
+        .run(device, timeout);
+}
+void conv2d_input_grad(Stream &stream, const Tensor &dy, const Tensor &weights, const Tensor &dx,
+                       const Conv2dParams &params, const ConvDilation &dilation) {
+    stream.enqueue(prepare_conv2d_input_grad(stream.device(), dy, weights, dx, params, dilation));
 }
 
 MatmulStats conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy, Tensor &dw,
-                               const Conv2dParams &params) {
-    const std::string op = "conv2d_weight_grad";
-    require_dense4(op, "x", x);
-    require_dense4(op, "dy", dy);
-    require_dense4(op, "dw", dw);
-    const std::size_t n = x.size(0), h = x.size(1), w = x.size(2), c = x.size(3);
-    const std::size_t oh = dy.size(1), ow = dy.size(2), f = dy.size(3);
-    const std::size_t kh = dw.size(0), kw = dw.size(1);
-    check_params(op, params, kh, kw);
-    if (dy.size(0) != n || dw.size(2) != c || dw.size(3) != f || x.dtype() != dy.dtype() ||
-        oh + kh - 1 != h + 2 * params.pad_h || ow + kw - 1 != w + 2 * params.pad_w)
-        refuse(op, "x " + x.layout().describe() + ", dy " + dy.layout().describe() + " and dw " +
-                       dw.layout().describe() + " are not a convolution's");
-    MatmulStats stats;
-    // x as [C, H, W, N] (batch as channels) and dy as the [OH, OW, N, F] kernel, each one permute.
-    const std::size_t to_chwn[] = {3, 1, 2, 0}, to_hwnf[] = {1, 2, 0, 3};
-    Tensor xt = Tensor::empty(device, x.dtype(), {c, h, w, n});
-    add(stats, permute(device, x, to_chwn, xt));
-    Tensor dyt = Tensor::empty(device, dy.dtype(), {oh, ow, n, f});
-    add(stats, permute(device, dy, to_hwnf, dyt));
-    // [C, KH, KW, F] = conv(x as [C, H, W, N], dy as the kernel), then permuted into dw.
-    Tensor g = Tensor::empty(device, DType::Fp32, {c, kh, kw, f});
-    add(stats, conv2d(device, xt, dyt, g, {.pad_h = params.pad_h, .pad_w = params.pad_w}));
-    add(stats, permute(device, g, to_hwnf, dw));
-    return stats;
+                               const Conv2dParams &params, const ConvDilation &dilation,
+                               std::chrono::nanoseconds timeout) {
+    return prepare_conv2d_weight_grad(device, x, dy, dw, params, dilation).run(device, timeout);
+}
+void conv2d_weight_grad(Stream &stream, const Tensor &x, const Tensor &dy, const Tensor &dw,
+                        const Conv2dParams &params, const ConvDilation &dilation) {
+    stream.enqueue(prepare_conv2d_weight_grad(stream.device(), x, dy, dw, params, dilation));
 }
 
 } // namespace tpurt

@@ -5,13 +5,13 @@
 // grouped_conv2d.hpp).
 #include "tpurt/grouped_conv2d.hpp"
 
+#include "block_copy.hpp"
 #include "device_state.hpp"
 #include "tpurt/axis_compiler.hpp"
 #include "tpurt/conv2d.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
 
-#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -27,7 +27,7 @@ std::uint32_t u32(std::uint64_t v) {
 
 // The programs copying each group's weights [KH, KW, C / G, F / G] out of weights [KH, KW,
 // C / G, F] at `from` into the zeroed scratch kernel at `to` (group g's at g x kernel_bytes),
-// tap (ky, kx) to (ky dh, kx dw) of `group`'s dilated kernel: DMA blocks of channel rows.
+// tap (ky, kx) to (ky dh, kx dw) of `group`'s dilated kernel: a block of channel rows per tap.
 std::vector<Program> gather_weights(DType type, const Conv2dShape &group, std::uint32_t groups,
                                     const ConvGrouping &grouping, std::uint32_t kh,
                                     std::uint32_t kw, std::uint64_t from, std::uint64_t to,
@@ -35,47 +35,23 @@ std::vector<Program> gather_weights(DType type, const Conv2dShape &group, std::u
     const std::uint64_t e = element_size(type);
     const std::uint32_t cg = group.channels, fg = group.filters;
     const std::uint64_t row = std::uint64_t{fg} * e;
-    const std::uint64_t chunk = std::min<std::uint64_t>({cg, 65535, limits.ub_bytes / row});
-    if (fg > 65535 || chunk == 0)
-        throw Error(ErrorCode::Unsupported, "grouped conv2d: " + std::to_string(fg) +
-                                                " filters per group do not fit the card");
     const std::uint64_t kernel_bytes = group.weight_elements() * e;
-    const std::size_t max_insns = TPU_PROGRAM_MAX_BYTES / TPU_INSN_SIZE;
-    std::vector<Program> programs;
-    ProgramBuilder b;
+    std::vector<detail::BlockCopy> blocks;
     for (std::uint32_t g = 0; g < groups; ++g)
         for (std::uint32_t ky = 0; ky < kh; ++ky)
-            for (std::uint32_t kx = 0; kx < kw; ++kx)
-                for (std::uint64_t c0 = 0; c0 < cg; c0 += chunk) {
-                    const auto rows =
-                        static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk, cg - c0));
-                    const std::uint64_t src =
-                        from + (((std::uint64_t{ky} * kw + kx) * cg + c0) * groups * fg +
-                                std::uint64_t{g} * fg) *
-                                   e;
-                    const std::uint64_t tap =
-                        std::uint64_t{ky} * grouping.dilation_h * group.kernel_w +
-                        std::uint64_t{kx} * grouping.dilation_w;
-                    const std::uint64_t dst = to + g * kernel_bytes + (tap * cg + c0) * row;
-                    if (b.size() + 3 > max_insns)
-                        programs.push_back(b.halt().finish());
-                    b.dma_in({.type = type,
-                              .host_addr = src,
-                              .host_stride = std::uint64_t{groups} * row,
-                              .local_addr = 0,
-                              .local_stride = static_cast<std::uint32_t>(row),
-                              .rows = rows,
-                              .cols = fg});
-                    b.dma_out({.type = type,
-                               .host_addr = dst,
-                               .host_stride = row,
-                               .local_addr = 0,
-                               .local_stride = static_cast<std::uint32_t>(row),
-                               .rows = rows,
-                               .cols = fg});
-                }
-    programs.push_back(b.halt().finish());
-    return programs;
+            for (std::uint32_t kx = 0; kx < kw; ++kx) {
+                const std::uint64_t tap = std::uint64_t{ky} * grouping.dilation_h * group.kernel_w +
+                                          std::uint64_t{kx} * grouping.dilation_w;
+                blocks.push_back({.src = from + ((std::uint64_t{ky} * kw + kx) * cg * groups * fg +
+                                                 std::uint64_t{g} * fg) *
+                                                    e,
+                                  .src_stride = std::uint64_t{groups} * row,
+                                  .dst = to + g * kernel_bytes + tap * cg * row,
+                                  .dst_stride = row,
+                                  .rows = cg,
+                                  .cols = fg});
+            }
+    return detail::compile_block_copies(type, blocks, limits);
 }
 
 // Arguments: input, weights, output, the scratch kernels [G, KH', KW', C / G, F / G], and for

@@ -51,10 +51,12 @@ void check(const std::string &op, const Tensor &a, const char *a_name, const Ten
 } // namespace
 
 MatmulStats grouped_conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights,
-                                      Tensor &dx, std::uint32_t groups,
+                                      Tensor &dx, const ConvGrouping &grouping,
                                       const Conv2dParams &params) {
+    const std::uint32_t groups = grouping.groups;
+    const ConvDilation dilation{grouping.dilation_h, grouping.dilation_w};
     if (groups == 1)
-        return conv2d_input_grad(device, dy, weights, dx, params);
+        return conv2d_input_grad(device, dy, weights, dx, params, dilation);
     check("grouped conv2d_input_grad", dy, "dy", weights, "weights", dx, "dx", groups);
     MatmulStats stats;
     const Tensor dys = split_groups(device, dy, groups, stats);
@@ -67,17 +69,19 @@ MatmulStats grouped_conv2d_input_grad(Device &device, const Tensor &dy, const Te
             conv2d_input_grad(
                 device, dys.select(0, g).reshape({dy.size(0), dy.size(1), dy.size(2), fg}),
                 ws.select(0, g).reshape({weights.size(0), weights.size(1), weights.size(2), fg}),
-                dx_g, params));
+                dx_g, params, dilation));
     }
     join_groups(device, dxs, dx, stats);
     return stats;
 }
 
 MatmulStats grouped_conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy,
-                                       Tensor &dw, std::uint32_t groups,
+                                       Tensor &dw, const ConvGrouping &grouping,
                                        const Conv2dParams &params) {
+    const std::uint32_t groups = grouping.groups;
+    const ConvDilation dilation{grouping.dilation_h, grouping.dilation_w};
     if (groups == 1)
-        return conv2d_weight_grad(device, x, dy, dw, params);
+        return conv2d_weight_grad(device, x, dy, dw, params, dilation);
     check("grouped conv2d_weight_grad", x, "x", dy, "dy", dw, "dw", groups);
     MatmulStats stats;
     const Tensor xs = split_groups(device, x, groups, stats);
@@ -86,10 +90,10 @@ MatmulStats grouped_conv2d_weight_grad(Device &device, const Tensor &x, const Te
     Tensor dws = Tensor::empty(device, dw.dtype(), {groups, dw.element_count() / dw.size(3), fg});
     for (std::uint32_t g = 0; g < groups; ++g) {
         Tensor dw_g = dws.select(0, g).reshape({dw.size(0), dw.size(1), dw.size(2), fg});
-        add(stats,
-            conv2d_weight_grad(
-                device, xs.select(0, g).reshape({x.size(0), x.size(1), x.size(2), cg}),
-                dys.select(0, g).reshape({dy.size(0), dy.size(1), dy.size(2), fg}), dw_g, params));
+        add(stats, conv2d_weight_grad(
+                       device, xs.select(0, g).reshape({x.size(0), x.size(1), x.size(2), cg}),
+                       dys.select(0, g).reshape({dy.size(0), dy.size(1), dy.size(2), fg}), dw_g,
+                       params, dilation));
     }
     join_groups(device, dws, dw, stats);
     return stats;

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
-// pool_grad_compiler.cpp - the gradient of k x k, stride k pooling as card programs (see
-// train_compiler.hpp). Per output row (n, oy): DMA_IN its dy (and y) row of OW x C values; for
-// each window offset (i, j) in row-major order, a strided DMA_IN gathers x[n][oy k + i][j::k]
-// (OW pixels of C values) and a strided DMA_OUT scatters that offset's gradient back: for MAX
-// hit = (x == y) x avail, avail = avail - hit, dx = hit x dy (avail starts at 1, so only the
-// first match of a window gets dy); for AVG dx = dy / (k k). Bf16 operands are widened on the
-// way in and rounded on the way out (train_block.hpp's Staging, after the five fp32 rows).
+// pool_grad_compiler.cpp - the gradient of max and average pooling with any windows and strides
+// as card programs (see train_compiler.hpp). One tile per dx row, accumulated in the unified
+// buffer: +0, turned into -0 at the elements some window covers (strided VECTOR MULs by -1 that
+// reach each of them once), then per covering window row its contributions added at the window
+// stride (VECTOR ADD with strided a and dst), for MAX from hits recomputed out of strided gathers
+// of x. Bf16 operands are widened on the way in and the row rounded on the way out
+// (train_block.hpp's Staging, after the fp32 rows).
 #include "tpurt/error.hpp"
 #include "tpurt/train_compiler.hpp"
 #include "train_block.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace tpurt {
@@ -18,68 +19,104 @@ using namespace train_detail;
 
 std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimits &limits,
                                        std::size_t max_program_bytes) {
-    const std::string name = p.op == PoolOp::Max ? "max pool gradient" : "average pool gradient";
-    const std::uint32_t k = p.window;
-    if (p.batch == 0 || p.height == 0 || p.width == 0 || p.channels == 0 || k == 0 ||
-        p.height % k != 0 || p.width % k != 0)
+    const bool max = p.op == PoolOp::Max;
+    const std::string name = max ? "max pool gradient" : "average pool gradient";
+    const std::uint32_t kh = p.window_h, kw = p.window_w, sh = p.stride_h, sw = p.stride_w;
+    const std::uint32_t oh = p.out_height(), ow = p.out_width(), c = p.channels;
+    if (p.batch == 0 || c == 0 || kh == 0 || kw == 0 || oh == 0 || ow == 0)
         throw Error(ErrorCode::InvalidArgument,
                     name +
-                        ": non-empty images whose height and width are multiples of the window " +
-                        std::to_string(k) + " are needed (windows of k x k at stride k)");
+                        ": non-empty images holding at least one window and windows and "
+                        "strides of at least 1 are needed (images of " +
+                        std::to_string(p.height) + " x " + std::to_string(p.width) +
+                        ", windows of " + std::to_string(kh) + " x " + std::to_string(kw) +
+                        " at strides " + std::to_string(sh) + " x " + std::to_string(sw) + ")");
     const std::uint32_t x_size = float_operand(name, "x", p.x_type),
                         dy_size = float_operand(name, "dy", p.dy_type),
                         dx_size = float_operand(name, "dx", p.dx_type);
     const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
-    const std::uint32_t oh = p.height / k, ow = p.width / k, c = p.channels;
-    const std::uint64_t row = std::uint64_t{ow} * c; // values of one output row
-    if (row > max_dim || data_ub + (5 * 4 + staged) * row > limits.ub_bytes ||
-        4 * row > limits.acc_bytes)
-        unsupported(name + " over rows of " + std::to_string(row) + " values", limits);
-    const auto n = static_cast<std::uint32_t>(row);
-    const std::uint32_t y = data_ub, a = y + 8 * n, x = a + 4 * n, h = x + 4 * n;
-    const Staging staging{.zeros = h + 4 * n, .capacity = n};
-    const std::uint64_t pixels_per_row = p.width;
+    const std::uint64_t in_row = std::uint64_t{p.width} * c, out_row = std::uint64_t{ow} * c;
+    const std::uint64_t slots = max ? 4 + kw : 1; // fp32 rows of out_row values
+    if (in_row > max_dim ||
+        data_ub + (4 + staged) * in_row + 4 * slots * out_row > limits.ub_bytes ||
+        4 * in_row > limits.acc_bytes)
+        unsupported(name + " over image rows of " + std::to_string(in_row) + " values", limits);
+    const auto n = static_cast<std::uint32_t>(in_row), m = static_cast<std::uint32_t>(out_row);
+    // The dx row, dy's row, and for MAX y's row, avail, the gathered x and the hits of one
+    // window row (kw rows).
+    const std::uint32_t acc = data_ub, d = acc + 4 * n, y = d + 4 * m, a = y + 4 * m, x = a + 4 * m,
+                        hits = x + 4 * m;
+    const Staging staging{.zeros = static_cast<std::uint32_t>(d + 4 * slots * m), .capacity = n};
+    constexpr std::uint32_t neg_one = const_ub, area = const_ub + 4;
+    // acc op= b over `rows` runs of `pixels` pixels from pixel `at` on, sw pixels apart: b the
+    // rows of m values at `src`, or (scalar) the value there.
+    const auto on_acc = [&](Block &b, VectorOp op, std::uint32_t at, std::uint32_t rows,
+                            std::uint32_t pixels, std::uint32_t src, bool scalar) {
+        b.builder().vector({.type = DType::Fp32,
+                            .op = op,
+                            .a_addr = acc + 4 * at * c,
+                            .a_stride = 4 * sw * c,
+                            .b_addr = src,
+                            .b_stride = scalar ? 0 : 4 * c,
+                            .dst_addr = acc + 4 * at * c,
+                            .dst_stride = 4 * sw * c,
+                            .rows = rows,
+                            .cols = pixels * c,
+                            .b_column = scalar});
+    };
     Splitter programs(max_program_bytes);
     for (std::uint32_t img = 0; img < p.batch; ++img) {
-        for (std::uint32_t oy = 0; oy < oh; ++oy) {
-            const std::uint64_t out_at = (std::uint64_t{img} * oh + oy) * row;
-            std::uint32_t d = y + 4 * n; // dy, or (AVG, bf16 dx) its share rounded
+        for (std::uint32_t iy = 0; iy < p.height; ++iy) {
+            // The window rows oy with oy sh <= iy < oy sh + kh.
+            const std::uint32_t first = iy + 1 >= kh ? (iy + 1 - kh + sh - 1) / sh : 0;
+            const std::uint32_t last = std::min(oh - 1, iy / sh);
             Block b;
-            b.load_typed(p.dy_type, p.dy_addr + out_at * dy_size, d, 1, n, staging);
-            if (p.op == PoolOp::Max) {
-                b.load_typed(p.x_type, p.y_addr + out_at * x_size, y, 1, n, staging);
-                b.fill(1.0f, a, n);
-            } else {
-                b.fill(static_cast<float>(k * k), a, n);
-                b.vec(VectorOp::Div, d, a, d, 1, n); // dy / (k k)
-                if (p.dx_type == DType::Bf16) {      // rounded once for the k k offsets
-                    b.round_to_bf16(d, staging.row(), n);
-                    d = staging.row();
-                }
+            b.fill(0.0f, acc, n);
+            if (first <= last) {
+                // -0 at the covered pixels, each once: the first min(kw, sw) of every window's
+                // columns, then the last window's columns past them.
+                b.constant(-1.0f, neg_one);
+                on_acc(b, VectorOp::Mul, 0, ow, std::min(kw, sw), neg_one, true);
+                if (kw > sw)
+                    on_acc(b, VectorOp::Mul, ow * sw, 1, kw - sw, neg_one, true);
+                if (!max)
+                    b.constant(static_cast<float>(kh * kw), area);
             }
-            for (std::uint32_t i = 0; i < k; ++i) {
-                for (std::uint32_t j = 0; j < k; ++j) {
-                    // Element index of x[img][oy k + i][j][0]; pixels k apart.
-                    const std::uint64_t at =
-                        ((std::uint64_t{img} * p.height + std::uint64_t{oy} * k + i) *
-                             pixels_per_row +
-                         j) *
-                        c;
-                    const std::uint64_t x_stride = std::uint64_t{k} * c * x_size,
-                                        dx_stride = std::uint64_t{k} * c * dx_size;
-                    if (p.op == PoolOp::Avg) {
-                        b.scatter(p.dx_addr + at * dx_size, dx_stride, d, ow, c, p.dx_type);
-                        continue;
+            for (std::uint32_t oy = first; oy <= last; ++oy) {
+                const std::uint32_t i = iy - oy * sh; // the window row that is dx row iy
+                const std::uint64_t out_at = (std::uint64_t{img} * oh + oy) * m;
+                b.load_typed(p.dy_type, p.dy_addr + out_at * dy_size, d, 1, m, staging);
+                if (!max) {
+                    b.vec(VectorOp::Div, d, area, d, 1, m, Bcast::Scalar); // dy / (kh kw)
+                    for (std::uint32_t j = kw; j-- > 0;)
+                        on_acc(b, VectorOp::Add, j, ow, 1, d, false);
+                    continue;
+                }
+                b.load_typed(p.x_type, p.y_addr + out_at * x_size, y, 1, m, staging);
+                b.fill(1.0f, a, m);
+                for (std::uint32_t r = 0; r <= i; ++r)
+                    for (std::uint32_t j = 0; j < kw; ++j) {
+                        // x[img][oy sh + r][j + ox sw] for every ox: pixels sw apart.
+                        const std::uint64_t at =
+                            ((std::uint64_t{img} * p.height + std::uint64_t{oy} * sh + r) *
+                                 p.width +
+                             j) *
+                            c;
+                        const std::uint32_t h = hits + (r == i ? 4 * m * j : 0);
+                        b.gather_typed(p.x_type, p.x_addr + at * x_size,
+                                       std::uint64_t{sw} * c * x_size, x, ow, c, staging);
+                        b.vec(VectorOp::Eq, x, y, h, 1, m);
+                        b.vec(VectorOp::Mul, h, a, h, 1, m);
+                        b.vec(VectorOp::Sub, a, h, a, 1, m);
+                        if (r == i)
+                            b.vec(VectorOp::Mul, h, d, h, 1, m);
                     }
-                    b.gather_typed(p.x_type, p.x_addr + at * x_size, x_stride, x, ow, c, staging);
-                    b.vec(VectorOp::Eq, x, y, h, 1, n);
-                    b.vec(VectorOp::Mul, h, a, h, 1, n);
-                    b.vec(VectorOp::Sub, a, h, a, 1, n);
-                    b.vec(VectorOp::Mul, h, d, h, 1, n);
-                    b.scatter_typed(p.dx_type, p.dx_addr + at * dx_size, dx_stride, h, ow, c,
-                                    staging);
-                }
+                // Descending window columns: ascending ox for each dx element.
+                for (std::uint32_t j = kw; j-- > 0;)
+                    on_acc(b, VectorOp::Add, j, ow, 1, hits + 4 * m * j, false);
             }
+            b.store_typed(p.dx_type, p.dx_addr + (std::uint64_t{img} * p.height + iy) * n * dx_size,
+                          acc, 1, n, staging);
             programs.add(b.finish());
         }
     }

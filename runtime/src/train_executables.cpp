@@ -56,7 +56,9 @@ std::string pool_grad_name(const PoolGradProblem &p) {
     return std::string(p.op == PoolOp::Max ? "maxpool_grad" : "avgpool_grad") + " " +
            dtypes({p.x_type, p.dy_type, p.dx_type}) + " " + std::to_string(p.batch) + "x" +
            std::to_string(p.height) + "x" + std::to_string(p.width) + "x" +
-           std::to_string(p.channels) + " k" + std::to_string(p.window);
+           std::to_string(p.channels) + " k" + std::to_string(p.window_h) + "x" +
+           std::to_string(p.window_w) + " s" + std::to_string(p.stride_h) + "x" +
+           std::to_string(p.stride_w);
 }
 
 std::string layer_norm_name(const LayerNormProblem &p) {
@@ -100,7 +102,7 @@ std::shared_ptr<const Executable> layer_norm_executable(Device &device,
 Executable compile_pool_grad_executable(const PoolGradProblem &problem, const ArrayLimits &limits) {
     PoolGradProblem p = problem;
     const std::uint64_t in = std::uint64_t{p.batch} * p.height * p.width * p.channels;
-    const std::uint64_t out = p.window ? in / (std::uint64_t{p.window} * p.window) : 0;
+    const std::uint64_t out = std::uint64_t{p.batch} * p.out_height() * p.out_width() * p.channels;
     std::vector<ExecutableArg> args;
     if (p.op == PoolOp::Max) {
         p.x_addr = Executable::placeholder(0);

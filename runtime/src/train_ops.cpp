@@ -158,65 +158,6 @@ MatmulStats adam_step(Device &device, Tensor &w, const Tensor &g, Tensor &m, Ten
     return run_optimizer(device, OptimizerKind::Adam, w, g, m, &v, hp, w_bf16, timeout);
 }
 
-MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
-                            Tensor &dx, std::uint32_t window, std::chrono::nanoseconds timeout) {
-    const std::string op = "max_pool2d_grad";
-    require_train_unit(device, op);
-    const DType x_type = require_float_dense(op, "x", x);
-    if (require_float_dense(op, "y", y) != x_type)
-        refuse(op, std::string("x is ") + dtype_name(x_type) + " and y " + dtype_name(y.dtype()) +
-                       ": x and y must have one dtype (fp32 or bf16)");
-    const DType dy_type = require_float_dense(op, "dy", dy);
-    const DType dx_type = require_float_dense(op, "dx", dx);
-    require_same_shape(op, x, "dx", dx);
-    require_same_shape(op, y, "dy", dy);
-    if (x.rank() != 4 || window == 0 || y.rank() != 4 ||
-        y.shape() !=
-            std::vector<std::size_t>{x.size(0), x.size(1) / window, x.size(2) / window, x.size(3)})
-        refuse(op, "x " + x.layout().describe() + " and y " + y.layout().describe() +
-                       " must be [N, H, W, C] and [N, H / k, W / k, C]");
-    const PoolGradProblem problem{.op = PoolOp::Max,
-                                  .batch = dim32(op, x.size(0), x),
-                                  .height = dim32(op, x.size(1), x),
-                                  .width = dim32(op, x.size(2), x),
-                                  .channels = dim32(op, x.size(3), x),
-                                  .window = window,
-                                  .x_type = x_type,
-                                  .dy_type = dy_type,
-                                  .dx_type = dx_type};
-    const std::shared_ptr<const Executable> exe = pool_grad_executable(device, problem);
-    const std::array<std::uint64_t, 4> bases{x.device_addr(), y.device_addr(), dy.device_addr(),
-                                             dx.device_addr()};
-    const std::array<const Buffer *, 4> buffers{&x.buffer(), &y.buffer(), &dy.buffer(),
-                                                &dx.buffer()};
-    return exe->run(device, bases, buffers, timeout);
-}
-
-MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, std::uint32_t window,
-                            std::chrono::nanoseconds timeout) {
-    const std::string op = "avg_pool2d_grad";
-    require_train_unit(device, op);
-    const DType dy_type = require_float_dense(op, "dy", dy);
-    const DType dx_type = require_float_dense(op, "dx", dx);
-    if (dx.rank() != 4 || window == 0 || dy.rank() != 4 ||
-        dy.shape() != std::vector<std::size_t>{dx.size(0), dx.size(1) / window, dx.size(2) / window,
-                                               dx.size(3)})
-        refuse(op, "dx " + dx.layout().describe() + " and dy " + dy.layout().describe() +
-                       " must be [N, H, W, C] and [N, H / k, W / k, C]");
-    const PoolGradProblem problem{.op = PoolOp::Avg,
-                                  .batch = dim32(op, dx.size(0), dx),
-                                  .height = dim32(op, dx.size(1), dx),
-                                  .width = dim32(op, dx.size(2), dx),
-                                  .channels = dim32(op, dx.size(3), dx),
-                                  .window = window,
-                                  .dy_type = dy_type,
-                                  .dx_type = dx_type};
-    const std::shared_ptr<const Executable> exe = pool_grad_executable(device, problem);
-    const std::array<std::uint64_t, 2> bases{dy.device_addr(), dx.device_addr()};
-    const std::array<const Buffer *, 2> buffers{&dy.buffer(), &dx.buffer()};
-    return exe->run(device, bases, buffers, timeout);
-}
-
 MatmulStats divide(Device &device, const Tensor &a, const Tensor &b, Tensor &out) {
     if (!(device.info().caps & TPU_CAP_VPU_TRAIN))
         throw Error(ErrorCode::Unsupported, "divide needs a card with the spec 1.4 VECTOR DIV");

@@ -210,12 +210,25 @@ TEST_CASE("pooling gradients of bf16 operands: the fp32 program's and the host's
           "[train][bf16]") {
     const auto op = GENERATE(tpurt::PoolOp::Max, tpurt::PoolOp::Avg);
     struct Shape {
-        std::uint32_t batch, height, width, channels, window;
+        std::uint32_t batch, height, width, channels, window, stride;
     };
-    const Shape s = GENERATE(Shape{1, 2, 2, 1, 2}, Shape{2, 4, 6, 3, 2}, Shape{3, 6, 9, 5, 3});
+    // k x k windows at stride k, overlapping (3 x 3 at 2) and with gaps (2 x 2 at 3).
+    const Shape s =
+        GENERATE(Shape{1, 2, 2, 1, 2, 2}, Shape{2, 4, 6, 3, 2, 2}, Shape{3, 6, 9, 5, 3, 3},
+                 Shape{2, 7, 8, 3, 3, 2}, Shape{1, 8, 7, 5, 2, 3});
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
-    CAPTURE(op == tpurt::PoolOp::Max, s.batch, s.height, s.width, s.channels, s.window);
-    const std::uint32_t k = s.window, oh = s.height / k, ow = s.width / k, c = s.channels;
+    CAPTURE(op == tpurt::PoolOp::Max, s.batch, s.height, s.width, s.channels, s.window, s.stride);
+    const tpurt::PoolGradProblem shape{.op = op,
+                                       .batch = s.batch,
+                                       .height = s.height,
+                                       .width = s.width,
+                                       .channels = s.channels,
+                                       .window_h = s.window,
+                                       .window_w = s.window,
+                                       .stride_h = s.stride,
+                                       .stride_w = s.stride};
+    const std::uint32_t k = s.window, oh = shape.out_height(), ow = shape.out_width(),
+                        c = s.channels;
     const std::size_t in = std::size_t{s.batch} * s.height * s.width * c,
                       out = std::size_t{s.batch} * oh * ow * c;
     // Small integers (ties within windows are common), signed zeros, a NaN and an infinity.
@@ -228,60 +241,48 @@ TEST_CASE("pooling gradients of bf16 operands: the fp32 program's and the host's
         x0[5] = std::numeric_limits<float>::infinity();
     }
     const std::vector<float> dy0 = with_specials(out, unsigned(out) + 5, -3.0f, 3.0f);
-    // The forward MAX pool on the host: the first maximum in row-major order, NaN propagating.
-    const auto pixel = [&](std::uint32_t img, std::uint32_t yy, std::uint32_t xx) {
-        return ((std::size_t{img} * s.height + yy) * s.width + xx) * c;
-    };
+    // The forward MAX pool on the host, NaN propagating.
     const auto forward = [&](const std::vector<float> &x) {
         std::vector<float> y(out);
-        std::vector<float> hit(in, 0.0f); // 1 where the window's dy goes
-        for (std::uint32_t img = 0; img < s.batch; ++img)
-            for (std::uint32_t oy = 0; oy < oh; ++oy)
-                for (std::uint32_t ox = 0; ox < ow; ++ox)
-                    for (std::uint32_t ch = 0; ch < c; ++ch) {
-                        float m = x[pixel(img, oy * k, ox * k) + ch];
-                        for (std::uint32_t i = 0; i < k; ++i)
-                            for (std::uint32_t j = 0; j < k; ++j) {
-                                const float v = x[pixel(img, oy * k + i, ox * k + j) + ch];
+        for (std::size_t img = 0; img < s.batch; ++img)
+            for (std::size_t oy = 0; oy < oh; ++oy)
+                for (std::size_t ox = 0; ox < ow; ++ox)
+                    for (std::size_t ch = 0; ch < c; ++ch) {
+                        const auto at = [&](std::size_t i, std::size_t j) {
+                            return ((img * s.height + oy * s.stride + i) * s.width + ox * s.stride +
+                                    j) *
+                                       c +
+                                   ch;
+                        };
+                        float m = x[at(0, 0)];
+                        for (std::size_t i = 0; i < k; ++i)
+                            for (std::size_t j = 0; j < k; ++j) {
+                                const float v = x[at(i, j)];
                                 m = std::isnan(m) || std::isnan(v) ? NAN : v > m ? v : m;
                             }
-                        const std::size_t o = ((std::size_t{img} * oh + oy) * ow + ox) * c + ch;
-                        y[o] = m;
-                        bool taken = false;
-                        for (std::uint32_t i = 0; i < k; ++i)
-                            for (std::uint32_t j = 0; j < k; ++j) {
-                                const std::size_t at = pixel(img, oy * k + i, ox * k + j) + ch;
-                                if (!taken && x[at] == m) {
-                                    hit[at] = 1.0f;
-                                    taken = true;
-                                }
-                            }
+                        y[((img * oh + oy) * ow + ox) * c + ch] = m;
                     }
-        return std::pair{y, hit};
+        return y;
     };
     const auto run = [&](DType xt, DType dyt, DType dxt, const std::vector<float> &x,
                          const std::vector<float> &y, const std::vector<float> &dy) {
-        const auto programs =
-            tpurt::compile_pool_grad({.op = op,
-                                      .batch = s.batch,
-                                      .height = s.height,
-                                      .width = s.width,
-                                      .channels = c,
-                                      .window = k,
-                                      .x_type = xt,
-                                      .dy_type = dyt,
-                                      .dx_type = dxt,
-                                      .x_addr = op == tpurt::PoolOp::Max ? va(0) : 0,
-                                      .y_addr = op == tpurt::PoolOp::Max ? va(1) : 0,
-                                      .dy_addr = op == tpurt::PoolOp::Max ? va(2) : va(0),
-                                      .dx_addr = op == tpurt::PoolOp::Max ? va(3) : va(1)},
-                                     limits_of(cfg));
+        tpurt::PoolGradProblem p = shape;
+        p.x_type = xt;
+        p.dy_type = dyt;
+        p.dx_type = dxt;
+        const bool max = op == tpurt::PoolOp::Max;
+        p.x_addr = max ? va(0) : 0;
+        p.y_addr = max ? va(1) : 0;
+        p.dy_addr = max ? va(2) : va(0);
+        p.dx_addr = max ? va(3) : va(1);
         std::vector<Bytes> arrays;
-        if (op == tpurt::PoolOp::Max)
+        if (max)
             arrays = {bytes_of(xt, x), bytes_of(xt, y)};
         arrays.push_back(bytes_of(dyt, dy));
         arrays.push_back(Bytes(in * tpurt::element_size(dxt)));
-        return run_bytes_on_engine(cfg, programs, std::move(arrays)).back();
+        return run_bytes_on_engine(cfg, tpurt::compile_pool_grad(p, limits_of(cfg)),
+                                   std::move(arrays))
+            .back();
     };
     for (DType xt : both)
         for (DType dyt : both)
@@ -290,22 +291,11 @@ TEST_CASE("pooling gradients of bf16 operands: the fp32 program's and the host's
                     continue; // AVG reads no x
                 CAPTURE(tpurt::dtype_name(xt), tpurt::dtype_name(dyt), tpurt::dtype_name(dxt));
                 const std::vector<float> x = representable(xt, x0), dy = representable(dyt, dy0);
-                const auto [y, hit] = forward(x);
+                const std::vector<float> y = forward(x);
                 const Bytes got = run(xt, dyt, dxt, x, y, dy);
                 const auto fp32 = floats_of(run(DType::Fp32, DType::Fp32, DType::Fp32, x, y, dy));
                 require_rounded(dxt, got, fp32);
-                std::vector<float> want(in);
-                for (std::uint32_t img = 0; img < s.batch; ++img)
-                    for (std::uint32_t yy = 0; yy < s.height; ++yy)
-                        for (std::uint32_t xx = 0; xx < s.width; ++xx)
-                            for (std::uint32_t ch = 0; ch < c; ++ch) {
-                                const std::size_t at = pixel(img, yy, xx) + ch;
-                                const float g =
-                                    dy[((std::size_t{img} * oh + yy / k) * ow + xx / k) * c + ch];
-                                want[at] =
-                                    op == tpurt::PoolOp::Max ? hit[at] * g : g / float(k * k);
-                            }
-                require_rounded(dxt, got, want);
+                require_rounded(dxt, got, tpurt::reference_pool_grad(shape, x, y, dy));
             }
 }
 

@@ -2,7 +2,8 @@
 // train_test.cpp - the training ops' programs (train_compiler.hpp) run on the engine: softmax,
 // log-softmax and the softmax cross-entropy against double-precision formulas; the activation
 // gradients against their derivatives; SGD with momentum and Adam bit for bit against the same
-// binary32 steps on the host; and every gradient against central finite differences of the
+// binary32 steps on the host; the pooling gradients (any windows and strides) bit for bit
+// against reference_pool_grad(); and every gradient against central finite differences of the
 // card's own forward computation (fp32 on the card; tolerances stated at each check). Shapes
 // include 1 x 1, single rows, odd sizes and tiles and programs split over a small card.
 #include "engine_runner.hpp"
@@ -361,40 +362,59 @@ TEST_CASE("training compilers refuse empty shapes and cards without room", "[tra
 
 namespace {
 
-std::vector<float> card_pool(tpurt::PoolOp op, const std::vector<float> &x, std::uint32_t n,
-                             std::uint32_t h, std::uint32_t w, std::uint32_t c, std::uint32_t k) {
+// Windows of kh x kw at strides sh x sw over images [n, h, w, c].
+struct PoolShape {
+    std::uint32_t n, h, w, c, kh, kw, sh, sw;
+    std::uint32_t oh() const { return (h - kh) / sh + 1; }
+    std::uint32_t ow() const { return (w - kw) / sw + 1; }
+    tpurt::PoolGradProblem grad(tpurt::PoolOp op) const {
+        return {.op = op,
+                .batch = n,
+                .height = h,
+                .width = w,
+                .channels = c,
+                .window_h = kh,
+                .window_w = kw,
+                .stride_h = sh,
+                .stride_w = sw};
+    }
+};
+
+std::vector<float> card_pool(tpurt::PoolOp op, const std::vector<float> &x, const PoolShape &s) {
     const auto programs = tpurt::compile_pool({.type = DType::Fp32,
                                                .op = op,
-                                               .batch = n,
-                                               .height = h,
-                                               .width = w,
-                                               .channels = c,
-                                               .win_h = k,
-                                               .win_w = k,
-                                               .stride_h = k,
-                                               .stride_w = k,
+                                               .batch = s.n,
+                                               .height = s.h,
+                                               .width = s.w,
+                                               .channels = s.c,
+                                               .win_h = s.kh,
+                                               .win_w = s.kw,
+                                               .stride_h = s.sh,
+                                               .stride_w = s.sw,
                                                .a_addr = va(0),
                                                .dst_addr = va(1)},
                                               limits_of(big));
-    return run_fp32_on_engine(big, programs, {x, std::vector<float>(x.size() / (k * k))})[1];
+    const std::size_t out = std::size_t{s.n} * s.oh() * s.ow() * s.c;
+    return run_fp32_on_engine(big, programs, {x, std::vector<float>(out)})[1];
 }
 
 std::vector<float> card_pool_grad(const tpu_engine_config &cfg, tpurt::PoolOp op,
                                   const std::vector<float> &x, const std::vector<float> &y,
-                                  const std::vector<float> &dy, std::uint32_t n, std::uint32_t h,
-                                  std::uint32_t w, std::uint32_t c, std::uint32_t k) {
-    const auto programs = tpurt::compile_pool_grad({.op = op,
-                                                    .batch = n,
-                                                    .height = h,
-                                                    .width = w,
-                                                    .channels = c,
-                                                    .window = k,
-                                                    .x_addr = va(0),
-                                                    .y_addr = va(1),
-                                                    .dy_addr = va(2),
-                                                    .dx_addr = va(3)},
-                                                   limits_of(cfg));
+                                  const std::vector<float> &dy, const PoolShape &s) {
+    tpurt::PoolGradProblem p = s.grad(op);
+    p.x_addr = va(0);
+    p.y_addr = va(1);
+    p.dy_addr = va(2);
+    p.dx_addr = va(3);
+    const auto programs = tpurt::compile_pool_grad(p, limits_of(cfg));
     return run_fp32_on_engine(cfg, programs, {x, y, dy, std::vector<float>(x.size(), -7.0f)})[3];
+}
+
+std::vector<std::uint32_t> bits_of(const std::vector<float> &v) {
+    std::vector<std::uint32_t> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out[i] = std::bit_cast<std::uint32_t>(v[i]);
+    return out;
 }
 
 } // namespace
@@ -402,40 +422,25 @@ std::vector<float> card_pool_grad(const tpu_engine_config &cfg, tpurt::PoolOp op
 TEST_CASE("pooling gradients: first maximum of each window, averages, finite differences",
           "[train][gradcheck]") {
     const tpurt::PoolOp op = GENERATE(tpurt::PoolOp::Max, tpurt::PoolOp::Avg);
-    const auto dims = GENERATE(
-        std::array<std::uint32_t, 5>{1, 2, 2, 1, 2}, std::array<std::uint32_t, 5>{2, 6, 4, 3, 2},
-        std::array<std::uint32_t, 5>{1, 28, 28, 5, 2}, std::array<std::uint32_t, 5>{3, 9, 6, 2, 3});
-    const auto [n, h, w, c, k] = dims;
+    // k x k at stride k; overlapping windows (3 x 3 at 2, 2 x 2 at 1); rows and columns no
+    // window reaches; gaps between windows; mixed windows and strides; C not a multiple of 8.
+    const PoolShape s =
+        GENERATE(PoolShape{1, 2, 2, 1, 2, 2, 2, 2}, PoolShape{2, 6, 4, 3, 2, 2, 2, 2},
+                 PoolShape{1, 28, 28, 5, 2, 2, 2, 2}, PoolShape{3, 9, 6, 2, 3, 3, 3, 3},
+                 PoolShape{2, 7, 9, 5, 3, 3, 2, 2}, PoolShape{1, 5, 6, 3, 2, 2, 1, 1},
+                 PoolShape{2, 8, 11, 3, 3, 3, 3, 3}, PoolShape{1, 9, 7, 4, 2, 3, 3, 2},
+                 PoolShape{1, 6, 5, 9, 1, 1, 2, 2}, PoolShape{1, 11, 10, 6, 3, 2, 3, 1});
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
-    CAPTURE(n, h, w, c, k, op == tpurt::PoolOp::Max);
-    std::vector<float> x = tpurt::uniform_fp32(std::size_t{n} * h * w * c, h * w + c, -4.0f, 4.0f);
+    CAPTURE(s.n, s.h, s.w, s.c, s.kh, s.kw, s.sh, s.sw, op == tpurt::PoolOp::Max);
+    std::vector<float> x =
+        tpurt::uniform_fp32(std::size_t{s.n} * s.h * s.w * s.c, s.h * s.w + s.c, -4.0f, 4.0f);
     // Ties: a quarter of the values rounded to integers, so windows hold equal maxima.
     for (std::size_t i = 0; i < x.size(); i += 4)
         x[i] = std::round(x[i]);
-    const std::vector<float> y = card_pool(op, x, n, h, w, c, k);
+    const std::vector<float> y = card_pool(op, x, s);
     const std::vector<float> dy = tpurt::uniform_fp32(y.size(), 9, -1.0f, 1.0f);
-    const std::vector<float> dx = card_pool_grad(cfg, op, x, y, dy, n, h, w, c, k);
-    const std::uint32_t oh = h / k, ow = w / k;
-    std::vector<float> want(x.size(), 0.0f);
-    for (std::uint32_t i = 0; i < n; ++i)
-        for (std::uint32_t oy = 0; oy < oh; ++oy)
-            for (std::uint32_t ox = 0; ox < ow; ++ox)
-                for (std::uint32_t ch = 0; ch < c; ++ch) {
-                    const std::size_t o = ((std::size_t{i} * oh + oy) * ow + ox) * c + ch;
-                    bool taken = false;
-                    for (std::uint32_t a = 0; a < k; ++a)
-                        for (std::uint32_t b = 0; b < k; ++b) {
-                            const std::size_t at =
-                                ((std::size_t{i} * h + oy * k + a) * w + ox * k + b) * c + ch;
-                            if (op == tpurt::PoolOp::Avg) {
-                                want[at] = dy[o] / float(k * k);
-                            } else if (!taken && x[at] == y[o]) {
-                                want[at] = dy[o];
-                                taken = true;
-                            }
-                        }
-                }
-    REQUIRE(dx == want);
+    const std::vector<float> dx = card_pool_grad(cfg, op, x, y, dy, s);
+    REQUIRE(bits_of(dx) == bits_of(tpurt::reference_pool_grad(s.grad(op), x, y, dy)));
     // Finite differences of sum(dy y) at a few elements that are not tied (h = 1e-3, below the
     // gaps between distinct values at this size; the fp32 pooled sums' rounding over 2h:
     // tolerance 2e-3).
@@ -445,8 +450,7 @@ TEST_CASE("pooling gradients: first maximum of each window, averages, finite dif
         std::vector<float> up = x, down = x;
         up[at] += 1e-3f;
         down[at] -= 1e-3f;
-        const std::vector<float> yu = card_pool(op, up, n, h, w, c, k),
-                                 yd = card_pool(op, down, n, h, w, c, k);
+        const std::vector<float> yu = card_pool(op, up, s), yd = card_pool(op, down, s);
         double diff = 0;
         for (std::size_t o = 0; o < y.size(); ++o)
             diff += (double(yu[o]) - yd[o]) * dy[o];

@@ -43,15 +43,28 @@ void grouped_conv2d(Stream &stream, const Tensor &input, const Tensor &weights,
                     const Tensor &output, const ConvGrouping &grouping,
                     const Conv2dParams &params = {});
 
-// The gradients of grouped_conv2d() without dilation (stride 1, padding below the kernel, as
+// The gradients of grouped_conv2d() (strides, padding below the dilated kernel and dilation as
 // conv2d_input_grad() / conv2d_weight_grad() of train_ops.hpp, which they run per group): dx
 // [N, H, W, C] from dy [N, OH, OW, F] and the weights; dw [KH, KW, C / G, F] from x and dy.
 // Each group's operands are permuted into scratch and its result permuted back; blocking only.
+// The forms with a number of groups are those without dilation.
 MatmulStats grouped_conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights,
-                                      Tensor &dx, std::uint32_t groups,
+                                      Tensor &dx, const ConvGrouping &grouping,
                                       const Conv2dParams &params = {});
 MatmulStats grouped_conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy,
-                                       Tensor &dw, std::uint32_t groups,
+                                       Tensor &dw, const ConvGrouping &grouping,
                                        const Conv2dParams &params = {});
+inline MatmulStats grouped_conv2d_input_grad(Device &device, const Tensor &dy,
+                                             const Tensor &weights, Tensor &dx,
+                                             std::uint32_t groups,
+                                             const Conv2dParams &params = {}) {
+    return grouped_conv2d_input_grad(device, dy, weights, dx, ConvGrouping{.groups = groups},
+                                     params);
+}
+inline MatmulStats grouped_conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy,
+                                              Tensor &dw, std::uint32_t groups,
+                                              const Conv2dParams &params = {}) {
+    return grouped_conv2d_weight_grad(device, x, dy, dw, ConvGrouping{.groups = groups}, params);
+}
 
 } // namespace tpurt

@@ -12,6 +12,7 @@
 #include "tpurt/bf16.hpp"
 #include "tpurt/buffer.hpp"
 #include "tpurt/conv2d.hpp"
+#include "tpurt/conv_grad_compiler.hpp"
 #include "tpurt/dense.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/device_info.hpp"

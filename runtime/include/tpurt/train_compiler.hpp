@@ -25,6 +25,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace tpurt {
@@ -85,21 +86,45 @@ std::array<float, optimizer_hp_count> adam_hyperparameters(float lr, float beta1
                                                            float eps, float weight_decay,
                                                            std::uint64_t step);
 
-// The gradient of max or average pooling with windows of k x k at stride k (windows that tile
-// the image: height and width multiples of k) over NHWC images: dx [N, H, W, C] from
-// dy [N, H / k, W / k, C] (and, for MAX, the forward input x and output y). MAX gives each
-// window's dy to the first element in row-major order equal to y (the element the forward
-// POOL kept; a window whose y is NaN gets no gradient); AVG gives dy / (k k) to all.
+// The gradient of max or average pooling (the forward POOL's windows: window_h x window_w at
+// stride_h, stride_w, no padding) over NHWC images: dx [N, H, W, C] from dy [N, OH, OW, C],
+// OH = (H - window_h) / stride_h + 1 (OW likewise), and for MAX the forward input x and output
+// y. A window's contribution to an element of it: for MAX dy if the element is the first in
+// row-major order within the window equal to y (the element the forward POOL kept; a window
+// whose y is NaN contributes nothing) and otherwise 0 x dy; for AVG dy / (window_h window_w).
+// Windows may overlap (stride below the window) or leave gaps: each dx element is the fp32 sum
+// of its windows' contributions in row-major order of the windows (oy, then ox), starting from
+// -0 (so an element of one window is exactly its contribution, -0 kept), and +0 where no window
+// covers it. A bf16 dx is that sum rounded once.
+//
+// Programs: one tile per dx row (n, iy), which stays in the unified buffer: for each window row
+// oy covering it, its dy (and y) row is loaded, for MAX the hits of the window rows 0 .. i (i =
+// iy - oy stride_h) are recomputed from strided gathers of x (hit = (x == y) x avail, avail =
+// avail - hit, avail starting at 1), and the contributions of row i are added at stride
+// stride_w (VECTOR ADD, in ascending ox); then one store of the row.
 struct PoolGradProblem {
     PoolOp op = PoolOp::Max;
-    std::uint32_t batch = 1, height = 0, width = 0, channels = 0, window = 2;
+    std::uint32_t batch = 1, height = 0, width = 0, channels = 0;
+    std::uint32_t window_h = 2, window_w = 2, stride_h = 2, stride_w = 2;
     DType x_type = DType::Fp32; // x and y (MAX); fp32 or bf16 like dy_type and dx_type
     DType dy_type = DType::Fp32, dx_type = DType::Fp32;
     std::uint64_t x_addr = 0, y_addr = 0, dy_addr = 0, dx_addr = 0;
+
+    // The forward output's height and width (0 for windows larger than the image).
+    std::uint32_t out_height() const {
+        return height < window_h || stride_h == 0 ? 0 : (height - window_h) / stride_h + 1;
+    }
+    std::uint32_t out_width() const {
+        return width < window_w || stride_w == 0 ? 0 : (width - window_w) / stride_w + 1;
+    }
 };
 
 std::vector<Program> compile_pool_grad(const PoolGradProblem &problem, const ArrayLimits &limits,
                                        std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
+// The same gradient on the CPU by plain loops over the windows in row-major order (fp32 values:
+// bf16 operands widened; a bf16 dx is this rounded). x and y are read for MAX only.
+std::vector<float> reference_pool_grad(const PoolGradProblem &problem, std::span<const float> x,
+                                       std::span<const float> y, std::span<const float> dy);
 
 std::vector<Program> compile_softmax(const SoftmaxProblem &problem, const ArrayLimits &limits,
                                      std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);

@@ -2,10 +2,12 @@
 // train_ops.hpp - the ops of a training step on tensors, on the card: softmax, log-softmax and
 // the fused softmax cross-entropy (per-row loss and gradient), activation gradients, SGD with
 // momentum and Adam on fp32 master weights (with a bf16 copy for the next forward), elementwise
-// division, and the matmuls of the backward pass (A^T B for weight gradients, A B^T for input
-// gradients) and the bias gradient (column sums). The programs are train_compiler.hpp's (spec
-// 1.4, TPU_CAP_VPU_TRAIN) and the existing matmul / transpose / reduce programs. Operands are
-// densely packed and fp32 unless said otherwise.
+// division, the matmuls of the backward pass (A^T B for weight gradients, A B^T for input
+// gradients), the bias gradient (column sums), and the gradients of pooling (any windows and
+// strides) and of convolutions (any strides, padding and dilation). The programs are
+// train_compiler.hpp's (spec 1.4, TPU_CAP_VPU_TRAIN), conv_grad_compiler.hpp's and the existing
+// matmul / transpose / reduce programs. Operands are densely packed and fp32 unless said
+// otherwise.
 //
 // Mixed precision: where an operand below is "fp32 or bf16" each such operand takes its own
 // dtype from its Tensor, and the job is the same one program. A bf16 input is widened exactly to
@@ -17,7 +19,9 @@
 
 #include "tpurt/device.hpp"
 #include "tpurt/job.hpp"
+#include "tpurt/launch.hpp"
 #include "tpurt/matmul.hpp"
+#include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 #include "tpurt/tensor_ops.hpp"
 #include "tpurt/train_compiler.hpp"
@@ -75,25 +79,83 @@ MatmulStats matmul_nt(Device &device, const Tensor &a, const Tensor &b, Tensor &
 // (fp32 for bf16 / fp32 a).
 MatmulStats column_sums(Device &device, const Tensor &a, Tensor &out);
 
-// Pooling gradients for k x k windows at stride k (train_compiler.hpp's PoolGradProblem):
-// x, dx [N, H, W, C] and y, dy [N, H / k, W / k, C], densely packed; x and y fp32 or bf16 (one
-// dtype for both, y the forward pool2d's output of x), dy and dx each fp32 or bf16.
+// Pooling gradients, for the forward pool2d()'s windows (tensor_ops.hpp: window_h x window_w at
+// stride_h, stride_w, no padding; overlapping windows, gaps and rows or columns that no window
+// reaches included): x, dx [N, H, W, C] and y, dy [N, OH, OW, C], OH = (H - window_h) /
+// stride_h + 1 (OW likewise), densely packed; x and y fp32 or bf16 (one dtype for both, y the
+// forward pool2d's output of x), dy and dx each fp32 or bf16. MAX gives a window's dy to its
+// first element in row-major order equal to y (0 x dy to the others; a window whose y is NaN
+// gives none), AVG dy / (window_h window_w) to each; each dx element is the fp32 sum of its
+// windows' shares in row-major window order, from -0 (one window's share is kept exactly), +0
+// where no window covers it, rounded once for a bf16 dx (train_compiler.hpp's PoolGradProblem).
+// Misfitting shapes are refused with the expected y / dy shape. Three forms as tensor_ops.hpp's;
+// the forms with one `window` are k x k windows at stride k.
+OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
+                                 const Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
+                                 std::uint32_t stride_h, std::uint32_t stride_w);
 MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
-                            Tensor &dx, std::uint32_t window,
+                            Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
+                            std::uint32_t stride_h, std::uint32_t stride_w,
                             std::chrono::nanoseconds timeout = Job::default_timeout);
-MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, std::uint32_t window,
-                            std::chrono::nanoseconds timeout = Job::default_timeout);
+void max_pool2d_grad(Stream &stream, const Tensor &x, const Tensor &y, const Tensor &dy,
+                     const Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
+                     std::uint32_t stride_h, std::uint32_t stride_w);
+inline MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y,
+                                   const Tensor &dy, Tensor &dx, std::uint32_t window,
+                                   std::chrono::nanoseconds timeout = Job::default_timeout) {
+    return max_pool2d_grad(device, x, y, dy, dx, window, window, window, window, timeout);
+}
 
-// Gradients of conv2d() (stride 1, any zero padding up to the kernel size - 1), lowered to the
-// card's TRANSPOSE, permute() and conv2d(): dx [N, H, W, C] = the convolution of dy
-// [N, OH, OW, F] with the weights flipped in space and transposed in channels, padded by
-// kernel - 1 - pad; dw [KH, KW, C, F] = the convolution of x as [C, H, W, N] (batch as
-// channels) with dy as [OH, OW, N, F] (a kernel of OH x OW), padded by pad. Bf16 or fp32
-// operands (both of one dtype), fp32 results, as conv2d's: equal to reference_conv2d() of those
-// lowered operands (bf16's blocks of 32 over F, resp. N, included).
+OpLaunch prepare_avg_pool2d_grad(Device &device, const Tensor &dy, const Tensor &dx,
+                                 std::uint32_t window_h, std::uint32_t window_w,
+                                 std::uint32_t stride_h, std::uint32_t stride_w);
+MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, std::uint32_t window_h,
+                            std::uint32_t window_w, std::uint32_t stride_h, std::uint32_t stride_w,
+                            std::chrono::nanoseconds timeout = Job::default_timeout);
+void avg_pool2d_grad(Stream &stream, const Tensor &dy, const Tensor &dx, std::uint32_t window_h,
+                     std::uint32_t window_w, std::uint32_t stride_h, std::uint32_t stride_w);
+inline MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx,
+                                   std::uint32_t window,
+                                   std::chrono::nanoseconds timeout = Job::default_timeout) {
+    return avg_pool2d_grad(device, dy, dx, window, window, window, window, timeout);
+}
+
+// The spacing of a convolution's kernel taps in the input (grouped_conv2d.hpp's dilation).
+struct ConvDilation {
+    std::uint32_t h = 1, w = 1;
+};
+
+// Gradients of conv2d() with any strides, zero padding below the dilated kernel (KH' = (KH - 1)
+// dilation.h + 1, KW' likewise) and dilated taps (grouped_conv2d()'s with one group), lowered
+// to a stride-1 convolution (conv_grad_compiler.hpp): dy [N, OH, OW, F] is spread into dys
+// [N, H + 2 pad_h - KH' + 1, W + 2 pad_w - KW' + 1, F] (dy's pixels stride apart, zeros between;
+// dy itself for stride 1); dx [N, H, W, C] = the convolution of dys with the weights flipped in
+// space, transposed in channels and dilated (zero taps between), padded by KH' - 1 - pad_h,
+// KW' - 1 - pad_w; dw [KH, KW, C, F] = the taps (ky dilation.h, kx dilation.w) of the
+// convolution of x as [C, H, W, N] (batch as channels) with dys as [HS, WS, N, F] (a kernel),
+// padded by pad. dy's shape must be the forward output's, OH = (H + 2 pad_h - KH') / stride_h
+// + 1 (OW likewise): input rows and columns past the last window get zero gradient. Bf16 or
+// fp32 operands (all of one dtype; int8 too, into int32), results fp32 as conv2d's: equal to
+// reference_conv2d() of those lowered operands bit for bit (bf16's blocks of 32 over F, resp.
+// N, included; the zeros of spreading and dilation add products of +0, stride^2 resp.
+// dilation^2 times the dense problem's MACs). One executable each, scratch allocated by each
+// prepare; three forms as tensor_ops.hpp's. Misfitting shapes are refused with the expected
+// dy shape; padding not below the dilated kernel is refused.
+OpLaunch prepare_conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights,
+                                   const Tensor &dx, const Conv2dParams &params = {},
+                                   const ConvDilation &dilation = {});
 MatmulStats conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights, Tensor &dx,
-                              const Conv2dParams &params = {});
+                              const Conv2dParams &params = {}, const ConvDilation &dilation = {},
+                              std::chrono::nanoseconds timeout = Job::default_timeout);
+void conv2d_input_grad(Stream &stream, const Tensor &dy, const Tensor &weights, const Tensor &dx,
+                       const Conv2dParams &params = {}, const ConvDilation &dilation = {});
+OpLaunch prepare_conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy,
+                                    const Tensor &dw, const Conv2dParams &params = {},
+                                    const ConvDilation &dilation = {});
 MatmulStats conv2d_weight_grad(Device &device, const Tensor &x, const Tensor &dy, Tensor &dw,
-                               const Conv2dParams &params = {});
+                               const Conv2dParams &params = {}, const ConvDilation &dilation = {},
+                               std::chrono::nanoseconds timeout = Job::default_timeout);
+void conv2d_weight_grad(Stream &stream, const Tensor &x, const Tensor &dy, const Tensor &dw,
+                        const Conv2dParams &params = {}, const ConvDilation &dilation = {});
 
 } // namespace tpurt

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// pool_grad_ops.cpp - the pooling gradients on tensors (see train_ops.hpp): checks the operands
+// against the forward pool2d()'s windows, fetches the executable of compile_pool_grad() and gives
+// the three forms of tensor_ops.hpp.
+#include "tpurt/error.hpp"
+#include "tpurt/train_ops.hpp"
+#include "train_checks.hpp"
+#include "train_executables.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tpurt {
+
+namespace {
+
+using detail::dim32;
+using detail::refuse;
+using detail::require_float_dense;
+using detail::require_train_unit;
+
+std::string windows_text(const PoolGradProblem &p) {
+    return "windows of " + std::to_string(p.window_h) + " x " + std::to_string(p.window_w) +
+           " at strides " + std::to_string(p.stride_h) + " x " + std::to_string(p.stride_w);
+}
+
+// The problem of images `in` [N, H, W, C] pooled into `out` [N, OH, OW, C] (both checked).
+PoolGradProblem pool_problem(const std::string &op, PoolOp pool, const Tensor &in,
+                             const char *in_name, const Tensor &out, const char *out_name,
+                             std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+                             std::uint32_t stride_w) {
+    PoolGradProblem p{.op = pool,
+                      .window_h = window_h,
+                      .window_w = window_w,
+                      .stride_h = stride_h,
+                      .stride_w = stride_w};
+    if (window_h == 0 || window_w == 0 || stride_h == 0 || stride_w == 0)
+        refuse(op, windows_text(p) + ": windows and strides must be at least 1");
+    if (in.rank() != 4)
+        refuse(op, std::string(in_name) + " " + in.layout().describe() +
+                       " must be a batch of NHWC images [N, H, W, C]");
+    p.batch = dim32(op, in.size(0), in);
+    p.height = dim32(op, in.size(1), in);
+    p.width = dim32(op, in.size(2), in);
+    p.channels = dim32(op, in.size(3), in);
+    if (p.out_height() == 0 || p.out_width() == 0)
+        refuse(op, std::string(in_name) + " " + in.layout().describe() +
+                       " is smaller than one window (" + windows_text(p) + ")");
+    const std::vector<std::size_t> expected{in.size(0), p.out_height(), p.out_width(), in.size(3)};
+    if (out.shape() != expected)
+        refuse(op, std::string(out_name) + " " + out.layout().describe() + " must be [N, (H - " +
+                       std::to_string(window_h) + ") / " + std::to_string(stride_h) +
+                       " + 1, (W - " + std::to_string(window_w) + ") / " +
+                       std::to_string(stride_w) + " + 1, C] = [" + std::to_string(expected[0]) +
+                       ", " + std::to_string(expected[1]) + ", " + std::to_string(expected[2]) +
+                       ", " + std::to_string(expected[3]) + "] for " + in_name + " " +
+                       in.layout().describe() + " and " + windows_text(p) +
+                       ": the forward pool2d()'s output shape");
+    return p;
+}
+
+} // namespace
+
+OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
+                                 const Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
+                                 std::uint32_t stride_h, std::uint32_t stride_w) {
+    const std::string op = "max_pool2d_grad";
+    require_train_unit(device, op);
+    const DType x_type = require_float_dense(op, "x", x);
+    if (require_float_dense(op, "y", y) != x_type)
+        refuse(op, std::string("x is ") + dtype_name(x_type) + " and y " + dtype_name(y.dtype()) +
+                       ": x and y must have one dtype (fp32 or bf16)");
+    PoolGradProblem p =
+        pool_problem(op, PoolOp::Max, x, "x", y, "y", window_h, window_w, stride_h, stride_w);
+    p.x_type = x_type;
+    p.dy_type = require_float_dense(op, "dy", dy);
+    p.dx_type = require_float_dense(op, "dx", dx);
+    detail::require_same_shape(op, x, "dx", dx);
+    detail::require_same_shape(op, y, "dy", dy);
+    return launch_of(pool_grad_executable(device, p), {&x, &y, &dy, &dx});
+}
+
+OpLaunch prepare_avg_pool2d_grad(Device &device, const Tensor &dy, const Tensor &dx,
+                                 std::uint32_t window_h, std::uint32_t window_w,
+                                 std::uint32_t stride_h, std::uint32_t stride_w) {
+    const std::string op = "avg_pool2d_grad";
+    require_train_unit(device, op);
+    PoolGradProblem p =
+        pool_problem(op, PoolOp::Avg, dx, "dx", dy, "dy", window_h, window_w, stride_h, stride_w);
+    p.dy_type = require_float_dense(op, "dy", dy);
+    p.dx_type = require_float_dense(op, "dx", dx);
+    return launch_of(pool_grad_executable(device, p), {&dy, &dx});
+}
+
+MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
+                            Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
+                            std::uint32_t stride_h, std::uint32_t stride_w,
+                            std::chrono::nanoseconds timeout) {
+    return prepare_max_pool2d_grad(device, x, y, dy, dx, window_h, window_w, stride_h, stride_w)
+        .run(device, timeout);
+}
+void max_pool2d_grad(Stream &stream, const Tensor &x, const Tensor &y, const Tensor &dy,
+                     const Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
+                     std::uint32_t stride_h, std::uint32_t stride_w) {
+    stream.enqueue(prepare_max_pool2d_grad(stream.device(), x, y, dy, dx, window_h, window_w,
+                                           stride_h, stride_w));
+}
+
+MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, std::uint32_t window_h,
+                            std::uint32_t window_w, std::uint32_t stride_h, std::uint32_t stride_w,
+                            std::chrono::nanoseconds timeout) {
+    return prepare_avg_pool2d_grad(device, dy, dx, window_h, window_w, stride_h, stride_w)
+        .run(device, timeout);
+}
+void avg_pool2d_grad(Stream &stream, const Tensor &dy, const Tensor &dx, std::uint32_t window_h,
+                     std::uint32_t window_w, std::uint32_t stride_h, std::uint32_t stride_w) {
+    stream.enqueue(
+        prepare_avg_pool2d_grad(stream.device(), dy, dx, window_h, window_w, stride_h, stride_w));
+}
+
+} // namespace tpurt
