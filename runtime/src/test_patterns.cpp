@@ -85,4 +85,13 @@ std::vector<float> uniform_fp32(std::size_t count, unsigned seed, float lo, floa
     return out;
 }
 
+std::vector<float> small_ints(std::size_t count, unsigned seed, int range, float scale) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> d(-range, range);
+    std::vector<float> out(count);
+    for (float &x : out)
+        x = static_cast<float>(d(rng)) / scale;
+    return out;
+}
+
 } // namespace tpurt

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 #include <vector>
 
 namespace {
@@ -28,16 +27,7 @@ using tpurt::Tensor;
 
 using guest_test::device;
 using guest_test::require_refused;
-
-// Small integers as floats: sums and products of them are exact in fp32 and bf16 products.
-std::vector<float> small_ints(std::size_t n, unsigned seed, int range = 4) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> d(-range, range);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = static_cast<float>(d(rng));
-    return v;
-}
+using tpurt::small_ints;
 
 Tensor fp32(const std::vector<float> &v, std::vector<std::size_t> shape) {
     return Tensor::from_host(device(), std::span<const float>(v), std::move(shape));
@@ -268,8 +258,8 @@ TEST_CASE("axis reductions refuse wrong operands") {
 TEST_CASE("batched matmul on the card: per-matrix b, a shared b, strided views, streams") {
     tpurt::Device &dev = device();
     const std::size_t B = 3, M = 5, K = 40, N = 9;
-    const auto av = small_ints(B * M * K, 6), bv = small_ints(B * K * N, 7),
-               sv = small_ints(K * N, 8);
+    const auto av = small_ints(B * M * K, 6, 4), bv = small_ints(B * K * N, 7, 4),
+               sv = small_ints(K * N, 8, 4);
     const auto reference = [&](bool shared, std::size_t i, std::size_t m, std::size_t n) {
         float s = 0;
         for (std::size_t k = 0; k < K; ++k)
@@ -424,8 +414,8 @@ TEST_CASE("grouped, depthwise and dilated conv2d on the card: plain loops, strea
                           ekw = (k.kw - 1) * gr.dilation_w + 1;
         const std::size_t oh = (k.h + 2 * k.params.pad_h - ekh) / k.params.stride_h + 1;
         const std::size_t ow = (k.w + 2 * k.params.pad_w - ekw) / k.params.stride_w + 1;
-        const auto x = small_ints(k.n * k.h * k.w * k.c, 9);
-        const auto wv = small_ints(k.kh * k.kw * cg * k.f, 10);
+        const auto x = small_ints(k.n * k.h * k.w * k.c, 9, 4);
+        const auto wv = small_ints(k.kh * k.kw * cg * k.f, 10, 4);
         std::vector<float> want(k.n * oh * ow * k.f, 0.0f);
         for (std::size_t b = 0; b < k.n; ++b)
             for (std::size_t oy = 0; oy < oh; ++oy)
@@ -485,8 +475,9 @@ TEST_CASE("grouped conv2d gradients against central differences of the card's fo
     const std::size_t n = 2, h = 5, w = 6, c = 4, f = 6, k = 3;
     const std::uint32_t groups = 2;
     const tpurt::Conv2dParams params{.pad_h = 1, .pad_w = 1};
-    const auto x = small_ints(n * h * w * c, 11), wv = small_ints(k * k * (c / groups) * f, 12);
-    const auto r = small_ints(n * h * w * f, 13); // dy: L = sum(y r), output [n, h, w, f]
+    const auto x = small_ints(n * h * w * c, 11, 4),
+               wv = small_ints(k * k * (c / groups) * f, 12, 4);
+    const auto r = small_ints(n * h * w * f, 13, 4); // dy: L = sum(y r), output [n, h, w, f]
     const std::vector<std::size_t> xs{n, h, w, c}, ws{k, k, c / groups, f}, ys{n, h, w, f};
     const auto loss = [&](const std::vector<float> &xv, const std::vector<float> &wvv) {
         Tensor y = Tensor::empty(dev, DType::Fp32, ys);

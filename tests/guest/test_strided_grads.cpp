@@ -6,6 +6,7 @@
 // reference_pool_grad of train_compiler.hpp) in fp32 and bf16, and against central differences
 // of the card's own forward pass (conv2d / grouped_conv2d, pool2d) on values whose sums are
 // exact (grouped ones too); refusals that say what to do.
+#include <tpurt/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -15,7 +16,6 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 namespace {
@@ -26,18 +26,9 @@ using tpurt::Tensor;
 
 using guest_test::device;
 using guest_test::require_refused;
+using tpurt::small_ints;
 
 const DType both[] = {DType::Fp32, DType::Bf16};
-
-// Small integers as floats: exact in bf16, and their products and sums exact in fp32.
-std::vector<float> small_ints(std::size_t n, unsigned seed, int range = 3) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> d(-range, range);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = static_cast<float>(d(rng));
-    return v;
-}
 
 Tensor tensor(DType type, const std::vector<float> &v, std::vector<std::size_t> shape) {
     Tensor t = Tensor::empty(device(), type, std::move(shape));
@@ -108,9 +99,9 @@ TEST_CASE("conv2d gradients with strides, padding and dilation on the card") {
                       ow = (k.w + 2 * k.params.pad_w - kwd) / k.params.stride_w + 1;
     const std::vector<std::size_t> xs{k.n, k.h, k.w, k.c}, ws{k.kh, k.kw, k.c, k.f},
         ys{k.n, oh, ow, k.f};
-    const auto x = small_ints(k.n * k.h * k.w * k.c, 21),
-               wv = small_ints(k.kh * k.kw * k.c * k.f, 22),
-               r = small_ints(k.n * oh * ow * k.f, 23);
+    const auto x = small_ints(k.n * k.h * k.w * k.c, 21, 3),
+               wv = small_ints(k.kh * k.kw * k.c * k.f, 22, 3),
+               r = small_ints(k.n * oh * ow * k.f, 23, 3);
     const tpurt::ConvGrouping grouping{.dilation_h = k.dilation.h, .dilation_w = k.dilation.w};
     for (DType type : both) {
         CAPTURE(k.h, k.w, k.params.stride_h, k.params.stride_w, k.dilation.h, k.dilation.w,
@@ -184,8 +175,8 @@ TEST_CASE("grouped conv2d gradients with strides and dilation against central di
     const tpurt::Conv2dParams params{.stride_h = 2, .stride_w = 3, .pad_h = 2, .pad_w = 1};
     const std::size_t oh = (h + 4 - 5) / 2 + 1, ow = (w + 2 - 3) / 3 + 1;
     const std::vector<std::size_t> xs{n, h, w, c}, ws{k, k, c / 2, f}, ys{n, oh, ow, f};
-    const auto x = small_ints(n * h * w * c, 41), wv = small_ints(k * k * (c / 2) * f, 42),
-               r = small_ints(n * oh * ow * f, 43);
+    const auto x = small_ints(n * h * w * c, 41, 3), wv = small_ints(k * k * (c / 2) * f, 42, 3),
+               r = small_ints(n * oh * ow * f, 43, 3);
     const auto loss = [&](const std::vector<float> &xv, const std::vector<float> &wvv) {
         Tensor y = Tensor::empty(dev, DType::Fp32, ys);
         tpurt::grouped_conv2d(dev, tensor(DType::Fp32, xv, xs), tensor(DType::Fp32, wvv, ws), y,
@@ -252,7 +243,7 @@ TEST_CASE("pooling gradients with overlapping windows, gaps and remainders on th
     std::vector<float> x(s.n * s.h * s.w * s.c);
     for (std::size_t i = 0; i < x.size(); ++i)
         x[i] = float((i * 37) % x.size()) - float(x.size() / 2);
-    const std::vector<float> r = small_ints(s.n * oh * ow * s.c, 31);
+    const std::vector<float> r = small_ints(s.n * oh * ow * s.c, 31, 3);
     for (tpurt::PoolOp op : {tpurt::PoolOp::Max, tpurt::PoolOp::Avg})
         for (DType type : both) {
             CAPTURE(s.h, s.w, s.kh, s.kw, s.sh, s.sw, op == tpurt::PoolOp::Max,

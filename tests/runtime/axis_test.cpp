@@ -9,12 +9,12 @@
 #include <tpurt/axis_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/shape_executables.hpp>
+#include <tpurt/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <numeric>
-#include <random>
 #include <vector>
 
 using runtime_test::engine_config;
@@ -27,20 +27,11 @@ namespace {
 const tpu_engine_config big = engine_config(128, 128, 8u << 20, 4u << 20);
 const tpu_engine_config small = engine_config(16, 16, 16u << 10, 8u << 10);
 
-std::vector<float> small_ints(std::size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> d(-50, 50);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = static_cast<float>(d(rng)) / 8.0f;
-    return v;
-}
-
 } // namespace
 
 TEST_CASE("axis reductions: sum, max and mean over each axis, tiled") {
     const std::uint32_t d[3] = {3, 70, 45};
-    const auto v = small_ints(std::size_t{d[0]} * d[1] * d[2], 1);
+    const auto v = tpurt::small_ints(std::size_t{d[0]} * d[1] * d[2], 1, 50, 8.0f);
     for (const tpu_engine_config *cfg : {&big, &small}) {
         for (std::uint32_t axis = 0; axis < 3; ++axis) {
             const std::uint32_t outer = axis == 0 ? 1 : axis == 1 ? d[0] : d[0] * d[1];
@@ -126,8 +117,8 @@ TEST_CASE("permute: every order of a rank-4 tensor, axes of one element, tiled")
 
 TEST_CASE("batched matmul executables: per-matrix and shared b, jobs joined") {
     const std::uint32_t batch = 5, m = 7, k = 20, n = 18;
-    const auto a = small_ints(std::size_t{batch} * m * k, 2);
-    const auto b = small_ints(std::size_t{batch} * k * n, 3);
+    const auto a = tpurt::small_ints(std::size_t{batch} * m * k, 2, 50, 8.0f);
+    const auto b = tpurt::small_ints(std::size_t{batch} * k * n, 3, 50, 8.0f);
     for (bool shared : {false, true}) {
         CAPTURE(shared);
         tpurt::MatmulProblem matrix;

@@ -26,5 +26,9 @@ std::vector<float> random_fp32(std::size_t count, std::uint64_t seed);
 // fp32 values uniform in [lo, hi), from std::mt19937 seeded with `seed` through
 // std::uniform_real_distribution (weights, biases and inputs of tests with a tolerance).
 std::vector<float> uniform_fp32(std::size_t count, unsigned seed, float lo, float hi);
+// Integers uniform in [-range, range] from std::mt19937 seeded with `seed`, divided by `scale`
+// (a power of two keeps them exact): values whose products and sums are exact in fp32 and in
+// bf16 products, for tests that compare the card bit for bit without a reference of its rounding.
+std::vector<float> small_ints(std::size_t count, unsigned seed, int range, float scale = 1.0f);
 
 } // namespace tpurt
