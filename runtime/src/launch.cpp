@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// launch.cpp - building an op's launch from tensors, running it and waiting (see launch.hpp).
+// launch.cpp - building an op's launch from tensors, running it (or a sequence of launches) and
+// waiting (see launch.hpp).
 #include "tpurt/launch.hpp"
 
 #include "tpurt/device.hpp"
@@ -29,6 +30,16 @@ OpLaunch launch_of(std::shared_ptr<const Executable> exe,
 MatmulStats OpLaunch::run(Device &device, std::chrono::nanoseconds timeout) const {
     const std::vector<const Buffer *> pointers = buffer_pointers();
     return executable->run(device, bases, pointers, timeout);
+}
+
+MatmulStats OpSequence::run(Device &device, std::chrono::nanoseconds timeout) const {
+    MatmulStats total;
+    for (const OpLaunch &launch : launches) {
+        const MatmulStats s = launch.run(device, timeout);
+        total += s;
+        total.jobs += s.jobs;
+    }
+    return total;
 }
 
 } // namespace tpurt

@@ -40,6 +40,11 @@ void Stream::enqueue(OpLaunch launch) {
     live(state_).enqueue(std::move(launch));
 }
 
+void Stream::enqueue(OpSequence sequence) {
+    for (OpLaunch &launch : sequence.launches)
+        enqueue(std::move(launch));
+}
+
 void Stream::enqueue_host(std::string name, std::function<void()> work,
                           std::vector<std::shared_ptr<Buffer>> buffers) {
     live(state_).enqueue_host(std::move(name), std::move(work), std::move(buffers));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// train_ops.cpp - checks the training ops' tensor operands and runs their executables (see
-// train_ops.hpp); the backward matmuls and column sums compose the existing tensor ops.
+// train_ops.cpp - checks the training ops' tensor operands and prepares their launches (see
+// train_ops.hpp): the executables of train_executables.hpp, and the backward matmuls and column
+// sums as sequences of existing tensor ops (a TRANSPOSE into a scratch tensor first). Their
+// blocking and stream forms are in train_op_forms.cpp.
 #include "tpurt/train_ops.hpp"
 
 #include "tpurt/error.hpp"
@@ -8,7 +10,6 @@
 #include "train_checks.hpp"
 #include "train_executables.hpp"
 
-#include <array>
 #include <string>
 
 namespace tpurt {
@@ -22,8 +23,8 @@ using detail::require_fp32_dense;
 using detail::require_same_shape;
 using detail::require_train_unit;
 
-MatmulStats run_softmax(Device &device, SoftmaxKind kind, const Tensor &x, Tensor &out,
-                        std::chrono::nanoseconds timeout) {
+OpLaunch prepare_softmax_kind(Device &device, SoftmaxKind kind, const Tensor &x,
+                              const Tensor &out) {
     const std::string op = softmax_kind_name(kind);
     require_train_unit(device, op);
     const DType x_type = require_float_dense(op, "x", x);
@@ -35,27 +36,21 @@ MatmulStats run_softmax(Device &device, SoftmaxKind kind, const Tensor &x, Tenso
                                  .cols = dim32(op, cols, x),
                                  .x_type = x_type,
                                  .out_type = out_type};
-    const std::shared_ptr<const Executable> exe = softmax_executable(device, problem);
-    const std::array<std::uint64_t, 2> bases{x.device_addr(), out.device_addr()};
-    const std::array<const Buffer *, 2> buffers{&x.buffer(), &out.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(softmax_executable(device, problem), {&x, &out});
 }
 
 } // namespace
 
-MatmulStats softmax(Device &device, const Tensor &x, Tensor &out,
-                    std::chrono::nanoseconds timeout) {
-    return run_softmax(device, SoftmaxKind::Softmax, x, out, timeout);
+OpLaunch prepare_softmax(Device &device, const Tensor &x, const Tensor &out) {
+    return prepare_softmax_kind(device, SoftmaxKind::Softmax, x, out);
 }
 
-MatmulStats log_softmax(Device &device, const Tensor &x, Tensor &out,
-                        std::chrono::nanoseconds timeout) {
-    return run_softmax(device, SoftmaxKind::LogSoftmax, x, out, timeout);
+OpLaunch prepare_log_softmax(Device &device, const Tensor &x, const Tensor &out) {
+    return prepare_softmax_kind(device, SoftmaxKind::LogSoftmax, x, out);
 }
 
-MatmulStats softmax_cross_entropy(Device &device, const Tensor &logits, const Tensor &targets,
-                                  Tensor &loss, Tensor &grad, float grad_scale,
-                                  std::chrono::nanoseconds timeout) {
+OpLaunch prepare_softmax_cross_entropy(Device &device, const Tensor &logits, const Tensor &targets,
+                                       const Tensor &loss, const Tensor &grad, float grad_scale) {
     const std::string op = "softmax_cross_entropy";
     require_train_unit(device, op);
     const DType x_type = require_float_dense(op, "logits", logits);
@@ -75,16 +70,11 @@ MatmulStats softmax_cross_entropy(Device &device, const Tensor &logits, const Te
                                  .grad_scale = grad_scale,
                                  .x_type = x_type,
                                  .out_type = out_type};
-    const std::shared_ptr<const Executable> exe = softmax_executable(device, problem);
-    const std::array<std::uint64_t, 4> bases{logits.device_addr(), targets.device_addr(),
-                                             grad.device_addr(), loss.device_addr()};
-    const std::array<const Buffer *, 4> buffers{&logits.buffer(), &targets.buffer(), &grad.buffer(),
-                                                &loss.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(softmax_executable(device, problem), {&logits, &targets, &grad, &loss});
 }
 
-MatmulStats activation_grad(Device &device, GradFunction function, const Tensor &saved,
-                            const Tensor &dy, Tensor &dx, std::chrono::nanoseconds timeout) {
+OpLaunch prepare_activation_grad(Device &device, GradFunction function, const Tensor &saved,
+                                 const Tensor &dy, const Tensor &dx) {
     const std::string op = grad_function_name(function);
     require_train_unit(device, op);
     const DType x_type = require_float_dense(op, "saved", saved);
@@ -97,18 +87,14 @@ MatmulStats activation_grad(Device &device, GradFunction function, const Tensor 
                                         .x_type = x_type,
                                         .dy_type = dy_type,
                                         .dx_type = dx_type};
-    const std::shared_ptr<const Executable> exe = activation_grad_executable(device, problem);
-    const std::array<std::uint64_t, 3> bases{saved.device_addr(), dy.device_addr(),
-                                             dx.device_addr()};
-    const std::array<const Buffer *, 3> buffers{&saved.buffer(), &dy.buffer(), &dx.buffer()};
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(activation_grad_executable(device, problem), {&saved, &dy, &dx});
 }
 
 namespace {
 
-MatmulStats run_optimizer(Device &device, OptimizerKind kind, Tensor &w, const Tensor &g, Tensor &m,
-                          Tensor *v, const Tensor &hp, Tensor *w_bf16,
-                          std::chrono::nanoseconds timeout) {
+OpLaunch prepare_optimizer(Device &device, OptimizerKind kind, const Tensor &w, const Tensor &g,
+                           const Tensor &m, const Tensor *v, const Tensor &hp,
+                           const Tensor *w_bf16) {
     const std::string op = optimizer_name(kind);
     require_train_unit(device, op);
     require_fp32_dense(op, "w", w);
@@ -130,77 +116,54 @@ MatmulStats run_optimizer(Device &device, OptimizerKind kind, Tensor &w, const T
                        " must be a densely packed bf16 tensor of w's element count");
     const OptimizerProblem problem{
         .kind = kind, .elements = w.element_count(), .bf16_copy = w_bf16 != nullptr};
-    const std::shared_ptr<const Executable> exe = optimizer_executable(device, problem);
-    std::vector<std::uint64_t> bases{w.device_addr(), g.device_addr(), m.device_addr(),
-                                     hp.device_addr()};
-    std::vector<const Buffer *> buffers{&w.buffer(), &g.buffer(), &m.buffer(), &hp.buffer()};
-    if (v) {
-        bases.push_back(v->device_addr());
-        buffers.push_back(&v->buffer());
-    }
-    if (w_bf16) {
-        bases.push_back(w_bf16->device_addr());
-        buffers.push_back(&w_bf16->buffer());
-    }
-    return exe->run(device, bases, buffers, timeout);
+    return launch_of(optimizer_executable(device, problem), {&w, &g, &m, &hp, v, w_bf16});
 }
 
 } // namespace
 
-MatmulStats sgd_momentum_step(Device &device, Tensor &w, const Tensor &g, Tensor &momentum,
-                              const Tensor &hp, Tensor *w_bf16, std::chrono::nanoseconds timeout) {
-    return run_optimizer(device, OptimizerKind::SgdMomentum, w, g, momentum, nullptr, hp, w_bf16,
-                         timeout);
+OpLaunch prepare_sgd_momentum_step(Device &device, const Tensor &w, const Tensor &g,
+                                   const Tensor &momentum, const Tensor &hp, const Tensor *w_bf16) {
+    return prepare_optimizer(device, OptimizerKind::SgdMomentum, w, g, momentum, nullptr, hp,
+                             w_bf16);
 }
 
-MatmulStats adam_step(Device &device, Tensor &w, const Tensor &g, Tensor &m, Tensor &v,
-                      const Tensor &hp, Tensor *w_bf16, std::chrono::nanoseconds timeout) {
-    return run_optimizer(device, OptimizerKind::Adam, w, g, m, &v, hp, w_bf16, timeout);
+OpLaunch prepare_adam_step(Device &device, const Tensor &w, const Tensor &g, const Tensor &m,
+                           const Tensor &v, const Tensor &hp, const Tensor *w_bf16) {
+    return prepare_optimizer(device, OptimizerKind::Adam, w, g, m, &v, hp, w_bf16);
 }
 
-MatmulStats divide(Device &device, const Tensor &a, const Tensor &b, Tensor &out) {
+OpLaunch prepare_divide(Device &device, const Tensor &a, const Tensor &b, const Tensor &out) {
     if (!(device.info().caps & TPU_CAP_VPU_TRAIN))
         throw Error(ErrorCode::Unsupported, "divide needs a card with the spec 1.4 VECTOR DIV");
-    return elementwise(device, VectorOp::Div, a, b, out);
+    return prepare_elementwise(device, VectorOp::Div, a, b, out);
 }
 
 namespace {
 
-// A contiguous copy of matrix a transposed, made by the card.
-Tensor transposed_copy(Device &device, const Tensor &a, MatmulStats &stats, const char *op) {
+// A contiguous scratch tensor for matrix a transposed by the card's TRANSPOSE; the launches that
+// write and read it hold its buffer, so it lives until their jobs have ended.
+Tensor transposed_scratch(Device &device, const Tensor &a, const char *op) {
     if (a.rank() != 2)
         refuse(op, a.layout().describe() + " is not a matrix");
-    Tensor t = Tensor::empty(device, a.dtype(), {a.size(1), a.size(0)});
-    const MatmulStats s = transpose(device, a, t);
-    stats += s;
-    stats.jobs += s.jobs;
-    return t;
-}
-
-MatmulStats add_stats(MatmulStats total, const MatmulStats &s) {
-    total += s;
-    total.jobs += s.jobs;
-    return total;
+    return Tensor::empty(device, a.dtype(), {a.size(1), a.size(0)});
 }
 
 } // namespace
 
-MatmulStats matmul_tn(Device &device, const Tensor &a, const Tensor &b, Tensor &c) {
-    MatmulStats stats;
-    const Tensor at = transposed_copy(device, a, stats, "matmul_tn");
-    return add_stats(stats, matmul(device, at, b, c));
+OpSequence prepare_matmul_tn(Device &device, const Tensor &a, const Tensor &b, const Tensor &c) {
+    const Tensor at = transposed_scratch(device, a, "matmul_tn");
+    return {{prepare_transpose(device, a, at), prepare_matmul(device, at, b, c)}};
 }
 
-MatmulStats matmul_nt(Device &device, const Tensor &a, const Tensor &b, Tensor &c) {
-    MatmulStats stats;
-    const Tensor bt = transposed_copy(device, b, stats, "matmul_nt");
-    return add_stats(stats, matmul(device, a, bt, c));
+OpSequence prepare_matmul_nt(Device &device, const Tensor &a, const Tensor &b, const Tensor &c) {
+    const Tensor bt = transposed_scratch(device, b, "matmul_nt");
+    return {{prepare_transpose(device, b, bt), prepare_matmul(device, a, bt, c)}};
 }
 
-MatmulStats column_sums(Device &device, const Tensor &a, Tensor &out) {
-    MatmulStats stats;
-    const Tensor at = transposed_copy(device, a, stats, "column_sums");
-    return add_stats(stats, reduce_rows(device, ReduceOp::Sum, at, out));
+OpSequence prepare_column_sums(Device &device, const Tensor &a, const Tensor &out) {
+    const Tensor at = transposed_scratch(device, a, "column_sums");
+    return {
+        {prepare_transpose(device, a, at), prepare_reduce_rows(device, ReduceOp::Sum, at, out)}};
 }
 
 } // namespace tpurt

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
-// card_cnn.cpp - one training step of the CNN as card ops (card_cnn.hpp): per conv block the
-// convolution with its bias and ReLU and the max pooling forward and their gradients backward,
-// the dense layers and the fused softmax cross-entropy, and the optimiser's update of the fp32
-// masters.
+// card_cnn.cpp - one training step of the CNN as card ops queued on the model's stream
+// (card_cnn.hpp): per conv block the convolution with its bias and ReLU and the max pooling
+// forward and their gradients backward, the dense layers and the fused softmax cross-entropy, and
+// the optimiser's update of the fp32 masters; one wait at the step's end.
 #include "card_cnn.hpp"
 
-#include <algorithm>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -80,16 +79,18 @@ CardCnn::Work &CardCnn::work(std::size_t batch) {
     return work_.emplace(batch, std::move(w)).first->second;
 }
 
-void CardCnn::forward(Work &w, const float *x, std::size_t batch) {
-    copy_in(w.x, std::span<const float>(x, batch * shape_.height * shape_.width * shape_.channels));
+void CardCnn::queue_forward(Work &w, const float *x, std::size_t batch) {
+    tpurt::Stream &s = params_.stream();
+    copy_in(s, w.x,
+            std::span<const float>(x, batch * shape_.height * shape_.width * shape_.channels));
     for (std::size_t i = 0; i < blocks_; ++i) {
         Block &b = w.blocks[i];
-        tpurt::conv2d_layer(device_, i == 0 ? w.x : w.blocks[i - 1].p, conv_w(i).c, &conv_b(i).w,
-                            b.s, same_3x3, tpurt::Activation::Relu);
-        tpurt::pool2d(device_, tpurt::PoolOp::Max, b.s, b.p, 2, 2, 2, 2);
+        tpurt::conv2d_layer(s, i == 0 ? w.x : w.blocks[i - 1].p, conv_w(i).c, &conv_b(i).w, b.s,
+                            same_3x3, tpurt::Activation::Relu);
+        tpurt::pool2d(s, tpurt::PoolOp::Max, b.s, b.p, 2, 2, 2, 2);
     }
     for (std::size_t j = 0; j < dense_; ++j)
-        tpurt::dense(device_, w.h[j], dense_w(j).c, &dense_b(j).w, w.h[j + 1],
+        tpurt::dense(s, w.h[j], dense_w(j).c, &dense_b(j).w, w.h[j + 1],
                      j + 1 < dense_ ? tpurt::Activation::Relu : tpurt::Activation::None);
 }
 
@@ -97,65 +98,53 @@ std::vector<float> CardCnn::logits(const float *x, std::size_t batch) {
     if (batch == 0)
         throw std::invalid_argument("CardCnn: an empty batch");
     Work &w = work(batch);
-    forward(w, x, batch);
+    queue_forward(w, x, batch);
+    params_.stream().synchronize();
     return w.h.back().to_vector<float>();
+}
+
+CardCnn::Work &CardCnn::queue_forward_backward(const float *x, const std::uint8_t *labels,
+                                               std::size_t batch) {
+    if (batch == 0)
+        throw std::invalid_argument("CardCnn: an empty batch");
+    Work &w = work(batch);
+    tpurt::Stream &s = params_.stream();
+    copy_targets(s, w.targets, labels, batch, "CardCnn");
+    queue_forward(w, x, batch);
+
+    tpurt::softmax_cross_entropy(s, w.h[dense_], w.targets, w.loss, w.d[dense_ - 1],
+                                 1.0f / float(batch));
+    for (std::size_t j = dense_; j-- > 0;) {
+        tpurt::matmul_tn(s, w.h[j], w.d[j], dense_w(j).g);
+        tpurt::column_sums(s, w.d[j], dense_b(j).g);
+        tpurt::matmul_nt(s, w.d[j], dense_w(j).c, w.dh[j]);
+        if (j > 0) // ReLU's gradient from its output: h > 0 exactly where its input was
+            tpurt::activation_grad(s, tpurt::GradFunction::Relu, w.h[j], w.dh[j], w.d[j - 1]);
+    }
+    for (std::size_t i = blocks_; i-- > 0;) {
+        const Block &b = w.blocks[i];
+        const std::size_t f = shape_.filters[i];
+        tpurt::activation_grad(s, tpurt::GradFunction::Relu, b.p, b.dp, b.dq);
+        tpurt::column_sums(s, b.dq.reshape({b.dq.element_count() / f, f}), conv_b(i).g);
+        tpurt::max_pool2d_grad(s, b.s, b.p, b.dq, b.ds, 2, 2, 2, 2);
+        const Tensor &in = i == 0 ? w.x : w.blocks[i - 1].p;
+        tpurt::conv2d_weight_grad(s, in, b.ds, conv_w(i).g, same_3x3);
+        if (i > 0)
+            tpurt::conv2d_input_grad(s, b.ds, conv_w(i).c, w.blocks[i - 1].dp, same_3x3);
+    }
+    return w;
 }
 
 StepResult CardCnn::forward_backward(const float *x, const std::uint8_t *labels,
                                      std::size_t batch) {
-    if (batch == 0)
-        throw std::invalid_argument("CardCnn: an empty batch");
-    Work &w = work(batch);
-    const std::size_t classes = shape_.classes;
-    std::vector<float> onehot(batch * classes, 0.0f);
-    for (std::size_t r = 0; r < batch; ++r) {
-        if (labels[r] >= classes)
-            throw std::invalid_argument("CardCnn: label " + std::to_string(labels[r]) +
-                                        " of a network with " + std::to_string(classes) +
-                                        " classes");
-        onehot[r * classes + labels[r]] = 1.0f;
-    }
-    w.targets.copy_from_host(std::span<const float>(onehot));
-    forward(w, x, batch);
-
-    tpurt::softmax_cross_entropy(device_, w.h[dense_], w.targets, w.loss, w.d[dense_ - 1],
-                                 1.0f / float(batch));
-    for (std::size_t j = dense_; j-- > 0;) {
-        tpurt::matmul_tn(device_, w.h[j], w.d[j], dense_w(j).g);
-        tpurt::column_sums(device_, w.d[j], dense_b(j).g);
-        tpurt::matmul_nt(device_, w.d[j], dense_w(j).c, w.dh[j]);
-        if (j > 0) // ReLU's gradient from its output: h > 0 exactly where its input was
-            tpurt::activation_grad(device_, tpurt::GradFunction::Relu, w.h[j], w.dh[j], w.d[j - 1]);
-    }
-    for (std::size_t i = blocks_; i-- > 0;) {
-        Block &b = w.blocks[i];
-        const std::size_t f = shape_.filters[i];
-        tpurt::activation_grad(device_, tpurt::GradFunction::Relu, b.p, b.dp, b.dq);
-        tpurt::column_sums(device_, b.dq.reshape({b.dq.element_count() / f, f}), conv_b(i).g);
-        tpurt::max_pool2d_grad(device_, b.s, b.p, b.dq, b.ds, 2);
-        const Tensor &in = i == 0 ? w.x : w.blocks[i - 1].p;
-        tpurt::conv2d_weight_grad(device_, in, b.ds, conv_w(i).g, same_3x3);
-        if (i > 0)
-            tpurt::conv2d_input_grad(device_, b.ds, conv_w(i).c, w.blocks[i - 1].dp, same_3x3);
-    }
-
-    StepResult r;
-    for (float l : w.loss.to_vector<float>())
-        r.loss += double(l);
-    r.loss /= double(batch);
-    const std::vector<float> logits = w.h[dense_].to_vector<float>();
-    for (std::size_t row = 0; row < batch; ++row) {
-        const float *p = logits.data() + row * classes;
-        if (std::size_t(std::max_element(p, p + classes) - p) == labels[row])
-            ++r.correct;
-    }
-    return r;
+    const Work &w = queue_forward_backward(x, labels, batch);
+    return step_result(params_.stream(), w.loss, w.h[dense_], labels);
 }
 
 StepResult CardCnn::step(const float *x, const std::uint8_t *labels, std::size_t batch) {
-    const StepResult r = forward_backward(x, labels, batch);
+    const Work &w = queue_forward_backward(x, labels, batch);
     params_.step();
-    return r;
+    return step_result(params_.stream(), w.loss, w.h[dense_], labels);
 }
 
 std::vector<std::vector<float>> CardCnn::gradients() const {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // card_cnn.hpp - the CNN of cpu_cnn.hpp trained on the card: every op of a training step runs
-// there, the host copies a mini-batch (images and one-hot targets) in and reads the per-row loss
-// and the logits back. Per conv block forward: conv2d_layer (3x3, padding 1, the bias and ReLU
+// there, queued on the model's stream (card_params.hpp) behind the copies of a mini-batch (images
+// and one-hot targets) in; the host waits once, at the step's end, and reads the per-row loss and
+// the logits back. Per conv block forward: conv2d_layer (3x3, padding 1, the bias and ReLU
 // in its epilogue) and pool2d max 2x2: two jobs. That equals CpuCnn's relu(maxpool(conv) + b)
 // bit for bit (rounding x + b is non-decreasing in x, so it commutes with the window's maximum,
 // and so does ReLU). Then the dense layers (dense with bias and ReLU) and the fused softmax
@@ -65,7 +66,10 @@ class CardCnn {
         std::vector<tpurt::Tensor> dh; // dh[j]: gradient at dense layer j's input
     };
     Work &work(std::size_t batch);
-    void forward(Work &w, const float *x, std::size_t batch);
+    // Queue the copy of the batch in and the forward pass; with the one-hot targets, the loss
+    // and the backward pass.
+    void queue_forward(Work &w, const float *x, std::size_t batch);
+    Work &queue_forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
     CardParam &conv_w(std::size_t i) { return params_[2 * i]; }
     CardParam &conv_b(std::size_t i) { return params_[2 * i + 1]; }
     CardParam &dense_w(std::size_t j) { return params_[2 * (blocks_ + j)]; }

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
-// card_mlp.cpp - one training step of the MLP as card ops (card_mlp.hpp): dense layers with
-// bias and ReLU forward, the fused softmax cross-entropy, weight, bias and input gradients, the
-// ReLU gradient, and the optimiser's in-place update of the fp32 masters, in fp32 or bf16
-// precision (card_params.hpp).
+// card_mlp.cpp - one training step of the MLP as card ops queued on the model's stream
+// (card_mlp.hpp): dense layers with bias and ReLU forward, the fused softmax cross-entropy,
+// weight, bias and input gradients, the ReLU gradient, and the optimiser's in-place update of the
+// fp32 masters, in fp32 or bf16 precision (card_params.hpp); one wait at the step's end.
 #include "card_mlp.hpp"
 
-#include <algorithm>
 #include <span>
 #include <stdexcept>
 
@@ -53,57 +52,42 @@ CardMlp::Work &CardMlp::work(std::size_t batch) {
     return work_.emplace(batch, std::move(w)).first->second;
 }
 
-StepResult CardMlp::forward_backward(const float *x, const std::uint8_t *labels,
-                                     std::size_t batch) {
+CardMlp::Work &CardMlp::queue_forward_backward(const float *x, const std::uint8_t *labels,
+                                               std::size_t batch) {
     if (batch == 0)
         throw std::invalid_argument("CardMlp: an empty batch");
     Work &w = work(batch);
-    const std::size_t inputs = layers_.front().in, classes = layers_.back().out;
-    copy_in(w.x, std::span<const float>(x, batch * inputs));
-    std::vector<float> onehot(batch * classes, 0.0f);
-    for (std::size_t r = 0; r < batch; ++r) {
-        if (labels[r] >= classes)
-            throw std::invalid_argument("CardMlp: label " + std::to_string(labels[r]) +
-                                        " of a network with " + std::to_string(classes) +
-                                        " classes");
-        onehot[r * classes + labels[r]] = 1.0f;
-    }
-    w.targets.copy_from_host(std::span<const float>(onehot));
+    tpurt::Stream &s = params_.stream();
+    copy_targets(s, w.targets, labels, batch, "CardMlp");
+    copy_in(s, w.x, std::span<const float>(x, batch * layers_.front().in));
 
     const std::size_t n = layers_.size();
     for (std::size_t i = 0; i < n; ++i)
-        tpurt::dense(device_, w.h[i], weights(i).c, &bias(i).w, w.h[i + 1],
+        tpurt::dense(s, w.h[i], weights(i).c, &bias(i).w, w.h[i + 1],
                      i + 1 < n ? tpurt::Activation::Relu : tpurt::Activation::None);
-    tpurt::softmax_cross_entropy(device_, w.h[n], w.targets, w.loss, w.d[n - 1],
-                                 1.0f / float(batch));
+    tpurt::softmax_cross_entropy(s, w.h[n], w.targets, w.loss, w.d[n - 1], 1.0f / float(batch));
     for (std::size_t i = n; i-- > 0;) {
-        tpurt::matmul_tn(device_, w.h[i], w.d[i], weights(i).g);
-        tpurt::column_sums(device_, w.d[i], bias(i).g);
+        tpurt::matmul_tn(s, w.h[i], w.d[i], weights(i).g);
+        tpurt::column_sums(s, w.d[i], bias(i).g);
         if (i > 0) {
-            tpurt::matmul_nt(device_, w.d[i], weights(i).c, w.dh[i - 1]);
+            tpurt::matmul_nt(s, w.d[i], weights(i).c, w.dh[i - 1]);
             // ReLU's gradient from its output: h > 0 exactly where its input was.
-            tpurt::activation_grad(device_, tpurt::GradFunction::Relu, w.h[i], w.dh[i - 1],
-                                   w.d[i - 1]);
+            tpurt::activation_grad(s, tpurt::GradFunction::Relu, w.h[i], w.dh[i - 1], w.d[i - 1]);
         }
     }
+    return w;
+}
 
-    StepResult r;
-    for (float l : w.loss.to_vector<float>())
-        r.loss += double(l);
-    r.loss /= double(batch);
-    const std::vector<float> logits = w.h[n].to_vector<float>();
-    for (std::size_t row = 0; row < batch; ++row) {
-        const float *p = logits.data() + row * classes;
-        if (std::size_t(std::max_element(p, p + classes) - p) == labels[row])
-            ++r.correct;
-    }
-    return r;
+StepResult CardMlp::forward_backward(const float *x, const std::uint8_t *labels,
+                                     std::size_t batch) {
+    const Work &w = queue_forward_backward(x, labels, batch);
+    return step_result(params_.stream(), w.loss, w.h.back(), labels);
 }
 
 StepResult CardMlp::step(const float *x, const std::uint8_t *labels, std::size_t batch) {
-    const StepResult r = forward_backward(x, labels, batch);
+    const Work &w = queue_forward_backward(x, labels, batch);
     params_.step();
-    return r;
+    return step_result(params_.stream(), w.loss, w.h.back(), labels);
 }
 
 std::vector<float> CardMlp::weight_grad(std::size_t layer) const {

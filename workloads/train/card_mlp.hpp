@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // card_mlp.hpp - the MLP of cpu_mlp.hpp trained on the card: every op of a training step runs
 // there (libtpurt's dense, softmax_cross_entropy, activation_grad, matmul_tn / matmul_nt,
-// column_sums, sgd_momentum_step / adam_step); the host copies a mini-batch (features and one-hot
-// targets) in and reads the per-row loss and the logits (for the accuracy) back. Forward and
+// column_sums, sgd_momentum_step / adam_step), all queued on the model's stream (card_params.hpp)
+// with the copies of a mini-batch (features and one-hot targets) in; the host waits once, at the
+// step's end, and reads the per-row loss and the logits (for the accuracy) back. Forward and
 // backward are fp32 or bf16 mixed precision (card_params.hpp's Precision; work() says which
 // tensor has which dtype) on fp32 master weights. Checkpoints are CpuMlp's format,
 // optimiser state included, so tpu-eval, tpu-serve and tpu-train-cpu read them.
@@ -59,6 +60,8 @@ class CardMlp {
         std::vector<tpurt::Tensor> dh; // dh[i - 1] = gradient at layer i's input (i >= 1)
     };
     Work &work(std::size_t batch);
+    // Queues the copies of the batch in, the forward pass, the loss and the backward pass.
+    Work &queue_forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
     CardParam &weights(std::size_t i) { return params_[2 * i]; }
     CardParam &bias(std::size_t i) { return params_[2 * i + 1]; }
     const CardParam &weights(std::size_t i) const { return params_[2 * i]; }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// card_params.cpp - parameters on the card, their optimiser steps and checkpointed state
-// (card_params.hpp).
+// card_params.cpp - parameters on the card, their optimiser steps and checkpointed state, the
+// stream copies that feed a step and the read-back of its result (card_params.hpp).
 #include "card_params.hpp"
 
 #include <tpu_data/error.hpp>
@@ -13,11 +13,22 @@ namespace tpu_train {
 
 namespace {
 
+// Queues t = values (t's dtype), held by the queued work until it has run.
+template <typename T>
+void queue_copy(tpurt::Stream &stream, const tpurt::Tensor &t, std::vector<T> values) {
+    stream.enqueue_host("copy_in",
+                        [t = tpurt::Tensor(t), values = std::move(values)]() mutable {
+                            t.copy_from_host(std::span<const T>(values));
+                        },
+                        {t.storage()});
+}
+
 void put(tpu_model::Checkpoint &c, const std::string &name, const tpurt::Tensor &t) {
     c.tensors.push_back({name, {std::uint32_t(t.element_count())}, t.to_vector<float>()});
 }
 
-void get(const tpu_model::Checkpoint &c, const std::string &name, tpurt::Tensor &t) {
+void get(tpurt::Stream &stream, const tpu_model::Checkpoint &c, const std::string &name,
+         const tpurt::Tensor &t) {
     const tpu_model::NamedTensor *n = c.find(name);
     if (n == nullptr)
         throw tpu_data::DataError("checkpoint of " + c.model, "no tensor " + name);
@@ -26,7 +37,7 @@ void get(const tpu_model::Checkpoint &c, const std::string &name, tpurt::Tensor 
                                   "tensor " + name + " has " + std::to_string(n->data.size()) +
                                       " values, this model needs " +
                                       std::to_string(t.element_count()));
-    t.copy_from_host(n->data);
+    copy_in(stream, t, n->data);
 }
 
 // A densely packed fp32 tensor holding `values`, and one of zeros.
@@ -56,21 +67,51 @@ tpurt::DType compute_dtype(Precision p) {
     return p == Precision::Bf16 ? tpurt::DType::Bf16 : tpurt::DType::Fp32;
 }
 
-void copy_in(tpurt::Tensor &t, std::span<const float> values) {
+void copy_in(tpurt::Stream &stream, const tpurt::Tensor &t, std::span<const float> values) {
     if (t.dtype() == tpurt::DType::Fp32) {
-        t.copy_from_host(values);
+        queue_copy(stream, t, std::vector<float>(values.begin(), values.end()));
         return;
     }
     std::vector<tpurt::Bf16> b(values.size());
     std::transform(values.begin(), values.end(), b.begin(), tpurt::Bf16::from_float);
-    t.copy_from_host(std::span<const tpurt::Bf16>(b));
+    queue_copy(stream, t, std::move(b));
+}
+
+void copy_targets(tpurt::Stream &stream, const tpurt::Tensor &targets, const std::uint8_t *labels,
+                  std::size_t batch, const char *model) {
+    const std::size_t classes = targets.size(1);
+    std::vector<float> onehot(batch * classes, 0.0f);
+    for (std::size_t r = 0; r < batch; ++r) {
+        if (labels[r] >= classes)
+            throw std::invalid_argument(std::string(model) + ": label " +
+                                        std::to_string(labels[r]) + " of a network with " +
+                                        std::to_string(classes) + " classes");
+        onehot[r * classes + labels[r]] = 1.0f;
+    }
+    queue_copy(stream, targets, std::move(onehot));
+}
+
+StepResult step_result(tpurt::Stream &stream, const tpurt::Tensor &loss,
+                       const tpurt::Tensor &logits, const std::uint8_t *labels) {
+    stream.synchronize();
+    StepResult r;
+    for (float l : loss.to_vector<float>())
+        r.loss += double(l);
+    const std::size_t batch = logits.size(0), classes = logits.size(1);
+    r.loss /= double(batch);
+    const std::vector<float> values = logits.to_vector<float>();
+    for (std::size_t row = 0; row < batch; ++row) {
+        const float *p = values.data() + row * classes;
+        if (std::size_t(std::max_element(p, p + classes) - p) == labels[row])
+            ++r.correct;
+    }
+    return r;
 }
 
 CardParams::CardParams(tpurt::Device &device, const OptimizerConfig &opt, Precision precision)
-    : device_(device), opt_(opt), precision_(precision),
+    : device_(device), stream_(device), opt_(opt), precision_(precision),
       hp_(zeros(device, {tpurt::optimizer_hp_count})) {
-    if (opt.kind == OptimizerKind::Sgd)
-        set_hyperparameters(); // constant; Adam's change with the step
+    write_hyperparameters();
 }
 
 CardParam &CardParams::add(const std::string &key, const std::vector<float> &values,
@@ -80,39 +121,38 @@ CardParam &CardParams::add(const std::string &key, const std::vector<float> &val
     CardParam p{key, w, zeros(device_, shape), zeros(device_, shape), zeros(device_, shape), w};
     if (copied && precision_ == Precision::Bf16) {
         p.c = tpurt::Tensor::empty(device_, tpurt::DType::Bf16, std::move(shape));
-        copy_in(p.c, values);
+        copy_in(stream_, p.c, values);
     }
     params_.push_back(std::move(p));
     return params_.back();
 }
 
-void CardParams::set_hyperparameters() {
+void CardParams::write_hyperparameters() {
     const auto hp = opt_.kind == OptimizerKind::Sgd
                         ? tpurt::sgd_hyperparameters(opt_.lr, opt_.momentum)
                         : tpurt::adam_hyperparameters(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps,
                                                       0.0f, steps_ + 1);
-    hp_.copy_from_host(std::span<const float>(hp));
+    copy_in(stream_, hp_, hp);
 }
 
 void CardParams::set_lr(float lr) {
     if (lr == opt_.lr)
         return;
     opt_.lr = lr;
-    if (opt_.kind == OptimizerKind::Sgd)
-        set_hyperparameters(); // Adam's are written before every step anyway
+    write_hyperparameters();
 }
 
 void CardParams::step() {
-    if (opt_.kind == OptimizerKind::Adam)
-        set_hyperparameters();
-    for (CardParam &p : params_) {
-        tpurt::Tensor *copy = p.c.dtype() == tpurt::DType::Bf16 ? &p.c : nullptr;
+    for (const CardParam &p : params_) {
+        const tpurt::Tensor *copy = p.c.dtype() == tpurt::DType::Bf16 ? &p.c : nullptr;
         if (opt_.kind == OptimizerKind::Sgd)
-            tpurt::sgd_momentum_step(device_, p.w, p.g, p.m, hp_, copy);
+            tpurt::sgd_momentum_step(stream_, p.w, p.g, p.m, hp_, copy);
         else
-            tpurt::adam_step(device_, p.w, p.g, p.m, p.v, hp_, copy);
+            tpurt::adam_step(stream_, p.w, p.g, p.m, p.v, hp_, copy);
     }
     ++steps_;
+    if (opt_.kind == OptimizerKind::Adam)
+        write_hyperparameters(); // SGD's stay
 }
 
 void CardParams::save_optimizer(tpu_model::Checkpoint &c) const {
@@ -131,10 +171,10 @@ void CardParams::load_optimizer(const tpu_model::Checkpoint &c) {
     const std::string m = adam ? "adam.m" : "sgd.v";
     if (params_.empty() || c.find(m + params_[0].key) == nullptr)
         return; // saved before the first step: the state is still the fresh one
-    for (CardParam &p : params_) {
-        get(c, m + p.key, p.m);
+    for (const CardParam &p : params_) {
+        get(stream_, c, m + p.key, p.m);
         if (adam)
-            get(c, "adam.v" + p.key, p.v);
+            get(stream_, c, "adam.v" + p.key, p.v);
     }
     steps_ = c.step;
     if (adam) {
@@ -142,6 +182,7 @@ void CardParams::load_optimizer(const tpu_model::Checkpoint &c) {
         if (t == c.notes.end())
             throw tpu_data::DataError("checkpoint of " + c.model, "no note adam.t");
         steps_ = std::stoull(t->second);
+        write_hyperparameters();
     }
 }
 

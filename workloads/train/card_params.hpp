@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // card_params.hpp - a model's parameters on the card with their gradients and optimiser state,
 // updated in place by the card's sgd_momentum_step / adam_step (fp32 master weights, which also
-// write the bf16 copy the next step reads in bf16 precision). The state
+// write the bf16 copy the next step reads in bf16 precision), and the stream every op of the
+// model's training steps is queued on: a step queues its ops and host writes there and waits
+// once at its end (workloads/README.md). The state
 // is checkpointed under tpu_model's optimiser names (<"sgd.v" | "adam.m" | "adam.v"><key>, the
 // step count as the note "adam.t"; tpu_model/optimizer.hpp), so that a run resumes bit for bit
 // and either trainer reads the other's checkpoints.
@@ -35,14 +37,25 @@ enum class Precision { Fp32, Bf16 };
 Precision parse_precision(const std::string &name);
 tpurt::DType compute_dtype(Precision p);
 
-// t = values, converted to t's dtype (fp32 or bf16, rounded to nearest even) on the host.
-void copy_in(tpurt::Tensor &t, std::span<const float> values);
+// Queues t = values on `stream`: converted to t's dtype (fp32 or bf16, rounded to nearest even)
+// on the host at once, into a copy that the queued work holds (`values` may change at once).
+void copy_in(tpurt::Stream &stream, const tpurt::Tensor &t, std::span<const float> values);
+
+// Queues the one-hot rows of `labels` (batch of them) into targets [batch, classes]; throws
+// std::invalid_argument naming `model` for a label that is not below classes.
+void copy_targets(tpurt::Stream &stream, const tpurt::Tensor &targets, const std::uint8_t *labels,
+                  std::size_t batch, const char *model);
 
 // What one step reports: the batch's mean loss and how many rows the logits got right.
 struct StepResult {
     double loss = 0.0;
     std::size_t correct = 0;
 };
+
+// Waits for the stream's work (the step's ops), then reads the per-row loss [batch] and the
+// logits [batch, classes] back and scores them against `labels`.
+StepResult step_result(tpurt::Stream &stream, const tpurt::Tensor &loss,
+                       const tpurt::Tensor &logits, const std::uint8_t *labels);
 
 struct CardParam {
     std::string key;          // tpu_model::Param's key
@@ -61,11 +74,16 @@ class CardParams {
     CardParam &operator[](std::size_t i) { return params_[i]; }
     const CardParam &operator[](std::size_t i) const { return params_[i]; }
     std::size_t size() const { return params_.size(); }
+    // The stream of the model's ops: a step's ops are queued here in order; reading a tensor
+    // back (gradients, weights, the optimiser state) needs it synchronized first.
+    tpurt::Stream &stream() { return stream_; }
 
     // The learning rate of the steps that follow (lr_schedule.hpp); a change reaches the card
-    // through the hyperparameter tensor, the programs stay.
+    // through the hyperparameter tensor (a stream copy), the programs stay.
     void set_lr(float lr);
-    // One optimiser update of every parameter from its gradient, on the card.
+    // Queues one optimiser update of every parameter from its gradient, on the card, then
+    // (Adam) the next step's hyperparameters: written behind this step's updates, so that the
+    // next step's ops are not held back by a host copy.
     void step();
     std::uint64_t steps() const { return steps_; }
 
@@ -73,9 +91,11 @@ class CardParams {
     void load_optimizer(const tpu_model::Checkpoint &c);
 
   private:
-    void set_hyperparameters();
+    // Queues the hyperparameters of step steps_ + 1 into hp_.
+    void write_hyperparameters();
 
     tpurt::Device &device_;
+    tpurt::Stream stream_;
     OptimizerConfig opt_;
     Precision precision_;
     std::vector<CardParam> params_;

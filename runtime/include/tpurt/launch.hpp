@@ -2,7 +2,9 @@
 // launch.hpp - tpurt::OpLaunch: an op whose operands were checked and whose executable was
 // compiled (or fetched from the device's cache), ready to run. Every op on tensors is written
 // as prepare_<op>() returning an OpLaunch; its blocking form runs it (run()) and its
-// asynchronous form queues it on a stream (Stream::enqueue()), so both are one line each.
+// asynchronous form queues it on a stream (Stream::enqueue()), so both are one line each. An op
+// of several executables (a TRANSPOSE into a scratch tensor, then the matmul that reads it)
+// returns an OpSequence of launches, run or queued in order the same way.
 #pragma once
 
 #include "tpurt/buffer.hpp"
@@ -29,6 +31,16 @@ struct OpLaunch {
     const std::string &name() const { return executable->name(); }
     std::vector<const Buffer *> buffer_pointers() const;
     // Runs the op's jobs and waits for them (Executable::run()).
+    MatmulStats run(Device &device, std::chrono::nanoseconds timeout = Job::default_timeout) const;
+};
+
+// Launches run in order, each after the previous one has ended: an op made of several
+// executables. Each launch holds the buffers its jobs touch, scratch tensors included, so a
+// queued sequence keeps them alive until those jobs retire.
+struct OpSequence {
+    std::vector<OpLaunch> launches;
+
+    // Runs each launch and waits for it, in order; the stats summed (jobs too).
     MatmulStats run(Device &device, std::chrono::nanoseconds timeout = Job::default_timeout) const;
 };
 

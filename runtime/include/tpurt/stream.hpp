@@ -89,6 +89,8 @@ class Stream {
 
     // Queues a prepared op (launch.hpp) and returns at once.
     void enqueue(OpLaunch launch);
+    // Queues a sequence's launches one after the other (launch.hpp's OpSequence).
+    void enqueue(OpSequence sequence);
     // Queues `work` to run on the host after the stream's earlier jobs and before its later
     // ones; `buffers` stay alive until it has run. Errors it throws surface like a job's.
     void enqueue_host(std::string name, std::function<void()> work,

@@ -30,54 +30,95 @@
 
 namespace tpurt {
 
+// Every op below has three forms, as tensor_ops.hpp's: prepare_<op>() checks the operands and
+// fetches the executable (operand errors are thrown here, naming the op), the blocking form
+// runs it and waits, and the Stream form queues it and returns at once (its operands, and the
+// scratch tensors of the ops that run several executables, stay alive until its jobs end; a job
+// error is thrown by the stream's next synchronize() naming the executable that failed).
+
 // out = softmax (log_softmax) of x over its last dimension; x and out of one shape, each fp32
 // or bf16.
+OpLaunch prepare_softmax(Device &device, const Tensor &x, const Tensor &out);
 MatmulStats softmax(Device &device, const Tensor &x, Tensor &out,
                     std::chrono::nanoseconds timeout = Job::default_timeout);
+void softmax(Stream &stream, const Tensor &x, const Tensor &out);
+OpLaunch prepare_log_softmax(Device &device, const Tensor &x, const Tensor &out);
 MatmulStats log_softmax(Device &device, const Tensor &x, Tensor &out,
                         std::chrono::nanoseconds timeout = Job::default_timeout);
+void log_softmax(Stream &stream, const Tensor &x, const Tensor &out);
 
 // Cross-entropy of softmax(logits) against targets (probability rows, e.g. one-hot), over the
 // last dimension: loss (one element per row) = -sum t log softmax(logits); grad (logits' shape)
 // = grad_scale x (softmax(logits) - targets), the gradient of grad_scale x sum(loss); the
 // mean's gradient with grad_scale = 1 / rows. logits and grad each fp32 or bf16 (a bf16 grad is
 // the fp32 gradient rounded); targets and loss fp32.
+OpLaunch prepare_softmax_cross_entropy(Device &device, const Tensor &logits, const Tensor &targets,
+                                       const Tensor &loss, const Tensor &grad, float grad_scale);
 MatmulStats softmax_cross_entropy(Device &device, const Tensor &logits, const Tensor &targets,
                                   Tensor &loss, Tensor &grad, float grad_scale,
                                   std::chrono::nanoseconds timeout = Job::default_timeout);
+void softmax_cross_entropy(Stream &stream, const Tensor &logits, const Tensor &targets,
+                           const Tensor &loss, const Tensor &grad, float grad_scale);
 
 // dx = f'(.) dy for f = relu or gelu (`saved` is the forward input x) or sigmoid or tanh
 // (`saved` is the forward output y); saved, dy and dx of one shape, each fp32 or bf16.
+OpLaunch prepare_activation_grad(Device &device, GradFunction function, const Tensor &saved,
+                                 const Tensor &dy, const Tensor &dx);
 MatmulStats activation_grad(Device &device, GradFunction function, const Tensor &saved,
                             const Tensor &dy, Tensor &dx,
                             std::chrono::nanoseconds timeout = Job::default_timeout);
+void activation_grad(Stream &stream, GradFunction function, const Tensor &saved, const Tensor &dy,
+                     const Tensor &dx);
 
 // One update of fp32 master weights w by gradient g, in place (w and the state tensors),
 // hyperparameters hp = fp32[8] from sgd_hyperparameters / adam_hyperparameters (a tensor, so
-// the learning rate or step changes without a new program); w_bf16 (optional, w's element
-// count) receives the new weights as bf16.
+// the learning rate or step changes without a new program: on a stream, write the next step's
+// with Stream::copy_from_host, ordered after the previous step's updates); w_bf16 (optional,
+// w's element count) receives the new weights as bf16.
+OpLaunch prepare_sgd_momentum_step(Device &device, const Tensor &w, const Tensor &g,
+                                   const Tensor &momentum, const Tensor &hp,
+                                   const Tensor *w_bf16 = nullptr);
 MatmulStats sgd_momentum_step(Device &device, Tensor &w, const Tensor &g, Tensor &momentum,
                               const Tensor &hp, Tensor *w_bf16 = nullptr,
                               std::chrono::nanoseconds timeout = Job::default_timeout);
+void sgd_momentum_step(Stream &stream, const Tensor &w, const Tensor &g, const Tensor &momentum,
+                       const Tensor &hp, const Tensor *w_bf16 = nullptr);
+OpLaunch prepare_adam_step(Device &device, const Tensor &w, const Tensor &g, const Tensor &m,
+                           const Tensor &v, const Tensor &hp, const Tensor *w_bf16 = nullptr);
 MatmulStats adam_step(Device &device, Tensor &w, const Tensor &g, Tensor &m, Tensor &v,
                       const Tensor &hp, Tensor *w_bf16 = nullptr,
                       std::chrono::nanoseconds timeout = Job::default_timeout);
+void adam_step(Stream &stream, const Tensor &w, const Tensor &g, const Tensor &m, const Tensor &v,
+               const Tensor &hp, const Tensor *w_bf16 = nullptr);
 
 // out = a / b elementwise (VECTOR DIV, spec 1.4): elementwise()'s shapes and dtypes; integer
 // division truncates, x / 0 is 0.
-MatmulStats divide(Device &device, const Tensor &a, const Tensor &b, Tensor &out);
+OpLaunch prepare_divide(Device &device, const Tensor &a, const Tensor &b, const Tensor &out);
+MatmulStats divide(Device &device, const Tensor &a, const Tensor &b, Tensor &out,
+                   std::chrono::nanoseconds timeout = Job::default_timeout);
+void divide(Stream &stream, const Tensor &a, const Tensor &b, const Tensor &out);
 
 // c[K, N] = a[M, K]^T b[M, N] (weight gradients) and c[M, N] = a[M, K] b[N, K]^T (input
 // gradients): the transposed operand is copied by the card's TRANSPOSE into a scratch tensor,
-// then matmul(); types as matmul's (int8 -> int32; bf16 or fp32, both alike, -> fp32). The
-// results equal matmul() of the transposed matrix bit for bit, bf16's blocks of 32 included.
-MatmulStats matmul_tn(Device &device, const Tensor &a, const Tensor &b, Tensor &c);
-MatmulStats matmul_nt(Device &device, const Tensor &a, const Tensor &b, Tensor &c);
+// then matmul() (an OpSequence of the two launches, the scratch held by both); types as
+// matmul's (int8 -> int32; bf16 or fp32, both alike, -> fp32). The results equal matmul() of
+// the transposed matrix bit for bit, bf16's blocks of 32 included.
+OpSequence prepare_matmul_tn(Device &device, const Tensor &a, const Tensor &b, const Tensor &c);
+MatmulStats matmul_tn(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
+                      std::chrono::nanoseconds timeout = Job::default_timeout);
+void matmul_tn(Stream &stream, const Tensor &a, const Tensor &b, const Tensor &c);
+OpSequence prepare_matmul_nt(Device &device, const Tensor &a, const Tensor &b, const Tensor &c);
+MatmulStats matmul_nt(Device &device, const Tensor &a, const Tensor &b, Tensor &c,
+                      std::chrono::nanoseconds timeout = Job::default_timeout);
+void matmul_nt(Stream &stream, const Tensor &a, const Tensor &b, const Tensor &c);
 
 // out[c] = sum over r of a[r][c] (the bias gradient of a dense layer's output gradient a[M, N]):
-// TRANSPOSE then REDUCE SUM, in ascending r, of the exactly widened values; out has N elements
-// (fp32 for bf16 / fp32 a).
-MatmulStats column_sums(Device &device, const Tensor &a, Tensor &out);
+// TRANSPOSE into a scratch tensor then REDUCE SUM, in ascending r, of the exactly widened
+// values (an OpSequence, as the matmuls above); out has N elements (fp32 for bf16 / fp32 a).
+OpSequence prepare_column_sums(Device &device, const Tensor &a, const Tensor &out);
+MatmulStats column_sums(Device &device, const Tensor &a, Tensor &out,
+                        std::chrono::nanoseconds timeout = Job::default_timeout);
+void column_sums(Stream &stream, const Tensor &a, const Tensor &out);
 
 // Pooling gradients, for the forward pool2d()'s windows (tensor_ops.hpp: window_h x window_w at
 // stride_h, stride_w, no padding; overlapping windows, gaps and rows or columns that no window
@@ -88,8 +129,8 @@ MatmulStats column_sums(Device &device, const Tensor &a, Tensor &out);
 // gives none), AVG dy / (window_h window_w) to each; each dx element is the fp32 sum of its
 // windows' shares in row-major window order, from -0 (one window's share is kept exactly), +0
 // where no window covers it, rounded once for a bf16 dx (train_compiler.hpp's PoolGradProblem).
-// Misfitting shapes are refused with the expected y / dy shape. Three forms as tensor_ops.hpp's;
-// the forms with one `window` are k x k windows at stride k.
+// Misfitting shapes are refused with the expected y / dy shape. The forms with one `window` are
+// k x k windows at stride k.
 OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
                                  const Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
                                  std::uint32_t stride_h, std::uint32_t stride_w);
@@ -139,8 +180,8 @@ struct ConvDilation {
 // reference_conv2d() of those lowered operands bit for bit (bf16's blocks of 32 over F, resp.
 // N, included; the zeros of spreading and dilation add products of +0, stride^2 resp.
 // dilation^2 times the dense problem's MACs). One executable each, scratch allocated by each
-// prepare; three forms as tensor_ops.hpp's. Misfitting shapes are refused with the expected
-// dy shape; padding not below the dilated kernel is refused.
+// prepare. Misfitting shapes are refused with the expected dy shape; padding not below the
+// dilated kernel is refused.
 OpLaunch prepare_conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights,
                                    const Tensor &dx, const Conv2dParams &params = {},
                                    const ConvDilation &dilation = {});
