@@ -7,6 +7,7 @@
 // blocking forms' bit for bit. A job of a queued training op that fails is reported by
 // synchronize() naming the executable that failed (one launch, and the second of a sequence);
 // operand errors are thrown when the op is queued, naming the op.
+#include <tpurt/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"
@@ -15,7 +16,6 @@
 
 #include <bit>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 namespace {
@@ -28,15 +28,6 @@ using guest_test::device;
 using guest_test::require_refused;
 
 constexpr std::size_t rows = 16, inputs = 24, classes = 10;
-
-std::vector<float> uniform(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
-}
 
 std::vector<std::uint32_t> bits(const Tensor &t) {
     std::vector<std::uint32_t> b;
@@ -63,13 +54,13 @@ Tensor zeros(std::vector<std::size_t> shape, DType type = DType::Fp32) {
 // logits [rows, classes] and one-hot targets, the layer's weights [inputs, classes], a divisor,
 // and the optimisers' weights, state and hyperparameters.
 struct Inputs {
-    std::vector<float> h = uniform(rows * inputs, 1, -1.0f, 1.0f);
-    std::vector<float> logits = uniform(rows * classes, 2, -3.0f, 3.0f);
+    std::vector<float> h = tpurt::uniform_fp32(rows * inputs, 1, -1.0f, 1.0f);
+    std::vector<float> logits = tpurt::uniform_fp32(rows * classes, 2, -3.0f, 3.0f);
     std::vector<float> targets = std::vector<float>(rows * classes, 0.0f);
-    std::vector<float> weights = uniform(inputs * classes, 3, -0.5f, 0.5f);
-    std::vector<float> divisor = uniform(rows * classes, 4, 0.5f, 2.0f);
-    std::vector<float> w = uniform(inputs * classes, 5, -1.0f, 1.0f);
-    std::vector<float> state = uniform(inputs * classes, 6, 0.0f, 0.1f);
+    std::vector<float> weights = tpurt::uniform_fp32(inputs * classes, 3, -0.5f, 0.5f);
+    std::vector<float> divisor = tpurt::uniform_fp32(rows * classes, 4, 0.5f, 2.0f);
+    std::vector<float> w = tpurt::uniform_fp32(inputs * classes, 5, -1.0f, 1.0f);
+    std::vector<float> state = tpurt::uniform_fp32(inputs * classes, 6, 0.0f, 0.1f);
     Inputs() {
         for (float &x : h)
             x = x < 0.0f ? 0.0f : x;
