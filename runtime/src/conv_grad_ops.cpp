@@ -83,16 +83,9 @@ Checked check(Device &device, const std::string &op, const Tensor &image, const 
 }
 
 std::string key_of(const char *op, const ConvGradProblem &p, const ArrayLimits &l) {
-    const Conv2dShape &s = p.shape;
-    return std::string(op) + " " + dtype_name(p.type) + " " + std::to_string(s.batch) + "x" +
-           std::to_string(s.height) + "x" + std::to_string(s.width) + "x" +
-           std::to_string(s.channels) + " k" + std::to_string(s.kernel_h) + "x" +
-           std::to_string(s.kernel_w) + " f" + std::to_string(s.filters) + " stride " +
-           std::to_string(s.stride_h) + "," + std::to_string(s.stride_w) + " pad " +
-           std::to_string(s.pad_h) + "," + std::to_string(s.pad_w) + " dilation " +
-           std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w) + " card " +
-           std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
-           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
+    return std::string(op) + " " + dtype_name(p.type) + " " + detail::conv_shape_key(p.shape) +
+           " dilation " + std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w) +
+           detail::limits_key(l);
 }
 
 std::shared_ptr<const Executable> executable(Device &device, const char *op,

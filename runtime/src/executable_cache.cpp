@@ -4,6 +4,20 @@
 
 namespace tpurt::detail {
 
+std::string limits_key(const ArrayLimits &l) {
+    return " card " + std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
+           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
+}
+
+std::string conv_shape_key(const Conv2dShape &s) {
+    return std::to_string(s.batch) + "x" + std::to_string(s.height) + "x" +
+           std::to_string(s.width) + "x" + std::to_string(s.channels) + " k" +
+           std::to_string(s.kernel_h) + "x" + std::to_string(s.kernel_w) + " f" +
+           std::to_string(s.filters) + " stride " + std::to_string(s.stride_h) + "," +
+           std::to_string(s.stride_w) + " pad " + std::to_string(s.pad_h) + "," +
+           std::to_string(s.pad_w);
+}
+
 std::shared_ptr<const Executable> ExecutableCache::get(const std::string &key,
                                                        const std::function<Executable()> &compile) {
     // Compiled under the lock, so a key is compiled once even when threads miss it together.

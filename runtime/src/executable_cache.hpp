@@ -5,6 +5,8 @@
 // oldest entry is dropped (executables in use stay alive through their shared_ptr).
 #pragma once
 
+#include "tpurt/conv2d.hpp"
+#include "tpurt/device_info.hpp"
 #include "tpurt/executable.hpp"
 
 #include <deque>
@@ -15,6 +17,11 @@
 #include <string>
 
 namespace tpurt::detail {
+
+// The parts of a key every op spells the same way: the card's geometry (" card 128x128 ub ...
+// acc ...") and a convolution's shape ("NxHxWxC kKHxKW fF stride a,b pad c,d").
+std::string limits_key(const ArrayLimits &l);
+std::string conv_shape_key(const Conv2dShape &s);
 
 class ExecutableCache {
   public:

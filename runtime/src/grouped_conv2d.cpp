@@ -115,14 +115,7 @@ Executable compile_grouped(DType type, const Conv2dShape &group, const ConvGroup
 std::string key_of(DType type, const Conv2dShape &s, const ConvGrouping &g, const ArrayLimits &l) {
     return std::string("grouped conv2d ") + dtype_name(type) + " g" + std::to_string(g.groups) +
            " d" + std::to_string(g.dilation_h) + "x" + std::to_string(g.dilation_w) + " " +
-           std::to_string(s.batch) + "x" + std::to_string(s.height) + "x" +
-           std::to_string(s.width) + "x" + std::to_string(s.channels) + " k" +
-           std::to_string(s.kernel_h) + "x" + std::to_string(s.kernel_w) + " f" +
-           std::to_string(s.filters) + " stride " + std::to_string(s.stride_h) + "," +
-           std::to_string(s.stride_w) + " pad " + std::to_string(s.pad_h) + "," +
-           std::to_string(s.pad_w) + " card " + std::to_string(l.mxu_rows) + "x" +
-           std::to_string(l.mxu_cols) + " ub " + std::to_string(l.ub_bytes) + " acc " +
-           std::to_string(l.acc_bytes);
+           detail::conv_shape_key(s) + detail::limits_key(l);
 }
 
 } // namespace

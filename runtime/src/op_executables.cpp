@@ -12,15 +12,12 @@
 
 namespace tpurt {
 
+using detail::limits_key;
+
 namespace {
 
 std::uint64_t stride_or_dense(std::uint64_t stride, std::uint64_t row_bytes) {
     return stride ? stride : row_bytes;
-}
-
-std::string limits_key(const ArrayLimits &l) {
-    return " card " + std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
-           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
 }
 
 // The problem's name in profiles: "matmul bf16 512x512x512", "dense int8->int8 relu 64x784x256".

@@ -12,12 +12,9 @@
 
 namespace tpurt {
 
-namespace {
+using detail::limits_key;
 
-std::string limits_key(const ArrayLimits &l) {
-    return " card " + std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
-           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
-}
+namespace {
 
 std::string reduce_axis_name(const AxisReduceProblem &p) {
     return std::string(p.mean                  ? "mean "

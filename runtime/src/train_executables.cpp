@@ -12,12 +12,9 @@
 
 namespace tpurt {
 
-namespace {
+using detail::limits_key;
 
-std::string limits_key(const ArrayLimits &l) {
-    return " card " + std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
-           std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
-}
+namespace {
 
 // The operands' dtypes: "fp32" when all are, else each one's ("bf16 fp32 bf16").
 std::string dtypes(std::initializer_list<DType> types) {
