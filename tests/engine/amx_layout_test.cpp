@@ -39,6 +39,10 @@ struct ModelTiles {
         for (uint32_t r = 0; r < amx::kTileRows; r++)
             std::memcpy(static_cast<uint8_t *>(p) + r * stride, tmm[T][r], amx::kRowBytes);
     }
+    template <int T> static void zero() {
+        REQUIRE(configured);
+        std::memset(tmm[T], 0, sizeof(tmm[T]));
+    }
     template <class Op, int C, int A, int W> static void dot() {
         for (uint32_t m = 0; m < 16; m++)
             for (uint32_t n = 0; n < 16; n++) {
@@ -71,14 +75,22 @@ struct ModelTiles {
 TEST_CASE("the AMX kernels' walk on a model of the tiles equals the scalar kernels", "[amx]") {
     std::mt19937_64 rng(31);
     for (MxuType type : {MxuType::Int8, MxuType::Bf16}) {
-        for (auto [m, k, n, accumulate] : {std::tuple{1u, 1u, 1u, false},
-                                           {16u, 32u, 16u, true},
-                                           {37u, 45u, 33u, true},
-                                           {50u, 130u, 70u, false},
-                                           {33u, 64u, 17u, true},
-                                           {5u, 200u, 48u, true}}) {
+        // The last cases take the whole-step path: activations and accumulators in place,
+        // also with rows in groups (a group boundary inside a tile packs that step).
+        for (auto [m, k, n, accumulate, group] : {std::tuple{1u, 1u, 1u, false, 0u},
+                                                  {16u, 32u, 16u, true, 0u},
+                                                  {37u, 45u, 33u, true, 0u},
+                                                  {50u, 130u, 70u, false, 0u},
+                                                  {33u, 64u, 17u, true, 0u},
+                                                  {5u, 200u, 48u, true, 0u},
+                                                  {64u, 128u, 64u, true, 0u},
+                                                  {96u, 64u, 96u, false, 0u},
+                                                  {80u, 192u, 40u, true, 24u}}) {
             const uint32_t es = mxu_elem_bytes(type);
-            std::vector<uint8_t> a(uint64_t(m) * (k + 3) * es), w(uint64_t(k) * n * es);
+            const uint32_t groups = group ? (m + group - 1) / group : 1;
+            const uint64_t group_stride = uint64_t(group + 1) * (k + 3) * es;
+            std::vector<uint8_t> a(groups * group_stride + uint64_t(m) * (k + 3) * es),
+                w(uint64_t(k) * n * es);
             for (uint8_t &x : a)
                 x = uint8_t(rng());
             for (uint8_t &x : w)
@@ -94,10 +106,12 @@ TEST_CASE("the AMX kernels' walk on a model of the tiles equals the scalar kerne
             MatmulArgs args;
             args.src = a.data();
             args.src_stride = uint64_t(k + 3) * es;
+            args.row_group = group;
+            args.group_stride = group_stride;
             args.acc_stride = acc_stride;
             args.rows = m;
             args.accumulate = accumulate;
-            CAPTURE(int(type), m, k, n, accumulate);
+            CAPTURE(int(type), m, k, n, accumulate, group);
             args.acc = reinterpret_cast<uint8_t *>(got.data());
             if (type == MxuType::Int8)
                 amx::block<ModelTiles, amx::Int8Amx>(tile, args, 0, m, 0, n);

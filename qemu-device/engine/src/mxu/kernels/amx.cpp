@@ -54,6 +54,7 @@ struct HwTiles {
     static void release() { _tile_release(); }
     template <int T> static void load(const void *p, uint64_t stride);
     template <int T> static void store(void *p, uint64_t stride);
+    template <int T> static void zero();
     template <class Op, int C, int A, int W> static void dot() {
         if constexpr (Op::kFloat)
             bf16<C, A, W>();
@@ -68,9 +69,12 @@ struct HwTiles {
     template <> void HwTiles::load<t>(const void *p, uint64_t stride) {                            \
         _tile_loadd(t, p, long(stride));                                                           \
     }
-#define TPU_AMX_STORE(t)                                                                           \
+#define TPU_AMX_ACC_TILE(t)                                                                        \
     template <> void HwTiles::store<t>(void *p, uint64_t stride) {                                 \
         _tile_stored(t, p, long(stride));                                                          \
+    }                                                                                              \
+    template <> void HwTiles::zero<t>() {                                                          \
+        _tile_zero(t);                                                                             \
     }
 TPU_AMX_LOAD(0)
 TPU_AMX_LOAD(1)
@@ -80,12 +84,12 @@ TPU_AMX_LOAD(4)
 TPU_AMX_LOAD(5)
 TPU_AMX_LOAD(6)
 TPU_AMX_LOAD(7)
-TPU_AMX_STORE(0)
-TPU_AMX_STORE(1)
-TPU_AMX_STORE(2)
-TPU_AMX_STORE(3)
+TPU_AMX_ACC_TILE(0)
+TPU_AMX_ACC_TILE(1)
+TPU_AMX_ACC_TILE(2)
+TPU_AMX_ACC_TILE(3)
 #undef TPU_AMX_LOAD
-#undef TPU_AMX_STORE
+#undef TPU_AMX_ACC_TILE
 
 #define TPU_AMX_DOT(c, a, w)                                                                       \
     template <> void HwTiles::bf16<c, a, w>() {                                                    \
