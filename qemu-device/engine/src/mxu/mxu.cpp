@@ -9,10 +9,8 @@
 namespace tpu::engine {
 namespace {
 
-// A block: up to kBlockRows rows (a multiple of every kernel set's tile rows, and the kernels'
-// panel of packed rows) by all columns, or by kBlockCols columns when there are too few row
-// blocks to keep every thread busy.
-constexpr uint32_t kBlockRows = 48;
+// A block: up to the kernel set's block rows (RowKernels::block_rows()) by all columns, or by
+// kBlockCols columns when there are too few row blocks to keep every thread busy.
 constexpr uint32_t kBlockCols = 64;
 constexpr uint32_t kBlocksPerThread = 4;
 // Below this many multiply-accumulates a MATMUL runs on the calling thread alone, where
@@ -38,7 +36,8 @@ bool FastMxu::run(const WeightTile &tile, const MatmulArgs &args, const std::ato
     }
 
     const uint32_t threads = pool_.size();
-    const uint32_t row_blocks = (args.rows + kBlockRows - 1) / kBlockRows;
+    const uint32_t block_rows = kernels_.block_rows(tile.type());
+    const uint32_t row_blocks = (args.rows + block_rows - 1) / block_rows;
     uint32_t col_blocks = 1;
     if (threads > 1 && row_blocks < kBlocksPerThread * threads)
         col_blocks = std::max(1u, n / kBlockCols);
@@ -55,9 +54,9 @@ bool FastMxu::run(const WeightTile &tile, const MatmulArgs &args, const std::ato
             return;
         FpEnvGuard fp_env;
         const uint32_t block = backwards ? blocks - 1 - index : index;
-        const uint32_t m0 = block / col_blocks * kBlockRows;
+        const uint32_t m0 = block / col_blocks * block_rows;
         const uint32_t n0 = block % col_blocks * cols_per_block;
-        kernel(tile, args, m0, std::min(args.rows, m0 + kBlockRows), n0,
+        kernel(tile, args, m0, std::min(args.rows, m0 + block_rows), n0,
                std::min(n, n0 + cols_per_block));
     };
 

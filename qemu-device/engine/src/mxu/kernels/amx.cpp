@@ -107,7 +107,8 @@ TPU_AMX_DOT(3, 5, 7)
 } // namespace
 
 const RowKernels kAmxRowKernels{"amx", amx::block<HwTiles, amx::Int8Amx>,
-                                amx::block<HwTiles, amx::Bf16Amx>, avx512::fp32_block};
+                                amx::block<HwTiles, amx::Bf16Amx>, avx512::fp32_block,
+                                2 * amx::kStep};
 
 } // namespace tpu::engine
 

@@ -29,6 +29,13 @@ struct RowKernels {
     BlockKernel int8;
     BlockKernel bf16;
     BlockKernel fp32;
+    // Rows of the blocks FastMxu hands an int8 or bf16 kernel (fp32 kernels get 48): a multiple
+    // of the kernels' own steps, so that no block ends in a partial step where M does not.
+    uint32_t int_bf16_block_rows = 48;
+
+    uint32_t block_rows(MxuType type) const {
+        return type == MxuType::Fp32 ? 48 : int_bf16_block_rows;
+    }
 
     BlockKernel for_type(MxuType type) const {
         switch (type) {
