@@ -148,19 +148,53 @@ Tensor transposed_scratch(Device &device, const Tensor &a, const char *op) {
     return Tensor::empty(device, a.dtype(), {a.size(1), a.size(0)});
 }
 
+// The operands of a product with one transposed operand, checked under the op's own name before
+// its parts (TRANSPOSE into a scratch tensor, then matmul) check theirs on the scratch tensor,
+// which the caller never saw: matrices of one matrix-unit dtype and C of its accumulator type,
+// shapes that chain.
+void require_transposed_product(const std::string &op, const Tensor &a, bool a_transposed,
+                                const Tensor &b, bool b_transposed, const Tensor &c) {
+    for (auto [name, t] : {std::pair{"a", &a}, {"b", &b}, {"c", &c}})
+        if (t->rank() != 2)
+            refuse(op, std::string(name) + " " + t->layout().describe() + " is not a matrix");
+    const DType type = a.dtype();
+    if (!is_matmul_input(type) || b.dtype() != type || c.dtype() != accumulator_type(type))
+        refuse(op, "a " + a.layout().describe() + ", b " + b.layout().describe() + " and c " +
+                       c.layout().describe() +
+                       ": a and b must both be int8, bf16 or fp32, c int32 for int8 and fp32 "
+                       "otherwise");
+    const std::size_t m = a.size(a_transposed ? 1 : 0), k = a.size(a_transposed ? 0 : 1);
+    const std::size_t kb = b.size(b_transposed ? 1 : 0), n = b.size(b_transposed ? 0 : 1);
+    if (k != kb || c.size(0) != m || c.size(1) != n)
+        refuse(op, std::string("shapes do not chain: a") + (a_transposed ? "^T " : " ") +
+                       a.layout().describe() + " x b" + (b_transposed ? "^T " : " ") +
+                       b.layout().describe() + " -> c " + c.layout().describe() + " (c must be [" +
+                       std::to_string(m) + ", " + std::to_string(n) + "])");
+}
+
 } // namespace
 
 OpSequence prepare_matmul_tn(Device &device, const Tensor &a, const Tensor &b, const Tensor &c) {
+    require_transposed_product("matmul_tn", a, true, b, false, c);
     const Tensor at = transposed_scratch(device, a, "matmul_tn");
     return {{prepare_transpose(device, a, at), prepare_matmul(device, at, b, c)}};
 }
 
 OpSequence prepare_matmul_nt(Device &device, const Tensor &a, const Tensor &b, const Tensor &c) {
+    require_transposed_product("matmul_nt", a, false, b, true, c);
     const Tensor bt = transposed_scratch(device, b, "matmul_nt");
     return {{prepare_transpose(device, b, bt), prepare_matmul(device, a, bt, c)}};
 }
 
 OpSequence prepare_column_sums(Device &device, const Tensor &a, const Tensor &out) {
+    const std::string op = "column_sums";
+    if (a.rank() != 2)
+        refuse(op, "a " + a.layout().describe() + " is not a matrix");
+    const DType out_type = reduce_result_type(a.dtype(), ReduceOp::Sum);
+    if (out.dtype() != out_type || out.element_count() != a.size(1) || !out.is_contiguous())
+        refuse(op, "out " + out.layout().describe() + " must be a densely packed " +
+                       dtype_name(out_type) + " tensor of " + std::to_string(a.size(1)) +
+                       " elements, one per column of a " + a.layout().describe());
     const Tensor at = transposed_scratch(device, a, "column_sums");
     return {
         {prepare_transpose(device, a, at), prepare_reduce_rows(device, ReduceOp::Sum, at, out)}};

@@ -299,4 +299,12 @@ TEST_CASE("training ops refuse mismatched tensors") {
     Tensor m = Tensor::empty(dev, DType::Fp32, {24});
     const Tensor hp = Tensor::empty(dev, DType::Fp32, {7});
     require_refused([&] { tpurt::sgd_momentum_step(dev, w, w, m, hp); }, "8 fp32 hyperparameters");
+    // The two-part ops name themselves and the caller's shapes, not their scratch tensor's.
+    Tensor c = Tensor::empty(dev, DType::Fp32, {6, 5});
+    require_refused([&] { tpurt::matmul_tn(dev, x, wrong, grad); },
+                    "matmul_tn: shapes do not chain: a^T fp32[4, 6]");
+    require_refused([&] { tpurt::matmul_nt(dev, x, wrong, c); }, "matmul_nt: shapes do not chain");
+    require_refused([&] { tpurt::matmul_tn(dev, i8, x, c); }, "matmul_tn: a int8[4, 6]");
+    require_refused([&] { tpurt::column_sums(dev, x, loss); },
+                    "column_sums: out fp32[3] must be a densely packed fp32 tensor of 6 elements");
 }
