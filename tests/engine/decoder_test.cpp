@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "extent.hpp"
+#include "memory/extent.hpp"
 #include "tpu_test/card.hpp"
 
 using namespace tpu::test;

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "compare.hpp"
-#include "cycle_model.hpp"
+#include "executor/cycle_model.hpp"
 #include "tiled_matmul.hpp"
 #include "tpu_test/card.hpp"
 #include "tpu_test/random_data.hpp"

@@ -14,7 +14,7 @@
 #include <random>
 
 #include "compare.hpp"
-#include "cycle_model.hpp"
+#include "executor/cycle_model.hpp"
 #include "mxu/bf16_numerics.hpp"
 #include "mxu/kernels/amx.hpp"
 #include "mxu/mxu.hpp"

@@ -4,9 +4,9 @@
 // (including the cycle-accurate array's own MATMUL cycles against the formula).
 #include <catch2/catch.hpp>
 
-#include "cycle_model.hpp"
+#include "executor/cycle_model.hpp"
+#include "executor/timeline.hpp"
 #include "rig.hpp"
-#include "timeline.hpp"
 
 using namespace tpu::engine;
 using tpu::test::Program;

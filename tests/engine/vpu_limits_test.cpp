@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "rig.hpp"
-#include "vpu.hpp"
+#include "vpu/vpu.hpp"
 
 using namespace tpu::test;
 

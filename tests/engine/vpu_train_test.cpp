@@ -15,7 +15,7 @@
 #include "fp_env.hpp"
 #include "rig.hpp"
 #include "tpu_test/bf16.hpp"
-#include "vpu_math.hpp"
+#include "vpu/vpu_math.hpp"
 
 using namespace tpu::test;
 namespace vm = tpu::engine::vpu_math;

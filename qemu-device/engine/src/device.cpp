@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "cycle_model.hpp"
+#include "executor/cycle_model.hpp"
 
 namespace tpu::engine {
 namespace {

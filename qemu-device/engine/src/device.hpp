@@ -10,14 +10,14 @@
 #include <memory>
 #include <vector>
 
-#include "decoder.hpp"
-#include "dma.hpp"
-#include "local_memory.hpp"
-#include "mmu.hpp"
+#include "isa/decoder.hpp"
+#include "memory/dma.hpp"
+#include "memory/local_memory.hpp"
+#include "memory/mmu.hpp"
+#include "memory/phys_memory.hpp"
 #include "mxu/mxu.hpp"
 #include "mxu/systolic_array.hpp"
 #include "mxu/weight_tile.hpp"
-#include "phys_memory.hpp"
 #include "thread_pool.hpp"
 #include "tpu_engine.h"
 

@@ -6,7 +6,7 @@
 #include <new>
 
 #include "device.hpp"
-#include "executor.hpp"
+#include "executor/executor.hpp"
 #include "tpu_engine.h"
 
 struct tpu_engine {

@@ -12,7 +12,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "insn.hpp"
+#include "isa/insn.hpp"
 
 namespace tpu::engine::vpu {
 

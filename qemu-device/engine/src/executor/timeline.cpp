@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The dependency and unit scheduling of the cycle model.
-#include "timeline.hpp"
+#include "executor/timeline.hpp"
 
 #include <algorithm>
 

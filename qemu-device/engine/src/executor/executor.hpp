@@ -13,10 +13,10 @@
 #include <array>
 #include <cstdint>
 
-#include "decoder.hpp"
 #include "device.hpp"
-#include "fault.hpp"
-#include "timeline.hpp"
+#include "executor/fault.hpp"
+#include "executor/timeline.hpp"
+#include "isa/decoder.hpp"
 #include "tpu_engine.h"
 
 namespace tpu::engine {

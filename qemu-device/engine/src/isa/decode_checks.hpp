@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "extent.hpp"
-#include "fault.hpp"
+#include "executor/fault.hpp"
+#include "memory/extent.hpp"
 #include "tpu_hw.h"
 
 namespace tpu::engine {

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
-#include "fault.hpp"
-#include "insn.hpp"
+#include "executor/fault.hpp"
+#include "isa/insn.hpp"
 #include "tpu_hw.h"
 
 namespace tpu::engine {

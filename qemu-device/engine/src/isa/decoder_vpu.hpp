@@ -3,7 +3,7 @@
 // by decode() (decoder.hpp) with the same fault rules.
 #pragma once
 
-#include "decoder.hpp"
+#include "isa/decoder.hpp"
 
 namespace tpu::engine {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <variant>
 
-#include "extent.hpp"
+#include "memory/extent.hpp"
 #include "mxu/mxu_types.hpp"
 
 namespace tpu::engine {

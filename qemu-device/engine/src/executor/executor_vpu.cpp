@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The vector unit's instructions: execution by vpu.cpp, then their place on the timeline. An
 // abort request stops one between rows (vpu.hpp) and ends the job ABORTED at it.
-#include "cycle_model.hpp"
-#include "executor.hpp"
+#include "executor/cycle_model.hpp"
+#include "executor/executor.hpp"
 #include "fp_env.hpp"
-#include "vpu.hpp"
+#include "vpu/vpu.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -3,7 +3,7 @@
 // are anonymous mappings aligned to huge pages and asked to be backed by them: the MXU kernels
 // walk rows of large matrices thousands of bytes apart, and with 4 KiB pages nearly every row is
 // a TLB miss. Like calloc's, the mapping's pages are zero and committed only when first touched.
-#include "local_memory.hpp"
+#include "memory/local_memory.hpp"
 
 #include <algorithm>
 #include <cstring>

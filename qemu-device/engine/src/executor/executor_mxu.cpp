@@ -7,8 +7,8 @@
 #include <cstring>
 #include <optional>
 
-#include "cycle_model.hpp"
-#include "executor.hpp"
+#include "executor/cycle_model.hpp"
+#include "executor/executor.hpp"
 
 namespace tpu::engine {
 

@@ -6,11 +6,11 @@
 #include <atomic>
 #include <cstdint>
 
-#include "decoder.hpp"
-#include "fault.hpp"
-#include "local_memory.hpp"
-#include "mmu.hpp"
-#include "phys_memory.hpp"
+#include "executor/fault.hpp"
+#include "isa/decoder.hpp"
+#include "memory/local_memory.hpp"
+#include "memory/mmu.hpp"
+#include "memory/phys_memory.hpp"
 
 namespace tpu::engine {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Device MMU: context lookup, 3-level page-table walk, permission check, and the TLB kept
 // across jobs with its invalidation.
-#include "mmu.hpp"
+#include "memory/mmu.hpp"
 
 namespace tpu::engine {
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <variant>
 
-#include "executor.hpp"
+#include "executor/executor.hpp"
 #include "mxu/bf16_numerics.hpp"
 
 namespace tpu::engine {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // 2-D DMA between host virtual memory and the unified buffer / accumulators, page by page,
 // abortable between rows.
-#include "dma.hpp"
+#include "memory/dma.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Range check of a strided on-chip access: finds the first byte that falls outside the buffer.
-#include "extent.hpp"
+#include "memory/extent.hpp"
 
 namespace tpu::engine {
 

@@ -2,13 +2,13 @@
 // Vector unit execution: element loops over the unified buffer with the per-dtype arithmetic of
 // vpu_math. Integer results saturate (INT8) or wrap (INT32); floating-point results that are
 // NaN are stored as the canonical quiet NaN.
-#include "vpu.hpp"
+#include "vpu/vpu.hpp"
 
 #include <cmath>
 #include <cstring>
 
-#include "decode_checks.hpp"
-#include "vpu_math.hpp"
+#include "isa/decode_checks.hpp"
+#include "vpu/vpu_math.hpp"
 
 namespace tpu::engine::vpu {
 namespace {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The run loop of one job: program checks, instruction fetch, dispatch, faults and counters;
 // and the instructions without a compute unit of their own (NOP, HALT, SYNC, TIMESTAMP, DMA).
-#include "executor.hpp"
+#include "executor/executor.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <variant>
 
-#include "cycle_model.hpp"
+#include "executor/cycle_model.hpp"
 
 namespace tpu::engine {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The vector unit's activation functions and conversions as fixed binary32 operation sequences.
 // Callers hold an FpEnvGuard (round to nearest even, no flush to zero).
-#include "vpu_math.hpp"
+#include "vpu/vpu_math.hpp"
 
 #include <cmath>
 

@@ -4,12 +4,12 @@
 // unit's instructions are in decoder_vpu.cpp. Order of checks: opcode, then format (dtype,
 // flags, reserved fields, zero or oversized shape, alignment) -> BAD_OPERAND, then on-chip
 // ranges -> UB_RANGE / ACC_RANGE.
-#include "decoder.hpp"
+#include "isa/decoder.hpp"
 
 #include <algorithm>
 
-#include "decode_checks.hpp"
-#include "decoder_vpu.hpp"
+#include "isa/decode_checks.hpp"
+#include "isa/decoder_vpu.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -2,11 +2,11 @@
 // Validation of the vector unit's instructions: format first (BAD_OPERAND, including the work
 // limit), then the unified buffer operands in field order (UB_RANGE), then the accumulators
 // (ACC_RANGE).
-#include "decoder_vpu.hpp"
+#include "isa/decoder_vpu.hpp"
 
 #include <bit>
 
-#include "decode_checks.hpp"
+#include "isa/decode_checks.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -12,8 +12,8 @@
 #include <shared_mutex>
 #include <vector>
 
-#include "fault.hpp"
-#include "phys_memory.hpp"
+#include "executor/fault.hpp"
+#include "memory/phys_memory.hpp"
 
 namespace tpu::engine {
 
