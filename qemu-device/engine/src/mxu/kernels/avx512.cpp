@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // AVX-512F MXU kernels: register tiles of up to 6 rows x 4 vectors of 16 columns (24 zmm
-// accumulators), each activation broadcast from the packed buffer into its multiplies. fp32 keeps
+// accumulators), each row's activation broadcast once per step into a register. fp32 keeps
 // one fma chain per output element in ascending k; int8 multiplies sign-extended 32-bit words
 // (exact modulo 2^32). bf16 keeps the card's two chains per output (6 rows x 2 vectors, 24 zmm)
 // over each block of 32 k with MXCSR set to flush and treat denormals as zero, which makes each
