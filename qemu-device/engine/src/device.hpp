@@ -58,6 +58,9 @@ class Device {
     // gathered activations.
     WeightTile chain_weights;
     std::vector<uint8_t> chain_src;
+    // Fast mode only, made on first use and kept: the copies of deferred MATMULs
+    // (executor/deferred_matmuls.hpp).
+    std::unique_ptr<LocalMemory> deferred_activations, deferred_rows, deferred_weights;
     ThreadPool pool;
     FastMxu mxu;
     const uint32_t clock_mhz;

@@ -2,6 +2,7 @@
 // Runs a program on a fast-mode and a cycle-accurate engine and compares everything observable.
 #include "tpu_test/equivalence.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -86,6 +87,12 @@ std::string EquivalenceRig::compare(const Program &program, uint64_t input_seed)
     std::vector<uint8_t> input(limits_.input_bytes);
     for (uint8_t &b : input)
         b = uint8_t(rng());
+    return compare(program, input);
+}
+
+std::string EquivalenceRig::compare(const Program &program, const std::vector<uint8_t> &given) {
+    std::vector<uint8_t> input(limits_.input_bytes);
+    std::copy_n(given.begin(), std::min<uint64_t>(given.size(), input.size()), input.begin());
     const std::vector<uint8_t> zeros(limits_.output_bytes + limits_.ub_bytes + limits_.acc_bytes);
 
     tpu_job_result results[2];

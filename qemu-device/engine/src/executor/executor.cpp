@@ -72,8 +72,16 @@ Fault Executor::execute(const TimestampInsn &insn) {
     return kOk;
 }
 
+Fault Executor::flush_deferred() {
+    if (deferred_.empty() || deferred_.flush())
+        return kOk;
+    return make_fault(TPU_ERR_ABORTED);
+}
+
 Fault Executor::execute(const DmaInsn &insn) {
     Fault f = dev_.dma.transfer(insn, insn.from_acc ? dev_.acc : dev_.ub, dev_.abort_requested);
+    if (!insn.to_host)
+        deferred_.ub_written(insn.local.addr, insn.local.end());
     if (!f.ok())
         return f;
     (insn.to_host ? result_.dma_write_bytes : result_.dma_read_bytes) += insn.bytes();
@@ -104,7 +112,9 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
         if (!dev_.cycle_accurate && window_[pc_ - window_begin_].hdr.opcode == TPU_OP_LOAD_W) {
             if (const uint32_t links = chain_links(program_addr, count)) {
                 // Leaves pc_ at the chain's last instruction, or at the MATMUL it stopped in.
-                f = execute_chain(links);
+                f = flush_deferred();
+                if (f.ok())
+                    f = execute_chain(links);
                 if (!f.ok())
                     break;
                 continue;
@@ -114,10 +124,23 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
         f = decode(window_[pc_ - window_begin_], dev_.limits, &insn);
         if (!f.ok())
             break;
+        // Deferred MATMULs wait only across DMAs into the UB, LOAD_Ws and MATMULs (which
+        // join them or flush them).
+        const DmaInsn *dma = std::get_if<DmaInsn>(&insn);
+        if (!(dma && !dma->from_acc) && !std::holds_alternative<LoadWInsn>(insn) &&
+            !std::holds_alternative<MatmulInsn>(insn)) {
+            f = flush_deferred();
+            if (!f.ok())
+                break;
+        }
         f = std::visit([this](const auto &i) { return execute(i); }, insn);
         if (!f.ok() || std::holds_alternative<HaltInsn>(insn))
             break;
     }
+    // MATMULs before a fault or the end still take effect (the final state is observable).
+    const Fault flushed = flush_deferred();
+    if (f.ok())
+        f = flushed;
 
     result_.cycles = timeline_.cycles();
     result_.stall_cycles = timeline_.stall_cycles();

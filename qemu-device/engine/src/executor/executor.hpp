@@ -7,13 +7,18 @@
 // decides when they would have run), so both engine modes share everything here except how a
 // MATMUL is computed: FastMxu, or the SystolicArray in cycle-accurate mode. In fast mode a run of
 // LOAD_W / MATMUL pairs that chain through the same accumulators is computed as one MATMUL over
-// the concatenated K (executor_chain.cpp), with the same effects and the same timeline.
+// the concatenated K (executor_chain.cpp), and the MATMULs of a k-outer tiled matmul are held
+// back and computed per accumulator block over all their k tiles (deferred_matmuls.hpp): only
+// DMAs into the unified buffer, LOAD_Ws and MATMULs that join run while MATMULs wait; any other
+// instruction, and the end of the job, computes them first. Both keep the same effects and the
+// same timeline.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
 #include "device.hpp"
+#include "executor/deferred_matmuls.hpp"
 #include "executor/fault.hpp"
 #include "executor/timeline.hpp"
 #include "isa/decoder.hpp"
@@ -23,7 +28,7 @@ namespace tpu::engine {
 
 class Executor {
   public:
-    explicit Executor(Device &dev) : dev_(dev) {}
+    explicit Executor(Device &dev) : dev_(dev), deferred_(dev) {}
 
     tpu_job_result run(uint32_t ctx_id, uint64_t program_addr, uint32_t program_size);
 
@@ -82,8 +87,11 @@ class Executor {
     Fault execute(const TransposeInsn &insn);
 
     uint64_t dma_cycles(uint64_t bytes) const;
+    // Computes the deferred MATMULs (fast mode); a fault if aborted on the way.
+    Fault flush_deferred();
 
     Device &dev_;
+    DeferredMatmuls deferred_;
     tpu_job_result result_{};
     Timeline timeline_;
     uint32_t pc_ = 0;

@@ -149,6 +149,22 @@ Fault Executor::execute(const MatmulInsn &insn) {
         return f;
     dev_.acc.mark_dirty(acc.addr, acc.end());
 
+    if (!dev_.cycle_accurate) {
+        // Joins the deferred MATMULs, or starts anew after computing them, or runs now.
+        bool deferred = deferred_.defer(insn, acc);
+        if (!deferred && !deferred_.empty()) {
+            f = flush_deferred();
+            if (!f.ok())
+                return f;
+            deferred = deferred_.defer(insn, acc);
+        }
+        if (deferred) {
+            finish_matmul(insn, w.n(), acc,
+                          fast_matmul_cycles(matmul_args(insn, acc), w.k(), w.n()));
+            return kOk;
+        }
+    }
+
     bool aborted;
     const uint64_t busy = run_matmul(matmul_args(insn, acc), &aborted);
     if (aborted)

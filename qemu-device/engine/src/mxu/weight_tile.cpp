@@ -132,7 +132,8 @@ uint64_t WeightTile::amx_rows(uint32_t k) {
 }
 
 WeightTile::WeightTile(uint32_t max_rows, uint32_t max_cols, bool amx_layout)
-    : words_(uint64_t(max_rows) * max_cols), packed_(packed_rows(max_rows) * max_cols + kOverrun),
+    : max_rows_(max_rows), words_(uint64_t(max_rows) * max_cols),
+      packed_(packed_rows(max_rows) * max_cols + kOverrun),
       amx_(amx_layout ? amx_rows(max_rows) * max_cols + kOverrun : 0), bias_(max_cols) {}
 
 bool WeightTile::fits(uint32_t k, uint32_t n) const {
@@ -177,6 +178,10 @@ void WeightTile::load_rows(uint32_t k0, uint32_t rows, const uint8_t *src, uint6
         else
             widen_fn(src + r * stride, n_, out + uint64_t(r) * n_, 1);
     }
+}
+
+void WeightTile::load_words(uint32_t k0, uint32_t rows, const uint32_t *words) {
+    std::copy_n(words, uint64_t(rows) * n_, words_.begin() + uint64_t(k0) * n_);
 }
 
 void WeightTile::finish_load() {

@@ -38,6 +38,8 @@ class WeightTile {
     void load_rows(uint32_t k0, uint32_t rows, const uint8_t *src, uint64_t stride,
                    bool transposed);
     void finish_load();
+    // Stores rows [k0, k0 + rows) of W from words already widened (rows of N words).
+    void load_words(uint32_t k0, uint32_t rows, const uint32_t *words);
 
     // All rows at once: row r of the source at src + r * stride.
     void load(MxuType type, uint32_t k, uint32_t n, const uint8_t *src, uint64_t stride,
@@ -45,6 +47,7 @@ class WeightTile {
     void unload() { loaded_ = false; }
 
     bool loaded() const { return loaded_; }
+    uint32_t max_rows() const { return max_rows_; }
     MxuType type() const { return type_; }
     uint32_t k() const { return k_; }
     uint32_t n() const { return n_; }
@@ -72,6 +75,7 @@ class WeightTile {
     static uint64_t packed_rows(uint32_t k);
     static uint64_t amx_rows(uint32_t k);
 
+    uint32_t max_rows_;
     std::vector<uint32_t> words_;
     std::vector<uint32_t> packed_; // int8 or bf16 quads
     std::vector<uint32_t> amx_;    // bf16 pairs for AMX

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tpu_engine.h"
 #include "tpu_test/random_program.hpp"
@@ -31,6 +32,8 @@ class EquivalenceRig {
     // Fills the input region with random bytes from input_seed, clears the output regions,
     // runs program in both modes; "" if they agree, else a description of the first difference.
     std::string compare(const Program &program, uint64_t input_seed);
+    // The same with the input region's first bytes given (the rest zero).
+    std::string compare(const Program &program, const std::vector<uint8_t> &given);
 
   private:
     struct Side;

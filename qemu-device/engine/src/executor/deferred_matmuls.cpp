@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// Fast mode's deferred MATMULs (deferred_matmuls.hpp): which MATMULs may join, the copies of
+// their activations and weights, and the fused MATMUL per column block at flush().
+#include "executor/deferred_matmuls.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "mxu/bf16_numerics.hpp"
+
+namespace tpu::engine {
+namespace {
+
+// Budgets of the copies: activations (and the rows built from them), weights (32-bit words).
+constexpr uint64_t kMaxActivationBytes = 32u << 20;
+constexpr uint64_t kMaxWeightWords = 16u << 20;
+
+// Whether two blocks of accumulators may share a byte: not if they are side by side in rows of
+// one stride (column blocks of one row block), nor if their spans do not meet.
+bool overlaps(const Extent2D &a, const Extent2D &b) {
+    if (a.addr > b.addr)
+        return overlaps(b, a);
+    if (a.stride == b.stride && a.row_bytes <= a.stride && b.row_bytes <= a.stride) {
+        const uint64_t offset = (b.addr - a.addr) % a.stride; // of b's rows within a's
+        if (offset >= a.row_bytes && offset + b.row_bytes <= a.stride)
+            return false;
+    }
+    return b.addr < a.end();
+}
+
+LocalMemory &buffer(std::unique_ptr<LocalMemory> &slot, uint64_t bytes) {
+    if (!slot)
+        slot = std::make_unique<LocalMemory>(uint32_t(bytes));
+    return *slot;
+}
+
+} // namespace
+
+DeferredMatmuls::DeferredMatmuls(Device &dev)
+    : dev_(dev), max_depth_(dev.cycle_accurate ? 0 : dev.chain_weights.max_rows()) {}
+
+DeferredMatmuls::Column *DeferredMatmuls::column_at(uint64_t acc_addr) {
+    for (Column &c : columns_)
+        if (c.acc.addr == acc_addr)
+            return &c;
+    return nullptr;
+}
+
+const DeferredMatmuls::Segment *DeferredMatmuls::segment_at(uint32_t k0) const {
+    for (const Segment &s : segments_)
+        if (s.k0 == k0)
+            return &s;
+    return nullptr;
+}
+
+bool DeferredMatmuls::take_activations(const MatmulInsn &insn, uint32_t k0) {
+    if (const Segment *s = segment_at(k0))
+        return s->live && s->k == insn.k && s->ub_begin == insn.src_addr &&
+               s->ub_stride == insn.src_stride && s->ub_end == insn.src_end;
+    const uint64_t elem = mxu_elem_bytes(insn.type);
+    if (k0 != src_depth_ || uint64_t(k0 + insn.k) * insn.m * elem > kMaxActivationBytes)
+        return false;
+    // Segment after segment, each m rows of its k elements.
+    uint8_t *out = buffer(dev_.deferred_activations, kMaxActivationBytes).data() +
+                   uint64_t(k0) * insn.m * elem;
+    const uint8_t *ub = dev_.ub.data() + insn.src_addr;
+    for (uint32_t r = 0; r < insn.m; r++)
+        std::memcpy(out + r * insn.k * elem, ub + r * insn.src_stride, insn.k * elem);
+    segments_.push_back(
+        Segment{k0, insn.k, insn.src_addr, insn.src_end, insn.src_stride, /*live=*/true});
+    src_depth_ += insn.k;
+    return true;
+}
+
+bool DeferredMatmuls::defer(const MatmulInsn &insn, const Extent2D &acc) {
+    const WeightTile &w = dev_.weights;
+    const uint32_t n = w.n();
+    const uint64_t words = uint64_t(insn.k) * n;
+    // Rows one stride apart whose accumulators do not overlap, weights within the budget.
+    if (max_depth_ < insn.k || (insn.row_group != 0 && insn.row_group < insn.m) ||
+        (insn.m > 1 && insn.acc_stride < 4 * uint64_t(n)) ||
+        weight_words_ + words > kMaxWeightWords)
+        return false;
+    if (!empty() && (insn.type != type_ || insn.m != m_))
+        return false;
+
+    Column *col = column_at(acc.addr);
+    if (col) {
+        // The next k tile of a column block: bf16 only after whole blocks of 32 k.
+        if (col->acc.stride != acc.stride || col->n != n || !insn.accumulate ||
+            col->depth + insn.k > max_depth_ ||
+            (insn.type == MxuType::Bf16 && col->pieces.back().k % bf16::kBlock != 0))
+            return false;
+    } else if (std::any_of(columns_.begin(), columns_.end(),
+                           [&](const Column &c) { return overlaps(c.acc, acc); })) {
+        return false;
+    }
+    const uint32_t k0 = col ? col->depth : 0;
+    if (empty()) {
+        type_ = insn.type;
+        m_ = insn.m;
+    }
+    if (!take_activations(insn, k0))
+        return false;
+    if (!col) {
+        columns_.push_back(Column{acc, n, insn.accumulate, 0, {}});
+        col = &columns_.back();
+    }
+    LocalMemory &weights = buffer(dev_.deferred_weights, 4 * kMaxWeightWords);
+    std::memcpy(weights.data() + 4 * weight_words_, w.words(), 4 * words);
+    col->pieces.push_back(Piece{weight_words_, insn.k});
+    col->depth += insn.k;
+    weight_words_ += words;
+    return true;
+}
+
+void DeferredMatmuls::ub_written(uint64_t begin, uint64_t end) {
+    for (Segment &s : segments_)
+        if (begin < s.ub_end && s.ub_begin < end)
+            s.live = false;
+}
+
+bool DeferredMatmuls::flush() {
+    // The copied activations as rows of all k for the kernels.
+    const uint64_t elem = mxu_elem_bytes(type_);
+    const uint64_t row_bytes = uint64_t(src_depth_) * elem;
+    uint8_t *rows = buffer(dev_.deferred_rows, kMaxActivationBytes).data();
+    for (const Segment &s : segments_) {
+        const uint8_t *in = dev_.deferred_activations->data() + uint64_t(s.k0) * m_ * elem;
+        for (uint32_t r = 0; r < m_; r++)
+            std::memcpy(rows + r * row_bytes + s.k0 * elem, in + r * s.k * elem, s.k * elem);
+    }
+    // Each column block through the chain weight tile, free between instructions.
+    const auto *weights = reinterpret_cast<const uint32_t *>(dev_.deferred_weights->data());
+    WeightTile &tile = dev_.chain_weights;
+    bool done = true;
+    for (const Column &c : columns_) {
+        if (!done)
+            break;
+        tile.begin_load(type_, c.depth, c.n, false);
+        uint32_t k0 = 0;
+        for (const Piece &p : c.pieces) {
+            tile.load_words(k0, p.k, weights + p.offset);
+            k0 += p.k;
+        }
+        tile.finish_load();
+        MatmulArgs args;
+        args.src = rows;
+        args.src_stride = row_bytes;
+        args.acc = dev_.acc.data() + c.acc.addr;
+        args.acc_stride = c.acc.stride;
+        args.rows = m_;
+        args.accumulate = c.accumulate;
+        done = dev_.mxu.run(tile, args, dev_.abort_requested);
+    }
+    tile.unload();
+    columns_.clear();
+    segments_.clear();
+    src_depth_ = 0;
+    weight_words_ = 0;
+    return done;
+}
+
+} // namespace tpu::engine
