@@ -33,9 +33,12 @@ namespace {
 // A step is two k of one chain; the steps alternate between the chains.
 struct ChainMac : ZmmFloat {
     static constexpr uint32_t kBlockSteps = bf16::kBlock / 2;
-    // The activation pair is broadcast from memory by the instruction itself.
+    // The activation pair is broadcast into a register, which the compiler shares between the
+    // products of its row.
     static Vec mac(Vec c, const uint32_t *a, Vec w) {
-        asm("vdpbf16ps %[a]%{1to16%}, %[w], %[c]" : [c] "+v"(c) : [w] "v"(w), [a] "m"(*a));
+        asm("vdpbf16ps %[a], %[w], %[c]"
+            : [c] "+v"(c)
+            : [w] "v"(w), [a] "v"(_mm512_set1_epi32(int32_t(*a))));
         return c;
     }
 };

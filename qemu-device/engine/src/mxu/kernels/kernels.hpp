@@ -63,7 +63,8 @@ extern const RowKernels kAmxRowKernels;        // AMX: int8 by tdpbssd, bf16 by 
 // (mxu/kernels/check.hpp), fastest first (the scalar set is always last).
 std::vector<const RowKernels *> supported_row_kernels();
 
-// The fastest kernel set for this CPU.
+// The fastest kernel set for this CPU, or the one the environment's TPU_ENGINE_KERNELS names
+// (one of supported_row_kernels()), chosen once per process.
 const RowKernels &best_row_kernels();
 
 } // namespace tpu::engine

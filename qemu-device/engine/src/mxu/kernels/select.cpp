@@ -5,8 +5,15 @@
 // under FTZ/DAZ rounds differently falls back to the next set, down to the portable scalar
 // kernels. The AMX set is considered only where the process may use AMX (mxu/kernels/amx.hpp),
 // and its check runs in a child process first (mxu/kernels/probe.hpp), so that code which never
-// ran on this host cannot take the card down.
+// ran on this host cannot take the card down. TPU_ENGINE_KERNELS=<name> picks a slower set that
+// this host runs (to measure or debug it); a name it does not run is reported on stderr and
+// ignored.
 #include "mxu/kernels/kernels.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "mxu/kernels/amx.hpp"
 #include "mxu/kernels/check.hpp"
@@ -38,7 +45,23 @@ std::vector<const RowKernels *> supported_row_kernels() {
 }
 
 const RowKernels &best_row_kernels() {
-    static const RowKernels *const best = supported_row_kernels().front();
+    static const RowKernels *const best = [] {
+        const std::vector<const RowKernels *> sets = supported_row_kernels();
+        const char *wanted = std::getenv("TPU_ENGINE_KERNELS");
+        if (!wanted || !*wanted)
+            return sets.front();
+        for (const RowKernels *set : sets)
+            if (std::strcmp(set->name, wanted) == 0)
+                return set;
+        std::string runnable;
+        for (const RowKernels *set : sets)
+            runnable += std::string(runnable.empty() ? "" : ", ") + set->name;
+        std::fprintf(stderr,
+                     "tpu engine: TPU_ENGINE_KERNELS=%s is not a kernel set this host runs (%s); "
+                     "using %s\n",
+                     wanted, runnable.c_str(), sets.front()->name);
+        return sets.front();
+    }();
     return *best;
 }
 
