@@ -10,9 +10,14 @@ set -euo pipefail
 bin=$1
 root=$2
 mkdir -p "$root"
+# Each file is copied under a name of this process's own, then renamed into place: several
+# binaries link (and run this) at once in a parallel build.
+install_as() {
+	cp -L "$1" "$root/$2.$$.tmp" && mv -f "$root/$2.$$.tmp" "$root/$2"
+}
 loader=/lib64/ld-linux-x86-64.so.2
-cp -L "$loader" "$root/ld-linux-x86-64.so.2.tmp" && mv "$root/ld-linux-x86-64.so.2.tmp" "$root/ld-linux-x86-64.so.2"
+install_as "$loader" ld-linux-x86-64.so.2
 "$loader" --list "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | while read -r name path; do
 	name=$(basename "$name")
-	[ "$path" -ef "$root/$name" ] || { cp -L "$path" "$root/$name.tmp" && mv "$root/$name.tmp" "$root/$name"; }
+	[ "$path" -ef "$root/$name" ] || install_as "$path" "$name"
 done
