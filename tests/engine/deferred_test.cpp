@@ -9,14 +9,12 @@
 // state identical.
 #include <catch2/catch.hpp>
 
-#include <bit>
-#include <cmath>
-#include <cstring>
 #include <random>
 #include <vector>
 
 #include "tpu_test/equivalence.hpp"
 #include "tpu_test/program.hpp"
+#include "tpu_test/random_data.hpp"
 
 using namespace tpu::test;
 
@@ -26,10 +24,6 @@ constexpr uint8_t kDtypes[] = {TPU_DT_INT8, TPU_DT_BF16, TPU_DT_FP32};
 constexpr uint32_t kWeightsAt = 0;      // UB: the weight tile of each column block
 constexpr uint32_t kActivations = 4096; // UB: the k tile's activations
 constexpr uint32_t kScratch = 12288;    // UB: where disturbing instructions write
-
-uint32_t elem_size(uint8_t dtype) {
-    return dtype == TPU_DT_INT8 ? 1 : dtype == TPU_DT_BF16 ? 2 : 4;
-}
 
 ProgramLimits limits() {
     ProgramLimits lim;
@@ -41,7 +35,7 @@ ProgramLimits limits() {
 // One of the instructions that may come between the pairs of a tiled matmul.
 void push_disturbance(std::mt19937_64 &rng, const ProgramLimits &lim, uint8_t dtype, uint32_t m,
                       uint32_t k, uint32_t acc_stride, Program &p) {
-    const uint32_t es = elem_size(dtype);
+    const uint32_t es = dtype_bytes(dtype);
     switch (rng() % 7) {
     case 0:
         p.push_back(nop());
@@ -82,7 +76,7 @@ uint8_t program_dtype(uint64_t seed) {
 Program k_outer_program(uint64_t seed, const ProgramLimits &lim) {
     std::mt19937_64 rng(seed);
     const uint8_t dtype = kDtypes[rng() % 3]; // program_dtype(seed)
-    const uint32_t es = elem_size(dtype);
+    const uint32_t es = dtype_bytes(dtype);
     const uint32_t m = 1 + uint32_t(rng() % 24);
     const uint32_t col_blocks = 1 + uint32_t(rng() % 4);
     const uint32_t last_cols = 1 + uint32_t(rng() % 8);
@@ -132,34 +126,14 @@ Program k_outer_program(uint64_t seed, const ProgramLimits &lim) {
                 push_disturbance(rng, lim, dtype, m, k, acc_stride, p);
         }
     }
-    p.push_back(dma_out(TPU_DT_INT8, 1, uint16_t(lim.ub_bytes), lim.dump_va, lim.ub_bytes, 0,
-                        lim.ub_bytes));
-    p.push_back(dma_out_acc(TPU_DT_INT32, 1, uint16_t(lim.acc_bytes / 4),
-                            lim.dump_va + lim.ub_bytes, lim.acc_bytes, 0, lim.acc_bytes));
-    p.push_back(halt());
+    push_state_dump(p, lim);
     return p;
 }
 
-// Input of dtype's values in [-2, 2) with full mantissas (so that every step of a chain rounds
-// and any change of order shows), a few specials; int8 anything.
-std::vector<uint8_t> chain_values(uint8_t dtype, uint64_t bytes, uint64_t seed) {
+// The input region as chain_values() of the program's dtype.
+std::vector<uint8_t> chain_input(uint8_t dtype, const ProgramLimits &lim, uint64_t seed) {
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-    std::vector<uint8_t> out(bytes);
-    const uint32_t es = elem_size(dtype);
-    for (uint64_t i = 0; i + es <= bytes; i += es) {
-        float f = dist(rng);
-        if (rng() % 2000 == 0)
-            f = rng() % 2 ? INFINITY : 1e-40f;
-        const uint32_t bits = std::bit_cast<uint32_t>(f);
-        if (dtype == TPU_DT_INT8)
-            out[i] = uint8_t(rng());
-        else if (dtype == TPU_DT_BF16)
-            std::memcpy(&out[i], reinterpret_cast<const uint8_t *>(&bits) + 2, 2);
-        else
-            std::memcpy(&out[i], &bits, 4);
-    }
-    return out;
+    return chain_values(dtype, lim.input_bytes / dtype_bytes(dtype), rng);
 }
 
 } // namespace
@@ -170,8 +144,7 @@ TEST_CASE("deferred k-outer matmuls equal the cycle-accurate model exactly", "[d
     for (uint64_t seed = 1; seed <= 400; seed++) {
         const Program p = k_outer_program(seed, rig.limits());
         CAPTURE(threads, seed);
-        REQUIRE(rig.compare(p, chain_values(program_dtype(seed), rig.limits().input_bytes,
-                                            seed * 131)) == "");
+        REQUIRE(rig.compare(p, chain_input(program_dtype(seed), rig.limits(), seed * 131)) == "");
     }
 }
 
@@ -189,6 +162,6 @@ TEST_CASE("a fault among deferred MATMULs is reported exactly as without deferri
                       : matmul(TPU_DT_FP32, 4, 1, kActivations, 4, lim.acc_bytes - 8, 16);
         p.insert(p.begin() + long(at), bad);
         CAPTURE(seed, at);
-        REQUIRE(rig.compare(p, chain_values(program_dtype(seed), lim.input_bytes, seed * 7)) == "");
+        REQUIRE(rig.compare(p, chain_input(program_dtype(seed), lim, seed * 7)) == "");
     }
 }

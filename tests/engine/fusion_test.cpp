@@ -15,16 +15,13 @@
 #include "tpu_test/card.hpp"
 #include "tpu_test/equivalence.hpp"
 #include "tpu_test/program.hpp"
+#include "tpu_test/random_data.hpp"
 
 using namespace tpu::test;
 
 namespace {
 
 constexpr uint8_t kDtypes[] = {TPU_DT_INT8, TPU_DT_BF16, TPU_DT_FP32};
-
-uint32_t elem_size(uint8_t dtype) {
-    return dtype == TPU_DT_INT8 ? 1 : dtype == TPU_DT_BF16 ? 2 : 4;
-}
 
 uint32_t align_down(uint32_t v, uint32_t a) {
     return v / a * a;
@@ -49,7 +46,7 @@ constexpr uint32_t kBlock = 1024;
 
 // Appends the chain's instructions.
 void push_chain(const Chain &c, std::mt19937_64 &rng, Program &p) {
-    const uint32_t es = elem_size(c.dtype);
+    const uint32_t es = dtype_bytes(c.dtype);
     uint32_t depth = 0;
     for (uint32_t k : c.k)
         depth += k;
@@ -115,11 +112,7 @@ Program chain_program(uint64_t seed, const ProgramLimits &lim) {
         if (rng() % 2)
             p.push_back(matmul(c.dtype, 3, uint16_t(c.k.back()), 0, 64, 16384 - 128, 32));
     }
-    p.push_back(dma_out(TPU_DT_INT8, 1, uint16_t(lim.ub_bytes), lim.dump_va, lim.ub_bytes, 0,
-                        lim.ub_bytes));
-    p.push_back(dma_out_acc(TPU_DT_INT32, 1, uint16_t(lim.acc_bytes / 4),
-                            lim.dump_va + lim.ub_bytes, lim.acc_bytes, 0, lim.acc_bytes));
-    p.push_back(halt());
+    push_state_dump(p, lim);
     return p;
 }
 
@@ -160,28 +153,6 @@ struct BigCard {
     Card card;
     AddressSpace space;
 };
-
-// Values of dtype that make long chains meaningful: int8 anything, floats in [-2, 2) with full
-// mantissas (so every step rounds), a few specials.
-std::vector<uint8_t> random_values(uint8_t dtype, uint64_t count, std::mt19937_64 &rng) {
-    std::vector<uint8_t> out(count * elem_size(dtype));
-    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-    for (uint64_t i = 0; i < count; i++) {
-        float f = dist(rng);
-        if (rng() % 5000 == 0)
-            f = rng() % 2 ? INFINITY : 1e-40f;
-        const uint32_t bits = std::bit_cast<uint32_t>(f);
-        if (dtype == TPU_DT_INT8) {
-            out[i] = uint8_t(rng());
-        } else if (dtype == TPU_DT_BF16) {
-            const uint16_t h = uint16_t(bits >> 16);
-            std::memcpy(&out[2 * i], &h, 2);
-        } else {
-            std::memcpy(&out[4 * i], &bits, 4);
-        }
-    }
-    return out;
-}
 
 void require_same_outcome(const tpu_job_result &a, const tpu_job_result &b) {
     CHECK(a.status == b.status);
@@ -224,7 +195,7 @@ TEST_CASE("fused chains on a 128 x 128 array equal the unfused program", "[fusio
     std::mt19937_64 rng(threads);
     for (int round = 0; round < 24; round++) {
         const uint8_t dtype = kDtypes[round % 3];
-        const uint32_t es = elem_size(dtype);
+        const uint32_t es = dtype_bytes(dtype);
         const int kind = round / 3 % 4;
         const uint32_t m = 1 + uint32_t(rng() % (kind == 3 ? 400 : 200));
         const uint32_t n = 1 + uint32_t(rng() % 128);
@@ -250,8 +221,8 @@ TEST_CASE("fused chains on a 128 x 128 array equal the unfused program", "[fusio
         // UB: A (m x depth, or one m x k block per link), then the weight tiles (depth x n).
         const uint64_t a_bytes = uint64_t(m) * depth * es;
         const uint64_t w_at = (a_bytes + 63) / 64 * 64;
-        const std::vector<uint8_t> a = random_values(dtype, uint64_t(m) * depth, rng);
-        const std::vector<uint8_t> w = random_values(dtype, uint64_t(depth) * n, rng);
+        const std::vector<uint8_t> a = chain_values(dtype, uint64_t(m) * depth, rng);
+        const std::vector<uint8_t> w = chain_values(dtype, uint64_t(depth) * n, rng);
         big.space.write(BigCard::kInput, a.data(), a.size());
         big.space.write(BigCard::kInput + w_at, w.data(), w.size());
         const uint32_t acc_stride = 4 * n + 4 * uint32_t(rng() % 3);
@@ -312,7 +283,7 @@ TEST_CASE("a fault inside a chain is reported exactly as without fusion", "[fusi
         tpu_insn &mm = p[2 + 2 * (1 + seed % 3)];
         switch (seed % 6) {
         case 0: // activations past the end of the UB
-            mm.mxu.src_addr = lim.ub_bytes - elem_size(c.dtype);
+            mm.mxu.src_addr = lim.ub_bytes - dtype_bytes(c.dtype);
             mm.mxu.src_stride = 0;
             break;
         case 1: // weights of another depth: NO_WEIGHTS
@@ -325,7 +296,7 @@ TEST_CASE("a fault inside a chain is reported exactly as without fusion", "[fusi
             mm.mxu.reserved = 1;
             break;
         case 4: // a tile past the end of the UB
-            load.mxu.src_addr = lim.ub_bytes - elem_size(c.dtype);
+            load.mxu.src_addr = lim.ub_bytes - dtype_bytes(c.dtype);
             break;
         default: // an unknown opcode where the MATMUL was
             mm.hdr.opcode = 0x7f;

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Random test operands: int8 over the full range, and bf16 bit patterns drawn from a mix of
 // ordinary values, zeros of both signs, subnormals, tiny normals and large magnitudes (never
-// NaN or infinity as inputs, so the exact result of every implementation is well defined).
+// NaN or infinity as inputs, so the exact result of every implementation is well defined); and
+// the raw bytes of card operands whose long chains of sums show any change of order.
 #pragma once
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
+
+#include "tpu_hw.h"
 
 namespace tpu::test {
 
@@ -55,6 +61,33 @@ inline std::vector<uint16_t> random_bf16(std::mt19937_64 &rng, uint64_t count,
     for (uint16_t &x : v)
         x = random_bf16(rng, mix);
     return v;
+}
+
+// Bytes per element of a MATMUL input dtype (TPU_DT_INT8, TPU_DT_BF16 or TPU_DT_FP32).
+inline uint32_t dtype_bytes(uint8_t dtype) {
+    return dtype == TPU_DT_INT8 ? 1 : dtype == TPU_DT_BF16 ? 2 : 4;
+}
+
+// count elements of dtype that make long chains meaningful: int8 anything, floats in [-2, 2)
+// with full mantissas (so every step rounds and any change of order shows), a few specials.
+inline std::vector<uint8_t> chain_values(uint8_t dtype, uint64_t count, std::mt19937_64 &rng) {
+    std::vector<uint8_t> out(count * dtype_bytes(dtype));
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    for (uint64_t i = 0; i < count; i++) {
+        float f = dist(rng);
+        if (rng() % 5000 == 0)
+            f = rng() % 2 ? INFINITY : 1e-40f;
+        const uint32_t bits = std::bit_cast<uint32_t>(f);
+        if (dtype == TPU_DT_INT8) {
+            out[i] = uint8_t(rng());
+        } else if (dtype == TPU_DT_BF16) {
+            const uint16_t h = uint16_t(bits >> 16);
+            std::memcpy(&out[2 * i], &h, 2);
+        } else {
+            std::memcpy(&out[4 * i], &bits, 4);
+        }
+    }
+    return out;
 }
 
 } // namespace tpu::test

@@ -32,6 +32,16 @@ struct ProgramLimits {
     uint32_t max_instructions = 32;
 };
 
+// Appends what hand-written programs end with: the whole unified buffer and accumulators dumped
+// to dump_va (as bytes and as int32), then HALT.
+inline void push_state_dump(Program &p, const ProgramLimits &lim) {
+    p.push_back(dma_out(TPU_DT_INT8, 1, uint16_t(lim.ub_bytes), lim.dump_va, lim.ub_bytes, 0,
+                        lim.ub_bytes));
+    p.push_back(dma_out_acc(TPU_DT_INT32, 1, uint16_t(lim.acc_bytes / 4),
+                            lim.dump_va + lim.ub_bytes, lim.acc_bytes, 0, lim.acc_bytes));
+    p.push_back(halt());
+}
+
 // Where a generator's decisions come from: a seeded PRNG, or the bytes of a fuzzer input.
 class Dice {
   public:
