@@ -2,7 +2,29 @@
 // Persistent worker pool: batch hand-off under a mutex, tasks claimed with an atomic counter.
 #include "thread_pool.hpp"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace tpu::engine {
+namespace {
+
+// Polls of a spin before sleeping: with x86's pause about 50-100 us.
+constexpr int kSpinPolls = 2000;
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+}
+
+// Spins until done() or kSpinPolls polls have passed.
+template <class Done> void spin_until(Done done) {
+    for (int i = 0; i < kSpinPolls && !done(); i++)
+        cpu_relax();
+}
+
+} // namespace
 
 ThreadPool::ThreadPool(unsigned threads) {
     workers_.reserve(threads > 1 ? threads - 1 : 0);
@@ -47,6 +69,7 @@ void ThreadPool::run(uint32_t count, TaskFn fn, void *ctx) {
     }
     wake_.notify_all();
     work_on_tasks();
+    spin_until([this] { return busy_.load(std::memory_order_acquire) == 0; });
     std::unique_lock<std::mutex> guard(lock_);
     idle_.wait(guard, [this] { return busy_ == 0; });
 }
@@ -54,6 +77,7 @@ void ThreadPool::run(uint32_t count, TaskFn fn, void *ctx) {
 void ThreadPool::worker_main() {
     uint64_t seen = 0;
     for (;;) {
+        spin_until([&] { return batch_.load(std::memory_order_acquire) != seen; });
         {
             std::unique_lock<std::mutex> guard(lock_);
             wake_.wait(guard, [&] { return stop_ || batch_ != seen; });
@@ -63,7 +87,7 @@ void ThreadPool::worker_main() {
         }
         work_on_tasks();
         std::lock_guard<std::mutex> guard(lock_);
-        if (--busy_ == 0)
+        if (busy_.fetch_sub(1) == 1)
             idle_.notify_one();
     }
 }

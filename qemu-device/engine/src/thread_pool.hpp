@@ -2,7 +2,9 @@
 // ThreadPool: a small persistent pool for the fast MXU. parallel_for() hands out task indices to
 // the calling thread and the workers and returns when all have run. One parallel_for at a time
 // (the engine runs one job at a time); nothing is allocated per call. Threads are never pinned
-// or re-prioritised (QEMU's sandbox may forbid it).
+// or re-prioritised (QEMU's sandbox may forbid it). Between batches a worker spins a little
+// before it sleeps, and so does the caller waiting for the last worker: a job's MATMULs hand
+// out batches tens of microseconds apart, and a futex wake-up costs as much in a VM.
 #pragma once
 
 #include <atomic>
@@ -42,8 +44,9 @@ class ThreadPool {
     std::mutex lock_;
     std::condition_variable wake_; // a new batch or shutdown
     std::condition_variable idle_; // the last worker finished the batch
-    uint64_t batch_ = 0;           // generation of the current batch
-    unsigned busy_ = 0;            // workers still on the current batch
+    // Written under lock_; also read without it by threads that spin before they sleep.
+    std::atomic<uint64_t> batch_{0}; // generation of the current batch
+    std::atomic<unsigned> busy_{0};  // workers still on the current batch
     bool stop_ = false;
 
     TaskFn fn_ = nullptr;

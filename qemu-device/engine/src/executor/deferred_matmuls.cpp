@@ -139,12 +139,16 @@ bool DeferredMatmuls::flush() {
         if (!done)
             break;
         tile.begin_load(type_, c.depth, c.n, false);
-        uint32_t k0 = 0;
-        for (const Piece &p : c.pieces) {
-            tile.load_words(k0, p.k, weights + p.offset);
-            k0 += p.k;
-        }
-        tile.finish_load();
+        // Rows [c0, c1) of the column block's weights from the pieces whose k they take.
+        load_in_chunks(dev_.pool, tile, [&](uint32_t c0, uint32_t c1) {
+            uint32_t k0 = 0;
+            for (const Piece &p : c.pieces) {
+                const uint32_t lo = std::max(c0, k0), hi = std::min(c1, k0 + p.k);
+                if (lo < hi)
+                    tile.load_words(lo, hi - lo, weights + p.offset + uint64_t(lo - k0) * c.n);
+                k0 += p.k;
+            }
+        });
         MatmulArgs args;
         args.src = rows;
         args.src_stride = row_bytes;

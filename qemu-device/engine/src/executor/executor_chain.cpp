@@ -117,12 +117,19 @@ Fault Executor::execute_chain(uint32_t links) {
         depth += matmul.k;
     }
     tile.begin_load(first_load.type, depth, n, false);
-    for (uint32_t i = 0, k0 = 0; i < links; k0 += chain_[i++].load.k) {
-        const LoadWInsn &load = chain_[i].load;
-        tile.load_rows(k0, load.k, dev_.ub.data() + load.src.addr, load.src.stride,
-                       load.transposed);
-    }
-    tile.finish_load();
+    // Rows [c0, c1) of the concatenated tiles from the LOAD_Ws whose k they take.
+    load_in_chunks(dev_.pool, tile, [&](uint32_t c0, uint32_t c1) {
+        for (uint32_t i = 0, k0 = 0; i < links && k0 < c1; k0 += chain_[i++].load.k) {
+            const LoadWInsn &load = chain_[i].load;
+            const uint32_t lo = std::max(c0, k0), hi = std::min(c1, k0 + load.k);
+            if (lo >= hi)
+                continue;
+            // Row lo - k0 of this tile: a source row, or an element of each when transposed.
+            const uint64_t skip = uint64_t(lo - k0) * (load.transposed ? elem : load.src.stride);
+            tile.load_rows(lo, hi - lo, dev_.ub.data() + load.src.addr + skip, load.src.stride,
+                           load.transposed);
+        }
+    });
 
     Extent2D acc{first.acc_addr, first.acc_stride, first.m, 4 * uint64_t(n)};
     dev_.acc.mark_dirty(acc.addr, acc.end());

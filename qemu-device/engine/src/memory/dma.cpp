@@ -8,6 +8,11 @@
 namespace tpu::engine {
 namespace {
 
+// Bytes a transfer moves under one hold of the MMU's use lock before it lets a waiting
+// invalidation through: the lock is held per batch of rows, not per page, since taking and
+// releasing it costs as much as copying a page.
+constexpr uint64_t kHoldBytes = 256u << 10;
+
 uint64_t bytes_left_in_page(uint64_t va) {
     return TPU_PAGE_SIZE - (va & (TPU_PAGE_SIZE - 1));
 }
@@ -17,12 +22,21 @@ uint64_t bytes_left_in_page(uint64_t va) {
 // va + len cannot overflow below: translate() rejects every va at or beyond 2^39 before the
 // next chunk is added, and len is at most a row (2^18 bytes) or a program (2^20 bytes).
 Fault HostDma::read(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done) {
+    // No invalidation completes between a translation and its copy.
+    auto in_use = mmu_.use();
+    return read_held(va, dst, len, done);
+}
+
+Fault HostDma::write(uint64_t va, const uint8_t *src, uint64_t len) {
+    auto in_use = mmu_.use();
+    return write_held(va, src, len);
+}
+
+Fault HostDma::read_held(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done) {
     uint64_t copied = 0;
     Fault f = kOk;
     while (copied < len) {
         uint64_t pa;
-        // No invalidation completes between the translation and the copy.
-        auto in_use = mmu_.use();
         f = mmu_.translate(va + copied, Access::Read, &pa);
         if (!f.ok())
             break;
@@ -37,10 +51,9 @@ Fault HostDma::read(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done) {
     return f;
 }
 
-Fault HostDma::write(uint64_t va, const uint8_t *src, uint64_t len) {
+Fault HostDma::write_held(uint64_t va, const uint8_t *src, uint64_t len) {
     for (uint64_t copied = 0; copied < len;) {
         uint64_t pa;
-        auto in_use = mmu_.use();
         Fault f = mmu_.translate(va + copied, Access::Write, &pa);
         if (!f.ok())
             return f;
@@ -61,17 +74,25 @@ Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atom
     if (!insn.to_host)
         local.mark_dirty(insn.local.addr, insn.local.end());
     // A row is at most 2^18 bytes, so checking for an abort between rows stops it promptly.
+    auto in_use = mmu_.use();
+    uint64_t held = 0; // bytes moved since the lock was taken
     for (uint32_t r = 0; r < insn.rows; r++) {
         if (abort.load(std::memory_order_relaxed))
             return make_fault(TPU_ERR_ABORTED);
+        if (held >= kHoldBytes) {
+            in_use.unlock();
+            in_use.lock();
+            held = 0;
+        }
+        held += insn.row_bytes;
         uint64_t va = insn.host_addr + r * insn.host_stride;
         uint8_t *row = local.data() + insn.local.addr + r * insn.local.stride;
         Fault f;
         if (insn.to_host) {
-            f = write(va, row, insn.row_bytes);
+            f = write_held(va, row, insn.row_bytes);
         } else {
             uint64_t done;
-            f = read(va, row, insn.row_bytes, &done);
+            f = read_held(va, row, insn.row_bytes, &done);
         }
         if (!f.ok())
             return f;

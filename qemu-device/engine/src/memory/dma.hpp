@@ -31,6 +31,10 @@ class HostDma {
     Fault transfer(const DmaInsn &insn, LocalMemory &local, const std::atomic<bool> &abort);
 
   private:
+    // read() and write() with the MMU's use lock held by the caller.
+    Fault read_held(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done);
+    Fault write_held(uint64_t va, const uint8_t *src, uint64_t len);
+
     const PhysMemory &phys_;
     Mmu &mmu_;
 };

@@ -9,14 +9,18 @@
 // finish_load() also packs int8 tiles for the AVX512-VNNI kernels: quads of 4 consecutive k per
 // column, with the column sums they need, and bf16 tiles for the AVX512-BF16 kernels: pairs of
 // k of the same parity (k, k + 2) per column, the layout of the card's even and odd chains,
-// and where AMX can run, pairs of consecutive k per column for tdpbf16ps.
+// and where AMX can run, pairs of consecutive k per column for tdpbf16ps. Packing goes by chunks
+// of kLoadChunk rows of W, so the chunks of a long tile can be filled and packed by several
+// threads at once (load_in_chunks()).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "mxu/kernels/amx.hpp"
 #include "mxu/mxu_types.hpp"
+#include "thread_pool.hpp"
 
 namespace tpu::engine {
 
@@ -37,7 +41,14 @@ class WeightTile {
     // of n elements, or when transposed n rows of `rows` elements (W[k0 + i][j] at row j).
     void load_rows(uint32_t k0, uint32_t rows, const uint8_t *src, uint64_t stride,
                    bool transposed);
+    // Packs every chunk and ends the load.
     void finish_load();
+    // The same in parts, each chunk packed once its rows are stored (any chunk on any thread),
+    // then end_load() once all are.
+    static constexpr uint32_t kLoadChunk = 64; // a multiple of every packing's block of k
+    uint32_t load_chunks() const { return (k_ + kLoadChunk - 1) / kLoadChunk; }
+    void pack_chunk(uint32_t chunk);
+    void end_load();
     // Stores rows [k0, k0 + rows) of W from words already widened (rows of N words).
     void load_words(uint32_t k0, uint32_t rows, const uint32_t *words);
 
@@ -80,11 +91,30 @@ class WeightTile {
     std::vector<uint32_t> packed_; // int8 or bf16 quads
     std::vector<uint32_t> amx_;    // bf16 pairs for AMX
     std::vector<int32_t> bias_;
+    std::vector<uint32_t> chunk_sums_; // int8: each chunk's column sums
     bool loaded_ = false;
     bool transposed_ = false;
     MxuType type_ = MxuType::Int8;
     uint32_t k_ = 0;
     uint32_t n_ = 0;
 };
+
+// Loads a begun tile chunk by chunk on the pool: fill(k0, k1) stores rows [k0, k1) of W (with
+// load_rows() or load_words()), then the chunk is packed; the tile is loaded on return.
+template <class Fill> void load_in_chunks(ThreadPool &pool, WeightTile &tile, Fill &&fill) {
+    auto task = [&](uint32_t chunk) {
+        const uint32_t k0 = chunk * WeightTile::kLoadChunk;
+        fill(k0, std::min(tile.k(), k0 + WeightTile::kLoadChunk));
+        tile.pack_chunk(chunk);
+    };
+    const uint32_t chunks = tile.load_chunks();
+    if (pool.size() > 1 && chunks > 1) {
+        pool.parallel_for(chunks, task);
+    } else {
+        for (uint32_t c = 0; c < chunks; c++)
+            task(c);
+    }
+    tile.end_load();
+}
 
 } // namespace tpu::engine
