@@ -6,13 +6,23 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 
 namespace tpu_serve {
 namespace {
 
 constexpr const char *json_type = "application/json";
+// Connections the kernel queues for accept(). httplib listens with 5 (Debian builds it as a
+// shared library, so its CPPHTTPLIB_LISTEN_BACKLOG cannot be raised): 32 clients connecting at
+// once through QEMU's user network overflowed the guest's queue (ListenOverflows in
+// /proc/net/netstat), and slirp, which had already accepted them on the host, ended them in
+// client read errors after stalls of seconds.
+constexpr int kListenBacklog = 256;
 
 void reply(httplib::Response &res, int status, const std::string &body) {
     res.status = status;
@@ -34,6 +44,11 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
     s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     s.set_payload_max_length(options_.max_body_bytes);
     s.set_tcp_nodelay(true);
+    // Called for the listening socket only: keep it to raise its backlog once bound.
+    s.set_socket_options([this](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listen_socket_ = sock;
+    });
     // Clients that keep their connection (load generators, proxies) are not cut off every few
     // requests (httplib's defaults: 5 requests, 5 s idle).
     s.set_keep_alive_max_count(1000);
@@ -121,15 +136,19 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
 Server::~Server() = default;
 
 int Server::bind() {
-    if (options_.port == 0) {
-        const int port = http_->bind_to_any_port(options_.host);
-        if (port > 0)
-            return port;
-    } else if (http_->bind_to_port(options_.host, options_.port)) {
-        return options_.port;
-    }
-    throw std::runtime_error("cannot listen on " + options_.host + ":" +
-                             std::to_string(options_.port));
+    int port = -1;
+    if (options_.port == 0)
+        port = http_->bind_to_any_port(options_.host);
+    else if (http_->bind_to_port(options_.host, options_.port))
+        port = options_.port;
+    if (port <= 0)
+        throw std::runtime_error("cannot listen on " + options_.host + ":" +
+                                 std::to_string(options_.port));
+    // listen() again on a listening socket sets its backlog.
+    if (::listen(listen_socket_, kListenBacklog) != 0)
+        throw std::runtime_error("cannot set the listen backlog of " + options_.host + ":" +
+                                 std::to_string(port) + ": " + std::strerror(errno));
+    return port;
 }
 
 void Server::serve() {

@@ -40,6 +40,7 @@ class Server {
     Metrics metrics_;
     Batcher batcher_;
     std::unique_ptr<httplib::Server> http_;
+    int listen_socket_ = -1; // httplib's listening socket, once bound
 };
 
 } // namespace tpu_serve
