@@ -24,7 +24,7 @@ constexpr std::uint32_t max_dim = 65535;
 constexpr std::uint32_t one_ub = 0;
 constexpr std::uint32_t const_ub = 64;
 constexpr std::uint32_t data_ub = 128;
-// The two constants of the rounding to bf16 (Block::store_typed): 2^-10 as a weight and -2^-149.
+// The two constants of the rounding to bf16 (Block::store_typed): 2^-100 as a weight and -2^-100.
 constexpr std::uint32_t round_weight_ub = 120;
 constexpr std::uint32_t round_tiny_ub = 124;
 
@@ -190,8 +190,10 @@ class Block {
     // rows x cols fp32 values at ub into dense host rows (host_stride bytes apart for
     // scatter_typed) as `type`: fp32 unchanged, bf16 rounded to nearest even (-0 kept, NaN
     // 0x7fc0) by ACTIVATE's conversion of accumulators that hold the values exactly: a MATMUL of
-    // -2^-149 by the weight 2^-10 makes them -0 (the product rounds to -0), then the values x 1
-    // accumulate onto them (x + -0 is x for every x, +0 and -0 included).
+    // -2^-100 by the weight 2^-100 makes them -0 (the product, -2^-200, rounds to -0), then the
+    // values x 1 accumulate onto them (x + -0 is x for every x, +0 and -0 included). Both
+    // factors are normal numbers: a subnormal operand (the -2^-149 this once used) makes every
+    // fma of an x86 host's engine take a microcode assist, 40 times the time of the rest.
     void store_typed(DType type, std::uint64_t host, std::uint32_t ub, std::uint32_t rows,
                      std::uint32_t cols, const Staging &s) {
         scatter_typed(type, host, cols * element_size(type), ub, rows, cols, s);
@@ -205,8 +207,8 @@ class Block {
     }
     // n fp32 values at src as bf16 at dst (store_typed's rounding).
     void round_to_bf16(std::uint32_t src, std::uint32_t dst, std::uint32_t n) {
-        constant(0x1p-10f, round_weight_ub);
-        constant(-0x1p-149f, round_tiny_ub);
+        constant(0x1p-100f, round_weight_ub);
+        constant(-0x1p-100f, round_tiny_ub);
         b_.load_weights({.type = DType::Fp32,
                          .src_addr = round_weight_ub,
                          .src_stride = 4,

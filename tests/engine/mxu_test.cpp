@@ -219,6 +219,56 @@ TEST_CASE("fast mode and the cycle-accurate systolic array are bit-identical", "
     }
 }
 
+TEST_CASE("MATMULs against one column of fp32 weights equal the systolic array", "[mxu]") {
+    // libtpurt's training ops move and combine values with such MATMULs (K x 1 weights), which
+    // fast mode computes in a loop of its own (mxu/weight_column.cpp): specials (NaN payloads,
+    // infinities, signed zeros, subnormals, values whose product overflows or underflows),
+    // strided rows, accumulator rows that overlap (stride 0: every row onto one accumulator, in
+    // ascending m), with and without ACCUMULATE, against the cycle-accurate array.
+    std::mt19937_64 rng(14);
+    ThreadPool pool(2);
+    FastMxu fast(pool);
+    SystolicArray array(8, 8);
+    std::atomic<bool> abort{false};
+    const uint32_t specials[] = {0x7fc00001, 0xffa00000, 0x7f800000, 0xff800000, 0x00000000,
+                                 0x80000000, 0x00000001, 0x807fffff, 0x7f7fffff, 0x3f800000};
+    auto value = [&] {
+        if (rng() % 3 == 0)
+            return specials[rng() % std::size(specials)];
+        return std::bit_cast<uint32_t>(std::ldexp(float(int32_t(rng() % 2001) - 1000) / 997.0f,
+                                                  int(rng() % 80) - 40));
+    };
+    for (int iter = 0; iter < 200; iter++) {
+        const uint32_t m = 1 + uint32_t(rng() % 300);
+        const uint32_t k = iter % 2 ? 1 : 1 + uint32_t(rng() % 8);
+        const uint64_t src_stride = 4 * (k + rng() % 3);
+        const uint64_t acc_stride = iter % 5 == 0 ? 0 : 4 * (1 + rng() % 3);
+        const bool accumulate = rng() % 2;
+        CAPTURE(iter, m, k, src_stride, acc_stride, accumulate);
+        std::vector<uint8_t> a(src_stride * m), acc(acc_stride * m + 4), w(4 * k);
+        for (std::vector<uint8_t> *v : {&a, &acc, &w})
+            for (uint64_t i = 0; i + 4 <= v->size(); i += 4) {
+                const uint32_t x = value();
+                std::memcpy(&(*v)[i], &x, 4);
+            }
+        WeightTile tile(8, 8);
+        tile.load(MxuType::Fp32, k, 1, w.data(), 4);
+        MatmulArgs args;
+        args.src = a.data();
+        args.src_stride = src_stride;
+        args.acc_stride = acc_stride;
+        args.rows = m;
+        args.accumulate = accumulate;
+        std::vector<uint8_t> fast_acc = acc, array_acc = acc;
+        args.acc = fast_acc.data();
+        REQUIRE(fast.run(tile, args, abort));
+        array.load_weights(tile);
+        args.acc = array_acc.data();
+        array.run(args);
+        CHECK(fast_acc == array_acc);
+    }
+}
+
 TEST_CASE("fast mode stops between row blocks when aborted", "[mxu]") {
     ThreadPool pool(2);
     FastMxu fast(pool);

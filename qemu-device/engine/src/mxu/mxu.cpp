@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "fp_env.hpp"
+#include "mxu/weight_column.hpp"
 
 namespace tpu::engine {
 namespace {
@@ -22,6 +23,12 @@ constexpr uint64_t kParallelMinMacs = 1u << 16;
 bool FastMxu::run(const WeightTile &tile, const MatmulArgs &args, const std::atomic<bool> &abort) {
     const uint32_t n = tile.n();
     const BlockKernel kernel = kernels_.for_type(tile.type());
+
+    if (is_weight_column(tile)) {
+        FpEnvGuard fp_env;
+        run_weight_column(tile, args);
+        return true;
+    }
 
     // Rows whose accumulators overlap (stride below a row) are defined to run in ascending m,
     // one after the other, on this thread.

@@ -165,6 +165,11 @@ void WeightTile::load_rows(uint32_t k0, uint32_t rows, const uint8_t *src, uint6
     const uint32_t source_rows = transposed ? n_ : rows;
     const uint32_t row_elems = transposed ? rows : n_;
     const uint64_t row_bytes = uint64_t(row_elems) * mxu_elem_bytes(type_);
+    // Rows back to back (a narrow tile, often one column) are one run of elements.
+    if (!transposed && stride == row_bytes) {
+        widen_fn(src, uint32_t(uint64_t(rows) * n_), out, 1);
+        return;
+    }
     // The source rows are usually rows of a larger matrix, too far apart for the hardware
     // prefetchers: ask for each a few rows ahead.
     constexpr uint32_t kAhead = 8;

@@ -126,6 +126,46 @@ int64_t int_op(uint8_t dtype, uint8_t op, int32_t a, int32_t b) {
     }
 }
 
+// f(op) with op the float operation of opcode `code` as a function object of its own type, so
+// that each element loop below is compiled for one operation.
+template <class F> bool with_float_op(uint8_t code, F f) {
+    switch (code) {
+    case TPU_VOP_ADD:
+        return f([](float a, float b) { return a + b; });
+    case TPU_VOP_SUB:
+        return f([](float a, float b) { return a - b; });
+    case TPU_VOP_MUL:
+        return f([](float a, float b) { return a * b; });
+    case TPU_VOP_DIV:
+        return f([](float a, float b) { return a / b; });
+    default: // the rest, compared and selected
+        return f([code](float a, float b) { return float_op(code, a, b); });
+    }
+}
+
+// VECTOR's element loop, row by row and in ascending columns (an operand may overlap the
+// destination): Dtype TPU_DT_FP32 or TPU_DT_BF16 with op a float operation, else integers of
+// insn.dtype with op an int_op.
+template <uint8_t Dtype, class Op>
+bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort, Op op) {
+    const uint32_t elem = dtype_bytes(insn.dtype);
+    const uint64_t b_step = insn.b_col ? 0 : elem;
+    for (uint64_t r = 0; r < insn.rows; r++) {
+        if (stop_requested(abort))
+            return false;
+        const uint8_t *a = at(ub, insn.a, r, 0, elem);
+        const uint8_t *b = at(ub, insn.b, r, 0, elem);
+        uint8_t *dst = at(ub, insn.dst, r, 0, elem);
+        for (uint64_t c = 0; c < insn.cols; c++, a += elem, b += b_step, dst += elem) {
+            if constexpr (Dtype == TPU_DT_FP32 || Dtype == TPU_DT_BF16)
+                store_float(Dtype, dst, op(load_float(Dtype, a), load_float(Dtype, b)));
+            else
+                store_int(insn.dtype, dst, op(load_int(insn.dtype, a), load_int(insn.dtype, b)));
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
@@ -159,25 +199,20 @@ bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
 }
 
 bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
-    const uint32_t elem = dtype_bytes(insn.dtype);
-    for (uint64_t r = 0; r < insn.rows; r++) {
-        if (stop_requested(abort))
-            return false;
-        for (uint64_t c = 0; c < insn.cols; c++) {
-            const uint8_t *a = at(ub, insn.a, r, c, elem);
-            const uint8_t *b = at(ub, insn.b, r, insn.b_col ? 0 : c, elem);
-            uint8_t *dst = at(ub, insn.dst, r, c, elem);
-            if (is_float(insn.dtype))
-                store_float(
-                    insn.dtype, dst,
-                    float_op(insn.op, load_float(insn.dtype, a), load_float(insn.dtype, b)));
-            else
-                store_int(
-                    insn.dtype, dst,
-                    int_op(insn.dtype, insn.op, load_int(insn.dtype, a), load_int(insn.dtype, b)));
-        }
+    switch (insn.dtype) {
+    case TPU_DT_FP32:
+        return with_float_op(insn.op, [&](auto op) {
+            return vector_rows<TPU_DT_FP32>(insn, ub, abort, op);
+        });
+    case TPU_DT_BF16:
+        return with_float_op(insn.op, [&](auto op) {
+            return vector_rows<TPU_DT_BF16>(insn, ub, abort, op);
+        });
+    default:
+        return vector_rows<TPU_DT_INT32>(insn, ub, abort, [&](int32_t a, int32_t b) {
+            return int_op(insn.dtype, insn.op, a, b);
+        });
     }
-    return true;
 }
 
 bool reduce(const ReduceInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {

@@ -3,7 +3,8 @@
 // (tests/golden/amx-bf16/README.md): bf16 by tdpbf16ps, which computes one of the card's
 // blocks of 32 k exactly (both chains and the combining add, DAZ/FTZ/RNE whatever MXCSR holds),
 // and int8 by tdpbssd (exact int32 sums with wrap-around, in blocks of 64 k), walked by
-// amx_block.hpp on the hardware's tiles; fp32 uses the AVX-512F kernel. The set is offered only
+// amx_block.hpp on the hardware's tiles, blocks of fewer rows than a step by the AVX-512
+// kernels; fp32 uses the AVX-512F kernel. The set is offered only
 // where amx_runnable() (mxu/kernels/amx.hpp) and its start-up check pass. Everything after the
 // pragma is compiled for AMX + AVX-512F and runs only after those checks.
 #if defined(__x86_64__)
@@ -104,10 +105,32 @@ TPU_AMX_DOT(2, 5, 6)
 TPU_AMX_DOT(3, 5, 7)
 #undef TPU_AMX_DOT
 
+// Blocks of fewer rows than a step go to the AVX-512 kernels, which compute the same results
+// (the card's arithmetic is defined exactly): configuring and releasing the tiles and moving a
+// partial step's accumulators through a buffer costs more than such a block's products (a
+// convolution's 28 x 1 x 32 MATMUL took 1.1 us with AMX, 0.25 us with AVX-512).
+bool few_rows(uint32_t m0, uint32_t m1) {
+    return m1 - m0 < amx::kStep;
+}
+
+void int8_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                uint32_t n0, uint32_t n1) {
+    static const bool vnni = __builtin_cpu_supports("avx512vnni");
+    if (vnni && few_rows(m0, m1))
+        return avx512::int8_vnni_block(tile, args, m0, m1, n0, n1);
+    amx::block<HwTiles, amx::Int8Amx>(tile, args, m0, m1, n0, n1);
+}
+
+void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
+                uint32_t n0, uint32_t n1) {
+    if (few_rows(m0, m1))
+        return avx512::bf16_block(tile, args, m0, m1, n0, n1);
+    amx::block<HwTiles, amx::Bf16Amx>(tile, args, m0, m1, n0, n1);
+}
+
 } // namespace
 
-const RowKernels kAmxRowKernels{"amx", amx::block<HwTiles, amx::Int8Amx>,
-                                amx::block<HwTiles, amx::Bf16Amx>, avx512::fp32_block,
+const RowKernels kAmxRowKernels{"amx", int8_block, bf16_block, avx512::fp32_block,
                                 2 * amx::kStep};
 
 } // namespace tpu::engine
