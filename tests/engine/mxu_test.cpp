@@ -235,8 +235,8 @@ TEST_CASE("MATMULs against one column of fp32 weights equal the systolic array",
     auto value = [&] {
         if (rng() % 3 == 0)
             return specials[rng() % std::size(specials)];
-        return std::bit_cast<uint32_t>(std::ldexp(float(int32_t(rng() % 2001) - 1000) / 997.0f,
-                                                  int(rng() % 80) - 40));
+        return std::bit_cast<uint32_t>(
+            std::ldexp(float(int32_t(rng() % 2001) - 1000) / 997.0f, int(rng() % 80) - 40));
     };
     for (int iter = 0; iter < 200; iter++) {
         const uint32_t m = 1 + uint32_t(rng() % 300);

@@ -201,13 +201,11 @@ bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
 bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     switch (insn.dtype) {
     case TPU_DT_FP32:
-        return with_float_op(insn.op, [&](auto op) {
-            return vector_rows<TPU_DT_FP32>(insn, ub, abort, op);
-        });
+        return with_float_op(
+            insn.op, [&](auto op) { return vector_rows<TPU_DT_FP32>(insn, ub, abort, op); });
     case TPU_DT_BF16:
-        return with_float_op(insn.op, [&](auto op) {
-            return vector_rows<TPU_DT_BF16>(insn, ub, abort, op);
-        });
+        return with_float_op(
+            insn.op, [&](auto op) { return vector_rows<TPU_DT_BF16>(insn, ub, abort, op); });
     default:
         return vector_rows<TPU_DT_INT32>(insn, ub, abort, [&](int32_t a, int32_t b) {
             return int_op(insn.dtype, insn.op, a, b);

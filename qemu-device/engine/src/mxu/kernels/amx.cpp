@@ -130,8 +130,7 @@ void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uin
 
 } // namespace
 
-const RowKernels kAmxRowKernels{"amx", int8_block, bf16_block, avx512::fp32_block,
-                                2 * amx::kStep};
+const RowKernels kAmxRowKernels{"amx", int8_block, bf16_block, avx512::fp32_block, 2 * amx::kStep};
 
 } // namespace tpu::engine
 
