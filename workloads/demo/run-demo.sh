@@ -32,7 +32,8 @@ echo "demo: 1/4 training on the card (log: $logs/demo-train.log)"
 train_end=$SECONDS
 
 echo "demo: 2/4 on the host: learning curves and int8 quantisation"
-"$repo/workloads/report/plot-curves.sh" "$out/cnn/curves.csv" "$out/cnn/curves.png"
+"$repo/workloads/report/plot-curves.sh" "$out/cnn/curves.csv" "$out/cnn/curves.png" \
+	"Fashion-MNIST on the card: tpu-train ${train_args[*]}"
 "$host_build/workloads/quant/tpu-quantise" --data fashion-mnist --model "$out/cnn/checkpoint.tpuckpt" \
 	--out "$out/cnn/int8.tpuckpt" | tee "$out/quantise.log"
 
