@@ -8,8 +8,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "fp_env.hpp"
-
 namespace tpu::engine {
 namespace {
 
@@ -53,19 +51,20 @@ __attribute__((always_inline)) inline void rows(const MatmulArgs &args, const fl
         row_group<1, Accumulate>(args, w, k, m);
 }
 
-void run_plain(const MatmulArgs &args, const float *w, uint32_t k) {
+__attribute__((always_inline)) inline void run(const MatmulArgs &args, const float *w, uint32_t k) {
     if (args.accumulate)
         rows<true>(args, w, k);
     else
         rows<false>(args, w, k);
 }
 
+void run_plain(const MatmulArgs &args, const float *w, uint32_t k) {
+    run(args, w, k);
+}
+
 #if defined(__x86_64__)
 __attribute__((target("fma"))) void run_fma(const MatmulArgs &args, const float *w, uint32_t k) {
-    if (args.accumulate)
-        rows<true>(args, w, k);
-    else
-        rows<false>(args, w, k);
+    run(args, w, k);
 }
 #endif
 

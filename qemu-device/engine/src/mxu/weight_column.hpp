@@ -3,7 +3,7 @@
 // libtpurt's training ops move, scale and combine values in the accumulators (hundreds of rows
 // of one column each, thousands of times per program): one fma chain per row in a plain loop,
 // where the register-tile kernels would pack panels and run masked tiles of one column for
-// every six rows (39 us for 896 rows of K = 2 in QEMU, a tenth of that here).
+// every six rows.
 #pragma once
 
 #include "mxu/mxu_types.hpp"
