@@ -34,14 +34,24 @@ struct Geometry {
     std::uint64_t elem, acc_elem;
     std::uint64_t out_elem; // bytes of an output element (the epilogue's type, or acc_elem)
     std::uint64_t oh, ow;
+    std::uint64_t padded_h;   // rows of a padded image
     std::uint64_t padded_w;   // pixels of a padded row
     std::uint64_t pixel;      // bytes of one pixel (C elements)
     std::uint64_t padded_row; // bytes of one padded row in the unified buffer
+    std::uint64_t slot_rows;  // padded rows an image of a stack takes (padded_h up to stride_h)
     std::uint64_t tile_c, tile_f;
     std::uint64_t block_rows; // output rows of the largest block
     // The epilogue's staging area at the top of the unified buffer: bias (tile_f fp32) at
     // stage_addr, then up to stage_pixels activated pixels of a filter tile.
     std::uint64_t stage_addr, stage_pixels;
+
+    std::uint64_t c_tiles(const Conv2dShape &s) const { return (s.channels + tile_c - 1) / tile_c; }
+    std::uint64_t f_tiles(const Conv2dShape &s) const { return (s.filters + tile_f - 1) / tile_f; }
+    // Output rows the MATMULs of a stack of `images` walk: each image's oh rows, slot_rows /
+    // stride_h apart (the rows between them straddle two images and are never written out).
+    std::uint64_t stack_rows(std::uint64_t images, std::uint32_t stride_h) const {
+        return (images - 1) * (slot_rows / stride_h) + oh;
+    }
 };
 
 class BlockEmitter {
@@ -51,41 +61,64 @@ class BlockEmitter {
     // Output rows [oy0, oy0 + rows) of image `image`.
     Program emit(std::uint32_t image, std::uint64_t oy0, std::uint64_t rows) const {
         ProgramBuilder out;
-        emit_block(out, image, oy0, rows);
+        load_input(out, image, oy0, rows, 0);
+        compute(out, rows * g_.ow, [&](std::uint64_t f0, std::uint64_t f_cols) {
+            write_out(out, (std::uint64_t{image} * g_.oh + oy0) * g_.ow, rows * g_.ow, 0, f0,
+                      f_cols);
+        });
         return out.halt().finish();
     }
 
-    // Whole images [first, first + count) one after another in one program: every image's
-    // block writes the same part of the unified buffer (its rows at their places in the padded
-    // window), so the padding stays zero from the job's start and no image sees another's.
-    Program emit_images(std::uint32_t first, std::uint32_t count) const {
+    // Whole images [first, first + count) as stacks of `stack` images, one stack after another
+    // in one program. A stack's images lie one below the other in the unified buffer, slot_rows
+    // padded rows apart, so that every MATMUL walks all of them as one tall image; the output
+    // rows between two images are computed and dropped. Every stack writes the same part of the
+    // buffer (its images' rows at their places in the padded slots), so the padding stays zero
+    // from the job's start and no image sees another's.
+    Program emit_stacks(std::uint32_t first, std::uint32_t count, std::uint32_t stack) const {
         ProgramBuilder out;
-        for (std::uint32_t image = first; image < first + count; ++image)
-            emit_block(out, image, 0, g_.oh);
+        for (std::uint32_t i = first; i < first + count; i += stack)
+            emit_stack(out, i, std::min(stack, first + count - i));
         return out.halt().finish();
     }
 
-    // Instructions of the largest block (HALT included).
-    std::uint64_t instructions() const {
-        const std::uint64_t c_tiles = (s_.channels + g_.tile_c - 1) / g_.tile_c;
-        const std::uint64_t f_tiles = (s_.filters + g_.tile_f - 1) / g_.tile_f;
-        std::uint64_t out_insns = 1;
-        if (p_.epilogue) {
-            const std::uint64_t pixels = g_.block_rows * g_.ow;
-            out_insns = (p_.epilogue->bias_addr ? 1 : 0) +
-                        2 * ((pixels + g_.stage_pixels - 1) / g_.stage_pixels);
-        }
-        return 2 + f_tiles * (out_insns + 2 * std::uint64_t{s_.kernel_h} * s_.kernel_w * c_tiles);
+    // Instructions of a stack of `images` whole images (HALT not included).
+    std::uint64_t stack_instructions(std::uint64_t images) const {
+        return images + g_.f_tiles(s_) * (2 * taps() * g_.c_tiles(s_) + bias_insns() +
+                                          images * out_insns(g_.oh * g_.ow));
+    }
+
+    // Instructions of the largest row block (HALT included).
+    std::uint64_t block_instructions() const {
+        return 2 + g_.f_tiles(s_) * (2 * taps() * g_.c_tiles(s_) + bias_insns() +
+                                     out_insns(g_.block_rows * g_.ow));
     }
 
   private:
-    // The instructions of output rows [oy0, oy0 + rows) of image `image`, HALT not included.
-    void emit_block(ProgramBuilder &out, std::uint32_t image, std::uint64_t oy0,
-                    std::uint64_t rows) const {
-        load_input(out, image, oy0, rows);
-        const std::uint64_t pixels = rows * g_.ow;
-        const std::uint64_t out_pixel = std::uint64_t{s_.filters} * g_.acc_elem;
-        const std::uint64_t first_pixel = (std::uint64_t{image} * g_.oh + oy0) * g_.ow;
+    std::uint64_t taps() const { return std::uint64_t{s_.kernel_h} * s_.kernel_w; }
+    std::uint64_t bias_insns() const { return p_.epilogue && p_.epilogue->bias_addr ? 1 : 0; }
+    // Instructions writing `pixels` pixels of one filter tile out.
+    std::uint64_t out_insns(std::uint64_t pixels) const {
+        return p_.epilogue ? 2 * ((pixels + g_.stage_pixels - 1) / g_.stage_pixels) : 1;
+    }
+
+    void emit_stack(ProgramBuilder &out, std::uint32_t first, std::uint32_t images) const {
+        const std::uint64_t slot = g_.slot_rows * g_.padded_row;
+        const std::uint64_t slot_pixels = g_.slot_rows / s_.stride_h * g_.ow;
+        for (std::uint32_t i = 0; i < images; ++i)
+            load_input(out, first + i, 0, g_.oh, i * slot);
+        compute(out, g_.stack_rows(images, s_.stride_h) * g_.ow,
+                [&](std::uint64_t f0, std::uint64_t f_cols) {
+                    for (std::uint32_t i = 0; i < images; ++i)
+                        write_out(out, std::uint64_t{first + i} * g_.oh * g_.ow, g_.oh * g_.ow,
+                                  i * slot_pixels, f0, f_cols);
+                });
+    }
+
+    // Per filter tile: every tap's channel tiles into the accumulators over `pixels` output
+    // pixels (row groups of one output row), then `finish(f0, f_cols)` writes the tile out.
+    template <typename Finish>
+    void compute(ProgramBuilder &out, std::uint64_t pixels, Finish &&finish) const {
         for (std::uint64_t f0 = 0; f0 < s_.filters; f0 += g_.tile_f) {
             const std::uint64_t f_cols = std::min<std::uint64_t>(g_.tile_f, s_.filters - f0);
             bool first = true;
@@ -95,45 +128,57 @@ class BlockEmitter {
                         tap(out, ky, kx, c0, f0, f_cols, pixels, first);
                         first = false;
                     }
-            if (p_.epilogue)
-                activate_out(out, first_pixel, pixels, f0, f_cols);
-            else
-                out.dma_out_acc(
-                    {.type = accumulator_type(p_.type),
-                     .host_addr = p_.output_addr + first_pixel * out_pixel + f0 * g_.acc_elem,
-                     .host_stride = out_pixel,
-                     .local_addr = 0,
-                     .local_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
-                     .rows = static_cast<std::uint32_t>(pixels),
-                     .cols = static_cast<std::uint32_t>(f_cols)});
+            if (p_.epilogue && p_.epilogue->bias_addr)
+                load_bias(out, f0, f_cols);
+            finish(f0, f_cols);
         }
     }
 
+    // `pixels` output pixels from output pixel `first_pixel` on, held in the accumulators from
+    // pixel `acc_pixel` on: as accumulators, or through the epilogue.
+    void write_out(ProgramBuilder &out, std::uint64_t first_pixel, std::uint64_t pixels,
+                   std::uint64_t acc_pixel, std::uint64_t f0, std::uint64_t f_cols) const {
+        if (p_.epilogue)
+            return activate_out(out, first_pixel, pixels, acc_pixel, f0, f_cols);
+        const std::uint64_t out_pixel = std::uint64_t{s_.filters} * g_.acc_elem;
+        out.dma_out_acc({.type = accumulator_type(p_.type),
+                         .host_addr = p_.output_addr + first_pixel * out_pixel + f0 * g_.acc_elem,
+                         .host_stride = out_pixel,
+                         .local_addr = static_cast<std::uint32_t>(acc_pixel * f_cols * g_.acc_elem),
+                         .local_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
+                         .rows = static_cast<std::uint32_t>(pixels),
+                         .cols = static_cast<std::uint32_t>(f_cols)});
+    }
+
+    // The filter tile's bias at the bottom of the epilogue's staging area.
+    void load_bias(ProgramBuilder &out, std::uint64_t f0, std::uint64_t f_cols) const {
+        const auto bias_bytes = static_cast<std::uint32_t>(f_cols * 4);
+        out.dma_in({.type = DType::Fp32,
+                    .host_addr = *p_.epilogue->bias_addr + f0 * 4,
+                    .host_stride = bias_bytes,
+                    .local_addr = static_cast<std::uint32_t>(g_.stage_addr),
+                    .local_stride = bias_bytes,
+                    .rows = 1,
+                    .cols = static_cast<std::uint32_t>(f_cols)});
+    }
+
     // A finished filter tile through ACTIVATE into the output, stage_pixels pixels at a time,
-    // staged above the input window (bias first, when there is one).
+    // staged above the input window (above the bias, when there is one).
     void activate_out(ProgramBuilder &out, std::uint64_t first_pixel, std::uint64_t pixels,
-                      std::uint64_t f0, std::uint64_t f_cols) const {
+                      std::uint64_t acc_pixel, std::uint64_t f0, std::uint64_t f_cols) const {
         const MatmulEpilogue &e = *p_.epilogue;
         const auto cols = static_cast<std::uint32_t>(f_cols);
         const std::uint32_t bias_bytes = e.bias_addr ? cols * 4 : 0;
         const auto stage = static_cast<std::uint32_t>(g_.stage_addr);
         const auto row_bytes = static_cast<std::uint32_t>(f_cols * g_.out_elem);
         const std::uint64_t out_pixel = std::uint64_t{s_.filters} * g_.out_elem;
-        if (e.bias_addr)
-            out.dma_in({.type = DType::Fp32,
-                        .host_addr = *e.bias_addr + f0 * 4,
-                        .host_stride = bias_bytes,
-                        .local_addr = stage,
-                        .local_stride = bias_bytes,
-                        .rows = 1,
-                        .cols = cols});
         for (std::uint64_t p0 = 0; p0 < pixels; p0 += g_.stage_pixels) {
             const auto height = static_cast<std::uint32_t>(std::min(g_.stage_pixels, pixels - p0));
             out.activate(
                 {.out_type = e.out_type,
                  .function = e.function,
                  .src_int32 = p_.type == DType::Int8,
-                 .acc_addr = static_cast<std::uint32_t>(p0 * f_cols * g_.acc_elem),
+                 .acc_addr = static_cast<std::uint32_t>((acc_pixel + p0) * f_cols * g_.acc_elem),
                  .acc_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
                  .dst_addr = stage + bias_bytes,
                  .dst_stride = row_bytes,
@@ -152,10 +197,11 @@ class BlockEmitter {
         }
     }
 
-    // The input rows the block reads, at their places in the zero-padded window: window row 0
-    // is padded row oy0 * stride_h.
-    void load_input(ProgramBuilder &out, std::uint32_t image, std::uint64_t oy0,
-                    std::uint64_t rows) const {
+    // The input rows output rows [oy0, oy0 + rows) read, at their places in the zero-padded
+    // window that starts `base` bytes into the unified buffer: window row 0 is padded row
+    // oy0 * stride_h.
+    void load_input(ProgramBuilder &out, std::uint32_t image, std::uint64_t oy0, std::uint64_t rows,
+                    std::uint64_t base) const {
         const std::int64_t py0 = static_cast<std::int64_t>(oy0 * s_.stride_h);
         const std::int64_t py1 =
             py0 + static_cast<std::int64_t>((rows - 1) * s_.stride_h + s_.kernel_h); // exclusive
@@ -168,14 +214,14 @@ class BlockEmitter {
                     .host_addr = p_.input_addr + (std::uint64_t{image} * s_.height + iy0) * in_row,
                     .host_stride = in_row,
                     .local_addr = static_cast<std::uint32_t>(
-                        (iy0 + s_.pad_h - py0) * g_.padded_row + s_.pad_w * g_.pixel),
+                        base + (iy0 + s_.pad_h - py0) * g_.padded_row + s_.pad_w * g_.pixel),
                     .local_stride = static_cast<std::uint32_t>(g_.padded_row),
                     .rows = static_cast<std::uint32_t>(iy1 - iy0),
                     .cols = static_cast<std::uint32_t>(std::uint64_t{s_.width} * s_.channels)});
     }
 
-    // One kernel tap's channel tile: its weights from host memory, then the MATMUL walking every
-    // output pixel of the block (row group = one output row).
+    // One kernel tap's channel tile: its weights from host memory, then the MATMUL walking
+    // `pixels` output pixels (row group = one output row) from the window's start.
     void tap(ProgramBuilder &out, std::uint64_t ky, std::uint64_t kx, std::uint64_t c0,
              std::uint64_t f0, std::uint64_t f_cols, std::uint64_t pixels, bool first) const {
         const std::uint64_t c_rows = std::min<std::uint64_t>(g_.tile_c, s_.channels - c0);
@@ -205,6 +251,25 @@ class BlockEmitter {
     const Geometry &g_;
 };
 
+// The most whole images one stack holds: their slots in the window, the output rows their
+// MATMULs walk in one MATMUL and in the accumulators, their instructions in one program.
+std::uint64_t stack_images(const Conv2dShape &s, const Geometry &g, const BlockEmitter &emitter,
+                           std::uint64_t window_bytes, const ArrayLimits &limits,
+                           std::size_t max_program_bytes) {
+    const std::uint64_t max_insns = max_program_bytes / TPU_INSN_SIZE - 1;
+    const auto fits = [&](std::uint64_t images) {
+        const std::uint64_t pixels = g.stack_rows(images, s.stride_h) * g.ow;
+        const std::uint64_t last = (g.oh - 1) * s.stride_h + s.kernel_h; // rows the last reads
+        return ((images - 1) * g.slot_rows + last) * g.padded_row <= window_bytes &&
+               pixels <= max_dim && pixels * g.tile_f * g.acc_elem <= limits.acc_bytes &&
+               emitter.stack_instructions(images) <= max_insns;
+    };
+    std::uint64_t images = 1;
+    while (images < s.batch && fits(images + 1))
+        ++images;
+    return images;
+}
+
 } // namespace
 
 Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limits,
@@ -218,7 +283,9 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
     g.acc_elem = element_size(accumulator_type(problem.type));
     g.oh = s.out_height();
     g.ow = s.out_width();
+    g.padded_h = s.height + 2ull * s.pad_h;
     g.padded_w = s.width + 2ull * s.pad_w;
+    g.slot_rows = (g.padded_h + s.stride_h - 1) / s.stride_h * s.stride_h;
     g.pixel = std::uint64_t{s.channels} * g.elem;
     g.padded_row = g.padded_w * g.pixel;
     g.tile_c = std::min<std::uint64_t>(s.channels, limits.mxu_rows);
@@ -276,22 +343,26 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
                         std::to_string(limits.ub_bytes) + " bytes)");
     g.block_rows = rows;
     const BlockEmitter emitter(problem, g);
-    if (emitter.instructions() * TPU_INSN_SIZE > max_program_bytes)
-        throw Error(ErrorCode::Unsupported, "conv2d: the " +
-                                                std::to_string(emitter.instructions()) +
-                                                " instructions of one block exceed a program");
-
     Conv2dPlan plan;
     plan.block_rows = static_cast<std::uint32_t>(rows);
-    if (rows == g.oh) {
-        // One block per image: as many whole images per program (one job) as it holds.
-        const std::uint64_t per_image = emitter.instructions() - 1;
-        const auto images = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(s.batch, (max_program_bytes / TPU_INSN_SIZE - 1) / per_image));
+    if (rows == g.oh && emitter.stack_instructions(1) + 1 <= max_program_bytes / TPU_INSN_SIZE) {
+        // Whole images, stacked: as many stacks per program (one job) as it holds.
+        const std::uint64_t stack =
+            stack_images(s, g, emitter, window_bytes, limits, max_program_bytes);
+        const std::uint64_t per_stack = emitter.stack_instructions(stack);
+        const std::uint64_t stacks =
+            std::max<std::uint64_t>(1, (max_program_bytes / TPU_INSN_SIZE - 1) / per_stack);
+        const auto images =
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(s.batch, stacks * stack));
         for (std::uint32_t first = 0; first < s.batch; first += images)
-            plan.programs.push_back(emitter.emit_images(first, std::min(images, s.batch - first)));
+            plan.programs.push_back(emitter.emit_stacks(first, std::min(images, s.batch - first),
+                                                        static_cast<std::uint32_t>(stack)));
         return plan;
     }
+    if (emitter.block_instructions() * TPU_INSN_SIZE > max_program_bytes)
+        throw Error(ErrorCode::Unsupported, "conv2d: the " +
+                                                std::to_string(emitter.block_instructions()) +
+                                                " instructions of one block exceed a program");
     for (std::uint32_t image = 0; image < s.batch; ++image)
         for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += rows)
             plan.programs.push_back(emitter.emit(image, oy0, std::min(rows, g.oh - oy0)));

@@ -102,10 +102,16 @@ std::vector<Program> compile_permute(const PermuteProblem &p, const ArrayLimits 
     const std::vector<std::uint64_t> os = dense_strides(out_extent);
     for (std::size_t i = 0; i < rank; ++i)
         out_stride[c.order[i]] = os[i];
-    // The block: rows along input axis `row`, columns along the input's last axis.
+    // The block: rows along input axis `row`, columns along the input's last axis. A TRANSPOSE
+    // turns the output's last axis into rows; a plain copy takes its rows along the longest
+    // other axis (the fewest DMAs).
     const std::size_t col = rank - 1;
     const bool transpose = c.order[rank - 1] != col;
-    const std::size_t row = transpose ? c.order[rank - 1] : (rank > 1 ? c.order[rank - 2] : rank);
+    std::size_t row = transpose ? c.order[rank - 1] : (rank > 1 ? c.order[rank - 2] : rank);
+    if (!transpose)
+        for (std::size_t k = 0; k + 1 < rank; ++k)
+            if (c.extent[k] > c.extent[row])
+                row = k;
     const std::uint64_t rows_total = row < rank ? c.extent[row] : 1;
     const std::uint64_t cols_total = c.extent[col];
     const std::uint64_t ub = limits.ub_bytes / (transpose ? 2 : 1) / e - 64;

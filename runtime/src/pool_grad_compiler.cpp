@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 // pool_grad_compiler.cpp - the gradient of max and average pooling with any windows and strides
-// as card programs (see train_compiler.hpp). One tile per dx row, accumulated in the unified
-// buffer: +0, turned into -0 at the elements some window covers (strided VECTOR MULs by -1 that
-// reach each of them once), then per covering window row its contributions added at the window
-// stride (VECTOR ADD with strided a and dst), for MAX from hits recomputed out of strided gathers
-// of x. Bf16 operands are widened on the way in and the row rounded on the way out
-// (train_block.hpp's Staging, after the fp32 rows).
+// as card programs (see train_compiler.hpp). Windows that tile the image exactly (window =
+// stride, the image a whole number of windows: the usual 2 x 2 pooling) take the tiled path: a
+// chunk of window rows at a time, every pixel of the chunk in each instruction (the x rows of
+// one window row r gathered densely, so that window column j of all windows is one strided
+// operand). Any other windows take the row path: one tile per dx row, accumulated in the
+// unified buffer: +0, turned into -0 at the elements some window covers (strided VECTOR MULs by
+// -1 that reach each of them once), then per covering window row its contributions added at
+// the window stride (VECTOR ADD with strided a and dst), for MAX from hits recomputed out of
+// strided gathers of x. Both give the same bits: with one window per element the sum from -0 is
+// the window's contribution. Bf16 operands are widened on the way in and the rows rounded on
+// the way out (train_block.hpp's Staging, after the fp32 rows).
 #include "tpurt/error.hpp"
 #include "tpurt/train_compiler.hpp"
 #include "train_block.hpp"
@@ -16,6 +21,102 @@
 namespace tpurt {
 
 using namespace train_detail;
+
+namespace {
+
+struct Sizes {
+    std::uint32_t x, dy, dx; // element bytes
+};
+
+// Window rows (one window high, the whole image wide) per chunk of the tiled path: each
+// instruction's operand within the card's limits and the chunk's buffers within the unified
+// buffer and the accumulators. 0: not even one fits.
+std::uint32_t tiled_chunk_rows(const PoolGradProblem &p, const ArrayLimits &limits) {
+    const std::uint64_t row_m = std::uint64_t{p.out_width()} * p.channels; // values per window row
+    const std::uint64_t row_n = std::uint64_t{p.width} * p.channels;       // values per image row
+    const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
+    // d, y, avail and the hits (m values each), x and dx (n each), staging (n).
+    const std::uint64_t ub_per_row = 4 * (4 * row_m + 2 * row_n) + staged * row_n;
+    if (data_ub + ub_per_row > limits.ub_bytes)
+        return 0;
+    std::uint64_t rows = (limits.ub_bytes - data_ub) / ub_per_row;
+    rows = std::min(rows, max_dim / row_n);                        // widening, rounding, DMA
+    rows = std::min<std::uint64_t>(rows, max_dim / p.out_width()); // VECTOR rows
+    rows = std::min<std::uint64_t>(rows, limits.acc_bytes / (4 * row_n));
+    return static_cast<std::uint32_t>(rows);
+}
+
+// Windows that tile the image exactly: window row `w` (image n, window row oy) covers image rows
+// w kh .. w kh + kh - 1 (H = OH kh), and the windows of a chunk of them are rows of `q` = pixels
+// of dy. Per chunk: dy (and y) in; for MAX avail = 1, then per window row r the x rows r of the
+// chunk's windows gathered densely, per window column j (ascending: row-major within a window)
+// hit = (x == y) avail, avail -= hit, dx = hit dy at column j of every window, and the dx rows
+// r out; for AVG dx = dy / (kh kw) at every column j, stored as each row r.
+std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size,
+                                     std::uint32_t chunk, std::size_t max_program_bytes) {
+    const bool max = p.op == PoolOp::Max;
+    const std::uint32_t kh = p.window_h, kw = p.window_w, c = p.channels;
+    const std::uint32_t windows = p.batch * p.out_height(), ow = p.out_width();
+    const std::uint64_t row_m = std::uint64_t{ow} * c, row_n = std::uint64_t{p.width} * c;
+    const auto m = static_cast<std::uint32_t>(chunk * row_m),
+               n = static_cast<std::uint32_t>(chunk * row_n);
+    const std::uint32_t d = data_ub, y = d + 4 * m, a = y + 4 * m, hits = a + 4 * m,
+                        x = hits + 4 * m, dx = x + 4 * n;
+    const Staging staging{.zeros = dx + 4 * n, .capacity = n};
+    constexpr std::uint32_t area = const_ub;
+    const std::uint32_t pixel = 4 * c, window = kw * pixel;
+    // dst = a op b over the chunk's q pixels (`rows`) of c values, at the given pixel strides.
+    const auto per_pixel = [&](Block &b, VectorOp op, std::uint32_t a_addr, std::uint32_t a_stride,
+                               std::uint32_t b_addr, std::uint32_t b_stride, std::uint32_t dst,
+                               std::uint32_t dst_stride, std::uint32_t rows, bool scalar = false) {
+        b.builder().vector({.type = DType::Fp32,
+                            .op = op,
+                            .a_addr = a_addr,
+                            .a_stride = a_stride,
+                            .b_addr = b_addr,
+                            .b_stride = b_stride,
+                            .dst_addr = dst,
+                            .dst_stride = dst_stride,
+                            .rows = rows,
+                            .cols = c,
+                            .b_column = scalar});
+    };
+    Splitter programs(max_program_bytes);
+    for (std::uint32_t w0 = 0; w0 < windows; w0 += chunk) {
+        const std::uint32_t rows = std::min(chunk, windows - w0), q = rows * ow;
+        const auto values = static_cast<std::uint32_t>(rows * row_m);
+        Block b;
+        b.load_typed(p.dy_type, p.dy_addr + w0 * row_m * size.dy, d, 1, values, staging);
+        if (max) {
+            b.load_typed(p.x_type, p.y_addr + w0 * row_m * size.x, y, 1, values, staging);
+            b.fill(1.0f, a, values);
+        } else {
+            b.constant(static_cast<float>(kh * kw), area);
+            for (std::uint32_t j = 0; j < kw; ++j)
+                per_pixel(b, VectorOp::Div, d, pixel, area, 0, dx + j * pixel, window, q, true);
+        }
+        for (std::uint32_t r = 0; r < kh; ++r) {
+            const std::uint64_t first_row = std::uint64_t{w0} * kh + r;
+            if (max) {
+                b.gather_typed(p.x_type, p.x_addr + first_row * row_n * size.x, kh * row_n * size.x,
+                               x, rows, static_cast<std::uint32_t>(row_n), staging);
+                for (std::uint32_t j = 0; j < kw; ++j) {
+                    per_pixel(b, VectorOp::Eq, x + j * pixel, window, y, pixel, hits, pixel, q);
+                    b.vec(VectorOp::Mul, hits, a, hits, q, c);
+                    b.vec(VectorOp::Sub, a, hits, a, q, c);
+                    per_pixel(b, VectorOp::Mul, hits, pixel, d, pixel, dx + j * pixel, window, q);
+                }
+            }
+            b.scatter_typed(p.dx_type, p.dx_addr + first_row * row_n * size.dx,
+                            kh * row_n * size.dx, dx, rows, static_cast<std::uint32_t>(row_n),
+                            staging);
+        }
+        programs.add(b.finish());
+    }
+    return programs.finish();
+}
+
+} // namespace
 
 std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimits &limits,
                                        std::size_t max_program_bytes) {
@@ -34,6 +135,10 @@ std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimi
     const std::uint32_t x_size = float_operand(name, "x", p.x_type),
                         dy_size = float_operand(name, "dy", p.dy_type),
                         dx_size = float_operand(name, "dx", p.dx_type);
+    if (kh == sh && kw == sw && std::uint64_t{oh} * sh == p.height &&
+        std::uint64_t{ow} * sw == p.width && std::uint64_t{p.width} * c <= max_dim)
+        if (const std::uint32_t chunk = tiled_chunk_rows(p, limits))
+            return tiled_pool_grad(p, {x_size, dy_size, dx_size}, chunk, max_program_bytes);
     const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
     const std::uint64_t in_row = std::uint64_t{p.width} * c, out_row = std::uint64_t{ow} * c;
     const std::uint64_t slots = max ? 4 + kw : 1; // fp32 rows of out_row values

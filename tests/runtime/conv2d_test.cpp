@@ -51,7 +51,8 @@ std::size_t check(const tpu_engine_config &cfg, DType type, const Conv2dShape &s
         if (std::memcmp(&run.output[i * sizeof(Out)], &ref[i], sizeof(Out)) != 0)
             FAIL("first mismatch at output element " << i << " (pixel " << i / s.filters
                                                      << ", filter " << i % s.filters << ")");
-    CHECK(run.macs == std::uint64_t{s.batch} * s.out_height() * s.out_width() * s.kernel_h *
+    // Stacked images also walk the output rows between them (computed, never written out).
+    CHECK(run.macs >= std::uint64_t{s.batch} * s.out_height() * s.out_width() * s.kernel_h *
                           s.kernel_w * s.channels * s.filters);
     return run.plan.programs.size();
 }
@@ -150,6 +151,53 @@ TEST_CASE("a small card splits images into blocks of output rows", "[conv2d][sma
     CHECK(check_int8(cfg, s, 31) == 2 * 4);
     // bf16 channel tiles are whole blocks of 32 channels: 5 channels need 5 array rows.
     CHECK(check_bf16(engine_config(8, 4, 256, 96), s, 32) == 2 * 4);
+}
+
+TEST_CASE("a batch of small images is stacked into one tall image per MATMUL", "[conv2d][stack]") {
+    // 6 images of 5x5 with padding 1: slots of 7 padded rows, so one MATMUL per tap walks
+    // 5 x 7 + 5 output rows, of which the 2 between two images are dropped.
+    const Conv2dShape s{.batch = 6,
+                        .height = 5,
+                        .width = 5,
+                        .channels = 3,
+                        .kernel_h = 3,
+                        .kernel_w = 3,
+                        .filters = 4,
+                        .pad_h = 1,
+                        .pad_w = 1};
+    const auto x = tpurt::wide_range_bf16(s.input_elements(), 51);
+    const auto w = tpurt::wide_range_bf16(s.weight_elements(), 52);
+    const auto run = run_conv2d_on_engine(default_card, DType::Bf16, s, x.data(), w.data());
+    REQUIRE(run.plan.programs.size() == 1);
+    std::size_t matmuls = 0;
+    for (const union tpu_insn &insn : run.plan.programs[0].insns)
+        if (insn.hdr.opcode == TPU_OP_MATMUL) {
+            ++matmuls;
+            CHECK(insn.mxu.rows == (5 * 7 + 5) * 5);
+        }
+    CHECK(matmuls == 9);
+    CHECK(run.macs == std::uint64_t{5 * 7 + 5} * 5 * 9 * 3 * 4);
+    std::vector<float> ref(s.output_elements());
+    tpurt::reference_conv2d(std::span<const tpurt::Bf16>(x), std::span<const tpurt::Bf16>(w),
+                            std::span<float>(ref), s);
+    REQUIRE(std::memcmp(run.output.data(), ref.data(), run.output.size()) == 0);
+    // Stacks cut by the accumulators (2 images: 7 + 5 output rows of 5 pixels of a 4-filter
+    // tile, 960 bytes of 1,100; 3 would need 1,520) and strides whose slots round the padded
+    // height up (9 + 4 = 13 rows, slots of 14 = 7 output rows at stride 2).
+    check_bf16(engine_config(128, 128, 1u << 16, 1100), s, 53);
+    check_int8(default_card,
+               {.batch = 5,
+                .height = 9,
+                .width = 6,
+                .channels = 7,
+                .kernel_h = 3,
+                .kernel_w = 4,
+                .filters = 9,
+                .stride_h = 2,
+                .stride_w = 2,
+                .pad_h = 2,
+                .pad_w = 1},
+               54);
 }
 
 TEST_CASE("bf16 channel tiles are multiples of 32 but for the last", "[conv2d][bf16]") {

@@ -108,7 +108,9 @@ TEST_CASE("patched conv2d executables are the compiler's programs", "[executable
                                    .pad_h = 1,
                                    .pad_w = 1};
     const Executable exe = tpurt::compile_conv2d_executable(DType::Fp32, shape, card);
-    CHECK(exe.macs() == shape.output_elements() * 3 * 3 * 5);
+    // The two images stacked: slots of 12 padded rows, 6 output rows apart, so the MATMULs
+    // walk 6 + 5 rows of 11 pixels.
+    CHECK(exe.macs() == (6 + 5) * 11 * 7 * 3 * 3 * 5);
     const std::array<std::uint64_t, 3> bases{0x10000, 0x20000, 0x30000};
     const tpurt::Conv2dPlan plan = tpurt::compile_conv2d({.type = DType::Fp32,
                                                           .shape = shape,

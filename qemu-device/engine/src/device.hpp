@@ -33,6 +33,9 @@ inline constexpr uint32_t kMaxThreads = 256;
 inline constexpr uint32_t kMaxChainDepth = 4096;
 inline constexpr uint64_t kChainWeightWords = 1u << 19;
 inline constexpr uint64_t kChainSrcBytes = 2u << 20;
+// A row_group MATMUL whose groups have fewer rows than this is run on its rows gathered into
+// kChainSrcBytes (executor_mxu.cpp), not one group at a time.
+inline constexpr uint32_t kGatherGroupRows = 64;
 
 // nullptr if cfg is usable, else the reason it is not.
 const char *config_error(const tpu_engine_config &cfg);

@@ -6,13 +6,16 @@
 // Compilation: each image's output rows are cut into blocks whose pixels fit one MATMUL
 // (<= 65535 rows) and the accumulators, and whose padded input rows fit the unified buffer.
 // A block is one program (one job, so its unified buffer starts zeroed and the padding needs no
-// writes; when a whole image is one block, every image writes the same part of the buffer, and
-// as many images as a program holds share one): one DMA of the input rows into their place
-// inside the zero-padded image, then per tile of F filters, per kernel tap (ky, kx) in
-// row-major order, per tile of C channels: a LOAD_W of that tap's C x F weights straight from
-// host memory and one row_group MATMUL over all the block's output pixels (the first
-// overwriting the accumulators, the rest accumulating),
-// and finally a DMA of the accumulators into the output.
+// writes): one DMA of the input rows into their place inside the zero-padded image, then per
+// tile of F filters, per kernel tap (ky, kx) in row-major order, per tile of C channels: a
+// LOAD_W of that tap's C x F weights straight from host memory and one row_group MATMUL over
+// all the block's output pixels (the first overwriting the accumulators, the rest
+// accumulating), and finally a DMA of the accumulators into the output. When a whole image is
+// one block, images are stacked: as many as the unified buffer, the accumulators and one MATMUL
+// hold lie one below the other in the buffer (each in a slot of its padded height rounded up to
+// stride_h), and every MATMUL walks them as one tall image; the output rows that straddle two
+// images are computed (the card's MAC count includes them) and never written out. Every stack
+// writes the same part of the buffer, so as many stacks as a program holds share one.
 //
 // The order of the reduction is therefore: taps (ky, kx) in row-major order, every tap
 // included (padding taps multiply zeros), and within a tap the channels as one MATMUL sums them

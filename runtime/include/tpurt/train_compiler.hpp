@@ -97,11 +97,15 @@ std::array<float, optimizer_hp_count> adam_hyperparameters(float lr, float beta1
 // -0 (so an element of one window is exactly its contribution, -0 kept), and +0 where no window
 // covers it. A bf16 dx is that sum rounded once.
 //
-// Programs: one tile per dx row (n, iy), which stays in the unified buffer: for each window row
-// oy covering it, its dy (and y) row is loaded, for MAX the hits of the window rows 0 .. i (i =
-// iy - oy stride_h) are recomputed from strided gathers of x (hit = (x == y) x avail, avail =
-// avail - hit, avail starting at 1), and the contributions of row i are added at stride
-// stride_w (VECTOR ADD, in ascending ox); then one store of the row.
+// Programs: windows that tile the image exactly (window = stride, H = OH window_h, W likewise)
+// go a chunk of window rows at a time: dy (and y) in, for MAX avail = 1 and per window row r
+// the chunk's x rows r gathered densely, per window column j hit = (x == y) avail, avail -=
+// hit, dx = hit dy at column j of every window; for AVG dx = dy / (window_h window_w); then
+// the dx rows r out. Other windows: one tile per dx row (n, iy), which stays in the unified
+// buffer: for each window row oy covering it, its dy (and y) row is loaded, for MAX the hits of
+// the window rows 0 .. i (i = iy - oy stride_h) are recomputed from strided gathers of x (hit =
+// (x == y) x avail, avail = avail - hit, avail starting at 1), and the contributions of row i
+// are added at stride stride_w (VECTOR ADD, in ascending ox); then one store of the row.
 struct PoolGradProblem {
     PoolOp op = PoolOp::Max;
     std::uint32_t batch = 1, height = 0, width = 0, channels = 0;

@@ -90,15 +90,30 @@ MatmulArgs Executor::matmul_args(const MatmulInsn &insn, const Extent2D &acc) {
 }
 
 bool Executor::run_fast(const WeightTile &tile, const MatmulArgs &args) {
-    // FastMxu takes plain strided rows: one call per row group, in ascending m.
+    // FastMxu takes plain strided rows. Row groups of a few rows (a convolution's output rows
+    // of a narrow image) are gathered into dense rows, kChainSrcBytes at a time, so that each
+    // call covers many groups; larger groups go one call each, in ascending m. Every output row
+    // is computed the same either way.
     const uint32_t group = args.row_group ? std::min(args.row_group, args.rows) : args.rows;
-    for (uint32_t first = 0; first < args.rows; first += group) {
+    const uint64_t row_bytes = uint64_t(tile.k()) * mxu_elem_bytes(tile.type());
+    const uint32_t block = group < kGatherGroupRows
+                               ? uint32_t(std::min<uint64_t>(args.rows, kChainSrcBytes / row_bytes))
+                               : group;
+    for (uint32_t first = 0; first < args.rows; first += block) {
         MatmulArgs part = args;
-        part.src = args.src_row(first);
         part.row_group = 0;
         part.group_stride = 0;
         part.acc = args.acc + first * args.acc_stride;
-        part.rows = std::min(group, args.rows - first);
+        part.rows = std::min(block, args.rows - first);
+        if (block == group) {
+            part.src = args.src_row(first);
+        } else {
+            for (uint32_t r = 0; r < part.rows; r++)
+                std::memcpy(dev_.chain_src.data() + r * row_bytes, args.src_row(first + r),
+                            row_bytes);
+            part.src = dev_.chain_src.data();
+            part.src_stride = row_bytes;
+        }
         if (!dev_.mxu.run(tile, part, dev_.abort_requested))
             return false;
     }

@@ -4,6 +4,7 @@
 // NaN are stored as the canonical quiet NaN.
 #include "vpu/vpu.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -166,33 +167,84 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
     return true;
 }
 
+// ACTIVATE goes a row at a time in chunks of this many values, each step one loop over the
+// chunk (which the compiler vectorises): the accumulators converted to fp32, + bias, x scale,
+// ReLU or none inline (any other function per value through vpu_math), conversion and store.
+constexpr uint32_t kActivateChunk = 256;
+
+template <bool Int32, bool Bias, uint8_t Func>
+void activate_values(const uint8_t *src, const uint8_t *bias, float scale, float *x, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        float v = Int32 ? float(load<int32_t>(src + 4 * i)) : load<float>(src + 4 * i);
+        if constexpr (Bias)
+            v = v + load<float>(bias + 4 * i);
+        v = v * scale;
+        if constexpr (Func == TPU_ACT_RELU)
+            v = v > 0.0f || is_nan(v) ? v : 0.0f;
+        x[i] = v;
+    }
+}
+
+using ActivateValues = void (*)(const uint8_t *, const uint8_t *, float, float *, uint32_t);
+
+struct ActivateSteps {
+    ActivateValues values;
+    bool other_function; // neither NONE nor RELU: vpu_math::activate per value afterwards
+};
+
+template <bool Int32, bool Bias> ActivateSteps steps_for(uint8_t func) {
+    if (func == TPU_ACT_RELU)
+        return {activate_values<Int32, Bias, TPU_ACT_RELU>, false};
+    return {activate_values<Int32, Bias, TPU_ACT_NONE>, func != TPU_ACT_NONE};
+}
+
+ActivateSteps activate_steps(const ActivateInsn &insn) {
+    if (insn.src_int32)
+        return insn.bias ? steps_for<true, true>(insn.func) : steps_for<true, false>(insn.func);
+    return insn.bias ? steps_for<false, true>(insn.func) : steps_for<false, false>(insn.func);
+}
+
+void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
+    switch (dtype) {
+    case TPU_DT_INT8:
+        for (uint32_t i = 0; i < n; i++)
+            store(dst + i, to_int8(x[i]));
+        break;
+    case TPU_DT_INT32:
+        for (uint32_t i = 0; i < n; i++)
+            store(dst + 4 * i, to_int32(x[i]));
+        break;
+    case TPU_DT_BF16:
+        for (uint32_t i = 0; i < n; i++)
+            store(dst + 2 * i, to_bf16(x[i]));
+        break;
+    default:
+        for (uint32_t i = 0; i < n; i++)
+            store(dst + 4 * i, to_fp32_bits(x[i]));
+        break;
+    }
+}
+
 } // namespace
 
 bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
               const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
+    const ActivateSteps steps = activate_steps(insn);
+    const uint8_t *bias = insn.bias ? ub + insn.bias_addr : nullptr;
+    float x[kActivateChunk];
     for (uint64_t m = 0; m < insn.rows; m++) {
         if (stop_requested(abort))
             return false;
-        for (uint64_t n = 0; n < insn.cols; n++) {
-            const uint8_t *src = acc + insn.acc.addr + m * insn.acc.stride + 4 * n;
-            float x = insn.src_int32 ? float(load<int32_t>(src)) : load<float>(src);
-            if (insn.bias)
-                x = x + load<float>(ub + insn.bias_addr + 4 * n);
-            x = x * insn.scale;
-            x = vpu_math::activate(insn.func, x);
-            uint8_t *dst = at(ub, insn.dst, m, n, elem);
-            switch (insn.dtype) {
-            case TPU_DT_INT8:
-                store(dst, to_int8(x));
-                break;
-            case TPU_DT_INT32:
-                store(dst, to_int32(x));
-                break;
-            default:
-                store_float(insn.dtype, dst, x);
-                break;
-            }
+        const uint8_t *src = acc + insn.acc.addr + m * insn.acc.stride;
+        uint8_t *dst = at(ub, insn.dst, m, 0, elem);
+        for (uint32_t n0 = 0; n0 < insn.cols; n0 += kActivateChunk) {
+            const uint32_t n = std::min<uint32_t>(kActivateChunk, insn.cols - n0);
+            steps.values(src + 4 * n0, bias ? bias + 4 * n0 : nullptr, insn.scale, x, n);
+            if (steps.other_function)
+                for (uint32_t i = 0; i < n; i++)
+                    x[i] = vpu_math::activate(insn.func, x[i]);
+            store_values(insn.dtype, x, dst + n0 * elem, n);
         }
     }
     return true;

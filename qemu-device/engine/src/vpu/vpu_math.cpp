@@ -168,14 +168,6 @@ float activate(uint8_t func, float x) {
     }
 }
 
-uint16_t to_bf16(float x) {
-    if (is_nan(x))
-        return kBf16Nan;
-    uint32_t u = std::bit_cast<uint32_t>(x);
-    u += 0x7fffu + ((u >> 16) & 1);
-    return uint16_t(u >> 16);
-}
-
 int8_t to_int8(float x) {
     if (is_nan(x))
         return 0;

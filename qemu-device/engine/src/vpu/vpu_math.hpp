@@ -33,7 +33,13 @@ inline float from_bf16(uint16_t bits) {
     return std::bit_cast<float>(uint32_t(bits) << 16);
 }
 // Round to nearest even; NaN -> kBf16Nan.
-uint16_t to_bf16(float x);
+inline uint16_t to_bf16(float x) {
+    if (is_nan(x))
+        return kBf16Nan;
+    uint32_t u = std::bit_cast<uint32_t>(x);
+    u += 0x7fffu + ((u >> 16) & 1);
+    return uint16_t(u >> 16);
+}
 // x's bits, NaN -> kFp32Nan.
 inline uint32_t to_fp32_bits(float x) {
     return is_nan(x) ? kFp32Nan : std::bit_cast<uint32_t>(x);
