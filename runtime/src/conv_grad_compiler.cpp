@@ -8,6 +8,7 @@
 #include "tpurt/axis_compiler.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/vector_compiler.hpp"
+#include "train_block.hpp"
 
 #include <string>
 
@@ -22,6 +23,23 @@ namespace {
 void append(std::vector<Program> &programs, std::vector<Program> more) {
     for (Program &p : more)
         programs.push_back(std::move(p));
+}
+
+// Programs that need nothing a job starts with (they write every on-chip byte they read), as few
+// jobs as fit: each part's instructions without its HALT, a SYNC between parts (a part may read
+// host memory the one before wrote).
+std::vector<Program> joined(const std::vector<Program> &parts) {
+    train_detail::Splitter out(TPU_PROGRAM_MAX_BYTES, false);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        ProgramBuilder part;
+        if (i > 0)
+            part.sync();
+        Program body = parts[i];
+        body.insns.pop_back(); // HALT
+        part.append(body);
+        out.add(part.finish());
+    }
+    return out.finish();
 }
 
 // dy [N, OH, OW, F] into the zeroed dys [N, HS, WS, F] at rows stride_h, pixels stride_w apart.
@@ -99,21 +117,21 @@ std::vector<Program> compile_conv2d_input_grad(const ConvGradProblem &p,
     const Conv2dShape &s = p.shape, &k = l.input_grad;
     const std::uint64_t e = element_size(p.type), tap = std::uint64_t{s.channels} * s.filters * e;
     // kernel[KH' - 1 - ky dh][KW' - 1 - kx dw] = weights[ky][kx]^T.
-    std::vector<Program> programs;
+    std::vector<Program> parts;
     for (std::uint64_t ky = 0; ky < s.kernel_h; ++ky)
         for (std::uint64_t kx = 0; kx < s.kernel_w; ++kx) {
             const std::uint64_t to = (k.kernel_h - 1 - ky * p.dilation_h) * k.kernel_w +
                                      (k.kernel_w - 1 - kx * p.dilation_w);
-            append(programs,
-                   compile_transpose({.type = p.type,
-                                      .rows = s.channels,
-                                      .cols = s.filters,
-                                      .a_addr = p.weight_addr + (ky * s.kernel_w + kx) * tap,
-                                      .dst_addr = p.kernel_addr + to * tap},
-                                     limits));
+            append(parts, compile_transpose({.type = p.type,
+                                             .rows = s.channels,
+                                             .cols = s.filters,
+                                             .a_addr = p.weight_addr + (ky * s.kernel_w + kx) * tap,
+                                             .dst_addr = p.kernel_addr + to * tap},
+                                            limits));
         }
     if (l.spread)
-        append(programs, spread_dy(p, l, limits));
+        append(parts, spread_dy(p, l, limits));
+    std::vector<Program> programs = joined(parts);
     append(programs, compile_conv2d({.type = p.type,
                                      .shape = k,
                                      .input_addr = l.spread ? p.dys_addr : p.dy_addr,
@@ -128,22 +146,23 @@ std::vector<Program> compile_conv2d_weight_grad(const ConvGradProblem &p,
                                                 const ArrayLimits &limits) {
     const ConvGradLowering l = lower_conv_grad(p);
     const Conv2dShape &s = p.shape, &w = l.weight_grad;
-    std::vector<Program> programs;
+    std::vector<Program> parts;
     if (l.spread)
-        append(programs, spread_dy(p, l, limits));
+        append(parts, spread_dy(p, l, limits));
     // x as [C, H, W, N] and dys as the kernel [HS, WS, N, F].
-    append(programs, compile_permute({.type = p.type,
-                                      .shape = {s.batch, s.height, s.width, s.channels},
-                                      .perm = {3, 1, 2, 0},
-                                      .a_addr = p.x_addr,
-                                      .dst_addr = p.xt_addr},
-                                     limits));
-    append(programs, compile_permute({.type = p.type,
-                                      .shape = {s.batch, w.kernel_h, w.kernel_w, s.filters},
-                                      .perm = {1, 2, 0, 3},
-                                      .a_addr = l.spread ? p.dys_addr : p.dy_addr,
-                                      .dst_addr = p.dyt_addr},
-                                     limits));
+    append(parts, compile_permute({.type = p.type,
+                                   .shape = {s.batch, s.height, s.width, s.channels},
+                                   .perm = {3, 1, 2, 0},
+                                   .a_addr = p.x_addr,
+                                   .dst_addr = p.xt_addr},
+                                  limits));
+    append(parts, compile_permute({.type = p.type,
+                                   .shape = {s.batch, w.kernel_h, w.kernel_w, s.filters},
+                                   .perm = {1, 2, 0, 3},
+                                   .a_addr = l.spread ? p.dys_addr : p.dy_addr,
+                                   .dst_addr = p.dyt_addr},
+                                  limits));
+    std::vector<Program> programs = joined(parts);
     append(programs, compile_conv2d({.type = p.type,
                                      .shape = w,
                                      .input_addr = p.xt_addr,

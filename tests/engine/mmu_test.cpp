@@ -57,6 +57,46 @@ TEST_CASE("DMA crosses page boundaries with strided rows on scattered pages", "[
     }
 }
 
+TEST_CASE("rows contiguous on both sides move as one span, faulting where row by row would",
+          "[mmu]") {
+    HostMemory mem;
+    Card card(mem, small_config());
+    AddressSpace space = card.address_space(1);
+    // 300 rows of 48 bytes, dense on both sides, from 40 bytes before a page end: 14,400 bytes
+    // over four scattered pages, and rows straddling every page boundary.
+    const uint64_t src = kBuf + kPage - 40, dst = kBuf + 16 * kPage + 8;
+    space.map(src, 300 * 48, kRead);
+    space.map(dst, 300 * 48, kReadWrite);
+    const std::vector<uint8_t> data = pattern(300 * 48, 5);
+    space.write(src, data.data(), data.size());
+    SECTION("in and out") {
+        const Program p{dma_in(TPU_DT_INT8, 300, 48, src, 48, 96, 48),
+                        dma_out(TPU_DT_INT8, 300, 48, dst, 48, 96, 48), halt()};
+        const tpu_job_result r = card.run(space, p);
+        REQUIRE(r.status == TPU_ERR_NONE);
+        CHECK(r.dma_read_bytes == 300 * 48);
+        CHECK(r.dma_write_bytes == 300 * 48);
+        std::vector<uint8_t> got(data.size());
+        space.read(dst, got.data(), got.size());
+        CHECK(got == data);
+    }
+    SECTION("a hole: the bytes before it written, the fault at its first byte") {
+        const uint64_t hole = (dst + 2 * kPage) & ~(kPage - 1);
+        space.unmap(hole, kPage);
+        const std::vector<uint8_t> zeros(data.size(), 0);
+        space.write(dst, zeros.data(), hole - dst);
+        const Program p{dma_in(TPU_DT_INT8, 300, 48, src, 48, 96, 48),
+                        dma_out(TPU_DT_INT8, 300, 48, dst, 48, 96, 48), halt()};
+        const tpu_job_result r = card.run(space, p);
+        CHECK(r.status == TPU_ERR_MMU_FAULT);
+        CHECK(r.error_pc == 1);
+        CHECK(r.fault_addr == hole);
+        std::vector<uint8_t> got(hole - dst);
+        space.read(dst, got.data(), got.size());
+        CHECK(std::equal(got.begin(), got.end(), data.begin()));
+    }
+}
+
 TEST_CASE("an unmapped device VA ends the job with MMU_FAULT at that address", "[mmu]") {
     HostMemory mem;
     Card card(mem, small_config());

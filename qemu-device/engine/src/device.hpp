@@ -31,6 +31,8 @@ inline constexpr uint32_t kMaxThreads = 256;
 // kChainWeightWords words and whose activations, when they must be gathered, go through
 // kChainSrcBytes at a time.
 inline constexpr uint32_t kMaxChainDepth = 4096;
+// Tiles of fewer k neither chain nor wait as deferred MATMULs (deferred_matmuls.hpp).
+inline constexpr uint32_t kMinChainTileK = 8;
 inline constexpr uint64_t kChainWeightWords = 1u << 19;
 inline constexpr uint64_t kChainSrcBytes = 2u << 20;
 // A row_group MATMUL whose groups have fewer rows than this is run on its rows gathered into

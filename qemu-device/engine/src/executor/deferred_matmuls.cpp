@@ -77,8 +77,10 @@ bool DeferredMatmuls::defer(const MatmulInsn &insn, const Extent2D &acc) {
     const WeightTile &w = dev_.weights;
     const uint32_t n = w.n();
     const uint64_t words = uint64_t(insn.k) * n;
-    // Rows one stride apart whose accumulators do not overlap, weights within the budget.
-    if (max_depth_ < insn.k || (insn.row_group != 0 && insn.row_group < insn.m) ||
+    // Rows one stride apart whose accumulators do not overlap, weights within the budget; not
+    // tiles of a few k (copying their activations costs more than running them now).
+    if (max_depth_ < insn.k || insn.k < kMinChainTileK ||
+        (insn.row_group != 0 && insn.row_group < insn.m) ||
         (insn.m > 1 && insn.acc_stride < 4 * uint64_t(n)) ||
         weight_words_ + words > kMaxWeightWords)
         return false;

@@ -31,7 +31,10 @@ bool Executor::peek(uint64_t program_addr, uint32_t count, uint32_t pc, Insn *in
 bool Executor::chains_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links,
                            uint32_t depth) const {
     Extent2D acc;
-    if (load.from_host || !check_matmul(matmul, true, load.type, load.k, load.n, &acc).ok())
+    // Tiles of a few k (the 1 x 1 constants of the training programs) gain nothing from a chain
+    // and would have every row's activations gathered a few bytes at a time.
+    if (load.from_host || load.k < kMinChainTileK ||
+        !check_matmul(matmul, true, load.type, load.k, load.n, &acc).ok())
         return false;
     if (depth + load.k > kMaxChainDepth || !dev_.chain_weights.fits(depth + load.k, load.n))
         return false;

@@ -108,9 +108,15 @@ bool Executor::run_fast(const WeightTile &tile, const MatmulArgs &args) {
         if (block == group) {
             part.src = args.src_row(first);
         } else {
-            for (uint32_t r = 0; r < part.rows; r++)
-                std::memcpy(dev_.chain_src.data() + r * row_bytes, args.src_row(first + r),
-                            row_bytes);
+            // A group's rows are one copy when they are dense (a convolution at stride 1).
+            const uint32_t run = args.src_stride == row_bytes ? group : 1;
+            for (uint32_t r = 0; r < part.rows;) {
+                const uint32_t m = first + r;
+                const uint32_t rows = std::min({run - m % run, part.rows - r});
+                std::memcpy(dev_.chain_src.data() + r * row_bytes, args.src_row(m),
+                            rows * row_bytes);
+                r += rows;
+            }
             part.src = dev_.chain_src.data();
             part.src_stride = row_bytes;
         }

@@ -65,6 +65,26 @@ Fault HostDma::write_held(uint64_t va, const uint8_t *src, uint64_t len) {
     return kOk;
 }
 
+// Rows contiguous on both sides are one span: moved kHoldBytes at a time (page by page within),
+// with the same bytes moved and the same fault address as row by row, in fewer calls.
+Fault HostDma::transfer_span(const DmaInsn &insn, LocalMemory &local,
+                             const std::atomic<bool> &abort) {
+    uint8_t *ub = local.data() + insn.local.addr;
+    const uint64_t len = insn.bytes();
+    for (uint64_t off = 0; off < len; off += kHoldBytes) {
+        if (abort.load(std::memory_order_relaxed))
+            return make_fault(TPU_ERR_ABORTED);
+        auto in_use = mmu_.use();
+        const uint64_t chunk = std::min(kHoldBytes, len - off);
+        uint64_t done;
+        const Fault f = insn.to_host ? write_held(insn.host_addr + off, ub + off, chunk)
+                                     : read_held(insn.host_addr + off, ub + off, chunk, &done);
+        if (!f.ok())
+            return f;
+    }
+    return kOk;
+}
+
 Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atomic<bool> &abort) {
     // Row 0 starts at host_addr; an address beyond the 39-bit space faults right there, and
     // below it the row addresses (< 2^39 + 2^48) cannot wrap.
@@ -73,6 +93,8 @@ Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atom
 
     if (!insn.to_host)
         local.mark_dirty(insn.local.addr, insn.local.end());
+    if (insn.rows > 1 && insn.host_stride == insn.row_bytes && insn.local.stride == insn.row_bytes)
+        return transfer_span(insn, local, abort);
     // A row is at most 2^18 bytes, so checking for an abort between rows stops it promptly.
     auto in_use = mmu_.use();
     uint64_t held = 0; // bytes moved since the lock was taken

@@ -25,12 +25,13 @@ class HostDma {
     Fault write(uint64_t va, const uint8_t *src, uint64_t len);
 
     // Executes a decoded DMA_IN / DMA_OUT between host memory and local (UB or ACC), row by
-    // row in ascending order. Once abort is set it stops before the next row with
-    // TPU_ERR_ABORTED, leaving the rows already moved as they are (DMA_IN marks its whole
-    // destination dirty before the first row).
+    // row in ascending order (rows contiguous on both sides as one span). Once abort is set it
+    // stops before the next row (the next 256 KiB of a span) with TPU_ERR_ABORTED, leaving the
+    // bytes already moved as they are (DMA_IN marks its whole destination dirty first).
     Fault transfer(const DmaInsn &insn, LocalMemory &local, const std::atomic<bool> &abort);
 
   private:
+    Fault transfer_span(const DmaInsn &insn, LocalMemory &local, const std::atomic<bool> &abort);
     // read() and write() with the MMU's use lock held by the caller.
     Fault read_held(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done);
     Fault write_held(uint64_t va, const uint8_t *src, uint64_t len);

@@ -76,29 +76,6 @@ float min_of(float a, float b) {
     return b < a ? b : a;
 }
 
-float float_op(uint8_t op, float a, float b) {
-    switch (op) {
-    case TPU_VOP_ADD:
-        return a + b;
-    case TPU_VOP_SUB:
-        return a - b;
-    case TPU_VOP_MUL:
-        return a * b;
-    case TPU_VOP_MAX:
-        return max_of(a, b);
-    case TPU_VOP_MIN:
-        return min_of(a, b);
-    case TPU_VOP_DIV:
-        return a / b;
-    case TPU_VOP_GATE:
-        return a > 0.0f ? b : 0.0f;
-    case TPU_VOP_GT:
-        return a > b ? 1.0f : 0.0f;
-    default: // TPU_VOP_EQ
-        return a == b ? 1.0f : 0.0f;
-    }
-}
-
 // INT8 operands give exact results (saturated on store); INT32 wraps modulo 2^32.
 int64_t int_op(uint8_t dtype, uint8_t op, int32_t a, int32_t b) {
     const bool wrap = dtype == TPU_DT_INT32;
@@ -139,8 +116,16 @@ template <class F> bool with_float_op(uint8_t code, F f) {
         return f([](float a, float b) { return a * b; });
     case TPU_VOP_DIV:
         return f([](float a, float b) { return a / b; });
-    default: // the rest, compared and selected
-        return f([code](float a, float b) { return float_op(code, a, b); });
+    case TPU_VOP_MAX:
+        return f([](float a, float b) { return max_of(a, b); });
+    case TPU_VOP_MIN:
+        return f([](float a, float b) { return min_of(a, b); });
+    case TPU_VOP_GATE:
+        return f([](float a, float b) { return a > 0.0f ? b : 0.0f; });
+    case TPU_VOP_GT:
+        return f([](float a, float b) { return a > b ? 1.0f : 0.0f; });
+    default: // TPU_VOP_EQ
+        return f([](float a, float b) { return a == b ? 1.0f : 0.0f; });
     }
 }
 
@@ -151,13 +136,22 @@ template <uint8_t Dtype, class Op>
 bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort, Op op) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     const uint64_t b_step = insn.b_col ? 0 : elem;
-    for (uint64_t r = 0; r < insn.rows; r++) {
+    // Dense rows (b dense too, or one value for all) are one row: the same elements in the
+    // same order.
+    uint64_t rows = insn.rows, cols = insn.cols;
+    const uint64_t row = elem * cols;
+    if (rows > 1 && insn.a.stride == row && insn.dst.stride == row &&
+        (insn.b_col ? insn.b.stride == 0 : insn.b.stride == row)) {
+        cols *= rows;
+        rows = 1;
+    }
+    for (uint64_t r = 0; r < rows; r++) {
         if (stop_requested(abort))
             return false;
         const uint8_t *a = at(ub, insn.a, r, 0, elem);
         const uint8_t *b = at(ub, insn.b, r, 0, elem);
         uint8_t *dst = at(ub, insn.dst, r, 0, elem);
-        for (uint64_t c = 0; c < insn.cols; c++, a += elem, b += b_step, dst += elem) {
+        for (uint64_t c = 0; c < cols; c++, a += elem, b += b_step, dst += elem) {
             if constexpr (Dtype == TPU_DT_FP32 || Dtype == TPU_DT_BF16)
                 store_float(Dtype, dst, op(load_float(Dtype, a), load_float(Dtype, b)));
             else
@@ -232,14 +226,24 @@ bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
     const uint32_t elem = dtype_bytes(insn.dtype);
     const ActivateSteps steps = activate_steps(insn);
     const uint8_t *bias = insn.bias ? ub + insn.bias_addr : nullptr;
+    // Rows dense on both sides (no bias) are one row; a bias the results overwrite is read
+    // value by value, as the order of the steps defines.
+    uint64_t rows = insn.rows, cols = insn.cols;
+    if (!insn.bias && rows > 1 && insn.acc.stride == 4 * cols && insn.dst.stride == elem * cols) {
+        cols *= rows;
+        rows = 1;
+    }
+    const bool bias_overwritten = insn.bias && insn.bias_addr < insn.dst.end() &&
+                                  insn.dst.addr < insn.bias_addr + 4 * uint64_t(insn.cols);
+    const uint32_t chunk = bias_overwritten ? 1 : kActivateChunk;
     float x[kActivateChunk];
-    for (uint64_t m = 0; m < insn.rows; m++) {
-        if (stop_requested(abort))
-            return false;
+    for (uint64_t m = 0; m < rows; m++) {
         const uint8_t *src = acc + insn.acc.addr + m * insn.acc.stride;
         uint8_t *dst = at(ub, insn.dst, m, 0, elem);
-        for (uint32_t n0 = 0; n0 < insn.cols; n0 += kActivateChunk) {
-            const uint32_t n = std::min<uint32_t>(kActivateChunk, insn.cols - n0);
+        for (uint64_t n0 = 0; n0 < cols; n0 += chunk) {
+            if (stop_requested(abort))
+                return false;
+            const auto n = uint32_t(std::min<uint64_t>(chunk, cols - n0));
             steps.values(src + 4 * n0, bias ? bias + 4 * n0 : nullptr, insn.scale, x, n);
             if (steps.other_function)
                 for (uint32_t i = 0; i < n; i++)
