@@ -41,6 +41,7 @@ CardCnn::CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const Opti
         params_.add(".layer" + std::to_string(j) + ".w", l.w, {l.in, l.out}, true);
         params_.add(".layer" + std::to_string(j) + ".b", l.b, {l.out}, false);
     }
+    params_.place();
 }
 
 CardCnn::Work &CardCnn::work(std::size_t batch) {

@@ -26,6 +26,7 @@ CardMlp::CardMlp(tpurt::Device &device, const tpu_model::CpuMlp &net, const Opti
         params_.add(std::to_string(i) + ".w", l.w, {l.in, l.out}, true);
         params_.add(std::to_string(i) + ".b", l.b, {l.out}, false);
     }
+    params_.place();
 }
 
 CardMlp::Work &CardMlp::work(std::size_t batch) {

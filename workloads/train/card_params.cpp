@@ -114,17 +114,38 @@ CardParams::CardParams(tpurt::Device &device, const OptimizerConfig &opt, Precis
     write_hyperparameters();
 }
 
-CardParam &CardParams::add(const std::string &key, const std::vector<float> &values,
-                           std::vector<std::size_t> shape, bool copied) {
+void CardParams::add(const std::string &key, const std::vector<float> &values,
+                     std::vector<std::size_t> shape, bool copied) {
+    if (all_)
+        throw std::logic_error("CardParams::add after place()");
+    declared_.push_back({key, values, std::move(shape), copied});
+}
+
+void CardParams::place() {
+    std::vector<float> values;
+    for (const Declared &d : declared_)
+        values.insert(values.end(), d.values.begin(), d.values.end());
+    const std::size_t total = values.size();
     // Adam's second moments are allocated for SGD too, so that every parameter is alike.
-    const tpurt::Tensor w = upload(device_, values, shape);
-    CardParam p{key, w, zeros(device_, shape), zeros(device_, shape), zeros(device_, shape), w};
-    if (copied && precision_ == Precision::Bf16) {
-        p.c = tpurt::Tensor::empty(device_, tpurt::DType::Bf16, std::move(shape));
-        copy_in(stream_, p.c, values);
+    const tpurt::Tensor w = upload(device_, values, {total});
+    all_.emplace(CardParam{"", w, zeros(device_, {total}), zeros(device_, {total}),
+                           zeros(device_, {total}), w});
+    if (precision_ == Precision::Bf16) {
+        all_->c = tpurt::Tensor::empty(device_, tpurt::DType::Bf16, {total});
+        copy_in(stream_, all_->c, values);
     }
-    params_.push_back(std::move(p));
-    return params_.back();
+    std::size_t at = 0;
+    for (Declared &d : declared_) {
+        const std::size_t n = d.values.size();
+        const auto view = [&](const tpurt::Tensor &t) {
+            return t.slice(0, at, at + n).reshape(d.shape);
+        };
+        const tpurt::Tensor pw = view(all_->w);
+        params_.push_back({d.key, pw, view(all_->g), view(all_->m), view(all_->v),
+                           d.copied ? view(all_->c) : pw});
+        at += n;
+    }
+    declared_.clear();
 }
 
 void CardParams::write_hyperparameters() {
@@ -143,13 +164,14 @@ void CardParams::set_lr(float lr) {
 }
 
 void CardParams::step() {
-    for (const CardParam &p : params_) {
-        const tpurt::Tensor *copy = p.c.dtype() == tpurt::DType::Bf16 ? &p.c : nullptr;
-        if (opt_.kind == OptimizerKind::Sgd)
-            tpurt::sgd_momentum_step(stream_, p.w, p.g, p.m, hp_, copy);
-        else
-            tpurt::adam_step(stream_, p.w, p.g, p.m, p.v, hp_, copy);
-    }
+    if (!all_)
+        throw std::logic_error("CardParams::step before place()");
+    const CardParam &a = *all_;
+    const tpurt::Tensor *copy = a.c.dtype() == tpurt::DType::Bf16 ? &a.c : nullptr;
+    if (opt_.kind == OptimizerKind::Sgd)
+        tpurt::sgd_momentum_step(stream_, a.w, a.g, a.m, hp_, copy);
+    else
+        tpurt::adam_step(stream_, a.w, a.g, a.m, a.v, hp_, copy);
     ++steps_;
     if (opt_.kind == OptimizerKind::Adam)
         write_hyperparameters(); // SGD's stay

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,10 +68,15 @@ class CardParams {
   public:
     CardParams(tpurt::Device &device, const OptimizerConfig &opt, Precision precision);
 
-    // A parameter of `shape` holding `values`, with zero gradient and state; `copied` gives it
-    // a compute copy in the precision's dtype (weights; biases are read as fp32 by the ops).
-    CardParam &add(const std::string &key, const std::vector<float> &values,
-                   std::vector<std::size_t> shape, bool copied);
+    // Declares a parameter of `shape` holding `values`, with zero gradient and state; `copied`
+    // gives it a compute copy in the precision's dtype (weights; biases are read as fp32 by the
+    // ops). place() then puts every declared parameter on the card: each kind of tensor (weights,
+    // gradients, the two moments, the bf16 copies) one flat buffer, each parameter's a view of
+    // it in declaration order, so that one optimiser job updates them all (the update is
+    // elementwise: the same values as one job per parameter). Parameters are used after place().
+    void add(const std::string &key, const std::vector<float> &values,
+             std::vector<std::size_t> shape, bool copied);
+    void place();
     CardParam &operator[](std::size_t i) { return params_[i]; }
     const CardParam &operator[](std::size_t i) const { return params_[i]; }
     std::size_t size() const { return params_.size(); }
@@ -94,11 +100,21 @@ class CardParams {
     // Queues the hyperparameters of step steps_ + 1 into hp_.
     void write_hyperparameters();
 
+    struct Declared {
+        std::string key;
+        std::vector<float> values;
+        std::vector<std::size_t> shape;
+        bool copied;
+    };
+
     tpurt::Device &device_;
     tpurt::Stream stream_;
     OptimizerConfig opt_;
     Precision precision_;
+    std::vector<Declared> declared_;
     std::vector<CardParam> params_;
+    // The flat buffers once placed (c: the bf16 copies, or w in fp32 precision).
+    std::optional<CardParam> all_;
     tpurt::Tensor hp_;
     std::uint64_t steps_ = 0;
 };
