@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// conv2d_compiler.cpp - compiles a convolution into row_group MATMUL programs, one per block of
-// output rows of an image (see conv2d.hpp).
+// conv2d_compiler.cpp - compiles a convolution into row_group MATMUL programs: stacks of whole
+// images walked as one tall image, or blocks of output rows of an image (see conv2d.hpp).
 #include "tpurt/conv2d.hpp"
 #include "tpurt/error.hpp"
 
