@@ -135,7 +135,7 @@ void CardParams::place() {
         copy_in(stream_, all_->c, values);
     }
     std::size_t at = 0;
-    for (Declared &d : declared_) {
+    for (const Declared &d : declared_) {
         const std::size_t n = d.values.size();
         const auto view = [&](const tpurt::Tensor &t) {
             return t.slice(0, at, at + n).reshape(d.shape);

@@ -112,7 +112,7 @@ bool Executor::run_fast(const WeightTile &tile, const MatmulArgs &args) {
             const uint32_t run = args.src_stride == row_bytes ? group : 1;
             for (uint32_t r = 0; r < part.rows;) {
                 const uint32_t m = first + r;
-                const uint32_t rows = std::min({run - m % run, part.rows - r});
+                const uint32_t rows = std::min(run - m % run, part.rows - r);
                 std::memcpy(dev_.chain_src.data() + r * row_bytes, args.src_row(m),
                             rows * row_bytes);
                 r += rows;
