@@ -223,7 +223,7 @@ TEST_CASE("MATMULs against one column of fp32 weights equal the systolic array",
     // libtpurt's training ops move and combine values with such MATMULs (K x 1 weights), which
     // fast mode computes in a loop of its own (mxu/weight_column.cpp): specials (NaN payloads,
     // infinities, signed zeros, subnormals, values whose product overflows or underflows),
-    // strided rows, accumulator rows that overlap (stride 0: every row onto one accumulator, in
+    // strided rows (and stride 0), accumulator rows that overlap (stride 0: every row onto one accumulator, in
     // ascending m), with and without ACCUMULATE, against the cycle-accurate array.
     std::mt19937_64 rng(14);
     ThreadPool pool(2);
@@ -241,11 +241,12 @@ TEST_CASE("MATMULs against one column of fp32 weights equal the systolic array",
     for (int iter = 0; iter < 200; iter++) {
         const uint32_t m = 1 + uint32_t(rng() % 300);
         const uint32_t k = iter % 2 ? 1 : 1 + uint32_t(rng() % 8);
-        const uint64_t src_stride = 4 * (k + rng() % 3);
+        // Stride 0 now and then: every row the same activations.
+        const uint64_t src_stride = iter % 7 == 3 ? 0 : 4 * (k + rng() % 3);
         const uint64_t acc_stride = iter % 5 == 0 ? 0 : 4 * (1 + rng() % 3);
         const bool accumulate = rng() % 2;
         CAPTURE(iter, m, k, src_stride, acc_stride, accumulate);
-        std::vector<uint8_t> a(src_stride * m), acc(acc_stride * m + 4), w(4 * k);
+        std::vector<uint8_t> a(src_stride * m + 4 * k), acc(acc_stride * m + 4), w(4 * k);
         for (std::vector<uint8_t> *v : {&a, &acc, &w})
             for (uint64_t i = 0; i + 4 <= v->size(); i += 4) {
                 const uint32_t x = value();

@@ -129,11 +129,47 @@ template <class F> bool with_float_op(uint8_t code, F f) {
     }
 }
 
+// Float VECTOR rows go in chunks of this many elements: a chunk's operands are all loaded
+// before any of its results is stored (a loop the compiler vectorises).
+constexpr uint32_t kVectorChunk = 64;
+
+// Whether writing dst[0, len) a chunk at a time gives what writing it element by element does
+// for an operand at src[0, len): dst at or below the operand (an element is then overwritten only
+// after it was read), or apart from it.
+bool chunk_safe(const uint8_t *dst, const uint8_t *src, uint64_t len) {
+    return dst <= src || src + len <= dst;
+}
+
+// dst[i] = op(a[i], b[i]) (b[0] for every i if b_scalar) over n <= kVectorChunk elements of a
+// float Dtype, all operands read before any result is stored.
+template <uint8_t Dtype, class Op>
+void float_chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst, uint32_t n,
+                 Op op) {
+    constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
+    float x[kVectorChunk], y[kVectorChunk];
+    for (uint32_t i = 0; i < n; i++)
+        x[i] = load_float(Dtype, a + elem * i);
+    if (b_scalar) {
+        const float v = load_float(Dtype, b);
+        for (uint32_t i = 0; i < n; i++)
+            x[i] = op(x[i], v);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            y[i] = load_float(Dtype, b + elem * i);
+        for (uint32_t i = 0; i < n; i++)
+            x[i] = op(x[i], y[i]);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        store_float(Dtype, dst + elem * i, x[i]);
+}
+
 // VECTOR's element loop, row by row and in ascending columns (an operand may overlap the
 // destination): Dtype TPU_DT_FP32 or TPU_DT_BF16 with op a float operation, else integers of
-// insn.dtype with op an int_op.
+// insn.dtype with op an int_op. Float rows whose operands cannot see a result of the same row
+// (chunk_safe) go a chunk at a time.
 template <uint8_t Dtype, class Op>
 bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort, Op op) {
+    constexpr bool kFloat = Dtype == TPU_DT_FP32 || Dtype == TPU_DT_BF16;
     const uint32_t elem = dtype_bytes(insn.dtype);
     const uint64_t b_step = insn.b_col ? 0 : elem;
     // Dense rows (b dense too, or one value for all) are one row: the same elements in the
@@ -151,8 +187,20 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
         const uint8_t *a = at(ub, insn.a, r, 0, elem);
         const uint8_t *b = at(ub, insn.b, r, 0, elem);
         uint8_t *dst = at(ub, insn.dst, r, 0, elem);
+        if constexpr (kFloat) {
+            const uint64_t bytes = elem * cols;
+            if (chunk_safe(dst, a, bytes) &&
+                (insn.b_col ? b + elem <= dst || dst + bytes <= b : chunk_safe(dst, b, bytes))) {
+                for (uint64_t c = 0; c < cols; c += kVectorChunk) {
+                    const auto n = uint32_t(std::min<uint64_t>(kVectorChunk, cols - c));
+                    float_chunk<Dtype>(a + elem * c, b + b_step * c, insn.b_col, dst + elem * c, n,
+                                       op);
+                }
+                continue;
+            }
+        }
         for (uint64_t c = 0; c < cols; c++, a += elem, b += b_step, dst += elem) {
-            if constexpr (Dtype == TPU_DT_FP32 || Dtype == TPU_DT_BF16)
+            if constexpr (kFloat)
                 store_float(Dtype, dst, op(load_float(Dtype, a), load_float(Dtype, b)));
             else
                 store_int(insn.dtype, dst, op(load_int(insn.dtype, a), load_int(insn.dtype, b)));
@@ -217,6 +265,40 @@ void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
             store(dst + 4 * i, to_fp32_bits(x[i]));
         break;
     }
+}
+
+// dst (c, r) = a (r, c) for elements of type T, a block of rows at a time (an abort stops it
+// between blocks); a and dst apart.
+template <class T>
+bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+    constexpr uint32_t kBlock = 16;
+    // Two rows into dense pairs (how libtpurt widens bf16 to fp32: a row of zeros and a row of
+    // values) in one interleaving loop, kBlock * kBlock pairs between abort checks.
+    if (insn.rows == 2 && insn.dst.stride == 2 * sizeof(T)) {
+        const uint8_t *lo = at(ub, insn.a, 0, 0, sizeof(T)), *hi = at(ub, insn.a, 1, 0, sizeof(T));
+        uint8_t *out = at(ub, insn.dst, 0, 0, sizeof(T));
+        for (uint32_t c0 = 0; c0 < insn.cols; c0 += kBlock * kBlock) {
+            if (stop_requested(abort))
+                return false;
+            const uint32_t c1 = std::min(insn.cols, c0 + kBlock * kBlock);
+            for (uint32_t c = c0; c < c1; c++) {
+                store(out + 2 * sizeof(T) * c, load<T>(lo + sizeof(T) * c));
+                store(out + 2 * sizeof(T) * c + sizeof(T), load<T>(hi + sizeof(T) * c));
+            }
+        }
+        return true;
+    }
+    for (uint32_t r0 = 0; r0 < insn.rows; r0 += kBlock) {
+        if (stop_requested(abort))
+            return false;
+        const uint32_t r1 = std::min(insn.rows, r0 + kBlock);
+        for (uint32_t c = 0; c < insn.cols; c++) {
+            uint8_t *out = at(ub, insn.dst, c, r0, sizeof(T));
+            for (uint32_t r = r0; r < r1; r++, out += sizeof(T))
+                store(out, load<T>(at(ub, insn.a, r, c, sizeof(T))));
+        }
+    }
+    return true;
 }
 
 } // namespace
@@ -346,6 +428,16 @@ bool pool(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
 
 bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
+    // Source and destination apart, and every destination element written once (rows apart):
+    // the order of the copies cannot matter.
+    if ((insn.a.end() <= insn.dst.addr || insn.dst.end() <= insn.a.addr) &&
+        (insn.cols == 1 || insn.dst.stride >= insn.dst.row_bytes)) {
+        if (elem == 4)
+            return transpose_apart<uint32_t>(insn, ub, abort);
+        if (elem == 2)
+            return transpose_apart<uint16_t>(insn, ub, abort);
+        return transpose_apart<uint8_t>(insn, ub, abort);
+    }
     for (uint64_t r = 0; r < insn.rows; r++) {
         if (stop_requested(abort))
             return false;
