@@ -18,7 +18,7 @@
  *   engine-mode         "fast" (default) or "cycle-accurate": same results,
  *                       the latter simulates the PE grid cycle by cycle
  *   dma-mbps            modelled host DMA bandwidth in MB/s (default 44800)
- *   tlb-entries         device TLB entries kept across jobs (default 256,
+ *   tlb-entries         device TLB entries kept across jobs (default 8192,
  *                       1..65536)
  *   x-queue-reset-fails test only (default off): a queue reset does not take,
  *                       the queue enters STATUS.ERROR and only a global reset
@@ -802,7 +802,7 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_UINT32("threads", TPUState, threads, 0),
     DEFINE_PROP_STRING("engine-mode", TPUState, engine_mode),
     DEFINE_PROP_UINT32("dma-mbps", TPUState, dma_mbps, 44800),
-    DEFINE_PROP_UINT32("tlb-entries", TPUState, tlb_entries, 256),
+    DEFINE_PROP_UINT32("tlb-entries", TPUState, tlb_entries, 8192),
     DEFINE_PROP_BOOL("x-queue-reset-fails", TPUState, queue_reset_fails,
                      false),
 };

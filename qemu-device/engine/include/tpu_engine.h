@@ -41,7 +41,7 @@ struct tpu_engine_config {
 	uint32_t threads;	/* worker threads for fast mode, 0 = one per host CPU */
 	uint32_t mode;		/* enum tpu_engine_mode */
 	uint32_t dma_mbps;	/* modelled host DMA bandwidth, MB/s; 0 = default (44800) */
-	uint32_t tlb_entries;	/* device TLB entries kept across jobs; 0 = default (256) */
+	uint32_t tlb_entries;	/* device TLB entries kept across jobs; 0 = default (8192) */
 };
 
 struct tpu_job_result {

@@ -34,7 +34,7 @@ const char *config_error(const tpu_engine_config &cfg) {
     if (cfg.threads > kMaxThreads)
         return "threads must be at most 256 (0 = one per host CPU)";
     if (cfg.tlb_entries > Mmu::kMaxTlbEntries)
-        return "tlb_entries must be at most 65536 (0 = 256)";
+        return "tlb_entries must be at most 65536 (0 = 8192)";
     if (cfg.mode != TPU_ENGINE_FAST && cfg.mode != TPU_ENGINE_CYCLE_ACCURATE)
         return "mode must be TPU_ENGINE_FAST (0) or TPU_ENGINE_CYCLE_ACCURATE (1)";
     return nullptr;

@@ -21,7 +21,7 @@ enum class Access { Read, Write };
 
 class Mmu {
   public:
-    static constexpr uint32_t kDefaultTlbEntries = 256;
+    static constexpr uint32_t kDefaultTlbEntries = 8192;
     static constexpr uint32_t kMaxTlbEntries = 65536;
 
     // tlb_entries: 0 = kDefaultTlbEntries, at most kMaxTlbEntries (see config_error()).
