@@ -4,6 +4,7 @@
 // executable per shape (cached per device) and gives the three forms of tensor_ops.hpp.
 #include "device_state.hpp"
 #include "op_checks.hpp"
+#include "scratch.hpp"
 #include "tpurt/conv_grad_compiler.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
@@ -147,7 +148,11 @@ OpLaunch prepare_conv2d_input_grad(Device &device, const Tensor &dy, const Tenso
     const Checked c = check(device, op, dx, "dx", dim(op, weights, 0), dim(op, weights, 1),
                             dim(op, weights, 3), dy, params, dilation);
     const Conv2dShape &k = c.lowering.input_grad;
-    Tensor kernel = Tensor::empty(device, type, {k.kernel_h, k.kernel_w, k.channels, k.filters});
+    // Dilated, the kernel has zero taps that the programs never write: a fresh buffer's zeros.
+    const bool dilated = k.kernel_h != weights.size(0) || k.kernel_w != weights.size(1);
+    const std::vector<std::size_t> kernel_shape = {k.kernel_h, k.kernel_w, k.channels, k.filters};
+    Tensor kernel = dilated ? Tensor::empty(device, type, kernel_shape)
+                            : detail::scratch_tensor(device, type, kernel_shape);
     const std::optional<Tensor> spread = spread_scratch(device, c);
     return launch_of(executable(device, op.c_str(), c.problem, c.lowering, true),
                      {&dy, &weights, &dx, &kernel, spread ? &*spread : nullptr});
@@ -168,10 +173,11 @@ OpLaunch prepare_conv2d_weight_grad(Device &device, const Tensor &x, const Tenso
     const Checked c = check(device, op, x, "x", dim(op, dw, 0), dim(op, dw, 1), dim(op, dw, 3), dy,
                             params, dilation);
     const Conv2dShape &s = c.problem.shape, &w = c.lowering.weight_grad;
-    Tensor xt = Tensor::empty(device, type, {s.channels, s.height, s.width, s.batch});
-    Tensor dyt = Tensor::empty(device, type, {w.kernel_h, w.kernel_w, s.batch, s.filters});
-    Tensor g = Tensor::empty(device, accumulator_type(type),
-                             {s.channels, w.out_height(), w.out_width(), s.filters});
+    // Written in full by the programs (permutes, the convolution's output).
+    Tensor xt = detail::scratch_tensor(device, type, {s.channels, s.height, s.width, s.batch});
+    Tensor dyt = detail::scratch_tensor(device, type, {w.kernel_h, w.kernel_w, s.batch, s.filters});
+    Tensor g = detail::scratch_tensor(device, accumulator_type(type),
+                                      {s.channels, w.out_height(), w.out_width(), s.filters});
     const std::optional<Tensor> spread = spread_scratch(device, c);
     return launch_of(executable(device, op.c_str(), c.problem, c.lowering, false),
                      {&x, &dy, &dw, &xt, &dyt, &g, spread ? &*spread : nullptr});

@@ -31,6 +31,7 @@ Device::Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info)
     const auto allocate = [file, node](std::size_t bytes) { return Buffer(file, bytes, node); };
     state_->programs = std::make_shared<detail::BufferPool>(allocate, 64u << 20);
     state_->staging = std::make_shared<detail::BufferPool>(allocate, 256u << 20);
+    state_->scratch = std::make_shared<detail::BufferPool>(allocate, 256u << 20);
 }
 
 std::vector<DeviceInfo> Device::list() {

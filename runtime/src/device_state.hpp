@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // device_state.hpp - internal: what every copy of a tpurt::Device shares: the open device
-// file, its properties, the program and staging pools and the executable cache.
+// file, its properties, the program, staging and scratch pools and the executable cache.
 #pragma once
 
 #include "buffer_pool.hpp"
@@ -18,6 +18,7 @@ struct DeviceState {
     DeviceInfo info;
     std::shared_ptr<BufferPool> programs; // one buffer per job in flight
     std::shared_ptr<BufferPool> staging;  // host arrays of the ops' host-array forms
+    std::shared_ptr<BufferPool> scratch;  // the ops' scratch tensors (scratch.hpp)
     ExecutableCache executables;
 };
 

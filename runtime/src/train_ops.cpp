@@ -5,6 +5,7 @@
 // blocking and stream forms are in train_op_forms.cpp.
 #include "tpurt/train_ops.hpp"
 
+#include "scratch.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/tensor_ops.hpp"
 #include "train_checks.hpp"
@@ -140,12 +141,12 @@ OpLaunch prepare_divide(Device &device, const Tensor &a, const Tensor &b, const 
 
 namespace {
 
-// A contiguous scratch tensor for matrix a transposed by the card's TRANSPOSE; the launches that
-// write and read it hold its buffer, so it lives until their jobs have ended.
+// A contiguous scratch tensor for matrix a transposed by the card's TRANSPOSE (which writes all
+// of it); the launches that write and read it hold its buffer until their jobs have ended.
 Tensor transposed_scratch(Device &device, const Tensor &a, const char *op) {
     if (a.rank() != 2)
         refuse(op, a.layout().describe() + " is not a matrix");
-    return Tensor::empty(device, a.dtype(), {a.size(1), a.size(0)});
+    return detail::scratch_tensor(device, a.dtype(), {a.size(1), a.size(0)});
 }
 
 // The operands of a product with one transposed operand, checked under the op's own name before
