@@ -97,6 +97,27 @@ TEST_CASE("rows contiguous on both sides move as one span, faulting where row by
     }
 }
 
+TEST_CASE("LOAD_W from host memory faults at the first unmapped byte, dense rows or not", "[mmu]") {
+    // A 64 x 64 fp32 tile (16 KiB) from 100 bytes before a page end, the page after the next
+    // one unmapped: dense rows are one read, strided ones a read per row; both fault at the
+    // hole's first byte, and a MATMUL after it never runs.
+    HostMemory mem;
+    Card card(mem, small_config());
+    AddressSpace space = card.address_space(1);
+    const bool dense = GENERATE(false, true);
+    const uint32_t row = 64 * 4, stride = dense ? row : row + 12;
+    const uint64_t src = kBuf + kPage - 100;
+    space.map(kBuf, 8 * kPage, kRead);
+    const uint64_t hole = kBuf + 3 * kPage;
+    space.unmap(hole, kPage);
+    const Program p{load_w_host(TPU_DT_FP32, 64, 64, src, stride),
+                    matmul(TPU_DT_FP32, 1, 64, 0, 256, 0, 256), halt()};
+    const tpu_job_result r = card.run(space, p);
+    CHECK(r.status == TPU_ERR_MMU_FAULT);
+    CHECK(r.error_pc == 0);
+    CHECK(r.fault_addr == hole);
+}
+
 TEST_CASE("an unmapped device VA ends the job with MMU_FAULT at that address", "[mmu]") {
     HostMemory mem;
     Card card(mem, small_config());

@@ -70,7 +70,8 @@ TEST_CASE("LOAD_W from the UB or host, plain or transposed, every MXU dtype", "[
     const uint8_t dt = GENERATE(uint8_t(TPU_DT_INT8), uint8_t(TPU_DT_BF16), uint8_t(TPU_DT_FP32));
     const bool host = GENERATE(false, true);
     const bool transposed = GENERATE(false, true);
-    CAPTURE(mode, int(dt), host, transposed);
+    const bool dense = GENERATE(false, true); // host rows one after the other (one read)
+    CAPTURE(mode, int(dt), host, transposed, dense);
     Rig rig(mode);
     std::mt19937_64 rng(dt * 4 + host * 2 + transposed);
     const uint32_t m = 37, k = 13, n = 11, es = size_of(dt);
@@ -81,7 +82,7 @@ TEST_CASE("LOAD_W from the UB or host, plain or transposed, every MXU dtype", "[
         for (uint32_t j = 0; j < n; j++)
             std::memcpy(&src[(transposed ? j * k + i : i * n + j) * es], &w[(i * n + j) * es], es);
     const uint32_t src_rows = transposed ? n : k, row_bytes = (transposed ? k : n) * es;
-    const uint32_t host_stride = row_bytes + 3; // any stride on the host side
+    const uint32_t host_stride = row_bytes + (dense ? 0 : 3); // any stride on the host side
     std::vector<uint8_t> staged(uint64_t(src_rows) * host_stride);
     for (uint32_t r = 0; r < src_rows; r++)
         std::memcpy(&staged[r * host_stride], &src[r * row_bytes], row_bytes);

@@ -58,7 +58,7 @@ class Device {
     LocalMemory ub;
     LocalMemory acc;
     WeightTile weights;
-    std::vector<uint8_t> weight_row; // one source row of a LOAD_W from host memory
+    std::vector<uint8_t> weight_rows; // the source rows of a LOAD_W from host memory
     // Fast mode only (empty otherwise): the concatenated tiles of a fused K chain, and its
     // gathered activations.
     WeightTile chain_weights;

@@ -23,14 +23,23 @@ Fault Executor::load_weights_from_host(const LoadWInsn &insn) {
     if (insn.host_addr >> TPU_VA_BITS)
         return make_fault(TPU_ERR_MMU_FAULT, insn.host_addr);
     WeightTile &tile = dev_.weights;
-    tile.begin_load(insn.type, insn.k, insn.n, insn.transposed);
-    for (uint32_t r = 0; r < insn.source_rows(); r++) {
-        uint64_t done;
-        Fault f = dev_.dma.read(insn.host_addr + r * insn.host_stride, dev_.weight_row.data(),
-                                insn.row_bytes(), &done);
+    const uint64_t row_bytes = insn.row_bytes();
+    uint8_t *rows = dev_.weight_rows.data();
+    uint64_t done;
+    // Dense rows are one read (the same bytes and the same first fault address as row by row).
+    if (insn.host_stride == row_bytes) {
+        Fault f = dev_.dma.read(insn.host_addr, rows, insn.bytes(), &done);
         if (!f.ok())
             return f;
-        tile.load_row(r, dev_.weight_row.data());
+        tile.load(insn.type, insn.k, insn.n, rows, row_bytes, insn.transposed);
+        return kOk;
+    }
+    tile.begin_load(insn.type, insn.k, insn.n, insn.transposed);
+    for (uint32_t r = 0; r < insn.source_rows(); r++) {
+        Fault f = dev_.dma.read(insn.host_addr + r * insn.host_stride, rows, row_bytes, &done);
+        if (!f.ok())
+            return f;
+        tile.load_row(r, rows);
     }
     tile.finish_load();
     return kOk;
