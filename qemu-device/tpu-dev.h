@@ -120,5 +120,7 @@ void tpu_worker_start(TPUState *s);
 void tpu_worker_stop(TPUState *s);
 int tpu_dma_rw(void *opaque, uint64_t addr, void *buf, uint64_t len,
                bool is_write);
+void *tpu_dma_map(void *opaque, uint64_t addr, uint64_t len, bool is_write);
+void tpu_dma_unmap(void *opaque, void *ptr, uint64_t len, bool is_write);
 
 #endif /* HW_MISC_TPU_DEV_H */

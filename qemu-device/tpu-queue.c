@@ -91,6 +91,57 @@ int tpu_dma_rw(void *opaque, uint64_t addr, void *buf, uint64_t len,
     return res == MEMTX_OK ? 0 : -1;
 }
 
+/*
+ * The engine's map callback (tpu_phys_map_fn): RAM only, like tpu_dma_rw(),
+ * mapped with address_space_map(), which gives a direct pointer into guest
+ * RAM and keeps its region referenced until tpu_dma_unmap(). NULL sends the
+ * engine to tpu_dma_rw().
+ */
+void *tpu_dma_map(void *opaque, uint64_t addr, uint64_t len, bool is_write)
+{
+    TPUState *s = opaque;
+    AddressSpace *as = pci_get_address_space(&s->parent_obj);
+    bool temporary_rcu = !tpu_thread_has_rcu;
+    hwaddr plen = len;
+    void *ptr = NULL;
+
+    if (temporary_rcu) {
+        rcu_register_thread();
+    }
+    if (tpu_dma_is_ram(as, addr, len, is_write)) {
+        ptr = address_space_map(as, addr, &plen, is_write,
+                                MEMTXATTRS_UNSPECIFIED);
+        if (ptr && plen < len) {
+            address_space_unmap(as, ptr, plen, is_write, 0);
+            ptr = NULL;
+        }
+    }
+    if (temporary_rcu) {
+        rcu_unregister_thread();
+    }
+    return ptr;
+}
+
+/*
+ * The engine's unmap callback: the whole mapping counts as accessed, so that
+ * written pages are marked dirty (and translated guest code on them
+ * invalidated).
+ */
+void tpu_dma_unmap(void *opaque, void *ptr, uint64_t len, bool is_write)
+{
+    TPUState *s = opaque;
+    bool temporary_rcu = !tpu_thread_has_rcu;
+
+    if (temporary_rcu) {
+        rcu_register_thread();
+    }
+    address_space_unmap(pci_get_address_space(&s->parent_obj), ptr, len,
+                        is_write, is_write ? len : 0);
+    if (temporary_rcu) {
+        rcu_unregister_thread();
+    }
+}
+
 static bool tpu_queue_has_work(const TPUQueue *q)
 {
     return (q->status & TPU_QSTAT_ACTIVE) && q->head != q->tail;

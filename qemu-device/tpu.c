@@ -710,6 +710,7 @@ static bool tpu_create_engine(TPUState *s, Error **errp)
         error_setg(errp, "tpu: cannot create the engine: %s", err);
         return false;
     }
+    tpu_engine_set_phys_map(s->engine, tpu_dma_map, tpu_dma_unmap);
     return true;
 }
 

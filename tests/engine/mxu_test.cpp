@@ -223,8 +223,8 @@ TEST_CASE("MATMULs against one column of fp32 weights equal the systolic array",
     // libtpurt's training ops move and combine values with such MATMULs (K x 1 weights), which
     // fast mode computes in a loop of its own (mxu/weight_column.cpp): specials (NaN payloads,
     // infinities, signed zeros, subnormals, values whose product overflows or underflows),
-    // strided rows (and stride 0), accumulator rows that overlap (stride 0: every row onto one accumulator, in
-    // ascending m), with and without ACCUMULATE, against the cycle-accurate array.
+    // strided rows (and stride 0), accumulator rows that overlap (stride 0: every row onto one
+    // accumulator, in ascending m), with and without ACCUMULATE, against the cycle-accurate array.
     std::mt19937_64 rng(14);
     ThreadPool pool(2);
     FastMxu fast(pool);

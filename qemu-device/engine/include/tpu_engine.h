@@ -27,6 +27,17 @@ struct tpu_engine;
 typedef int (*tpu_phys_rw_fn)(void *opaque, uint64_t addr, void *buf, uint64_t len,
 			      bool is_write);
 
+/*
+ * Optional direct access to host physical memory (tpu_engine_set_phys_map()): map returns a
+ * host pointer to the len bytes at addr, for reading or (is_write) for writing them, or NULL
+ * if they cannot be mapped (the engine then uses the rw callback for them). The engine asks
+ * for at most one page (TPU_PAGE_SIZE, page-aligned) at a time and gives every pointer back
+ * to unmap, with the same len and is_write, before the instruction that mapped it ends.
+ * Called from the thread that called tpu_engine_run().
+ */
+typedef void *(*tpu_phys_map_fn)(void *opaque, uint64_t addr, uint64_t len, bool is_write);
+typedef void (*tpu_phys_unmap_fn)(void *opaque, void *ptr, uint64_t len, bool is_write);
+
 enum tpu_engine_mode {
 	TPU_ENGINE_FAST = 0,		/* functional: host SIMD, threads, analytic cycle model */
 	TPU_ENGINE_CYCLE_ACCURATE = 1,	/* simulates the PE grid cycle by cycle; same results */
@@ -69,6 +80,13 @@ struct tpu_job_result {
 struct tpu_engine *tpu_engine_create(const struct tpu_engine_config *cfg, tpu_phys_rw_fn rw,
 				     void *opaque, char *err, size_t errlen);
 void tpu_engine_destroy(struct tpu_engine *eng);
+
+/*
+ * Lets DMA with short rows (many rows on one page) copy through mapped pages instead of a
+ * rw callback per row; before the first job. Both NULL: the rw callback only (the default).
+ */
+void tpu_engine_set_phys_map(struct tpu_engine *eng, tpu_phys_map_fn map,
+			     tpu_phys_unmap_fn unmap);
 
 /* Physical address and entry count of the context table (TPU_REG_CTX_TABLE, NUM_CTX). */
 void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t entries);

@@ -52,7 +52,7 @@ class Device {
     void clear_state();
 
     const DecoderLimits limits;
-    const PhysMemory phys;
+    PhysMemory phys;
     Mmu mmu;
     HostDma dma;
     LocalMemory ub;

@@ -48,6 +48,10 @@ void tpu_engine_destroy(struct tpu_engine *eng) {
     delete eng;
 }
 
+void tpu_engine_set_phys_map(struct tpu_engine *eng, tpu_phys_map_fn map, tpu_phys_unmap_fn unmap) {
+    eng->dev.phys.set_map(map, unmap);
+}
+
 void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t entries) {
     eng->dev.mmu.set_ctx_table(addr, entries);
 }

@@ -24,7 +24,13 @@ Card::Card(HostMemory &mem, const tpu_engine_config &cfg, uint32_t contexts)
     engine_.reset(tpu_engine_create(&cfg_, HostMemory::phys_rw, &mem_, err, sizeof(err)));
     if (!engine_)
         throw std::runtime_error(std::string("Card: ") + err);
+    use_phys_map(true);
     tpu_engine_set_ctx_table(engine_.get(), contexts_.addr(), contexts_.entries());
+}
+
+void Card::use_phys_map(bool on) {
+    tpu_engine_set_phys_map(engine_.get(), on ? HostMemory::phys_map : nullptr,
+                            on ? HostMemory::phys_unmap : nullptr);
 }
 
 tpu_job_result Card::run(uint32_t ctx_id, uint64_t program_va, uint32_t program_bytes) {

@@ -80,4 +80,11 @@ int HostMemory::phys_rw(void *opaque, uint64_t addr, void *buf, uint64_t len, bo
     return 0;
 }
 
+void *HostMemory::phys_map(void *opaque, uint64_t addr, uint64_t len, bool) {
+    auto *mem = static_cast<HostMemory *>(opaque);
+    return mem->contains(addr, len) ? mem->base_ + addr : nullptr;
+}
+
+void HostMemory::phys_unmap(void *, void *, uint64_t, bool) {}
+
 } // namespace tpu::test

@@ -4,6 +4,8 @@
 #include "memory/dma.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 
 namespace tpu::engine {
 namespace {
@@ -16,6 +18,70 @@ constexpr uint64_t kHoldBytes = 256u << 10;
 uint64_t bytes_left_in_page(uint64_t va) {
     return TPU_PAGE_SIZE - (va & (TPU_PAGE_SIZE - 1));
 }
+
+// The rows of a strided transfer through mapped pages (PhysMemory::map): the page under the
+// current row stays mapped for the rows after it on the same page, so that short rows (many to
+// a page) cost a memcpy each instead of a translation and a memory callback each. A page that
+// cannot be mapped goes through the callback. Translations, faults and their addresses are those
+// of read_held() / write_held(); the caller holds the MMU's use lock while the window lives and
+// releases the window before it lets the lock go.
+class PageWindow {
+  public:
+    PageWindow(const PhysMemory &phys, Mmu &mmu, bool to_host)
+        : phys_(phys), mmu_(mmu), to_host_(to_host) {}
+    ~PageWindow() { release(); }
+    PageWindow(const PageWindow &) = delete;
+    PageWindow &operator=(const PageWindow &) = delete;
+
+    // Copies len bytes between device VA va and buf (to the host if to_host), page by page.
+    Fault copy(uint64_t va, uint8_t *buf, uint64_t len) {
+        for (uint64_t done = 0; done < len;) {
+            const uint64_t at = va + done;
+            const uint64_t chunk = std::min(len - done, bytes_left_in_page(at));
+            const uint64_t page = at & ~uint64_t(TPU_PAGE_SIZE - 1);
+            if (page != page_ || !mapped_) {
+                release();
+                uint64_t pa;
+                const Fault f = mmu_.translate(at, to_host_ ? Access::Write : Access::Read, &pa);
+                if (!f.ok())
+                    return f;
+                page_ = page;
+                pa_page_ = pa & ~uint64_t(TPU_PAGE_SIZE - 1);
+                ptr_ = phys_.map(pa_page_, TPU_PAGE_SIZE, to_host_);
+                mapped_ = true;
+            }
+            const uint64_t off = at - page;
+            if (ptr_) {
+                if (to_host_)
+                    std::memcpy(ptr_ + off, buf + done, chunk);
+                else
+                    std::memcpy(buf + done, ptr_ + off, chunk);
+            } else if (!(to_host_ ? phys_.write(pa_page_ + off, buf + done, chunk)
+                                  : phys_.read(pa_page_ + off, buf + done, chunk))) {
+                return make_fault(TPU_ERR_BUS, at);
+            }
+            done += chunk;
+        }
+        return kOk;
+    }
+
+    // Gives the mapped page back; the next copy translates again.
+    void release() {
+        if (ptr_)
+            phys_.unmap(ptr_, TPU_PAGE_SIZE, to_host_);
+        ptr_ = nullptr;
+        mapped_ = false;
+    }
+
+  private:
+    const PhysMemory &phys_;
+    Mmu &mmu_;
+    const bool to_host_;
+    bool mapped_ = false; // page_ translated (ptr_ set, or nullptr: through the callback)
+    uint64_t page_ = 0;   // device VA of the page
+    uint64_t pa_page_ = 0;
+    uint8_t *ptr_ = nullptr;
+};
 
 } // namespace
 
@@ -97,11 +163,17 @@ Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atom
         return transfer_span(insn, local, abort);
     // A row is at most 2^18 bytes, so checking for an abort between rows stops it promptly.
     auto in_use = mmu_.use();
+    // With map callbacks, rows go through mapped pages (declared after in_use: released first).
+    std::optional<PageWindow> window;
+    if (phys_.can_map())
+        window.emplace(phys_, mmu_, insn.to_host);
     uint64_t held = 0; // bytes moved since the lock was taken
     for (uint32_t r = 0; r < insn.rows; r++) {
         if (abort.load(std::memory_order_relaxed))
             return make_fault(TPU_ERR_ABORTED);
         if (held >= kHoldBytes) {
+            if (window)
+                window->release();
             in_use.unlock();
             in_use.lock();
             held = 0;
@@ -110,7 +182,9 @@ Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atom
         uint64_t va = insn.host_addr + r * insn.host_stride;
         uint8_t *row = local.data() + insn.local.addr + r * insn.local.stride;
         Fault f;
-        if (insn.to_host) {
+        if (window) {
+            f = window->copy(va, row, insn.row_bytes);
+        } else if (insn.to_host) {
             f = write_held(va, row, insn.row_bytes);
         } else {
             uint64_t done;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // PhysMemory: the host physical memory as the engine sees it, a thin wrapper around the
-// tpu_phys_rw_fn callback given to tpu_engine_create(). Every host access goes through here.
+// tpu_phys_rw_fn callback given to tpu_engine_create() and the optional map / unmap callbacks
+// (tpu_engine_set_phys_map()). Every host access goes through here.
 #pragma once
 
 #include <bit>
@@ -27,9 +28,25 @@ class PhysMemory {
         return rw_(opaque_, addr, const_cast<void *>(buf), len, true) == 0;
     }
 
+    void set_map(tpu_phys_map_fn map, tpu_phys_unmap_fn unmap) {
+        map_ = map && unmap ? map : nullptr;
+        unmap_ = map && unmap ? unmap : nullptr;
+    }
+    bool can_map() const { return map_ != nullptr; }
+    // A host pointer to [addr, addr + len) (one page at most), or nullptr: no map callback, or
+    // it could not map them. Every pointer goes back through unmap() with the same len.
+    uint8_t *map(uint64_t addr, uint64_t len, bool is_write) const {
+        return map_ ? static_cast<uint8_t *>(map_(opaque_, addr, len, is_write)) : nullptr;
+    }
+    void unmap(uint8_t *ptr, uint64_t len, bool is_write) const {
+        unmap_(opaque_, ptr, len, is_write);
+    }
+
   private:
     tpu_phys_rw_fn rw_;
     void *opaque_;
+    tpu_phys_map_fn map_ = nullptr;
+    tpu_phys_unmap_fn unmap_ = nullptr;
 };
 
 } // namespace tpu::engine

@@ -35,6 +35,9 @@ class Card {
                   uint32_t contexts = kDefaultContexts);
 
     tpu_engine *engine() { return engine_.get(); }
+    // Whether DMA may copy through mapped pages (tpu_engine_set_phys_map(), as QEMU's device
+    // does; the default) or only through the memory callback.
+    void use_phys_map(bool on);
     const tpu_engine_config &config() const { return cfg_; }
     HostMemory &memory() { return mem_; }
     ContextTable &contexts() { return contexts_; }

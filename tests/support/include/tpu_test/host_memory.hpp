@@ -35,6 +35,9 @@ class HostMemory {
 
     // The memory callback for tpu_engine_create(); opaque must be this HostMemory.
     static int phys_rw(void *opaque, uint64_t addr, void *buf, uint64_t len, bool is_write);
+    // tpu_phys_map_fn / tpu_phys_unmap_fn: a pointer into the memory, nullptr out of bounds.
+    static void *phys_map(void *opaque, uint64_t addr, uint64_t len, bool is_write);
+    static void phys_unmap(void *opaque, void *ptr, uint64_t len, bool is_write);
 
   private:
     bool contains(uint64_t pa, uint64_t len) const;
