@@ -83,6 +83,48 @@ void validate(const PermuteProblem &p) {
             throw Error(ErrorCode::InvalidArgument, "permute: every extent must be non-zero");
 }
 
+// Rows of the kept last axis shorter than this go through swap_outer_axes().
+constexpr std::uint64_t kShortRowBytes = 512;
+
+// [A][B][C] -> [B][A][C] (canonical order {1, 0, 2}) with short rows of C: the general blocks
+// (rows along one axis) would move every row of C to or from a host page of its own, on one
+// side. Blocks of A' x B' x C instead, in as A' DMAs of B' C elements and out as B' DMAs of A'
+// rows of C (B' C apart on chip): every DMA moves contiguous host bytes.
+std::vector<Program> swap_outer_axes(const PermuteProblem &p, const Canonical &c, std::uint64_t e,
+                                     const ArrayLimits &limits, std::size_t max_program_bytes) {
+    const std::uint64_t na = c.extent[0], nb = c.extent[1], nc = c.extent[2];
+    const std::uint64_t ub = limits.ub_bytes / e - 64;
+    const std::uint64_t bb = std::min<std::uint64_t>({nb, max_dim / nc, ub / nc});
+    const std::uint64_t ba = bb ? std::min<std::uint64_t>({na, max_dim, ub / (bb * nc)}) : 0;
+    if (ba == 0)
+        unsupported("permute", limits);
+    const auto u32 = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+    Splitter programs(max_program_bytes, false);
+    for (std::uint64_t a0 = 0; a0 < na; a0 += ba)
+        for (std::uint64_t b0 = 0; b0 < nb; b0 += bb) {
+            const std::uint64_t rows = std::min(ba, na - a0), cols = std::min(bb, nb - b0);
+            const std::uint64_t row = cols * nc * e; // a block row on chip: B' rows of C
+            ProgramBuilder b;
+            b.dma_in({.type = p.type,
+                      .host_addr = p.a_addr + (a0 * nb + b0) * nc * e,
+                      .host_stride = nb * nc * e,
+                      .local_addr = 0,
+                      .local_stride = u32(row),
+                      .rows = u32(rows),
+                      .cols = u32(cols * nc)});
+            for (std::uint64_t j = 0; j < cols; ++j)
+                b.dma_out({.type = p.type,
+                           .host_addr = p.dst_addr + ((b0 + j) * na + a0) * nc * e,
+                           .host_stride = nc * e,
+                           .local_addr = u32(j * nc * e),
+                           .local_stride = u32(row),
+                           .rows = u32(rows),
+                           .cols = u32(nc)});
+            programs.add(b.finish());
+        }
+    return programs.finish();
+}
+
 } // namespace
 
 std::vector<Program> compile_permute(const PermuteProblem &p, const ArrayLimits &limits,
@@ -95,6 +137,9 @@ std::vector<Program> compile_permute(const PermuteProblem &p, const ArrayLimits 
         c.order = {0};
     }
     const std::size_t rank = c.extent.size();
+    if (rank == 3 && c.order == std::vector<std::size_t>{1, 0, 2} &&
+        c.extent[2] * e < kShortRowBytes)
+        return swap_outer_axes(p, c, e, limits, max_program_bytes);
     const std::vector<std::uint64_t> in_stride = dense_strides(c.extent);
     std::vector<std::uint64_t> out_extent(rank), out_stride(rank);
     for (std::size_t i = 0; i < rank; ++i)
