@@ -189,34 +189,39 @@ bool check(uint32_t mode, std::mt19937_64 &rng, const tpu_insn &insn, Simulate s
     return true;
 }
 
-} // namespace
-
-TEST_CASE("VECTOR with overlapping operands: elements one at a time in row-major order", "[vpu]") {
-    const uint32_t mode = GENERATE(from_range(std::begin(kModes), std::end(kModes)));
-    std::mt19937_64 rng(9100 + mode);
+// 400 random instructions from trial(rng), each run by check(); most must be accepted.
+template <class Trial> void run_trials(uint32_t mode, uint64_t seed, Trial trial) {
+    std::mt19937_64 rng(seed + mode);
     int ran = 0;
-    for (int trial = 0; trial < 400; trial++) {
-        const Shape s = random_vector(rng);
-        CAPTURE(mode, trial, int(s.dt), s.op, s.rows, s.cols, s.a, s.a_stride, s.b, s.b_stride,
-                s.dst, s.dst_stride, s.b_col);
-        tpu_insn insn = vector(s.dt, s.op, s.rows, s.cols, s.a, s.a_stride, s.b, s.b_stride, s.dst,
-                               s.dst_stride);
-        if (s.b_col)
-            insn.vec.flags |= TPU_F_VEC_B_COL;
-        ran += check(mode, rng, insn, [&](std::vector<uint8_t> &ub) { simulate_vector(s, ub); });
+    for (int i = 0; i < 400; i++) {
+        CAPTURE(mode, i);
+        ran += trial(rng);
     }
     CHECK(ran > 300);
 }
 
+} // namespace
+
+TEST_CASE("VECTOR with overlapping operands: elements one at a time in row-major order", "[vpu]") {
+    const uint32_t mode = GENERATE(from_range(std::begin(kModes), std::end(kModes)));
+    run_trials(mode, 9100, [&](std::mt19937_64 &rng) {
+        const Shape s = random_vector(rng);
+        CAPTURE(int(s.dt), s.op, s.rows, s.cols, s.a, s.a_stride, s.b, s.b_stride, s.dst,
+                s.dst_stride, s.b_col);
+        tpu_insn insn = vector(s.dt, s.op, s.rows, s.cols, s.a, s.a_stride, s.b, s.b_stride, s.dst,
+                               s.dst_stride);
+        if (s.b_col)
+            insn.vec.flags |= TPU_F_VEC_B_COL;
+        return check(mode, rng, insn, [&](std::vector<uint8_t> &ub) { simulate_vector(s, ub); });
+    });
+}
+
 TEST_CASE("TRANSPOSE with overlapping operands: elements one at a time in source order", "[vpu]") {
     const uint32_t mode = GENERATE(from_range(std::begin(kModes), std::end(kModes)));
-    std::mt19937_64 rng(9200 + mode);
-    int ran = 0;
-    for (int trial = 0; trial < 400; trial++) {
+    run_trials(mode, 9200, [&](std::mt19937_64 &rng) {
         const Shape s = random_transpose(rng);
-        CAPTURE(mode, trial, int(s.dt), s.rows, s.cols, s.a, s.a_stride, s.dst, s.dst_stride);
+        CAPTURE(int(s.dt), s.rows, s.cols, s.a, s.a_stride, s.dst, s.dst_stride);
         const tpu_insn insn = transpose(s.dt, s.rows, s.cols, s.a, s.a_stride, s.dst, s.dst_stride);
-        ran += check(mode, rng, insn, [&](std::vector<uint8_t> &ub) { simulate_transpose(s, ub); });
-    }
-    CHECK(ran > 300);
+        return check(mode, rng, insn, [&](std::vector<uint8_t> &ub) { simulate_transpose(s, ub); });
+    });
 }

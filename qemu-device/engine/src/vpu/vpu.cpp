@@ -133,11 +133,16 @@ template <class F> bool with_float_op(uint8_t code, F f) {
 // before any of its results is stored (a loop the compiler vectorises).
 constexpr uint32_t kVectorChunk = 64;
 
+// Whether the byte ranges [p, p + p_len) and [q, q + q_len) share no byte.
+bool apart(uint64_t p, uint64_t p_len, uint64_t q, uint64_t q_len) {
+    return p + p_len <= q || q + q_len <= p;
+}
+
 // Whether writing dst[0, len) a chunk at a time gives what writing it element by element does
-// for an operand at src[0, len): dst at or below the operand (an element is then overwritten only
-// after it was read), or apart from it.
-bool chunk_safe(const uint8_t *dst, const uint8_t *src, uint64_t len) {
-    return dst <= src || src + len <= dst;
+// for an operand at src[0, src_len) (len, or one element read for every column): dst at or below
+// a full-length operand (an element is then overwritten only after it was read), or apart from it.
+bool chunk_safe(const uint8_t *dst, uint64_t len, const uint8_t *src, uint64_t src_len) {
+    return (src_len == len && dst <= src) || apart(uintptr_t(dst), len, uintptr_t(src), src_len);
 }
 
 // dst[i] = op(a[i], b[i]) (b[0] for every i if b_scalar) over n <= kVectorChunk elements of a
@@ -189,8 +194,8 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
         uint8_t *dst = at(ub, insn.dst, r, 0, elem);
         if constexpr (kFloat) {
             const uint64_t bytes = elem * cols;
-            if (chunk_safe(dst, a, bytes) &&
-                (insn.b_col ? b + elem <= dst || dst + bytes <= b : chunk_safe(dst, b, bytes))) {
+            if (chunk_safe(dst, bytes, a, bytes) &&
+                chunk_safe(dst, bytes, b, insn.b_col ? elem : bytes)) {
                 for (uint64_t c = 0; c < cols; c += kVectorChunk) {
                     const auto n = uint32_t(std::min<uint64_t>(kVectorChunk, cols - c));
                     float_chunk<Dtype>(a + elem * c, b + b_step * c, insn.b_col, dst + elem * c, n,
@@ -430,7 +435,8 @@ bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &
     const uint32_t elem = dtype_bytes(insn.dtype);
     // Source and destination apart, and every destination element written once (rows apart):
     // the order of the copies cannot matter.
-    if ((insn.a.end() <= insn.dst.addr || insn.dst.end() <= insn.a.addr) &&
+    if (apart(insn.a.addr, insn.a.end() - insn.a.addr, insn.dst.addr,
+              insn.dst.end() - insn.dst.addr) &&
         (insn.cols == 1 || insn.dst.stride >= insn.dst.row_bytes)) {
         if (elem == 4)
             return transpose_apart<uint32_t>(insn, ub, abort);
