@@ -145,6 +145,49 @@ TEST_CASE("every supported row-kernel set matches the reference", "[mxu]") {
     }
 }
 
+TEST_CASE("every kernel set computes fp32 chains exactly, rows in place or packed", "[mxu]") {
+    // fp32 rows that are 4-byte aligned and evenly spaced are read in place, others packed; a
+    // chain whose weights outgrow the L2 cache (K = 2304 x 128 columns) is walked in ranges of k
+    // over blocks of several panels. All must equal one fma chain per output in ascending k.
+    std::mt19937_64 rng(13);
+    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+    ThreadPool pool(2);
+    std::atomic<bool> abort{false};
+    for (const RowKernels *kernels : supported_row_kernels()) {
+        FastMxu mxu(pool, *kernels);
+        for (auto [m, k, n, offset, group] : {std::tuple{200u, 2304u, 128u, 0u, 0u},
+                                              {100u, 300u, 70u, 2u, 0u},
+                                              {130u, 200u, 128u, 0u, 20u}}) {
+            CAPTURE(kernels->name, m, k, n, offset, group);
+            const uint64_t stride = 4 * uint64_t(k) + 8; // bytes between rows of a group
+            const uint64_t group_stride = stride * group + 24;
+            std::vector<float> a(uint64_t(m) * k), w(uint64_t(k) * n);
+            for (float &x : a)
+                x = value(rng);
+            for (float &x : w)
+                x = value(rng);
+            MatmulArgs args;
+            args.src_stride = stride;
+            args.row_group = group;
+            args.group_stride = group_stride;
+            args.rows = m;
+            std::vector<uint8_t> src(offset +
+                                     (group ? (m / group + 1) * group_stride : m * stride));
+            args.src = src.data() + offset;
+            for (uint32_t i = 0; i < m; i++)
+                std::memcpy(const_cast<uint8_t *>(args.src_row(i)), &a[uint64_t(i) * k], 4 * k);
+            std::vector<uint8_t> acc(uint64_t(m) * n * 4);
+            args.acc = acc.data();
+            args.acc_stride = 4 * uint64_t(n);
+            WeightTile tile(k, n);
+            tile.load(MxuType::Fp32, k, n, reinterpret_cast<const uint8_t *>(w.data()), 4 * n);
+            REQUIRE(mxu.run(tile, args, abort));
+            std::vector<float> want = reference_matmul_fp32(a.data(), w.data(), m, k, n);
+            CHECK(first_difference(acc.data(), want.data(), uint64_t(m) * n) == "");
+        }
+    }
+}
+
 TEST_CASE("every kernel set stores NaN results as the canonical NaN", "[mxu]") {
     // NaN inputs with payloads and signs, and infinities that meet zeros or each other, in
     // rows long enough to cross the kernels' chunks of steps, with and without ACCUMULATE:

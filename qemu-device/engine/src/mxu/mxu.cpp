@@ -43,7 +43,7 @@ bool FastMxu::run(const WeightTile &tile, const MatmulArgs &args, const std::ato
     }
 
     const uint32_t threads = pool_.size();
-    const uint32_t block_rows = kernels_.block_rows(tile.type());
+    const uint32_t block_rows = kernels_.block_rows(tile.type(), tile.k(), n);
     const uint32_t row_blocks = (args.rows + block_rows - 1) / block_rows;
     uint32_t col_blocks = 1;
     if (threads > 1 && row_blocks < kBlocksPerThread * threads)

@@ -23,20 +23,20 @@ namespace tpu::engine::tiles {
 
 // R rows x V vectors of accumulators in registers over all steps (the TileFn contract).
 template <class Mac, int R, int V> struct SimdTile {
-    static void run(const uint32_t *a, uint32_t steps, const uint32_t *w, uint64_t ldw,
-                    uint8_t *acc, uint64_t acc_stride, uint32_t cols, bool load_acc,
+    static void run(const uint32_t *a, uint64_t a_stride, uint32_t steps, const uint32_t *w,
+                    uint64_t ldw, uint8_t *acc, uint64_t acc_stride, uint32_t cols, bool load_acc,
                     const int32_t *bias) {
         if (cols == uint32_t(V * Mac::kLanes))
-            body<false>(a, steps, w, ldw, acc, acc_stride, cols, load_acc, bias);
+            body<false>(a, a_stride, steps, w, ldw, acc, acc_stride, cols, load_acc, bias);
         else
-            body<true>(a, steps, w, ldw, acc, acc_stride, cols, load_acc, bias);
+            body<true>(a, a_stride, steps, w, ldw, acc, acc_stride, cols, load_acc, bias);
     }
 
     // One step: every accumulator takes its row's activation word at a times the weights at w.
     template <bool Partial>
-    __attribute__((always_inline)) static inline void step(typename Mac::Vec (&c)[R][V],
-                                                           const typename Mac::Mask (&mask)[V],
-                                                           const uint32_t *a, const uint32_t *w) {
+    __attribute__((always_inline)) static inline void
+    step(typename Mac::Vec (&c)[R][V], const typename Mac::Mask (&mask)[V], const uint32_t *a,
+         uint64_t a_stride, const uint32_t *w) {
         typename Mac::Vec wv[V];
 #pragma GCC unroll 4
         for (int v = 0; v < V; v++)
@@ -45,15 +45,15 @@ template <class Mac, int R, int V> struct SimdTile {
         for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
             for (int v = 0; v < V; v++)
-                c[r][v] = Mac::mac(c[r][v], a + r * kStepChunk, wv[v]);
+                c[r][v] = Mac::mac(c[r][v], a + r * a_stride, wv[v]);
     }
 
     // bf16 blocks: the chains in registers, the accumulators in memory between blocks (exact:
     // fp32 loads and stores do not round). Blocks start at step 0 of the tile.
     template <bool Partial>
-    static void blocks(const typename Mac::Mask (&mask)[V], const uint32_t *a, uint32_t steps,
-                       const uint32_t *w, uint64_t ldw, uint8_t *acc, uint64_t acc_stride,
-                       bool load_acc) {
+    static void blocks(const typename Mac::Mask (&mask)[V], const uint32_t *a, uint64_t a_stride,
+                       uint32_t steps, const uint32_t *w, uint64_t ldw, uint8_t *acc,
+                       uint64_t acc_stride, bool load_acc) {
         using Vec = typename Mac::Vec;
         constexpr int kLanes = Mac::kLanes;
         for (uint32_t b = 0; b < steps; b += Mac::kBlockSteps) {
@@ -66,11 +66,11 @@ template <class Mac, int R, int V> struct SimdTile {
                     even[r][v] = odd[r][v] = Mac::zero();
             uint32_t s = b;
             for (; s + 2 <= end; s += 2) {
-                step<Partial>(even, mask, a + s, w + s * ldw);
-                step<Partial>(odd, mask, a + s + 1, w + (s + 1) * ldw);
+                step<Partial>(even, mask, a + s, a_stride, w + s * ldw);
+                step<Partial>(odd, mask, a + s + 1, a_stride, w + (s + 1) * ldw);
             }
             if (s < end)
-                step<Partial>(even, mask, a + s, w + s * ldw);
+                step<Partial>(even, mask, a + s, a_stride, w + s * ldw);
             const bool from_memory = load_acc || b > 0;
             // Only the call's last block stores NaN as the canonical NaN: the others are read
             // back by the next block, where any NaN stays NaN.
@@ -93,8 +93,8 @@ template <class Mac, int R, int V> struct SimdTile {
 
     // Partial: the last vector is masked; otherwise every load and store is a full vector.
     template <bool Partial>
-    static void body(const uint32_t *a, uint32_t steps, const uint32_t *w, uint64_t ldw,
-                     uint8_t *acc, uint64_t acc_stride, uint32_t cols, bool load_acc,
+    static void body(const uint32_t *a, uint64_t a_stride, uint32_t steps, const uint32_t *w,
+                     uint64_t ldw, uint8_t *acc, uint64_t acc_stride, uint32_t cols, bool load_acc,
                      const int32_t *bias) {
         using Vec = typename Mac::Vec;
         constexpr int kLanes = Mac::kLanes;
@@ -104,7 +104,7 @@ template <class Mac, int R, int V> struct SimdTile {
             mask[v] = Mac::mask(Partial ? cols - kLanes * v : kLanes);
 
         if constexpr (Mac::kBlockSteps != 0) {
-            blocks<Partial>(mask, a, steps, w, ldw, acc, acc_stride, load_acc);
+            blocks<Partial>(mask, a, a_stride, steps, w, ldw, acc, acc_stride, load_acc);
             return;
         }
 
@@ -127,7 +127,7 @@ template <class Mac, int R, int V> struct SimdTile {
         }
 
         for (uint32_t s = 0; s < steps; s++, a++, w += ldw)
-            step<Partial>(c, mask, a, w);
+            step<Partial>(c, mask, a, a_stride, w);
 
 #pragma GCC unroll 8
         for (int r = 0; r < R; r++)

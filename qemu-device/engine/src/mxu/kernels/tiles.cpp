@@ -90,6 +90,15 @@ void pack(Operand operand, const MatmulArgs &args, uint32_t k, uint32_t m, uint3
     }
 }
 
+// Whether fp32 activation rows [p0, p1) can be read in place as a panel: 4-byte aligned, in
+// one group of rows (so evenly spaced), a whole number of words apart.
+bool direct_rows(Operand operand, const MatmulArgs &args, uint32_t p0, uint32_t p1) {
+    if (operand != Operand::Fp32 || args.src_stride % 4 != 0 ||
+        reinterpret_cast<uintptr_t>(args.src_row(p0)) % 4 != 0)
+        return false;
+    return args.row_group == 0 || p0 / args.row_group == (p1 - 1) / args.row_group;
+}
+
 // Brings the data of the next chunk into the cache a few lines at a time, between the tiles of
 // the current one: the activations of its rows (rows of large strided matrices, which the
 // hardware prefetchers do not follow from row to row) and, when it starts a new panel, that
@@ -151,35 +160,57 @@ void run_tiles(const TileSet &set, Operand operand, const WeightTile &tile, cons
     // The activations of up to kPanelRows rows: a[row][step].
     alignas(64) uint32_t a[kPanelRows * kStepChunk];
 
-    for (uint32_t p0 = m0; p0 < m1; p0 += kPanelRows) {
-        const uint32_t p1 = std::min(m1, p0 + kPanelRows);
-        const uint32_t tile_calls =
-            (p1 - p0 + set.rows - 1) / set.rows * ((n1 - n0 + tile_cols - 1) / tile_cols);
-        for (uint32_t s0 = 0; s0 < steps; s0 += kStepChunk) {
-            const uint32_t count = std::min(kStepChunk, steps - s0);
-            pack(operand, args, k, p0, p1 - p0, s0, count, a);
-            const bool load_acc = args.accumulate || s0 > 0;
-            // The next chunk: further steps of this panel, or the first of the next panel.
-            const bool last = s0 + count >= steps;
-            const uint32_t next_m0 = last ? p1 : p0;
-            const uint32_t next_m1 = last ? std::min(m1, p1 + kPanelRows) : p1;
-            const uint32_t next_s0 = last ? 0 : s0 + count;
-            ChunkPrefetch prefetch(args, next_m0, next_m1, next_s0 * step_bytes,
-                                   std::min(kStepChunk, steps - next_s0) * step_bytes,
-                                   4 * uint64_t(n0), last ? 4 * uint64_t(n1 - n0) : 0, tile_calls);
-            // Columns outermost, so one column panel of weights stays in the L1 cache while
-            // every row tile goes through it.
-            for (uint32_t c0 = n0; c0 < n1; c0 += tile_cols) {
-                const uint32_t cols = std::min(tile_cols, n1 - c0);
-                const uint32_t vectors = (cols + set.lanes - 1) / set.lanes;
-                const int32_t *bias = quads && s0 == 0 ? tile.int8_bias() + c0 : nullptr;
-                for (uint32_t m = p0; m < p1; m += set.rows) {
-                    const uint32_t rows = std::min(set.rows, p1 - m);
-                    prefetch.step();
-                    set.fn[rows - 1][vectors - 1](a + (m - p0) * kStepChunk, count,
-                                                  w + uint64_t(s0) * n + c0, n,
-                                                  args.acc + m * args.acc_stride + 4 * uint64_t(c0),
-                                                  args.acc_stride, cols, load_acc, bias);
+    // Steps of weights walked by every panel of the block before the next range: a range's
+    // weights stay in the L2 cache while the panels go through them.
+    const uint32_t range_steps = std::max<uint32_t>(
+        kStepChunk, uint32_t(kL2WeightBytes / (4 * uint64_t(n)) / kStepChunk * kStepChunk));
+
+    for (uint32_t r0 = 0; r0 < steps; r0 += range_steps) {
+        const uint32_t r1 = std::min(steps, r0 + range_steps);
+        for (uint32_t p0 = m0; p0 < m1; p0 += kPanelRows) {
+            const uint32_t p1 = std::min(m1, p0 + kPanelRows);
+            const uint32_t tile_calls =
+                (p1 - p0 + set.rows - 1) / set.rows * ((n1 - n0 + tile_cols - 1) / tile_cols);
+            for (uint32_t s0 = r0; s0 < r1; s0 += kStepChunk) {
+                const uint32_t count = std::min(kStepChunk, r1 - s0);
+                // fp32 rows evenly spaced and aligned are broadcast from where they are.
+                const uint32_t *panel = a;
+                uint64_t panel_stride = kStepChunk;
+                if (direct_rows(operand, args, p0, p1)) {
+                    panel = reinterpret_cast<const uint32_t *>(args.src_row(p0)) + s0;
+                    panel_stride = args.src_stride / 4;
+                } else {
+                    pack(operand, args, k, p0, p1 - p0, s0, count, a);
+                }
+                const bool load_acc = args.accumulate || s0 > 0;
+                // The next chunk: further steps of this panel, the first of the range in the
+                // next panel, or the first panel's in the next range.
+                const bool panel_done = s0 + count >= r1;
+                const bool range_done = panel_done && p1 >= m1;
+                const uint32_t next_m0 = range_done ? m0 : panel_done ? p1 : p0;
+                const uint32_t next_m1 = std::min(m1, next_m0 + kPanelRows);
+                const uint32_t next_s0 = range_done ? r1 : panel_done ? r0 : s0 + count;
+                const uint32_t next_count =
+                    next_s0 < steps ? std::min(kStepChunk, steps - next_s0) : 0;
+                ChunkPrefetch prefetch(args, next_m0, next_m1, next_s0 * step_bytes,
+                                       next_count * step_bytes, 4 * uint64_t(n0),
+                                       panel_done && next_count ? 4 * uint64_t(n1 - n0) : 0,
+                                       tile_calls);
+                // Columns outermost, so one column panel of weights stays in the L1 cache
+                // while every row tile goes through it.
+                for (uint32_t c0 = n0; c0 < n1; c0 += tile_cols) {
+                    const uint32_t cols = std::min(tile_cols, n1 - c0);
+                    const uint32_t vectors = (cols + set.lanes - 1) / set.lanes;
+                    const int32_t *bias = quads && s0 == 0 ? tile.int8_bias() + c0 : nullptr;
+                    for (uint32_t m = p0; m < p1; m += set.rows) {
+                        const uint32_t rows = std::min(set.rows, p1 - m);
+                        prefetch.step();
+                        set.fn[rows - 1][vectors - 1](panel + (m - p0) * panel_stride, panel_stride,
+                                                      count, w + uint64_t(s0) * n + c0, n,
+                                                      args.acc + m * args.acc_stride +
+                                                          4 * uint64_t(c0),
+                                                      args.acc_stride, cols, load_acc, bias);
+                    }
                 }
             }
         }

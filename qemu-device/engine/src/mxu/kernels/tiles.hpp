@@ -26,15 +26,20 @@ inline constexpr uint32_t kMaxVectors = 4;
 inline constexpr uint32_t kStepChunk = 64;
 // Rows packed at once.
 inline constexpr uint32_t kPanelRows = 48;
+// Bytes of weights (steps x N words) that every panel of a block walks before the next steps:
+// a long chain's weights (fp32 at K = 4096 x 128 columns: 2 MiB) would otherwise be read back
+// from beyond the L2 cache by every panel. Blocks of several panels (FastMxu) reuse each range.
+inline constexpr uint64_t kL2WeightBytes = 512 << 10;
 
 // One tile: for each step s < steps, row r, column c < cols:
-//   acc[r][c] = mac(acc[r][c], a[r * kStepChunk + s], w[s * ldw + c])
+//   acc[r][c] = mac(acc[r][c], a[r * a_stride + s], w[s * ldw + c])
 // where acc row r is at acc + r * acc_stride. The accumulators start from memory if load_acc
 // (else 0), plus bias[c] if bias is not null. cols is at most vectors x lanes and more than
-// (vectors - 1) x lanes: only the last vector may be partial.
-using TileFn = void (*)(const uint32_t *a, uint32_t steps, const uint32_t *w, uint64_t ldw,
-                        uint8_t *acc, uint64_t acc_stride, uint32_t cols, bool load_acc,
-                        const int32_t *bias);
+// (vectors - 1) x lanes: only the last vector may be partial. a is a panel of packed
+// activations (a_stride kStepChunk) or, for fp32, the activation rows themselves.
+using TileFn = void (*)(const uint32_t *a, uint64_t a_stride, uint32_t steps, const uint32_t *w,
+                        uint64_t ldw, uint8_t *acc, uint64_t acc_stride, uint32_t cols,
+                        bool load_acc, const int32_t *bias);
 
 struct TileSet {
     uint32_t rows;                    // most rows of a tile, <= kMaxRows
