@@ -46,6 +46,12 @@ class BlockEmitter {
         const std::uint32_t group_end = static_cast<std::uint32_t>(
             std::min<std::uint64_t>(p_.n, n0 + std::uint64_t{t_.group_n} * t_.tile_n));
         const bool a_resident = rows <= t_.tile_m;
+        // Resident A tiles go side by side (tile k0 at column k0 of rows of all K) when the
+        // block's A fits at once, so that no DMA overwrites a tile a later MATMUL of the block
+        // may read: the card can overlap the next tile's DMA with this one's MATMULs, and fast
+        // mode reads the rows in place. Otherwise each k tile reuses the same place.
+        const bool side_by_side =
+            a_resident && t_.ub_a_offset + std::uint64_t{rows} * p_.k * elem_ <= ub_bytes_;
         std::uint64_t weight_loads = 0;
         for (std::uint32_t k0 = 0; k0 < p_.k; k0 += t_.tile_k) {
             const std::uint32_t depth = std::min(t_.tile_k, p_.k - k0);
@@ -55,14 +61,16 @@ class BlockEmitter {
                 load_weights(out, k0, depth, col, cols);
                 ++weight_loads;
                 for (std::uint32_t r = 0; r < rows; r += t_.tile_m) {
-                    const std::uint32_t a_rows = std::min(t_.tile_m, rows - r);
+                    const std::uint32_t tile_rows = std::min(t_.tile_m, rows - r);
+                    const std::uint32_t a_addr = t_.ub_a_offset + (side_by_side ? k0 * elem_ : 0);
+                    const std::uint32_t a_stride = (side_by_side ? p_.k : depth) * elem_;
                     if (!(a_resident && a_loaded))
-                        load_a(out, m0 + r, a_rows, k0, depth);
+                        load_a(out, m0 + r, tile_rows, k0, depth, a_addr, a_stride);
                     a_loaded = true;
                     out.matmul({.type = p_.type,
-                                .src_addr = t_.ub_a_offset,
-                                .src_stride = depth * elem_,
-                                .rows = a_rows,
+                                .src_addr = a_addr,
+                                .src_stride = a_stride,
+                                .rows = tile_rows,
                                 .cols = depth,
                                 .acc_addr = r * t_.acc_stride + (col - n0) * acc_elem_,
                                 .acc_stride = t_.acc_stride,
@@ -145,14 +153,15 @@ class BlockEmitter {
             {.type = p_.type, .src_addr = 0, .src_stride = w_stride, .rows = depth, .cols = cols});
     }
 
-    // A[row .. row + a_rows)[k0 .. k0 + depth) into the unified buffer after the weights.
+    // A[row .. row + a_rows)[k0 .. k0 + depth) into the unified buffer after the weights, at
+    // ub_addr with rows ub_stride apart.
     void load_a(ProgramBuilder &out, std::uint32_t row, std::uint32_t a_rows, std::uint32_t k0,
-                std::uint32_t depth) const {
+                std::uint32_t depth, std::uint32_t ub_addr, std::uint32_t ub_stride) const {
         out.dma_in({.type = p_.type,
                     .host_addr = p_.a_addr + row * a_stride_ + std::uint64_t{k0} * elem_,
                     .host_stride = a_stride_,
-                    .local_addr = t_.ub_a_offset,
-                    .local_stride = depth * elem_,
+                    .local_addr = ub_addr,
+                    .local_stride = ub_stride,
                     .rows = a_rows,
                     .cols = depth});
     }

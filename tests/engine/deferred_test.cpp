@@ -3,10 +3,10 @@
 // libtpurt emits — per k tile the activations into the UB, then per column block a weight DMA,
 // LOAD_W and MATMUL into that block's accumulators — are computed per column block over all k
 // tiles at once, which must be invisible. Random such programs on a 32 x 8 card (bf16 tiles of
-// whole blocks of 32 k join, others not), with activations reloaded per column block, DMAs
-// over the activations, instructions that must compute the waiting MATMULs first, and faults,
-// against the cycle-accurate model (which never defers): results, counters, cycles and final
-// state identical.
+// whole blocks of 32 k join, others not), with activations reloaded per column block or side
+// by side in rows of all k, DMAs over the activations, instructions that must compute the
+// waiting MATMULs first, and faults, against the cycle-accurate model (which never defers):
+// results, counters, cycles and final state identical.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -71,8 +71,8 @@ uint8_t program_dtype(uint64_t seed) {
 }
 
 // A k-outer tiled matmul: C[m, n] (+)= A[m, K] x W[K, n] in column blocks of up to 8 and k
-// tiles of up to 32 (after MATMULs that leave the accumulators non-zero), then the UB and
-// accumulators dumped.
+// tiles of up to 32 (after MATMULs that leave the accumulators non-zero), the k tiles'
+// activations at one place or side by side, then the UB and accumulators dumped.
 Program k_outer_program(uint64_t seed, const ProgramLimits &lim) {
     std::mt19937_64 rng(seed);
     const uint8_t dtype = kDtypes[rng() % 3]; // program_dtype(seed)
@@ -90,6 +90,10 @@ Program k_outer_program(uint64_t seed, const ProgramLimits &lim) {
     const bool reload_a = rng() % 4 == 0;                 // per column block, as when A is streamed
     const uint32_t disturb = uint32_t(rng() % 2) ? 0 : 3; // one in `disturb` pairs, or none
     const uint64_t a_host = lim.input_va, w_host = lim.input_va + 32768;
+    // The k tiles' activations side by side in rows of all K (read in place at the end, unless
+    // a DMA over them had them copied out first), or each k tile at the same place.
+    const uint32_t k_total = (k_tiles - 1) * tile_k + last_k;
+    const bool side_by_side = rng() % 2 && m * k_total * es <= kScratch - kActivations;
 
     Program p;
     // Accumulators that are not zero to start from: per column block a MATMUL of K = 8 (which
@@ -105,9 +109,11 @@ Program k_outer_program(uint64_t seed, const ProgramLimits &lim) {
     for (uint32_t t = 0; t < k_tiles; t++) {
         const uint32_t k = t + 1 == k_tiles ? last_k : tile_k;
         const uint32_t k0 = t * tile_k;
+        const uint32_t a_at = side_by_side ? kActivations + k0 * es : kActivations;
+        const uint32_t a_stride = (side_by_side ? k_total : k) * es;
         const auto load_a = [&] {
-            p.push_back(dma_in(dtype, uint16_t(m), uint16_t(k), a_host + k0 * es, 64 * es,
-                               kActivations, k * es));
+            p.push_back(
+                dma_in(dtype, uint16_t(m), uint16_t(k), a_host + k0 * es, 64 * es, a_at, a_stride));
         };
         if (!reload_a)
             load_a();
@@ -120,8 +126,8 @@ Program k_outer_program(uint64_t seed, const ProgramLimits &lim) {
             if (reload_a)
                 load_a();
             const uint16_t flags = t > 0 || accumulate_first ? TPU_F_ACCUMULATE : 0;
-            p.push_back(matmul(dtype, uint16_t(m), uint16_t(k), kActivations, k * es, 32 * c,
-                               acc_stride, flags));
+            p.push_back(
+                matmul(dtype, uint16_t(m), uint16_t(k), a_at, a_stride, 32 * c, acc_stride, flags));
             if (disturb && rng() % disturb == 0)
                 push_disturbance(rng, lim, dtype, m, k, acc_stride, p);
         }

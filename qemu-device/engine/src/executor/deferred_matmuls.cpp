@@ -55,22 +55,25 @@ const DeferredMatmuls::Segment *DeferredMatmuls::segment_at(uint32_t k0) const {
 }
 
 bool DeferredMatmuls::take_activations(const MatmulInsn &insn, uint32_t k0) {
-    if (const Segment *s = segment_at(k0))
-        return s->live && s->k == insn.k && s->ub_begin == insn.src_addr &&
-               s->ub_stride == insn.src_stride && s->ub_end == insn.src_end;
     const uint64_t elem = mxu_elem_bytes(insn.type);
+    const Extent2D ub{insn.src_addr, insn.src_stride, insn.m, insn.k * elem};
+    if (const Segment *s = segment_at(k0))
+        return s->live && s->k == insn.k && s->ub.addr == ub.addr && s->ub.stride == ub.stride;
     if (k0 != src_depth_ || uint64_t(k0 + insn.k) * insn.m * elem > kMaxActivationBytes)
         return false;
-    // Segment after segment, each m rows of its k elements.
-    uint8_t *out = buffer(dev_.deferred_activations, kMaxActivationBytes).data() +
-                   uint64_t(k0) * insn.m * elem;
-    const uint8_t *ub = dev_.ub.data() + insn.src_addr;
-    for (uint32_t r = 0; r < insn.m; r++)
-        std::memcpy(out + r * insn.k * elem, ub + r * insn.src_stride, insn.k * elem);
-    segments_.push_back(
-        Segment{k0, insn.k, insn.src_addr, insn.src_end, insn.src_stride, /*live=*/true});
+    segments_.push_back(Segment{k0, insn.k, ub, /*live=*/true});
     src_depth_ += insn.k;
     return true;
+}
+
+// Segment after segment in deferred_activations, each m rows of its k elements.
+void DeferredMatmuls::copy_out(const Segment &s) {
+    const uint64_t elem = mxu_elem_bytes(type_);
+    uint8_t *out =
+        buffer(dev_.deferred_activations, kMaxActivationBytes).data() + uint64_t(s.k0) * m_ * elem;
+    const uint8_t *ub = dev_.ub.data() + s.ub.addr;
+    for (uint32_t r = 0; r < m_; r++)
+        std::memcpy(out + r * s.k * elem, ub + r * s.ub.stride, s.k * elem);
 }
 
 bool DeferredMatmuls::defer(const MatmulInsn &insn, const Extent2D &acc) {
@@ -117,22 +120,40 @@ bool DeferredMatmuls::defer(const MatmulInsn &insn, const Extent2D &acc) {
     return true;
 }
 
-void DeferredMatmuls::ub_written(uint64_t begin, uint64_t end) {
+void DeferredMatmuls::ub_will_write(const Extent2D &dst) {
     for (Segment &s : segments_)
-        if (begin < s.ub_end && s.ub_begin < end)
+        if (s.live && overlaps(s.ub, dst)) {
+            copy_out(s);
             s.live = false;
+        }
+}
+
+const uint8_t *DeferredMatmuls::activation_rows(uint64_t *stride) {
+    const uint64_t elem = mxu_elem_bytes(type_);
+    // k tiles side by side in the same rows of the UB (k0 ascending from the first): read there.
+    const Segment &first = segments_.front();
+    if (std::all_of(segments_.begin(), segments_.end(), [&](const Segment &s) {
+            return s.live && s.ub.stride == first.ub.stride &&
+                   s.ub.addr == first.ub.addr + s.k0 * elem;
+        })) {
+        *stride = first.ub.stride;
+        return dev_.ub.data() + first.ub.addr;
+    }
+    *stride = uint64_t(src_depth_) * elem;
+    uint8_t *rows = buffer(dev_.deferred_rows, kMaxActivationBytes).data();
+    for (const Segment &s : segments_) {
+        const uint8_t *in = s.live ? dev_.ub.data() + s.ub.addr
+                                   : dev_.deferred_activations->data() + uint64_t(s.k0) * m_ * elem;
+        const uint64_t in_stride = s.live ? s.ub.stride : s.k * elem;
+        for (uint32_t r = 0; r < m_; r++)
+            std::memcpy(rows + r * *stride + s.k0 * elem, in + r * in_stride, s.k * elem);
+    }
+    return rows;
 }
 
 bool DeferredMatmuls::flush() {
-    // The copied activations as rows of all k for the kernels.
-    const uint64_t elem = mxu_elem_bytes(type_);
-    const uint64_t row_bytes = uint64_t(src_depth_) * elem;
-    uint8_t *rows = buffer(dev_.deferred_rows, kMaxActivationBytes).data();
-    for (const Segment &s : segments_) {
-        const uint8_t *in = dev_.deferred_activations->data() + uint64_t(s.k0) * m_ * elem;
-        for (uint32_t r = 0; r < m_; r++)
-            std::memcpy(rows + r * row_bytes + s.k0 * elem, in + r * s.k * elem, s.k * elem);
-    }
+    uint64_t row_stride;
+    const uint8_t *rows = activation_rows(&row_stride);
     // Each column block through the chain weight tile, free between instructions.
     const auto *weights = reinterpret_cast<const uint32_t *>(dev_.deferred_weights->data());
     WeightTile &tile = dev_.chain_weights;
@@ -153,7 +174,7 @@ bool DeferredMatmuls::flush() {
         });
         MatmulArgs args;
         args.src = rows;
-        args.src_stride = row_bytes;
+        args.src_stride = row_stride;
         args.acc = dev_.acc.data() + c.acc.addr;
         args.acc_stride = c.acc.stride;
         args.rows = m_;

@@ -3,17 +3,20 @@
 // into each of several column blocks of accumulators, with DMAs and LOAD_Ws between them, as
 // libtpurt's programs run them — held back and computed per column block as one MATMUL over all
 // of its k tiles, like the K chains of executor_chain.cpp, instead of one pass over the
-// accumulators per k tile. A MATMUL joins when its activations (copied at once, one copy per k
-// tile shared by the column blocks) and its weights (copied from the loaded tile) are taken,
-// so later DMAs and LOAD_Ws may overwrite the unified buffer and the tile. Nothing else may
-// touch the accumulators before flush(): the executor flushes before every other instruction.
+// accumulators per k tile. A MATMUL joins when its activations (one k tile's, shared by the
+// column blocks) and its weights (copied from the loaded tile) are taken. The activations stay
+// where they are in the unified buffer until a DMA is about to overwrite them, which copies
+// them out first (ub_will_write()); so later DMAs and LOAD_Ws may overwrite the unified buffer
+// and the tile. Nothing else may touch the accumulators before flush(): the executor flushes
+// before every other instruction.
 // The results are those of the MATMULs one by one: int8 sums are exact, fp32 keeps one fma
 // chain per output in ascending k, and a bf16 column block joins a tile only after tiles of
 // whole blocks of 32 k (docs/hardware.md, Numerics); counters and timeline are the executor's,
 // in program order. The copies go to buffers the Device keeps (deferred_activations: the k
-// tiles' activations one after the other; deferred_rows: at flush, rows of all k for the
-// kernels; deferred_weights: every taken tile's words), each within a budget: a MATMUL that
-// would exceed one does not join.
+// tiles' activations copied out, one after the other; deferred_rows: at flush, rows of all k
+// for the kernels, unless the k tiles lie side by side in the same rows of the unified buffer,
+// which the kernels then read in place; deferred_weights: every taken tile's words), each
+// within a budget: a MATMUL that would exceed one does not join.
 #pragma once
 
 #include <cstdint>
@@ -34,18 +37,18 @@ class DeferredMatmuls {
     // Takes insn, whose checks passed against dev.weights with accumulators acc, if it can
     // join (else changes nothing and returns false: flush, then try again or run it).
     bool defer(const MatmulInsn &insn, const Extent2D &acc);
-    // The unified buffer's bytes [begin, end) were overwritten: activations read from there
-    // can no longer be shared with a later MATMUL.
-    void ub_written(uint64_t begin, uint64_t end);
+    // The unified buffer's bytes of dst are about to be overwritten: activations taken from
+    // there are copied out first and can no longer be shared with a later MATMUL.
+    void ub_will_write(const Extent2D &dst);
     // Computes every column block and forgets them; false if aborted on the way.
     bool flush();
 
   private:
-    // Activations of one k tile: k elements [k0, k0 + k) of each of the m rows, copied from UB
-    // bytes [ub_begin, ub_end) (rows ub_stride apart), still unchanged there while live.
+    // Activations of one k tile: k elements [k0, k0 + k) of each of the m rows, in the UB at
+    // ub while live, else copied out.
     struct Segment {
         uint32_t k0, k;
-        uint64_t ub_begin, ub_end, ub_stride;
+        Extent2D ub;
         bool live;
     };
     // The words of one taken weight tile (k x n) in deferred_weights.
@@ -65,6 +68,9 @@ class DeferredMatmuls {
     Column *column_at(uint64_t acc_addr);
     const Segment *segment_at(uint32_t k0) const;
     bool take_activations(const MatmulInsn &insn, uint32_t k0);
+    void copy_out(const Segment &s);
+    // The activations as rows of all k: in place in the UB, or built in deferred_rows.
+    const uint8_t *activation_rows(uint64_t *stride);
 
     Device &dev_;
     const uint32_t max_depth_; // k per column block (the chain weight tile's)

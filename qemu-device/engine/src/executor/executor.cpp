@@ -79,9 +79,9 @@ Fault Executor::flush_deferred() {
 }
 
 Fault Executor::execute(const DmaInsn &insn) {
+    if (!insn.to_host && !insn.from_acc)
+        deferred_.ub_will_write(insn.local);
     Fault f = dev_.dma.transfer(insn, insn.from_acc ? dev_.acc : dev_.ub, dev_.abort_requested);
-    if (!insn.to_host)
-        deferred_.ub_written(insn.local.addr, insn.local.end());
     if (!f.ok())
         return f;
     (insn.to_host ? result_.dma_write_bytes : result_.dma_read_bytes) += insn.bytes();
