@@ -3,10 +3,11 @@
 // libtpurt emits — per k tile the activations into the UB, then per column block a weight DMA,
 // LOAD_W and MATMUL into that block's accumulators — are computed per column block over all k
 // tiles at once, which must be invisible. Random such programs on a 32 x 8 card (bf16 tiles of
-// whole blocks of 32 k join, others not), with activations reloaded per column block or side
-// by side in rows of all k, DMAs over the activations, instructions that must compute the
-// waiting MATMULs first, and faults, against the cycle-accurate model (which never defers):
-// results, counters, cycles and final state identical.
+// whole blocks of 32 k join, others not), with weights from the UB (also transposed) or the
+// host, activations reloaded per column block or side by side in rows of all k, DMAs over the
+// activations or the loaded weights' source, instructions that must compute the waiting
+// MATMULs first, and faults, against the cycle-accurate model (which never defers): results,
+// counters, cycles and final state identical.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -36,7 +37,7 @@ ProgramLimits limits() {
 void push_disturbance(std::mt19937_64 &rng, const ProgramLimits &lim, uint8_t dtype, uint32_t m,
                       uint32_t k, uint32_t acc_stride, Program &p) {
     const uint32_t es = dtype_bytes(dtype);
-    switch (rng() % 7) {
+    switch (rng() % 8) {
     case 0:
         p.push_back(nop());
         break;
@@ -57,9 +58,39 @@ void push_disturbance(std::mt19937_64 &rng, const ProgramLimits &lim, uint8_t dt
         p.push_back(matmul(dtype, uint16_t(m), uint16_t(k), kActivations, k * es,
                            4 * (1 + rng() % 8), acc_stride, TPU_F_ACCUMULATE));
         break;
+    case 6: // over the loaded tile's source, then a MATMUL: the tile stays as it was loaded
+        p.push_back(dma_in(dtype, 4, 8, lim.input_va + 20480, 8 * es, kWeightsAt, 8 * es));
+        p.push_back(matmul(dtype, uint16_t(m), uint16_t(k), kActivations, k * es, 8192, 64,
+                           TPU_F_ACCUMULATE));
+        break;
     default: // a MATMUL of rows the others do not have
         p.push_back(matmul(dtype, uint16_t(m + 1), uint16_t(k), kActivations, k * es, 8192, 64,
                            TPU_F_ACCUMULATE));
+        break;
+    }
+}
+
+// The weights W[k0, k0 + k)[c0, c0 + cols) of one column block into the array, from the host
+// region w_host (rows of 64 elements): DMA'd to the UB and loaded (staged until a MATMUL needs
+// the tile, deferred MATMULs take the UB bytes), the same transposed, or loaded from the host.
+void push_weights(std::mt19937_64 &rng, uint8_t dtype, uint32_t k0, uint32_t k, uint32_t c0,
+                  uint32_t cols, uint64_t w_host, Program &p) {
+    const uint32_t es = dtype_bytes(dtype);
+    switch (rng() % 4) {
+    case 0: // transposed: cols rows of k elements
+        p.push_back(dma_in(dtype, uint16_t(cols), uint16_t(k), w_host + (c0 * 64 + k0) * es,
+                           64 * es, kWeightsAt, k * es));
+        p.push_back(
+            load_w(dtype, uint16_t(k), uint16_t(cols), kWeightsAt, k * es, TPU_F_W_TRANSPOSE));
+        break;
+    case 1:
+        p.push_back(load_w_host(dtype, uint16_t(k), uint16_t(cols),
+                                w_host + (uint64_t(k0) * 64 + c0) * es, 64 * es));
+        break;
+    default:
+        p.push_back(dma_in(dtype, uint16_t(k), uint16_t(cols),
+                           w_host + (uint64_t(k0) * 64 + c0) * es, 64 * es, kWeightsAt, cols * es));
+        p.push_back(load_w(dtype, uint16_t(k), uint16_t(cols), kWeightsAt, cols * es));
         break;
     }
 }
@@ -119,10 +150,7 @@ Program k_outer_program(uint64_t seed, const ProgramLimits &lim) {
             load_a();
         for (uint32_t c = 0; c < col_blocks; c++) {
             const uint32_t cols = c + 1 == col_blocks ? last_cols : 8;
-            p.push_back(dma_in(dtype, uint16_t(k), uint16_t(cols),
-                               w_host + (uint64_t(k0) * 64 + 8 * c) * es, 64 * es, kWeightsAt,
-                               cols * es));
-            p.push_back(load_w(dtype, uint16_t(k), uint16_t(cols), kWeightsAt, cols * es));
+            push_weights(rng, dtype, k0, k, 8 * c, cols, w_host, p);
             if (reload_a)
                 load_a();
             const uint16_t flags = t > 0 || accumulate_first ? TPU_F_ACCUMULATE : 0;

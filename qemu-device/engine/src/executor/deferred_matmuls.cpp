@@ -12,9 +12,9 @@
 namespace tpu::engine {
 namespace {
 
-// Budgets of the copies: activations (and the rows built from them), weights (32-bit words).
+// Budgets of the copies: activations (and the rows built from them), weights.
 constexpr uint64_t kMaxActivationBytes = 32u << 20;
-constexpr uint64_t kMaxWeightWords = 16u << 20;
+constexpr uint64_t kMaxWeightBytes = 64u << 20;
 
 // Whether two blocks of accumulators may share a byte: not if they are side by side in rows of
 // one stride (column blocks of one row block), nor if their spans do not meet.
@@ -76,16 +76,17 @@ void DeferredMatmuls::copy_out(const Segment &s) {
         std::memcpy(out + r * s.k * elem, ub + r * s.ub.stride, s.k * elem);
 }
 
-bool DeferredMatmuls::defer(const MatmulInsn &insn, const Extent2D &acc) {
-    const WeightTile &w = dev_.weights;
-    const uint32_t n = w.n();
-    const uint64_t words = uint64_t(insn.k) * n;
+bool DeferredMatmuls::defer(const MatmulInsn &insn, const Extent2D &acc, uint32_t tile_n,
+                            const RawWeights *raw) {
+    const uint32_t n = tile_n;
+    const uint64_t elem = mxu_elem_bytes(insn.type);
+    const uint64_t bytes = uint64_t(insn.k) * n * (raw ? elem : 4);
     // Rows one stride apart whose accumulators do not overlap, weights within the budget; not
     // tiles of a few k (copying their activations costs more than running them now).
     if (max_depth_ < insn.k || insn.k < kMinChainTileK ||
         (insn.row_group != 0 && insn.row_group < insn.m) ||
         (insn.m > 1 && insn.acc_stride < 4 * uint64_t(n)) ||
-        weight_words_ + words > kMaxWeightWords)
+        weight_bytes_ + bytes + 63 > kMaxWeightBytes)
         return false;
     if (!empty() && (insn.type != type_ || insn.m != m_))
         return false;
@@ -112,11 +113,20 @@ bool DeferredMatmuls::defer(const MatmulInsn &insn, const Extent2D &acc) {
         columns_.push_back(Column{acc, n, insn.accumulate, 0, {}});
         col = &columns_.back();
     }
-    LocalMemory &weights = buffer(dev_.deferred_weights, 4 * kMaxWeightWords);
-    std::memcpy(weights.data() + 4 * weight_words_, w.words(), 4 * words);
-    col->pieces.push_back(Piece{weight_words_, insn.k});
+    uint8_t *out = buffer(dev_.deferred_weights, kMaxWeightBytes).data() + weight_bytes_;
+    if (raw) {
+        // Dense rows of the source as it is laid out.
+        const uint32_t rows = raw->transposed ? n : insn.k;
+        const uint64_t row_bytes = (raw->transposed ? insn.k : n) * elem;
+        for (uint32_t r = 0; r < rows; r++)
+            std::memcpy(out + r * row_bytes, raw->src + r * raw->stride, row_bytes);
+    } else {
+        std::memcpy(out, dev_.weights.words(), bytes);
+    }
+    col->pieces.push_back(
+        Piece{weight_bytes_, k0, insn.k, raw != nullptr, raw != nullptr && raw->transposed});
     col->depth += insn.k;
-    weight_words_ += words;
+    weight_bytes_ += (bytes + 63) & ~uint64_t(63); // pieces of words stay aligned
     return true;
 }
 
@@ -151,11 +161,23 @@ const uint8_t *DeferredMatmuls::activation_rows(uint64_t *stride) {
     return rows;
 }
 
+void DeferredMatmuls::load_piece(WeightTile &tile, const Piece &p, uint32_t n, uint32_t k0,
+                                 uint32_t rows) const {
+    const uint8_t *piece = dev_.deferred_weights->data() + p.offset;
+    const uint64_t elem = mxu_elem_bytes(type_);
+    const uint64_t skip = k0 - p.k0; // rows of the piece's W before k0
+    if (!p.raw)
+        tile.load_words(k0, rows, reinterpret_cast<const uint32_t *>(piece) + skip * n);
+    else if (p.transposed)
+        tile.load_rows(k0, rows, piece + skip * elem, p.k * elem, true);
+    else
+        tile.load_rows(k0, rows, piece + skip * n * elem, n * elem, false);
+}
+
 bool DeferredMatmuls::flush() {
     uint64_t row_stride;
     const uint8_t *rows = activation_rows(&row_stride);
     // Each column block through the chain weight tile, free between instructions.
-    const auto *weights = reinterpret_cast<const uint32_t *>(dev_.deferred_weights->data());
     WeightTile &tile = dev_.chain_weights;
     bool done = true;
     for (const Column &c : columns_) {
@@ -168,7 +190,7 @@ bool DeferredMatmuls::flush() {
             for (const Piece &p : c.pieces) {
                 const uint32_t lo = std::max(c0, k0), hi = std::min(c1, k0 + p.k);
                 if (lo < hi)
-                    tile.load_words(lo, hi - lo, weights + p.offset + uint64_t(lo - k0) * c.n);
+                    load_piece(tile, p, c.n, lo, hi - lo);
                 k0 += p.k;
             }
         });
@@ -185,7 +207,7 @@ bool DeferredMatmuls::flush() {
     columns_.clear();
     segments_.clear();
     src_depth_ = 0;
-    weight_words_ = 0;
+    weight_bytes_ = 0;
     return done;
 }
 

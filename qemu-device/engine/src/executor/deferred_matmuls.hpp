@@ -15,8 +15,9 @@
 // in program order. The copies go to buffers the Device keeps (deferred_activations: the k
 // tiles' activations copied out, one after the other; deferred_rows: at flush, rows of all k
 // for the kernels, unless the k tiles lie side by side in the same rows of the unified buffer,
-// which the kernels then read in place; deferred_weights: every taken tile's words), each
-// within a budget: a MATMUL that would exceed one does not join.
+// which the kernels then read in place; deferred_weights: every taken tile, as the raw
+// elements a staged LOAD_W left in the UB, else as the loaded tile's words), each within a
+// budget: a MATMUL that would exceed one does not join.
 #pragma once
 
 #include <cstdint>
@@ -28,15 +29,24 @@
 
 namespace tpu::engine {
 
+// A weight tile as its LOAD_W reads it from the unified buffer, not yet widened: the rows
+// of W (N elements each), or when transposed N rows of K elements, stride bytes apart.
+struct RawWeights {
+    const uint8_t *src;
+    uint64_t stride;
+    bool transposed;
+};
+
 class DeferredMatmuls {
   public:
     explicit DeferredMatmuls(Device &dev);
 
     bool empty() const { return columns_.empty(); }
 
-    // Takes insn, whose checks passed against dev.weights with accumulators acc, if it can
-    // join (else changes nothing and returns false: flush, then try again or run it).
-    bool defer(const MatmulInsn &insn, const Extent2D &acc);
+    // Takes insn, whose checks passed with accumulators acc, if it can join (else changes
+    // nothing and returns false: flush, then try again or run it). Its weights are raw (of
+    // insn's type, K and the tile's N: tile_n), or dev.weights' if raw is null.
+    bool defer(const MatmulInsn &insn, const Extent2D &acc, uint32_t tile_n, const RawWeights *raw);
     // The unified buffer's bytes of dst are about to be overwritten: activations taken from
     // there are copied out first and can no longer be shared with a later MATMUL.
     void ub_will_write(const Extent2D &dst);
@@ -51,10 +61,13 @@ class DeferredMatmuls {
         Extent2D ub;
         bool live;
     };
-    // The words of one taken weight tile (k x n) in deferred_weights.
+    // One taken weight tile (k x n) in deferred_weights: its 32-bit words (as widened by
+    // WeightTile), or its raw elements, k rows of n or when transposed n rows of k.
     struct Piece {
-        uint64_t offset; // in words
-        uint32_t k;
+        uint64_t offset; // in bytes
+        uint32_t k0, k;  // rows [k0, k0 + k) of the column block's W
+        bool raw;
+        bool transposed;
     };
     // One block of accumulators and the k tiles it has taken so far.
     struct Column {
@@ -69,6 +82,8 @@ class DeferredMatmuls {
     const Segment *segment_at(uint32_t k0) const;
     bool take_activations(const MatmulInsn &insn, uint32_t k0);
     void copy_out(const Segment &s);
+    // Rows [k0, k0 + rows) of tile (n columns), all within piece p.
+    void load_piece(WeightTile &tile, const Piece &p, uint32_t n, uint32_t k0, uint32_t rows) const;
     // The activations as rows of all k: in place in the UB, or built in deferred_rows.
     const uint8_t *activation_rows(uint64_t *stride);
 
@@ -79,7 +94,7 @@ class DeferredMatmuls {
     std::vector<Column> columns_;
     std::vector<Segment> segments_;
     uint32_t src_depth_ = 0;    // k of activations copied so far
-    uint64_t weight_words_ = 0; // of deferred_weights in use
+    uint64_t weight_bytes_ = 0; // of deferred_weights in use
 };
 
 } // namespace tpu::engine

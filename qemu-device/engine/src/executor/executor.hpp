@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include "device.hpp"
 #include "executor/deferred_matmuls.hpp"
@@ -86,6 +87,9 @@ class Executor {
     Fault execute(const PoolInsn &insn);
     Fault execute(const TransposeInsn &insn);
 
+    // Widens the staged LOAD_W's tile into dev_.weights (nothing if none is staged).
+    void load_staged_weights();
+
     uint64_t dma_cycles(uint64_t bytes) const;
     // Computes the deferred MATMULs (fast mode); a fault if aborted on the way.
     Fault flush_deferred();
@@ -98,6 +102,10 @@ class Executor {
 
     // LOAD_Ws so far: LOAD_W number i fills weight slot i % 2 (the timeline's double buffer).
     uint64_t weight_loads_ = 0;
+    // Fast mode: the latest LOAD_W from the UB, its tile not yet widened into dev_.weights;
+    // a MATMUL that joins the deferred ones takes its source bytes instead. Its source in the
+    // UB is unchanged while staged: every instruction that could write there loads it first.
+    std::optional<LoadWInsn> staged_w_;
     // The LOAD_W whose tile the systolic array holds (cycle-accurate mode); 0 = none.
     uint64_t array_tile_ = 0;
 

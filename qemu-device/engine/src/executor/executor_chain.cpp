@@ -141,8 +141,7 @@ Fault Executor::execute_chain(uint32_t links) {
     if (!done) {
         // Stopped in the first MATMUL, its LOAD_W done.
         schedule_load_w(first_load);
-        dev_.weights.load(first_load.type, first_load.k, n, dev_.ub.data() + first_load.src.addr,
-                          first_load.src.stride, first_load.transposed);
+        staged_w_ = first_load;
         pc_++;
         return make_fault(TPU_ERR_ABORTED);
     }
@@ -151,9 +150,7 @@ Fault Executor::execute_chain(uint32_t links) {
         schedule_load_w(chain_[i].load);
         finish_matmul(matmul, n, acc, fast_matmul_cycles(args, matmul.k, n));
     }
-    const LoadWInsn &last = chain_[links - 1].load;
-    dev_.weights.load(last.type, last.k, n, dev_.ub.data() + last.src.addr, last.src.stride,
-                      last.transposed);
+    staged_w_ = chain_[links - 1].load;
     pc_ += 2 * links - 1;
     return kOk;
 }

@@ -46,17 +46,28 @@ Fault Executor::load_weights_from_host(const LoadWInsn &insn) {
 }
 
 Fault Executor::execute(const LoadWInsn &insn) {
+    staged_w_.reset();
     if (insn.from_host) {
         Fault f = load_weights_from_host(insn);
         if (!f.ok())
             return f;
         result_.dma_read_bytes += insn.bytes();
-    } else {
+    } else if (dev_.cycle_accurate) {
         dev_.weights.load(insn.type, insn.k, insn.n, dev_.ub.data() + insn.src.addr,
                           insn.src.stride, insn.transposed);
+    } else {
+        staged_w_ = insn;
     }
     schedule_load_w(insn);
     return kOk;
+}
+
+void Executor::load_staged_weights() {
+    if (!staged_w_)
+        return;
+    const LoadWInsn &w = *staged_w_;
+    dev_.weights.load(w.type, w.k, w.n, dev_.ub.data() + w.src.addr, w.src.stride, w.transposed);
+    staged_w_.reset();
 }
 
 void Executor::schedule_load_w(const LoadWInsn &insn) {
@@ -173,33 +184,41 @@ void Executor::finish_matmul(const MatmulInsn &insn, uint32_t n, const Extent2D 
 
 Fault Executor::execute(const MatmulInsn &insn) {
     const WeightTile &w = dev_.weights;
+    const LoadWInsn *staged = staged_w_ ? &*staged_w_ : nullptr;
+    const MxuType type = staged ? staged->type : w.type();
+    const uint32_t k = staged ? staged->k : w.k();
+    const uint32_t n = staged ? staged->n : w.n();
     Extent2D acc;
-    Fault f = check_matmul(insn, w.loaded(), w.type(), w.k(), w.n(), &acc);
+    Fault f = check_matmul(insn, staged || w.loaded(), type, k, n, &acc);
     if (!f.ok())
         return f;
     dev_.acc.mark_dirty(acc.addr, acc.end());
 
     if (!dev_.cycle_accurate) {
         // Joins the deferred MATMULs, or starts anew after computing them, or runs now.
-        bool deferred = deferred_.defer(insn, acc);
+        std::optional<RawWeights> raw;
+        if (staged)
+            raw = RawWeights{dev_.ub.data() + staged->src.addr, staged->src.stride,
+                             staged->transposed};
+        bool deferred = deferred_.defer(insn, acc, n, raw ? &*raw : nullptr);
         if (!deferred && !deferred_.empty()) {
             f = flush_deferred();
             if (!f.ok())
                 return f;
-            deferred = deferred_.defer(insn, acc);
+            deferred = deferred_.defer(insn, acc, n, raw ? &*raw : nullptr);
         }
         if (deferred) {
-            finish_matmul(insn, w.n(), acc,
-                          fast_matmul_cycles(matmul_args(insn, acc), w.k(), w.n()));
+            finish_matmul(insn, n, acc, fast_matmul_cycles(matmul_args(insn, acc), k, n));
             return kOk;
         }
+        load_staged_weights();
     }
 
     bool aborted;
     const uint64_t busy = run_matmul(matmul_args(insn, acc), &aborted);
     if (aborted)
         return make_fault(TPU_ERR_ABORTED);
-    finish_matmul(insn, w.n(), acc, busy);
+    finish_matmul(insn, n, acc, busy);
     return kOk;
 }
 
