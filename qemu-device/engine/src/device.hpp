@@ -58,7 +58,9 @@ class Device {
     LocalMemory ub;
     LocalMemory acc;
     WeightTile weights;
-    std::vector<uint8_t> weight_rows; // the source rows of a LOAD_W from host memory
+    // The source rows of the latest LOAD_W from host memory, or in fast mode from the UB:
+    // dense, as the tile's source lays them out (the staged tile, executor.hpp).
+    std::vector<uint8_t> weight_rows;
     // Fast mode only (empty otherwise): the concatenated tiles of a fused K chain, and its
     // gathered activations.
     WeightTile chain_weights;

@@ -15,9 +15,9 @@
 // in program order. The copies go to buffers the Device keeps (deferred_activations: the k
 // tiles' activations copied out, one after the other; deferred_rows: at flush, rows of all k
 // for the kernels, unless the k tiles lie side by side in the same rows of the unified buffer,
-// which the kernels then read in place; deferred_weights: every taken tile, as the raw
-// elements a staged LOAD_W left in the UB, else as the loaded tile's words), each within a
-// budget: a MATMUL that would exceed one does not join.
+// which the kernels then read in place; deferred_weights: every taken tile, as the source
+// rows of a staged LOAD_W, else as the loaded tile's words), each within a budget: a MATMUL
+// that would exceed one does not join.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +29,8 @@
 
 namespace tpu::engine {
 
-// A weight tile as its LOAD_W reads it from the unified buffer, not yet widened: the rows
-// of W (N elements each), or when transposed N rows of K elements, stride bytes apart.
+// A weight tile's source rows as its LOAD_W read them, not yet widened: the rows of W
+// (N elements each), or when transposed N rows of K elements, stride bytes apart.
 struct RawWeights {
     const uint8_t *src;
     uint64_t stride;

@@ -79,12 +79,8 @@ Fault Executor::flush_deferred() {
 }
 
 Fault Executor::execute(const DmaInsn &insn) {
-    if (!insn.to_host && !insn.from_acc) {
+    if (!insn.to_host && !insn.from_acc)
         deferred_.ub_will_write(insn.local);
-        if (staged_w_ && insn.local.addr < staged_w_->src.end() &&
-            staged_w_->src.addr < insn.local.end())
-            load_staged_weights();
-    }
     Fault f = dev_.dma.transfer(insn, insn.from_acc ? dev_.acc : dev_.ub, dev_.abort_requested);
     if (!f.ok())
         return f;
@@ -128,12 +124,11 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
         f = decode(window_[pc_ - window_begin_], dev_.limits, &insn);
         if (!f.ok())
             break;
-        // Deferred MATMULs and a staged LOAD_W wait only across DMAs into the UB, LOAD_Ws and
-        // MATMULs (which join them or flush them).
+        // Deferred MATMULs wait only across DMAs into the UB, LOAD_Ws and MATMULs (which
+        // join them or flush them).
         const DmaInsn *dma = std::get_if<DmaInsn>(&insn);
         if (!(dma && !dma->from_acc) && !std::holds_alternative<LoadWInsn>(insn) &&
             !std::holds_alternative<MatmulInsn>(insn)) {
-            load_staged_weights();
             f = flush_deferred();
             if (!f.ok())
                 break;

@@ -59,7 +59,9 @@ class Executor {
     // executor_mxu.cpp
     Fault execute(const LoadWInsn &insn);
     Fault execute(const MatmulInsn &insn);
-    Fault load_weights_from_host(const LoadWInsn &insn);
+    // The source rows of a LOAD_W into dev_.weight_rows, from host memory or the UB (staged).
+    Fault read_host_weights(const LoadWInsn &insn);
+    void stage_ub_weights(const LoadWInsn &insn);
     void schedule_load_w(const LoadWInsn &insn);
     // The checks of a MATMUL against loaded weights of type, k x n (loaded or not); *acc is
     // its accumulator extent.
@@ -102,9 +104,8 @@ class Executor {
 
     // LOAD_Ws so far: LOAD_W number i fills weight slot i % 2 (the timeline's double buffer).
     uint64_t weight_loads_ = 0;
-    // Fast mode: the latest LOAD_W from the UB, its tile not yet widened into dev_.weights;
-    // a MATMUL that joins the deferred ones takes its source bytes instead. Its source in the
-    // UB is unchanged while staged: every instruction that could write there loads it first.
+    // The latest LOAD_W, its source rows in dev_.weight_rows but its tile not yet widened into
+    // dev_.weights (fast mode: a MATMUL that joins the deferred ones takes the rows instead).
     std::optional<LoadWInsn> staged_w_;
     // The LOAD_W whose tile the systolic array holds (cycle-accurate mode); 0 = none.
     uint64_t array_tile_ = 0;

@@ -141,7 +141,7 @@ Fault Executor::execute_chain(uint32_t links) {
     if (!done) {
         // Stopped in the first MATMUL, its LOAD_W done.
         schedule_load_w(first_load);
-        staged_w_ = first_load;
+        stage_ub_weights(first_load);
         pc_++;
         return make_fault(TPU_ERR_ABORTED);
     }
@@ -150,7 +150,7 @@ Fault Executor::execute_chain(uint32_t links) {
         schedule_load_w(chain_[i].load);
         finish_matmul(matmul, n, acc, fast_matmul_cycles(args, matmul.k, n));
     }
-    staged_w_ = chain_[links - 1].load;
+    stage_ub_weights(chain_[links - 1].load);
     pc_ += 2 * links - 1;
     return kOk;
 }

@@ -17,47 +17,48 @@ uint64_t Executor::fast_matmul_cycles(const MatmulArgs &args, uint32_t k, uint32
     return cycles::matmul(args.rows, k, n, overlap);
 }
 
-Fault Executor::load_weights_from_host(const LoadWInsn &insn) {
+Fault Executor::read_host_weights(const LoadWInsn &insn) {
     // Row 0 starts at host_addr; beyond the 39-bit space it faults right there, and below it
     // the row addresses (< 2^39 + 2^12 * 2^32) cannot wrap.
     if (insn.host_addr >> TPU_VA_BITS)
         return make_fault(TPU_ERR_MMU_FAULT, insn.host_addr);
-    WeightTile &tile = dev_.weights;
     const uint64_t row_bytes = insn.row_bytes();
     uint8_t *rows = dev_.weight_rows.data();
     uint64_t done;
     // Dense rows are one read (the same bytes and the same first fault address as row by row).
-    if (insn.host_stride == row_bytes) {
-        Fault f = dev_.dma.read(insn.host_addr, rows, insn.bytes(), &done);
-        if (!f.ok())
-            return f;
-        tile.load(insn.type, insn.k, insn.n, rows, row_bytes, insn.transposed);
-        return kOk;
-    }
-    tile.begin_load(insn.type, insn.k, insn.n, insn.transposed);
+    if (insn.host_stride == row_bytes)
+        return dev_.dma.read(insn.host_addr, rows, insn.bytes(), &done);
     for (uint32_t r = 0; r < insn.source_rows(); r++) {
-        Fault f = dev_.dma.read(insn.host_addr + r * insn.host_stride, rows, row_bytes, &done);
+        Fault f = dev_.dma.read(insn.host_addr + r * insn.host_stride, rows + r * row_bytes,
+                                row_bytes, &done);
         if (!f.ok())
             return f;
-        tile.load_row(r, rows);
     }
-    tile.finish_load();
     return kOk;
+}
+
+void Executor::stage_ub_weights(const LoadWInsn &insn) {
+    const uint64_t row_bytes = insn.row_bytes();
+    const uint8_t *src = dev_.ub.data() + insn.src.addr;
+    for (uint32_t r = 0; r < insn.source_rows(); r++)
+        std::memcpy(dev_.weight_rows.data() + r * row_bytes, src + r * insn.src.stride, row_bytes);
+    staged_w_ = insn;
 }
 
 Fault Executor::execute(const LoadWInsn &insn) {
     staged_w_.reset();
     if (insn.from_host) {
-        Fault f = load_weights_from_host(insn);
+        Fault f = read_host_weights(insn);
         if (!f.ok())
             return f;
         result_.dma_read_bytes += insn.bytes();
-    } else if (dev_.cycle_accurate) {
-        dev_.weights.load(insn.type, insn.k, insn.n, dev_.ub.data() + insn.src.addr,
-                          insn.src.stride, insn.transposed);
-    } else {
         staged_w_ = insn;
+    } else {
+        stage_ub_weights(insn);
     }
+    // The systolic array takes the tile as loaded; fast mode widens it only when needed.
+    if (dev_.cycle_accurate)
+        load_staged_weights();
     schedule_load_w(insn);
     return kOk;
 }
@@ -66,7 +67,7 @@ void Executor::load_staged_weights() {
     if (!staged_w_)
         return;
     const LoadWInsn &w = *staged_w_;
-    dev_.weights.load(w.type, w.k, w.n, dev_.ub.data() + w.src.addr, w.src.stride, w.transposed);
+    dev_.weights.load(w.type, w.k, w.n, dev_.weight_rows.data(), w.row_bytes(), w.transposed);
     staged_w_.reset();
 }
 
@@ -198,8 +199,7 @@ Fault Executor::execute(const MatmulInsn &insn) {
         // Joins the deferred MATMULs, or starts anew after computing them, or runs now.
         std::optional<RawWeights> raw;
         if (staged)
-            raw = RawWeights{dev_.ub.data() + staged->src.addr, staged->src.stride,
-                             staged->transposed};
+            raw = RawWeights{dev_.weight_rows.data(), staged->row_bytes(), staged->transposed};
         bool deferred = deferred_.defer(insn, acc, n, raw ? &*raw : nullptr);
         if (!deferred && !deferred_.empty()) {
             f = flush_deferred();
