@@ -3,10 +3,13 @@
 // across jobs with its invalidation.
 #include "memory/mmu.hpp"
 
+#include <algorithm>
+
 namespace tpu::engine {
 
 Mmu::Mmu(const PhysMemory &phys, uint32_t tlb_entries)
-    : phys_(phys), tlb_(tlb_entries ? tlb_entries : kDefaultTlbEntries) {}
+    : phys_(phys), tlb_(tlb_entries ? tlb_entries : kDefaultTlbEntries),
+      ways_(std::min<uint32_t>(kWays, uint32_t(tlb_.size()))), sets_(tlb_.size() / ways_) {}
 
 void Mmu::set_ctx_table(uint64_t addr, uint32_t entries) {
     std::lock_guard<std::mutex> guard(table_lock_);
@@ -55,11 +58,11 @@ Fault Mmu::walk(uint64_t va, uint64_t *leaf) {
     return kOk;
 }
 
-size_t Mmu::slot_of(uint32_t ctx, uint64_t vpn) const {
-    // Direct mapped; the context id is mixed in so that contexts using the same VAs (every
-    // process starts at the same VA_START) do not evict each other.
+size_t Mmu::set_of(uint32_t ctx, uint64_t vpn) const {
+    // The context id is mixed in so that contexts using the same VAs (every process starts at
+    // the same VA_START) do not evict each other.
     uint64_t h = (vpn ^ (uint64_t(ctx) << 20)) * 0x9e3779b97f4a7c15ull;
-    return size_t((h >> 32) % tlb_.size());
+    return size_t((h >> 32) % sets_) * ways_;
 }
 
 Fault Mmu::translate(uint64_t va, Access access, uint64_t *pa) {
@@ -67,16 +70,18 @@ Fault Mmu::translate(uint64_t va, Access access, uint64_t *pa) {
         return make_fault(TPU_ERR_MMU_FAULT, va);
 
     const uint64_t vpn = va >> TPU_PAGE_SHIFT;
-    const size_t slot = slot_of(ctx_, vpn);
+    TlbEntry *const set = &tlb_[set_of(ctx_, vpn)];
     uint64_t leaf = 0;
     bool hit = false;
     uint64_t generation;
     {
         std::lock_guard<std::mutex> guard(tlb_lock_);
-        const TlbEntry &e = tlb_[slot];
-        if (e.valid && e.ctx == ctx_ && e.vpn == vpn) {
-            leaf = e.leaf;
-            hit = true;
+        for (uint32_t w = 0; w < ways_ && !hit; w++) {
+            const TlbEntry &e = set[w];
+            if (e.valid && e.ctx == ctx_ && e.vpn == vpn) {
+                leaf = e.leaf;
+                hit = true;
+            }
         }
         generation = generation_;
     }
@@ -86,8 +91,16 @@ Fault Mmu::translate(uint64_t va, Access access, uint64_t *pa) {
         if (!f.ok())
             return f;
         std::lock_guard<std::mutex> guard(tlb_lock_);
-        if (generation == generation_)
-            tlb_[slot] = TlbEntry{ctx_, true, vpn, leaf};
+        if (generation == generation_) {
+            // An empty way, or the next victim.
+            uint32_t way = next_victim_++ % ways_;
+            for (uint32_t w = 0; w < ways_; w++)
+                if (!set[w].valid) {
+                    way = w;
+                    break;
+                }
+            set[way] = TlbEntry{ctx_, true, vpn, leaf};
+        }
     }
 
     uint64_t need = access == Access::Read ? TPU_PTE_READ : TPU_PTE_WRITE;

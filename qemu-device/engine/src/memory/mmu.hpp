@@ -64,7 +64,8 @@ class Mmu {
     };
 
     Fault walk(uint64_t va, uint64_t *leaf);
-    size_t slot_of(uint32_t ctx, uint64_t vpn) const;
+    // The first entry of the set that (ctx, vpn) maps to.
+    size_t set_of(uint32_t ctx, uint64_t vpn) const;
 
     const PhysMemory &phys_;
     std::mutex table_lock_; // guards table_addr_ and table_entries_
@@ -78,7 +79,14 @@ class Mmu {
     // invalidation during it bumps generation_ and the walk's result is then not cached.
     std::mutex tlb_lock_;
     std::shared_mutex use_lock_; // shared: a translation in use; exclusive: invalidate()
+    // Sets of ways_ entries (up to kWays): a working set close to the TLB's size, walked in
+    // the same order job after job, keeps most of its entries, where a direct-mapped TLB
+    // would lose every page whose slot another took.
+    static constexpr uint32_t kWays = 4;
     std::vector<TlbEntry> tlb_;
+    uint32_t ways_;
+    size_t sets_;
+    uint32_t next_victim_ = 0; // fills go round the ways, not per set: a scan does not thrash
     uint64_t generation_ = 0;
     std::atomic<uint64_t> misses_{0};
 };
