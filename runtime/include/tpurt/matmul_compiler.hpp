@@ -9,7 +9,10 @@
 // later ones accumulate, which makes the result bit-identical to the plain k-ascending loop);
 // per k tile, each column tile's weights are DMA'd from B and loaded, and A streams through
 // them in tile_m-row pieces. When a block's A rows fit the unified buffer at once (tile_m ==
-// block_m), they are loaded once per k tile and reused by every column tile of the group.
+// block_m), they are loaded once per k tile and reused by every column tile of the group; if
+// the block's A of all K fits too, the k tiles go side by side (tile k0 at column k0 of rows of
+// K elements), so no DMA overwrites a tile a MATMUL may still read and fast mode reads them
+// as rows of all K in place.
 // The block shape is chosen to minimise the card's modelled cycles (docs/hardware.md: DMA 64
 // bytes per cycle, LOAD_W K cycles, MATMUL M + K + N - 1). After the last k tile the block
 // goes from the accumulators into C with one DMA. Every block is self-contained, so a matmul
