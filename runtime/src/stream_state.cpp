@@ -179,16 +179,22 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
     submit.bo_count = static_cast<std::uint32_t>(handles.size());
     submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles.data());
     submit.in_syncs = reinterpret_cast<std::uintptr_t>(&in);
-    // No dependency on a point known to have signalled (after a host wait, say).
-    submit.in_sync_count = point > 1 && point - 1 > signalled_ ? 1 : 0;
+    // No dependency on a point known to have signalled (after a host wait, say), nor on the
+    // stream's own previous job: the driver queues a file's jobs of one priority in order on
+    // one card queue, which runs them one after the other. With the fence as a dependency,
+    // drm_sched would hold this job until the previous one had ended instead of handing it
+    // to the ring at once. A point from elsewhere (another stream's event) is waited for.
+    submit.in_sync_count = point > 1 && point - 1 > signalled_ && point - 1 != own_point_ ? 1 : 0;
     submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
     submit.out_sync_count = 1;
     submit.priority = static_cast<std::uint32_t>(options_.priority);
     const std::int64_t give_up = deadline_after(Job::default_timeout);
     for (;;) {
         const int err = state.file->try_ioctl(DRM_IOCTL_TPU_SUBMIT, &submit);
-        if (err == 0)
+        if (err == 0) {
+            own_point_ = point;
             return submit.job_id;
+        }
         if ((err != EDQUOT && err != ENOSPC && err != EBUSY) || monotonic_ns() > give_up)
             throw Error(ErrorCode::SystemCall,
                         op.launch.name() +

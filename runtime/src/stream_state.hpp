@@ -101,6 +101,7 @@ class StreamState {
     std::condition_variable work_ready_, drained_;
     std::uint64_t assigned_ = 0;  // the last point handed out
     std::uint64_t signalled_ = 0; // every point up to this one is known to have signalled
+    std::uint64_t own_point_ = 0; // the latest point a job of this stream signals
     std::deque<StreamJob> in_flight_;
     std::deque<DeferredWork> deferred_;
     std::exception_ptr error_;

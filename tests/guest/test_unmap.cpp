@@ -34,12 +34,14 @@ std::uint64_t status_value(const std::string &name) {
     return 0;
 }
 
-// Writes 4 KiB of the unified buffer to `addr` after each of `rounds` matmuls.
+// Writes 4 KiB of the unified buffer to `addr` after each of `rounds` matmuls: fp32 ones of
+// 2048 x 128 x 128, a few tenths of a millisecond each for the engine, so that the job of a
+// few thousand rounds runs for a second or more (int8 rounds took under 300 ms in all).
 tpurt::Program write_loop(std::uint64_t addr, unsigned rounds) {
     tpurt::ProgramBuilder builder;
-    builder.load_weights(guest::packed_weights(tpurt::DType::Int8, 128, 128));
+    builder.load_weights(guest::packed_weights(tpurt::DType::Fp32, 128, 128));
     for (unsigned i = 0; i < rounds; i++) {
-        builder.matmul(guest::packed_matmul(tpurt::DType::Int8, 2048, 128, 128));
+        builder.matmul(guest::packed_matmul(tpurt::DType::Fp32, 2048, 128, 128));
         builder.dma_out(guest::int8_rows(addr, 0, 1, TPU_PAGE_SIZE));
     }
     return builder.halt().finish();

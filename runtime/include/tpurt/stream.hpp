@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // stream.hpp - tpurt::Stream and tpurt::Event: asynchronous, in-order queues of ops on a device.
 //
-// A stream owns one timeline syncobj of the driver. Its k-th job waits for point k - 1 and
-// signals point k (SUBMIT's in- and out-syncs), so the card runs a stream's jobs in order
+// A stream owns one timeline syncobj of the driver. Its k-th job signals point k (SUBMIT's
+// out-sync) and waits for point k - 1 (its in-sync) unless that point is the stream's own
+// previous job's: the driver queues one file's jobs of one priority in order on one card
+// queue, which runs them one after the other, so the card runs a stream's jobs in order
 // while the host goes on at once: queueing an op never waits for the card. Different streams
 // are not ordered against each other unless one waits for another's event. An event is a
 // point of a stream's timeline: the host waits for it (with a timeout) or queries it, and
