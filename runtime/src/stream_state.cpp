@@ -377,7 +377,7 @@ void StreamState::worker_loop() {
 bool StreamState::wait_job(Lock &lock, std::uint64_t point, std::int64_t deadline_ns) {
     // The job that signals `point`, if it is one of ours not yet retired: DRM_IOCTL_TPU_WAIT on
     // it waits for the same fence and returns its completion record in the same call. Its
-    // point signalled means every earlier one did (each job waits for the point before it).
+    // point signalled means every earlier one did (a timeline point signals after the earlier).
     auto it = std::find_if(in_flight_.rbegin(), in_flight_.rend(),
                            [&](const StreamJob &job) { return job.point <= point; });
     if (it == in_flight_.rend() || it->point != point || it->waited_on || it->ended ||
