@@ -186,12 +186,10 @@ bool DeferredMatmuls::flush() {
         tile.begin_load(type_, c.depth, c.n, false);
         // Rows [c0, c1) of the column block's weights from the pieces whose k they take.
         load_in_chunks(dev_.pool, tile, [&](uint32_t c0, uint32_t c1) {
-            uint32_t k0 = 0;
             for (const Piece &p : c.pieces) {
-                const uint32_t lo = std::max(c0, k0), hi = std::min(c1, k0 + p.k);
+                const uint32_t lo = std::max(c0, p.k0), hi = std::min(c1, p.k0 + p.k);
                 if (lo < hi)
                     load_piece(tile, p, c.n, lo, hi - lo);
-                k0 += p.k;
             }
         });
         MatmulArgs args;

@@ -197,15 +197,15 @@ Fault Executor::execute(const MatmulInsn &insn) {
 
     if (!dev_.cycle_accurate) {
         // Joins the deferred MATMULs, or starts anew after computing them, or runs now.
-        std::optional<RawWeights> raw;
-        if (staged)
-            raw = RawWeights{dev_.weight_rows.data(), staged->row_bytes(), staged->transposed};
-        bool deferred = deferred_.defer(insn, acc, n, raw ? &*raw : nullptr);
+        const RawWeights rows{dev_.weight_rows.data(), staged ? staged->row_bytes() : 0,
+                              staged && staged->transposed};
+        const RawWeights *raw = staged ? &rows : nullptr;
+        bool deferred = deferred_.defer(insn, acc, n, raw);
         if (!deferred && !deferred_.empty()) {
             f = flush_deferred();
             if (!f.ok())
                 return f;
-            deferred = deferred_.defer(insn, acc, n, raw ? &*raw : nullptr);
+            deferred = deferred_.defer(insn, acc, n, raw);
         }
         if (deferred) {
             finish_matmul(insn, n, acc, fast_matmul_cycles(matmul_args(insn, acc), k, n));

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mxu/kernels/tiles.hpp"
 #include "mxu/mxu_types.hpp"
 #include "mxu/weight_tile.hpp"
 
@@ -33,15 +34,15 @@ struct RowKernels {
     // of the kernels' own steps, so that no block ends in a partial step where M does not.
     uint32_t int_bf16_block_rows = 48;
 
-    // Rows of the blocks of a MATMUL against a k x n tile. fp32 weights take 4 bytes per k and
-    // column, and a long chain's outgrow the L2 cache: its blocks are four panels of 48 rows,
-    // which the vector kernels walk through each L2-sized range of k in turn (tiles.hpp).
+    // Rows of the blocks of a MATMUL against a k x n tile: fp32 kernels get a panel, or four
+    // when the tile's words span more than two of the L2-sized ranges of k that the vector
+    // kernels walk every panel of a block through in turn (tiles.hpp).
     uint32_t block_rows(MxuType type, uint32_t k, uint32_t n) const {
         if (type != MxuType::Fp32)
             return int_bf16_block_rows;
-        return 4 * uint64_t(k) * n > kLongChainBytes ? 4 * 48 : 48;
+        const bool long_chain = 4 * uint64_t(k) * n > 2 * tiles::kL2WeightBytes;
+        return long_chain ? 4 * tiles::kPanelRows : tiles::kPanelRows;
     }
-    static constexpr uint64_t kLongChainBytes = 1 << 20;
 
     BlockKernel for_type(MxuType type) const {
         switch (type) {

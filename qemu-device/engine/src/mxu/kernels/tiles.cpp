@@ -171,17 +171,16 @@ void run_tiles(const TileSet &set, Operand operand, const WeightTile &tile, cons
             const uint32_t p1 = std::min(m1, p0 + kPanelRows);
             const uint32_t tile_calls =
                 (p1 - p0 + set.rows - 1) / set.rows * ((n1 - n0 + tile_cols - 1) / tile_cols);
+            // fp32 rows evenly spaced and aligned are broadcast from where they are.
+            const bool direct = direct_rows(operand, args, p0, p1);
+            const uint64_t panel_stride = direct ? args.src_stride / 4 : kStepChunk;
             for (uint32_t s0 = r0; s0 < r1; s0 += kStepChunk) {
                 const uint32_t count = std::min(kStepChunk, r1 - s0);
-                // fp32 rows evenly spaced and aligned are broadcast from where they are.
                 const uint32_t *panel = a;
-                uint64_t panel_stride = kStepChunk;
-                if (direct_rows(operand, args, p0, p1)) {
+                if (direct)
                     panel = reinterpret_cast<const uint32_t *>(args.src_row(p0)) + s0;
-                    panel_stride = args.src_stride / 4;
-                } else {
+                else
                     pack(operand, args, k, p0, p1 - p0, s0, count, a);
-                }
                 const bool load_acc = args.accumulate || s0 > 0;
                 // The next chunk: further steps of this panel, the first of the range in the
                 // next panel, or the first panel's in the next range.
