@@ -198,7 +198,9 @@ std::string pool_name(const PoolProblem &p) {
            std::to_string(p.batch) + "x" + std::to_string(p.height) + "x" +
            std::to_string(p.width) + "x" + std::to_string(p.channels) + " w" +
            std::to_string(p.win_h) + "x" + std::to_string(p.win_w) + " s" +
-           std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w);
+           std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) +
+           (p.pad_h || p.pad_w ? " p" + std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w)
+                               : "");
 }
 
 } // namespace

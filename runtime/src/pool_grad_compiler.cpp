@@ -10,7 +10,9 @@
 // the window stride (VECTOR ADD with strided a and dst), for MAX from hits recomputed out of
 // strided gathers of x. Both give the same bits: with one window per element the sum from -0 is
 // the window's contribution. Bf16 operands are widened on the way in and the rows rounded on
-// the way out (train_block.hpp's Staging, after the fp32 rows).
+// the way out (train_block.hpp's Staging, after the fp32 rows). With padding, both run over the
+// padded image: x copied into its padding (padded_rows.hpp) first, dx cut out of it last.
+#include "padded_rows.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/train_compiler.hpp"
 #include "train_block.hpp"
@@ -116,6 +118,90 @@ std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size
     return programs.finish();
 }
 
+// Bands of `rows_per_band` rows of every image, `emit(n, y0, rows)` the instructions of one.
+template <typename Emit>
+std::vector<Program> per_band(const PoolGradProblem &p, std::uint64_t height,
+                              std::uint64_t row_bytes, const ArrayLimits &limits,
+                              std::size_t max_program_bytes, Emit &&emit) {
+    const std::uint64_t band = std::min<std::uint64_t>(limits.ub_bytes / row_bytes, max_dim);
+    Splitter programs(max_program_bytes, false);
+    for (std::uint32_t n = 0; n < p.batch; ++n)
+        for (std::uint64_t y0 = 0; y0 < height; y0 += band) {
+            ProgramBuilder b;
+            emit(b, n, y0, std::min(band, height - y0));
+            programs.add(b.finish());
+        }
+    return programs.finish();
+}
+
+// With padding: x into its padding of -inf (MAX), the gradient over the padded image into dxp,
+// and dx cut out of dxp's interior.
+std::vector<Program> padded_pool_grad(const PoolGradProblem &p, const Sizes &size,
+                                      const ArrayLimits &limits, std::size_t max_program_bytes) {
+    const std::uint64_t hp = p.height + 2ull * p.pad_h, wp = p.width + 2ull * p.pad_w;
+    const std::uint64_t c = p.channels;
+    if (wp * c > max_dim || wp * c * 4 > limits.ub_bytes)
+        unsupported("a pool gradient over padded image rows of " + std::to_string(wp * c) +
+                        " values",
+                    limits);
+    std::vector<Program> programs;
+    const auto append = [&](std::vector<Program> more) {
+        for (Program &program : more)
+            programs.push_back(std::move(program));
+    };
+    PoolGradProblem inner = p;
+    inner.height = static_cast<std::uint32_t>(hp);
+    inner.width = static_cast<std::uint32_t>(wp);
+    inner.pad_h = inner.pad_w = 0;
+    inner.dx_addr = p.dxp_addr;
+    if (p.op == PoolOp::Max) {
+        inner.x_addr = p.xp_addr;
+        const detail::PaddedImage image{.type = p.x_type,
+                                        .height = p.height,
+                                        .width = p.width,
+                                        .channels = p.channels,
+                                        .pad_h = p.pad_h,
+                                        .pad_w = p.pad_w};
+        const std::uint64_t prow = image.padded_row_bytes();
+        const std::uint64_t image_bytes = std::uint64_t{p.height} * p.width * c * size.x;
+        append(
+            per_band(p, hp, prow, limits, max_program_bytes,
+                     [&](ProgramBuilder &b, std::uint32_t n, std::uint64_t y0, std::uint64_t rows) {
+                         detail::load_padded_rows(b, image, detail::PadValue::Lowest,
+                                                  p.x_addr + n * image_bytes, y0, rows, 0);
+                         b.dma_out({.type = p.x_type,
+                                    .host_addr = p.xp_addr + (n * hp + y0) * prow,
+                                    .host_stride = prow,
+                                    .local_addr = 0,
+                                    .local_stride = static_cast<std::uint32_t>(prow),
+                                    .rows = static_cast<std::uint32_t>(rows),
+                                    .cols = static_cast<std::uint32_t>(wp * c)});
+                     }));
+    }
+    append(compile_pool_grad(inner, limits, max_program_bytes));
+    const std::uint64_t row = std::uint64_t{p.width} * c * size.dx, prow = wp * c * size.dx;
+    append(
+        per_band(p, p.height, row, limits, max_program_bytes,
+                 [&](ProgramBuilder &b, std::uint32_t n, std::uint64_t y0, std::uint64_t rows) {
+                     b.dma_in({.type = p.dx_type,
+                               .host_addr = p.dxp_addr +
+                                            ((n * hp + p.pad_h + y0) * wp + p.pad_w) * c * size.dx,
+                               .host_stride = prow,
+                               .local_addr = 0,
+                               .local_stride = static_cast<std::uint32_t>(row),
+                               .rows = static_cast<std::uint32_t>(rows),
+                               .cols = static_cast<std::uint32_t>(p.width * c)});
+                     b.dma_out({.type = p.dx_type,
+                                .host_addr = p.dx_addr + (std::uint64_t{n} * p.height + y0) * row,
+                                .host_stride = row,
+                                .local_addr = 0,
+                                .local_stride = static_cast<std::uint32_t>(row),
+                                .rows = static_cast<std::uint32_t>(rows),
+                                .cols = static_cast<std::uint32_t>(p.width * c)});
+                 }));
+    return programs;
+}
+
 } // namespace
 
 std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimits &limits,
@@ -135,6 +221,14 @@ std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimi
     const std::uint32_t x_size = float_operand(name, "x", p.x_type),
                         dy_size = float_operand(name, "dy", p.dy_type),
                         dx_size = float_operand(name, "dx", p.dx_type);
+    if (p.padded()) {
+        if (p.pad_h >= kh || p.pad_w >= kw)
+            throw Error(ErrorCode::InvalidArgument,
+                        name + ": padding of " + std::to_string(p.pad_h) + " x " +
+                            std::to_string(p.pad_w) + " must be below the window (" +
+                            std::to_string(kh) + " x " + std::to_string(kw) + ")");
+        return padded_pool_grad(p, {x_size, dy_size, dx_size}, limits, max_program_bytes);
+    }
     if (kh == sh && kw == sw && std::uint64_t{oh} * sh == p.height &&
         std::uint64_t{ow} * sw == p.width && std::uint64_t{p.width} * c <= max_dim)
         if (const std::uint32_t chunk = tiled_chunk_rows(p, limits))

@@ -69,16 +69,27 @@ void transpose(Stream &stream, const Tensor &a, const Tensor &out) {
 }
 
 MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
+                   const PoolWindow &window, std::chrono::nanoseconds timeout) {
+    return prepare_pool2d(device, op, input, out, window).run(device, timeout);
+}
+void pool2d(Stream &stream, PoolOp op, const Tensor &input, const Tensor &out,
+            const PoolWindow &window) {
+    stream.enqueue(prepare_pool2d(stream.device(), op, input, out, window));
+}
+OpLaunch prepare_pool2d(Device &device, PoolOp op, const Tensor &input, const Tensor &out,
+                        std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
+                        std::uint32_t stride_w) {
+    return prepare_pool2d(device, op, input, out, {window_h, window_w, stride_h, stride_w});
+}
+MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
                    std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
                    std::uint32_t stride_w, std::chrono::nanoseconds timeout) {
-    return prepare_pool2d(device, op, input, out, window_h, window_w, stride_h, stride_w)
-        .run(device, timeout);
+    return pool2d(device, op, input, out, {window_h, window_w, stride_h, stride_w}, timeout);
 }
 void pool2d(Stream &stream, PoolOp op, const Tensor &input, const Tensor &out,
             std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
             std::uint32_t stride_w) {
-    stream.enqueue(
-        prepare_pool2d(stream.device(), op, input, out, window_h, window_w, stride_h, stride_w));
+    pool2d(stream, op, input, out, {window_h, window_w, stride_h, stride_w});
 }
 
 MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &out,

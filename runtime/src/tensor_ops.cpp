@@ -6,6 +6,7 @@
 #include "op_checks.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/op_executables.hpp"
+#include "train_checks.hpp"
 
 #include <array>
 #include <optional>
@@ -239,8 +240,7 @@ OpLaunch prepare_elementwise(Device &device, VectorOp op, const Tensor &a, const
 }
 
 OpLaunch prepare_pool2d(Device &device, PoolOp op, const Tensor &input, const Tensor &out,
-                        std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
-                        std::uint32_t stride_w) {
+                        const PoolWindow &window) {
     const std::string name = op == PoolOp::Max ? "max pool" : "average pool";
     if (!device.info().has_vector_unit())
         throw Error(ErrorCode::Unsupported, "this card has no vector unit (caps " +
@@ -258,13 +258,25 @@ OpLaunch prepare_pool2d(Device &device, PoolOp op, const Tensor &input, const Te
                               .height = static_cast<std::uint32_t>(input.size(1)),
                               .width = static_cast<std::uint32_t>(input.size(2)),
                               .channels = static_cast<std::uint32_t>(input.size(3)),
-                              .win_h = window_h,
-                              .win_w = window_w,
-                              .stride_h = stride_h,
-                              .stride_w = stride_w};
-    if (window_h == 0 || window_w == 0 || stride_h == 0 || stride_w == 0 ||
-        window_h > problem.height || window_w > problem.width)
-        refuse(name, "windows must lie inside the image and strides be at least 1");
+                              .win_h = window.window_h,
+                              .win_w = window.window_w,
+                              .stride_h = window.stride_h,
+                              .stride_w = window.stride_w,
+                              .pad_h = window.pad_h,
+                              .pad_w = window.pad_w};
+    if (window.window_h == 0 || window.window_w == 0 || window.stride_h == 0 ||
+        window.stride_w == 0 || window.pad_h >= window.window_h ||
+        window.pad_w >= window.window_w || window.window_h > problem.height + 2ull * window.pad_h ||
+        window.window_w > problem.width + 2ull * window.pad_w)
+        refuse(name, "windows of " + std::to_string(window.window_h) + " x " +
+                         std::to_string(window.window_w) + " at strides " +
+                         std::to_string(window.stride_h) + " x " + std::to_string(window.stride_w) +
+                         " with padding " + std::to_string(window.pad_h) + " x " +
+                         std::to_string(window.pad_w) +
+                         ": windows must lie inside the padded image, strides be at least 1 and "
+                         "padding be below the window");
+    if (op == PoolOp::Max && (window.pad_h || window.pad_w))
+        detail::require_train_unit(device, name + " with padding");
     const std::vector<std::size_t> expected{problem.batch, problem.out_height(),
                                             problem.out_width(), problem.channels};
     if (out.shape() != expected)

@@ -55,7 +55,8 @@ std::string pool_grad_name(const PoolGradProblem &p) {
            std::to_string(p.height) + "x" + std::to_string(p.width) + "x" +
            std::to_string(p.channels) + " k" + std::to_string(p.window_h) + "x" +
            std::to_string(p.window_w) + " s" + std::to_string(p.stride_h) + "x" +
-           std::to_string(p.stride_w);
+           std::to_string(p.stride_w) +
+           (p.padded() ? " p" + std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) : "");
 }
 
 std::string layer_norm_name(const LayerNormProblem &p) {
@@ -110,6 +111,14 @@ Executable compile_pool_grad_executable(const PoolGradProblem &problem, const Ar
     args.push_back({"dy", bytes_of(out, p.dy_type)});
     p.dx_addr = Executable::placeholder(args.size());
     args.push_back({"dx", bytes_of(in, p.dx_type)});
+    if (p.padded()) { // the scratch of the padded image
+        if (p.op == PoolOp::Max) {
+            p.xp_addr = Executable::placeholder(args.size());
+            args.push_back({"x padded", bytes_of(p.padded_elements(), p.x_type)});
+        }
+        p.dxp_addr = Executable::placeholder(args.size());
+        args.push_back({"dx padded", bytes_of(p.padded_elements(), p.dx_type)});
+    }
     return Executable::link(pool_grad_name(p), std::move(args), compile_pool_grad(p, limits));
 }
 

@@ -3,6 +3,7 @@
 // vector_compiler.hpp).
 #include "tpurt/vector_compiler.hpp"
 
+#include "padded_rows.hpp"
 #include "tpurt/error.hpp"
 
 #include <algorithm>
@@ -271,41 +272,47 @@ std::vector<Program> compile_pool(const PoolProblem &p, const ArrayLimits &limit
     check_shape("pool", p.type, p.height, p.width);
     if (p.batch == 0 || p.channels == 0 || p.win_h == 0 || p.win_w == 0 || p.stride_h == 0 ||
         p.stride_w == 0 || p.win_h > TPU_POOL_MAX_WINDOW || p.win_w > TPU_POOL_MAX_WINDOW ||
-        p.win_h > p.height || p.win_w > p.width || p.stride_h > 255 || p.stride_w > 255)
+        p.pad_h >= p.win_h || p.pad_w >= p.win_w || p.win_h > p.height + 2ull * p.pad_h ||
+        p.win_w > p.width + 2ull * p.pad_w || p.stride_h > 255 || p.stride_w > 255)
         throw Error(ErrorCode::InvalidArgument,
                     "pool: windows of 1.." + std::to_string(TPU_POOL_MAX_WINDOW) +
-                        " inside the image, strides of 1..255 and non-empty shapes are needed");
+                        " inside the padded image, padding below the window, strides of 1..255 "
+                        "and non-empty shapes are needed");
+    const detail::PaddedImage image{.type = p.type,
+                                    .height = p.height,
+                                    .width = p.width,
+                                    .channels = p.channels,
+                                    .pad_h = p.pad_h,
+                                    .pad_w = p.pad_w};
+    const auto pad = p.op == PoolOp::Max ? detail::PadValue::Lowest : detail::PadValue::Zero;
     const std::uint32_t elem = static_cast<std::uint32_t>(element_size(p.type));
-    const std::uint64_t row_elems = std::uint64_t{p.width} * p.channels;
+    const std::uint64_t row_elems = image.padded_width() * p.channels;
     const std::uint32_t oh = p.out_height(), ow = p.out_width();
-    const std::uint64_t in_row = row_elems * elem, out_row = std::uint64_t{ow} * p.channels * elem;
-    // A band of b output rows reads (b - 1) * stride_h + win_h input rows.
+    const std::uint64_t in_row = image.padded_row_bytes(),
+                        out_row = std::uint64_t{ow} * p.channels * elem;
+    // A band of b output rows reads (b - 1) * stride_h + win_h padded input rows.
     const auto fits = [&](std::uint64_t b) {
         const std::uint64_t in_rows = (b - 1) * p.stride_h + p.win_h;
         return in_rows <= max_dim && in_rows * in_row + 3 + b * out_row <= limits.ub_bytes;
     };
     if (row_elems > max_dim || std::uint64_t{ow} * p.channels > max_dim || !fits(1))
         throw Error(ErrorCode::Unsupported, "pool: an image row of " + std::to_string(row_elems) +
-                                                " elements does not fit the card");
+                                                " elements (padding included) does not fit the "
+                                                "card");
     std::uint32_t band = 1;
     while (band < oh && band < max_dim && fits(band + 1))
         ++band;
+    const std::uint64_t image_bytes = std::uint64_t{p.height} * p.width * p.channels * elem;
     ProgramSplitter programs(max_program_bytes);
-    for (std::uint32_t image = 0; image < p.batch; ++image) {
-        const std::uint64_t in_base = p.a_addr + std::uint64_t{image} * p.height * in_row;
-        const std::uint64_t out_base = p.dst_addr + std::uint64_t{image} * oh * out_row;
+    for (std::uint32_t n = 0; n < p.batch; ++n) {
+        const std::uint64_t out_base = p.dst_addr + std::uint64_t{n} * oh * out_row;
         for (std::uint32_t oy0 = 0; oy0 < oh; oy0 += band) {
             const std::uint32_t rows = std::min(band, oh - oy0);
             const std::uint32_t in_rows = (rows - 1) * p.stride_h + p.win_h;
             const auto out_ub = static_cast<std::uint32_t>((in_rows * in_row + 3) / 4 * 4);
             ProgramBuilder block;
-            block.dma_in({.type = p.type,
-                          .host_addr = in_base + std::uint64_t{oy0} * p.stride_h * in_row,
-                          .host_stride = in_row,
-                          .local_addr = 0,
-                          .local_stride = static_cast<std::uint32_t>(in_row),
-                          .rows = in_rows,
-                          .cols = static_cast<std::uint32_t>(row_elems)});
+            detail::load_padded_rows(block, image, pad, p.a_addr + n * image_bytes,
+                                     std::uint64_t{oy0} * p.stride_h, in_rows, 0);
             block.pool({.type = p.type,
                         .op = p.op,
                         .src_addr = 0,

@@ -4,7 +4,8 @@
 // finite differences of the card's loss), activation gradients against their derivatives, SGD
 // with momentum and Adam bit for bit against their binary32 steps (bf16 copy included), the
 // backward matmuls A^T B and A B^T and the bias gradient against reference loops (exact on
-// small integers), division and LOG, and refusals of mismatched tensors.
+// small integers), division and LOG, max and average pooling with padding (forward, gradients
+// against reference_pool_grad and finite differences), and refusals of mismatched tensors.
 #include <tpurt/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
@@ -280,6 +281,95 @@ TEST_CASE("conv2d input and weight gradients and max pooling's gradient on the c
             }
     }
     REQUIRE(got == want);
+}
+
+TEST_CASE("pooling with padding on the card: forward, gradients, finite differences") {
+    tpurt::Device &dev = device();
+    // 3 x 3 windows at stride 2 padded by 1 (ResNet's stem pooling) on odd-sized images.
+    const std::size_t n = 2, h = 7, w = 9, c = 3;
+    const tpurt::PoolWindow win{
+        .window_h = 3, .window_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
+    const std::size_t oh = (h + 2 - 3) / 2 + 1, ow = (w + 2 - 3) / 2 + 1;
+    const std::vector<float> x = tpurt::uniform_fp32(n * h * w * c, 21, -3.0f, 3.0f);
+    const std::vector<float> dy = tpurt::uniform_fp32(n * oh * ow * c, 22, -1.0f, 1.0f);
+    const tpurt::PoolGradProblem problem{.op = tpurt::PoolOp::Max,
+                                         .batch = n,
+                                         .height = h,
+                                         .width = w,
+                                         .channels = c,
+                                         .window_h = 3,
+                                         .window_w = 3,
+                                         .stride_h = 2,
+                                         .stride_w = 2,
+                                         .pad_h = 1,
+                                         .pad_w = 1};
+    const auto pool = [&](tpurt::PoolOp op, const std::vector<float> &xs) {
+        Tensor y = Tensor::empty(dev, DType::Fp32, {n, oh, ow, c});
+        tpurt::pool2d(dev, op, fp32(xs, {n, h, w, c}), y, win);
+        return y.to_vector<float>();
+    };
+    // The forward against loops over the windows' pixels of the image (AVG: the padding's zeros
+    // counted, the window's 9 dividing).
+    const std::vector<float> ymax = pool(tpurt::PoolOp::Max, x), yavg = pool(tpurt::PoolOp::Avg, x);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t oy = 0; oy < oh; ++oy)
+            for (std::size_t ox = 0; ox < ow; ++ox)
+                for (std::size_t ch = 0; ch < c; ++ch) {
+                    float m = -INFINITY, sum = 0;
+                    for (std::size_t a = 0; a < 3; ++a)
+                        for (std::size_t b = 0; b < 3; ++b) {
+                            const long iy = long(2 * oy + a) - 1, ix = long(2 * ox + b) - 1;
+                            const bool inside = iy >= 0 && ix >= 0 && iy < long(h) && ix < long(w);
+                            const float v = inside ? x[((i * h + iy) * w + ix) * c + ch] : 0.0f;
+                            m = inside ? std::max(m, v) : m;
+                            sum = a + b == 0 ? v : sum + v;
+                        }
+                    const std::size_t o = ((i * oh + oy) * ow + ox) * c + ch;
+                    REQUIRE(ymax[o] == m);
+                    REQUIRE(yavg[o] == sum / 9.0f);
+                }
+    // The gradients against reference_pool_grad, bit for bit, and central finite differences of
+    // sum(dy y).
+    for (tpurt::PoolOp op : {tpurt::PoolOp::Max, tpurt::PoolOp::Avg}) {
+        const std::vector<float> &y = op == tpurt::PoolOp::Max ? ymax : yavg;
+        Tensor dx = Tensor::empty(dev, DType::Fp32, {n, h, w, c});
+        if (op == tpurt::PoolOp::Max)
+            tpurt::max_pool2d_grad(dev, fp32(x, {n, h, w, c}), fp32(y, {n, oh, ow, c}),
+                                   fp32(dy, {n, oh, ow, c}), dx, win);
+        else
+            tpurt::avg_pool2d_grad(dev, fp32(dy, {n, oh, ow, c}), dx, win);
+        tpurt::PoolGradProblem p = problem;
+        p.op = op;
+        const std::vector<float> got = dx.to_vector<float>();
+        REQUIRE(got == tpurt::reference_pool_grad(p, x, y, dy));
+        for (std::size_t at :
+             {std::size_t{0}, std::size_t{w * c - 1}, x.size() / 2, x.size() - 1}) {
+            std::vector<float> up = x, down = x;
+            up[at] += 1e-3f;
+            down[at] -= 1e-3f;
+            const std::vector<float> yu = pool(op, up), yd = pool(op, down);
+            double diff = 0;
+            for (std::size_t o = 0; o < y.size(); ++o)
+                diff += (double(yu[o]) - yd[o]) * dy[o];
+            diff /= double(up[at]) - double(down[at]);
+            CAPTURE(at, diff, got[at]);
+            REQUIRE(std::fabs(diff - got[at]) <= 2e-3);
+        }
+    }
+    Tensor y = Tensor::empty(dev, DType::Fp32, {n, oh, ow, c});
+    tpurt::PoolWindow too_much = win;
+    too_much.pad_h = 3;
+    require_refused(
+        [&] {
+            tpurt::pool2d(dev, tpurt::PoolOp::Max, fp32(x, {n, h, w, c}), y, too_much);
+        },
+        "padding be below the window");
+    Tensor dx = Tensor::empty(dev, DType::Fp32, {n, h, w, c});
+    require_refused(
+        [&] {
+            tpurt::avg_pool2d_grad(dev, fp32(x, {n, h, w, c}), dx, win);
+        },
+        "the forward pool2d()'s output shape");
 }
 
 TEST_CASE("training ops refuse mismatched tensors") {

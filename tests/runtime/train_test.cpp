@@ -362,11 +362,11 @@ TEST_CASE("training compilers refuse empty shapes and cards without room", "[tra
 
 namespace {
 
-// Windows of kh x kw at strides sh x sw over images [n, h, w, c].
+// Windows of kh x kw at strides sh x sw over images [n, h, w, c] padded by ph x pw.
 struct PoolShape {
-    std::uint32_t n, h, w, c, kh, kw, sh, sw;
-    std::uint32_t oh() const { return (h - kh) / sh + 1; }
-    std::uint32_t ow() const { return (w - kw) / sw + 1; }
+    std::uint32_t n, h, w, c, kh, kw, sh, sw, ph = 0, pw = 0;
+    std::uint32_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
+    std::uint32_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
     tpurt::PoolGradProblem grad(tpurt::PoolOp op) const {
         return {.op = op,
                 .batch = n,
@@ -376,7 +376,9 @@ struct PoolShape {
                 .window_h = kh,
                 .window_w = kw,
                 .stride_h = sh,
-                .stride_w = sw};
+                .stride_w = sw,
+                .pad_h = ph,
+                .pad_w = pw};
     }
 };
 
@@ -392,7 +394,9 @@ std::vector<float> card_pool(tpurt::PoolOp op, const std::vector<float> &x, cons
                                                .stride_h = s.sh,
                                                .stride_w = s.sw,
                                                .a_addr = va(0),
-                                               .dst_addr = va(1)},
+                                               .dst_addr = va(1),
+                                               .pad_h = s.ph,
+                                               .pad_w = s.pw},
                                               limits_of(big));
     const std::size_t out = std::size_t{s.n} * s.oh() * s.ow() * s.c;
     return run_fp32_on_engine(big, programs, {x, std::vector<float>(out)})[1];
@@ -406,8 +410,12 @@ std::vector<float> card_pool_grad(const tpu_engine_config &cfg, tpurt::PoolOp op
     p.y_addr = va(1);
     p.dy_addr = va(2);
     p.dx_addr = va(3);
+    p.xp_addr = va(4); // scratch of the padded image, filled with garbage
+    p.dxp_addr = va(5);
     const auto programs = tpurt::compile_pool_grad(p, limits_of(cfg));
-    return run_fp32_on_engine(cfg, programs, {x, y, dy, std::vector<float>(x.size(), -7.0f)})[3];
+    const std::vector<float> scratch(std::max<std::uint64_t>(p.padded_elements(), 1), 5.0f);
+    return run_fp32_on_engine(cfg, programs,
+                              {x, y, dy, std::vector<float>(x.size(), -7.0f), scratch, scratch})[3];
 }
 
 std::vector<std::uint32_t> bits_of(const std::vector<float> &v) {
@@ -423,15 +431,20 @@ TEST_CASE("pooling gradients: first maximum of each window, averages, finite dif
           "[train][gradcheck]") {
     const tpurt::PoolOp op = GENERATE(tpurt::PoolOp::Max, tpurt::PoolOp::Avg);
     // k x k at stride k; overlapping windows (3 x 3 at 2, 2 x 2 at 1); rows and columns no
-    // window reaches; gaps between windows; mixed windows and strides; C not a multiple of 8.
+    // window reaches; gaps between windows; mixed windows and strides; C not a multiple of 8;
+    // padding.
     const PoolShape s =
         GENERATE(PoolShape{1, 2, 2, 1, 2, 2, 2, 2}, PoolShape{2, 6, 4, 3, 2, 2, 2, 2},
                  PoolShape{1, 28, 28, 5, 2, 2, 2, 2}, PoolShape{3, 9, 6, 2, 3, 3, 3, 3},
                  PoolShape{2, 7, 9, 5, 3, 3, 2, 2}, PoolShape{1, 5, 6, 3, 2, 2, 1, 1},
                  PoolShape{2, 8, 11, 3, 3, 3, 3, 3}, PoolShape{1, 9, 7, 4, 2, 3, 3, 2},
-                 PoolShape{1, 6, 5, 9, 1, 1, 2, 2}, PoolShape{1, 11, 10, 6, 3, 2, 3, 1});
+                 PoolShape{1, 6, 5, 9, 1, 1, 2, 2}, PoolShape{1, 11, 10, 6, 3, 2, 3, 1},
+                 // Padding: 3 x 3 at 2 padded 1 (ResNet's stem), 2 x 2 at 2 padded 1 (odd
+                 // sizes), 3 x 2 at 1 x 2 padded 2 x 1.
+                 PoolShape{2, 9, 8, 3, 3, 3, 2, 2, 1, 1}, PoolShape{1, 7, 5, 4, 2, 2, 2, 2, 1, 1},
+                 PoolShape{1, 6, 7, 2, 3, 2, 1, 2, 2, 1});
     const tpu_engine_config &cfg = GENERATE(std::cref(big), std::cref(small)).get();
-    CAPTURE(s.n, s.h, s.w, s.c, s.kh, s.kw, s.sh, s.sw, op == tpurt::PoolOp::Max);
+    CAPTURE(s.n, s.h, s.w, s.c, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, op == tpurt::PoolOp::Max);
     std::vector<float> x =
         tpurt::uniform_fp32(std::size_t{s.n} * s.h * s.w * s.c, s.h * s.w + s.c, -4.0f, 4.0f);
     // Ties: a quarter of the values rounded to integers, so windows hold equal maxima.

@@ -389,37 +389,49 @@ void check_pool(const tpu_engine_config &cfg, DType type, tpurt::PoolOp op,
     run(programs, space, card);
     std::vector<std::byte> got(out_count * elem), want;
     space.read(d_va, got.data(), got.size());
-    const auto at = [&](std::uint32_t n, std::uint32_t y, std::uint32_t x, std::uint32_t c) {
-        return &a[(((std::size_t{n} * p.height + y) * p.width + x) * p.channels + c) * elem];
+    // The element at (y, x) of the padded image, null in the padding.
+    const auto at = [&](std::uint32_t n, std::uint32_t y, std::uint32_t x,
+                        std::uint32_t c) -> const std::byte * {
+        if (y < p.pad_h || x < p.pad_w || y - p.pad_h >= p.height || x - p.pad_w >= p.width)
+            return nullptr;
+        return &a[(((std::size_t{n} * p.height + y - p.pad_h) * p.width + x - p.pad_w) *
+                       p.channels +
+                   c) *
+                  elem];
     };
     for (std::uint32_t n = 0; n < p.batch; ++n)
         for (std::uint32_t oy = 0; oy < oh; ++oy)
             for (std::uint32_t ox = 0; ox < ow; ++ox)
                 for (std::uint32_t c = 0; c < p.channels; ++c) {
-                    const std::byte *first = at(n, oy * p.stride_h, ox * p.stride_w, c);
                     if (op == tpurt::PoolOp::Max) {
-                        // The window's maximum keeps the element's bytes (NaN canonical).
-                        const std::byte *best = first;
-                        bool is_nan = std::isnan(load(type, first));
+                        // The window's maximum keeps the element's bytes (NaN canonical); the
+                        // padding (the lowest value) is never above an element of the image.
+                        const std::byte *best = nullptr;
+                        bool is_nan = false;
                         for (std::uint32_t i = 0; i < p.win_h; ++i)
                             for (std::uint32_t j = 0; j < p.win_w; ++j) {
                                 const std::byte *e =
                                     at(n, oy * p.stride_h + i, ox * p.stride_w + j, c);
+                                if (!e)
+                                    continue;
                                 is_nan = is_nan || std::isnan(load(type, e));
-                                if (load(type, e) > load(type, best))
+                                if (!best || load(type, e) > load(type, best))
                                     best = e;
                             }
+                        REQUIRE(best);
                         if (is_nan)
                             convert_float(type, std::numeric_limits<float>::quiet_NaN(), want);
                         else
                             want.insert(want.end(), best, best + elem);
                     } else {
+                        // In row-major order from the first element, the padding's zeros too.
                         float sum = 0;
                         bool started = false;
                         for (std::uint32_t i = 0; i < p.win_h; ++i)
                             for (std::uint32_t j = 0; j < p.win_w; ++j) {
-                                const float v =
-                                    load(type, at(n, oy * p.stride_h + i, ox * p.stride_w + j, c));
+                                const std::byte *e =
+                                    at(n, oy * p.stride_h + i, ox * p.stride_w + j, c);
+                                const float v = e ? load(type, e) : 0.0f;
                                 sum = started ? sum + v : v;
                                 started = true;
                             }
@@ -488,6 +500,21 @@ TEST_CASE("max and average pooling equal the reference", "[vector][pool]") {
         for (tpurt::PoolOp op : {tpurt::PoolOp::Max, tpurt::PoolOp::Avg}) {
             check_pool(card, type, op, small);
             check_pool(tiny, type, op, banded); // bands of a few output rows
+        }
+    // Padding of one or two rows and pixels: windows reaching into it on every side, bands that
+    // start and end in it.
+    for (DType type : {DType::Int8, DType::Bf16, DType::Int32, DType::Fp32})
+        for (tpurt::PoolOp op : {tpurt::PoolOp::Max, tpurt::PoolOp::Avg}) {
+            tpurt::PoolProblem padded = small;
+            padded.pad_h = 1;
+            padded.pad_w = 2;
+            check_pool(card, type, op, padded);
+            padded = banded;
+            padded.pad_h = 2;
+            padded.pad_w = 1;
+            check_pool(tiny, type, op, padded);
+            padded.stride_h = 3;
+            check_pool(card, type, op, padded);
         }
     // The tiny card's 1 KiB unified buffer takes the 40 rows in bands: several POOLs.
     std::size_t pools = 0;

@@ -149,10 +149,30 @@ MatmulStats transpose(Device &device, const Tensor &a, Tensor &out,
 OpLaunch prepare_transpose(Device &device, const Tensor &a, const Tensor &out);
 void transpose(Stream &stream, const Tensor &a, const Tensor &out);
 
-// Max or average pooling without padding (POOL): input [N, H, W, C] -> out [N, OH, OW, C],
-// OH = (H - window_h) / stride_h + 1 (OW likewise), windows of at most 16 x 16, any dtype;
-// both densely packed. MAX keeps the element (NaN if the window holds one); AVG sums in int32
-// (int8, int32) or fp32 (bf16, fp32), divides in binary32 and converts back.
+// A pooling window: window_h x window_w at strides stride_h x stride_w over the image padded
+// with pad_h rows above and below and pad_w pixels left and right, each padding below its
+// window (so that every window holds a pixel of the image). Max pooling pads with -inf (an
+// integer type's lowest value), which it never picks; average pooling with 0, and divides by
+// window_h x window_w also where the window reaches into the padding (PyTorch's default,
+// count_include_pad). Output extent: (H + 2 pad_h - window_h) / stride_h + 1, W likewise.
+struct PoolWindow {
+    std::uint32_t window_h = 2, window_w = 2;
+    std::uint32_t stride_h = 2, stride_w = 2;
+    std::uint32_t pad_h = 0, pad_w = 0;
+};
+
+// Max or average pooling (POOL): input [N, H, W, C] -> out [N, OH, OW, C] over `window`'s
+// windows of at most 16 x 16, any dtype; both densely packed. MAX keeps the element (NaN if the
+// window holds one); AVG sums in int32 (int8, int32) or fp32 (bf16, fp32), divides in binary32
+// and converts back. Max pooling with padding needs the training instructions (spec 1.4). The
+// forms with window_h, window_w, stride_h, stride_w have no padding.
+MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
+                   const PoolWindow &window,
+                   std::chrono::nanoseconds timeout = Job::default_timeout);
+OpLaunch prepare_pool2d(Device &device, PoolOp op, const Tensor &input, const Tensor &out,
+                        const PoolWindow &window);
+void pool2d(Stream &stream, PoolOp op, const Tensor &input, const Tensor &out,
+            const PoolWindow &window);
 MatmulStats pool2d(Device &device, PoolOp op, const Tensor &input, Tensor &out,
                    std::uint32_t window_h, std::uint32_t window_w, std::uint32_t stride_h,
                    std::uint32_t stride_w, std::chrono::nanoseconds timeout = Job::default_timeout);

@@ -87,15 +87,15 @@ std::array<float, optimizer_hp_count> adam_hyperparameters(float lr, float beta1
                                                            std::uint64_t step);
 
 // The gradient of max or average pooling (the forward POOL's windows: window_h x window_w at
-// stride_h, stride_w, no padding) over NHWC images: dx [N, H, W, C] from dy [N, OH, OW, C],
-// OH = (H - window_h) / stride_h + 1 (OW likewise), and for MAX the forward input x and output
-// y. A window's contribution to an element of it: for MAX dy if the element is the first in
-// row-major order within the window equal to y (the element the forward POOL kept; a window
-// whose y is NaN contributes nothing) and otherwise 0 x dy; for AVG dy / (window_h window_w).
-// Windows may overlap (stride below the window) or leave gaps: each dx element is the fp32 sum
-// of its windows' contributions in row-major order of the windows (oy, then ox), starting from
-// -0 (so an element of one window is exactly its contribution, -0 kept), and +0 where no window
-// covers it. A bf16 dx is that sum rounded once.
+// stride_h, stride_w, over the image padded as compile_pool pads it) over NHWC images: dx
+// [N, H, W, C] from dy [N, OH, OW, C], OH = (H + 2 pad_h - window_h) / stride_h + 1 (OW
+// likewise), and for MAX the forward input x and output y. A window's contribution to an element of
+// it: for MAX dy if the element is the first in row-major order within the window equal to y (the
+// element the forward POOL kept; a window whose y is NaN contributes nothing) and otherwise 0 x dy;
+// for AVG dy / (window_h window_w). Windows may overlap (stride below the window) or leave gaps:
+// each dx element is the fp32 sum of its windows' contributions in row-major order of the windows
+// (oy, then ox), starting from -0 (so an element of one window is exactly its contribution, -0
+// kept), and +0 where no window covers it. A bf16 dx is that sum rounded once.
 //
 // Programs: windows that tile the image exactly (window = stride, H = OH window_h, W likewise)
 // go a chunk of window rows at a time: dy (and y) in, for MAX avail = 1 and per window row r
@@ -106,6 +106,13 @@ std::array<float, optimizer_hp_count> adam_hyperparameters(float lr, float beta1
 // the window rows 0 .. i (i = iy - oy stride_h) are recomputed from strided gathers of x (hit =
 // (x == y) x avail, avail = avail - hit, avail starting at 1), and the contributions of row i
 // are added at stride stride_w (VECTOR ADD, in ascending ox); then one store of the row.
+//
+// With padding the gradient is taken over the padded image, whose padding cells hold what the
+// forward POOL saw there (-inf for MAX, so a window whose maximum is -inf may give its dy to a
+// padding cell that comes first; 0 for AVG), and the padding's share is dropped: for MAX first
+// x padded into xp_addr (x_type, [N, H + 2 pad_h, W + 2 pad_w, C]), then the gradient without
+// padding over it into dxp_addr (dx_type, the padded shape), then dx copied out of dxp's
+// interior. Without padding xp_addr and dxp_addr are not used.
 struct PoolGradProblem {
     PoolOp op = PoolOp::Max;
     std::uint32_t batch = 1, height = 0, width = 0, channels = 0;
@@ -113,13 +120,25 @@ struct PoolGradProblem {
     DType x_type = DType::Fp32; // x and y (MAX); fp32 or bf16 like dy_type and dx_type
     DType dy_type = DType::Fp32, dx_type = DType::Fp32;
     std::uint64_t x_addr = 0, y_addr = 0, dy_addr = 0, dx_addr = 0;
+    std::uint32_t pad_h = 0, pad_w = 0;
+    std::uint64_t xp_addr = 0, dxp_addr = 0; // scratch of the padded image (see above)
 
-    // The forward output's height and width (0 for windows larger than the image).
-    std::uint32_t out_height() const {
-        return height < window_h || stride_h == 0 ? 0 : (height - window_h) / stride_h + 1;
+    // The forward output's height and width (0 for windows larger than the padded image).
+    std::uint32_t out_height() const { return out_extent(height, pad_h, window_h, stride_h); }
+    std::uint32_t out_width() const { return out_extent(width, pad_w, window_w, stride_w); }
+    bool padded() const { return pad_h != 0 || pad_w != 0; }
+    // Elements of the padded image (the scratch xp and dxp hold).
+    std::uint64_t padded_elements() const {
+        return std::uint64_t{batch} * (height + 2ull * pad_h) * (width + 2ull * pad_w) * channels;
     }
-    std::uint32_t out_width() const {
-        return width < window_w || stride_w == 0 ? 0 : (width - window_w) / stride_w + 1;
+
+  private:
+    static std::uint32_t out_extent(std::uint32_t size, std::uint32_t pad, std::uint32_t window,
+                                    std::uint32_t stride) {
+        const std::uint64_t padded = size + 2ull * pad;
+        return padded < window || stride == 0
+                   ? 0
+                   : static_cast<std::uint32_t>((padded - window) / stride + 1);
     }
 };
 

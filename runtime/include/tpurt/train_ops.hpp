@@ -120,17 +120,27 @@ MatmulStats column_sums(Device &device, const Tensor &a, Tensor &out,
                         std::chrono::nanoseconds timeout = Job::default_timeout);
 void column_sums(Stream &stream, const Tensor &a, const Tensor &out);
 
-// Pooling gradients, for the forward pool2d()'s windows (tensor_ops.hpp: window_h x window_w at
-// stride_h, stride_w, no padding; overlapping windows, gaps and rows or columns that no window
-// reaches included): x, dx [N, H, W, C] and y, dy [N, OH, OW, C], OH = (H - window_h) /
-// stride_h + 1 (OW likewise), densely packed; x and y fp32 or bf16 (one dtype for both, y the
-// forward pool2d's output of x), dy and dx each fp32 or bf16. MAX gives a window's dy to its
-// first element in row-major order equal to y (0 x dy to the others; a window whose y is NaN
-// gives none), AVG dy / (window_h window_w) to each; each dx element is the fp32 sum of its
-// windows' shares in row-major window order, from -0 (one window's share is kept exactly), +0
-// where no window covers it, rounded once for a bf16 dx (train_compiler.hpp's PoolGradProblem).
-// Misfitting shapes are refused with the expected y / dy shape. The forms with one `window` are
-// k x k windows at stride k.
+// Pooling gradients, for the forward pool2d()'s windows (tensor_ops.hpp's PoolWindow: window_h
+// x window_w at stride_h, stride_w over the padded image; overlapping windows, gaps and rows or
+// columns that no window reaches included): x, dx [N, H, W, C] and y, dy [N, OH, OW, C], OH =
+// (H + 2 pad_h - window_h) / stride_h + 1 (OW likewise), densely packed; x and y fp32 or bf16
+// (one dtype for both, y the forward pool2d's output of x), dy and dx each fp32 or bf16. MAX
+// gives a window's dy to its first element in row-major order equal to y (0 x dy to the others;
+// a window whose y is NaN gives none; padding holds -inf, so only a window whose maximum is -inf
+// can give its dy to the padding, which drops it), AVG dy / (window_h window_w) to each (the
+// padding's share dropped); each dx element is the fp32 sum of its windows' shares in row-major
+// window order, from -0 (one window's share is kept exactly), +0 where no window covers it,
+// rounded once for a bf16 dx (train_compiler.hpp's PoolGradProblem; with padding the programs
+// work on a padded copy in scratch). Misfitting shapes are refused with the expected y / dy
+// shape. The forms with window_h, window_w, stride_h, stride_w have no padding; those with one
+// `window` are k x k windows at stride k.
+OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
+                                 const Tensor &dx, const PoolWindow &window);
+MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
+                            Tensor &dx, const PoolWindow &window,
+                            std::chrono::nanoseconds timeout = Job::default_timeout);
+void max_pool2d_grad(Stream &stream, const Tensor &x, const Tensor &y, const Tensor &dy,
+                     const Tensor &dx, const PoolWindow &window);
 OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
                                  const Tensor &dx, std::uint32_t window_h, std::uint32_t window_w,
                                  std::uint32_t stride_h, std::uint32_t stride_w);
@@ -147,6 +157,11 @@ inline MatmulStats max_pool2d_grad(Device &device, const Tensor &x, const Tensor
     return max_pool2d_grad(device, x, y, dy, dx, window, window, window, window, timeout);
 }
 
+OpLaunch prepare_avg_pool2d_grad(Device &device, const Tensor &dy, const Tensor &dx,
+                                 const PoolWindow &window);
+MatmulStats avg_pool2d_grad(Device &device, const Tensor &dy, Tensor &dx, const PoolWindow &window,
+                            std::chrono::nanoseconds timeout = Job::default_timeout);
+void avg_pool2d_grad(Stream &stream, const Tensor &dy, const Tensor &dx, const PoolWindow &window);
 OpLaunch prepare_avg_pool2d_grad(Device &device, const Tensor &dy, const Tensor &dx,
                                  std::uint32_t window_h, std::uint32_t window_w,
                                  std::uint32_t stride_h, std::uint32_t stride_w);

@@ -72,17 +72,23 @@ struct TransposeProblem {
     std::uint64_t a_stride = 0, dst_stride = 0; // bytes between rows (dst has cols rows); 0: dense
 };
 
-// Max or average pooling of NHWC images without padding: out [N][OH][OW][C] with
-// OH = (H - win_h) / stride_h + 1 (OW likewise), windows of at most 16 x 16.
+// Max or average pooling of NHWC images: out [N][OH][OW][C] with
+// OH = (H + 2 pad_h - win_h) / stride_h + 1 (OW likewise), windows of at most 16 x 16. The image
+// is padded with pad_h rows above and below and pad_w pixels left and right (each below the
+// window's size, so that every window holds a pixel of the image): with -inf (the lowest value
+// of an integer type) for MAX, which no window then picks, and with 0 for AVG, which divides by
+// win_h x win_w also where the window reaches into the padding (PyTorch's count_include_pad).
+// Padding needs the training instructions (spec 1.4) for MAX.
 struct PoolProblem {
     DType type = DType::Fp32; // Int8, Bf16, Int32 or Fp32
     PoolOp op = PoolOp::Max;
     std::uint32_t batch = 1, height = 0, width = 0, channels = 0;
     std::uint32_t win_h = 0, win_w = 0, stride_h = 0, stride_w = 0;
     std::uint64_t a_addr = 0, dst_addr = 0; // densely packed
+    std::uint32_t pad_h = 0, pad_w = 0;
 
-    std::uint32_t out_height() const { return (height - win_h) / stride_h + 1; }
-    std::uint32_t out_width() const { return (width - win_w) / stride_w + 1; }
+    std::uint32_t out_height() const { return (height + 2 * pad_h - win_h) / stride_h + 1; }
+    std::uint32_t out_width() const { return (width + 2 * pad_w - win_w) / stride_w + 1; }
 };
 
 // The type of a reduction's result: SUM of Int8 / Int32 gives Int32, of Bf16 / Fp32 Fp32;
@@ -105,8 +111,9 @@ std::vector<Program> compile_unary(const UnaryProblem &problem, const ArrayLimit
 std::vector<Program> compile_transpose(const TransposeProblem &problem, const ArrayLimits &limits,
                                        std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 // Per image, bands of output rows whose input rows and results fit the unified buffer: DMA_IN
-// of the band's input rows, one POOL, DMA_OUT. An input row (W x C elements) must fit one DMA
-// (65535 elements) and the unified buffer.
+// of the band's input rows (inside their padding, padded_rows.hpp), one POOL, DMA_OUT. A padded
+// input row ((W + 2 pad_w) x C elements) must fit one DMA (65535 elements) and the unified
+// buffer.
 std::vector<Program> compile_pool(const PoolProblem &problem, const ArrayLimits &limits,
                                   std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
 std::vector<Program> compile_reduce(const ReduceProblem &problem, const ArrayLimits &limits,
