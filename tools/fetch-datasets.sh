@@ -8,6 +8,9 @@
 #   $TPU_CACHE/datasets/<package>_<version>/     the unpacked package (.done once complete)
 #   $TPU_CACHE/datasets/fashion-mnist            -> its usr/share/datasets/fashion-mnist
 #   $TPU_CACHE/datasets/sklearn                  -> its .../sklearn/datasets/data
+# The Fashion-MNIST idx files are also kept inflated beside the .gz files (the readers take the
+# plain file when it exists): the guest's emulated CPU inflates them at a few MB/s, which every
+# VM run that loads them would pay again.
 # Re-runnable: a package counts as fetched only after it was unpacked completely.
 set -euo pipefail
 cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
@@ -35,4 +38,8 @@ fetch() {
 }
 
 fetch dataset-fashion-mnist fashion-mnist usr/share/datasets/fashion-mnist
+for gz in "$dest"/fashion-mnist/*.gz; do
+	plain=${gz%.gz}
+	[ -e "$plain" ] || { gzip -dc "$gz" >"$plain.tmp" && mv "$plain.tmp" "$plain"; }
+done
 fetch python3-sklearn sklearn usr/lib/python3/dist-packages/sklearn/datasets/data

@@ -9,7 +9,7 @@
 set -eu
 b=$1
 out=$2
-"$b/workloads/infer/tpu-eval" --data fashion-mnist --quiet --reference 100 \
+"$b/workloads/infer/tpu-eval" --data fashion-mnist --quiet --reference 10 \
 	--model "$out/cnn/checkpoint.tpuckpt" --model "$out/cnn/int8.tpuckpt" | tee "$out/eval.log"
 "$b/workloads/serve/tpu-serve" --model "$out/cnn/int8.tpuckpt" --name fashion-mnist \
 	--host 0.0.0.0 --port 8000 --max-batch 32 --queue-delay-us 2000 > "$out/serve.log" 2>&1 &

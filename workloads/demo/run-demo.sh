@@ -3,7 +3,7 @@
 # `make demo`: what a TPU server is for, from a fresh clone (the set-up has run before: make deps
 # qemu all). Boots the VM with the card twice and works on the host in between:
 #   1. guest-train.sh in the VM: the card and driver, the CNN trained on Fashion-MNIST on the
-#      card (curves, checkpoint, step time against the guest CPU), a profiled short run;
+#      card (curves, checkpoint, step time against the guest CPU, the first steps profiled);
 #   2. on the host: the learning curves as a PNG (gnuplot), the int8 quantisation (tpu-quantise,
 #      calibrated on training images);
 #   3. guest-serve.sh in the VM: bf16 and int8 test accuracy on the card, then tpu-serve with the

@@ -5,7 +5,8 @@
 // (evaluation.csv) and checkpoints (checkpoint.tpuckpt, the same format: tpu-eval, tpu-serve and
 // tpu-train-cpu read it), in bf16 mixed or fp32 precision (--precision). At the start it times one
 // training step on the card and the same step with the CPU model on this CPU. The CNN's test set is
-// evaluated on the card, the MLP's on the CPU with the card's weights.
+// evaluated on the card, the MLP's on the CPU with the card's weights. --profile writes the trace
+// of the run's first training steps (libtpurt's profiler) and prints their per-op table.
 #include "card_cnn.hpp"
 #include "card_mlp.hpp"
 #include "train_common.hpp"
@@ -46,15 +47,16 @@ template <typename F> double ms_per_step(F &&step, int runs) {
     return t.count() / runs;
 }
 
-// One training step of `net` on batch `b`, on the card and with the CPU model, on copies: the
-// training itself is untouched.
+// One training step of `net` on batch `b`, on the card (the mean of 5) and with the CPU model
+// (the mean of 2: it takes seconds in the guest and varies little), on copies: the training
+// itself is untouched.
 template <typename Card, typename Net>
 void compare_step_times(tpurt::Device &device, const Net &net, const Options &o,
                         const tpu_data::Batch &b, std::size_t classes) {
-    const int runs = 5;
+    const int card_runs = 5, cpu_runs = 2;
     Card card(device, net, optimizer_config(o), tpu_train::parse_precision(o.precision));
     const double card_ms =
-        ms_per_step([&] { card.step(b.features.data(), b.labels.data(), b.size); }, runs);
+        ms_per_step([&] { card.step(b.features.data(), b.labels.data(), b.size); }, card_runs);
     Net cpu = net;
     std::variant<tpu_model::SgdMomentum, tpu_model::Adam> opt =
         o.optimizer == "adam"
@@ -67,11 +69,47 @@ void compare_step_times(tpurt::Device &device, const Net &net, const Options &o,
                 tpu_model::softmax_cross_entropy(logits, b.size, classes, b.labels.data()).dlogits);
             std::visit([&](auto &op) { op.step(cpu.params()); }, opt);
         },
-        runs);
+        cpu_runs);
     std::printf("one training step of batch %zu (mean of %d): card %.2f ms, CPU %.2f ms "
-                "(card / CPU %.2f)\n",
-                b.size, runs, card_ms, cpu_ms, card_ms / cpu_ms);
+                "(mean of %d; card / CPU %.2f)\n",
+                b.size, card_runs, card_ms, cpu_ms, cpu_runs, card_ms / cpu_ms);
 }
+
+// --profile: records the run's first --profile-steps training steps, then writes their trace;
+// their per-op table is printed after the epoch's progress line. With TPURT_PROFILE set the
+// profiler records the whole run anyway: the trace then holds everything up to that step.
+class StepProfile {
+  public:
+    explicit StepProfile(const Options &o)
+        : path_(o.profile), left_(o.profile_steps), whole_run_(tpurt::profiler::active()) {
+        if (!path_.empty() && left_ > 0 && !whole_run_) {
+            tpurt::profiler::clear();
+            tpurt::profiler::start();
+        }
+    }
+    // After each training step (which ends waiting for the card).
+    void stepped() {
+        if (path_.empty() || left_ == 0 || --left_ > 0)
+            return;
+        if (!whole_run_)
+            tpurt::profiler::stop();
+        tpurt::profiler::write_trace(path_);
+        const tpurt::Profile p = tpurt::profiler::snapshot();
+        table_ = "profile of the first training steps (" + std::to_string(p.ops.size()) +
+                 " op calls), trace in " + path_ + "\n" + p.table();
+    }
+    // At the end of an epoch: the table, once it is there.
+    void report() {
+        std::cout << table_ << std::flush;
+        table_.clear();
+    }
+
+  private:
+    std::string path_;
+    std::size_t left_;
+    bool whole_run_;
+    std::string table_;
+};
 
 // The test set's logits: the CNN's on the card, the MLP's on the CPU with the card's weights.
 tpu_train::Forward test_forward(tpu_train::CardCnn &card, tpu_model::CpuCnn &) {
@@ -120,6 +158,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
     tpu_report::CurveLog curves(o.out + "/curves.csv", first_epoch > 0);
     const tpu_model::LrSchedule schedule = tpu_train::lr_schedule(o, batches.batches_per_epoch());
     const bool tty = tpu_report::Progress::stdout_is_terminal();
+    StepProfile profile(o);
     for (std::size_t epoch = first_epoch; epoch < o.epochs; ++epoch) {
         tpu_report::Progress progress("epoch " + std::to_string(epoch + 1) + "/" +
                                           std::to_string(o.epochs),
@@ -131,6 +170,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         while (batches.next(b)) {
             card.set_lr(schedule.at(step++));
             const tpu_train::StepResult r = card.step(b.features.data(), b.labels.data(), b.size);
+            profile.stepped();
             loss_sum += r.loss * double(b.size);
             correct += r.correct;
             seen += b.size;
@@ -138,6 +178,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         }
         const double seconds = progress.elapsed();
         progress.finish(loss_sum / double(seen), double(correct) / double(seen));
+        profile.report();
         tpu_train::end_epoch(forward, test, epoch, loss_sum, correct, seen, seconds, curves);
         card.copy_to(net);
         tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
@@ -174,6 +215,12 @@ int main(int argc, char **argv) {
     app.add_option("--precision", o.precision,
                    "bf16 (bf16 activations and gradients, fp32 master weights) or fp32")
         ->check(CLI::IsMember({"bf16", "fp32"}))
+        ->capture_default_str();
+    app.add_option("--profile", o.profile,
+                   "write the Chrome trace (Perfetto, tpu-prof) of the first training steps here "
+                   "and print their per-op table");
+    app.add_option("--profile-steps", o.profile_steps, "training steps --profile records")
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {

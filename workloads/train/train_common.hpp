@@ -41,6 +41,8 @@ struct Options {
     std::string out = "train-out";
     std::string resume;
     std::string precision = "bf16"; // tpu-train's --precision (card_params.hpp), or fp32
+    std::string profile;            // tpu-train's --profile: the trace of the first steps
+    std::size_t profile_steps = 4;  // tpu-train's --profile-steps
 };
 
 // The trainers' options on `app`.
