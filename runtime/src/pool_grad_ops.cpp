@@ -24,7 +24,15 @@ using detail::require_train_unit;
 std::string windows_text(const PoolGradProblem &p) {
     return "windows of " + std::to_string(p.window_h) + " x " + std::to_string(p.window_w) +
            " at strides " + std::to_string(p.stride_h) + " x " + std::to_string(p.stride_w) +
-           " with padding " + std::to_string(p.pad_h) + " x " + std::to_string(p.pad_w);
+           (p.padded()
+                ? " with padding " + std::to_string(p.pad_h) + " x " + std::to_string(p.pad_w)
+                : "");
+}
+
+// "(H - 3)" or, padded, "(H + 2 x 1 - 3)".
+std::string extent_text(const char *name, std::uint32_t pad, std::uint32_t window) {
+    return std::string("(") + name + (pad ? " + 2 x " + std::to_string(pad) : "") + " - " +
+           std::to_string(window) + ")";
 }
 
 // The problem of images `in` [N, H, W, C] pooled into `out` [N, OH, OW, C] (both checked).
@@ -54,15 +62,14 @@ PoolGradProblem pool_problem(const std::string &op, PoolOp pool, const Tensor &i
                        " is smaller than one window (" + windows_text(p) + ")");
     const std::vector<std::size_t> expected{in.size(0), p.out_height(), p.out_width(), in.size(3)};
     if (out.shape() != expected)
-        refuse(op,
-               std::string(out_name) + " " + out.layout().describe() + " must be [N, (H + 2 x " +
-                   std::to_string(p.pad_h) + " - " + std::to_string(p.window_h) + ") / " +
-                   std::to_string(p.stride_h) + " + 1, (W + 2 x " + std::to_string(p.pad_w) +
-                   " - " + std::to_string(p.window_w) + ") / " + std::to_string(p.stride_w) +
-                   " + 1, C] = [" + std::to_string(expected[0]) + ", " +
-                   std::to_string(expected[1]) + ", " + std::to_string(expected[2]) + ", " +
-                   std::to_string(expected[3]) + "] for " + in_name + " " + in.layout().describe() +
-                   " and " + windows_text(p) + ": the forward pool2d()'s output shape");
+        refuse(op, std::string(out_name) + " " + out.layout().describe() + " must be [N, " +
+                       extent_text("H", p.pad_h, p.window_h) + " / " + std::to_string(p.stride_h) +
+                       " + 1, " + extent_text("W", p.pad_w, p.window_w) + " / " +
+                       std::to_string(p.stride_w) + " + 1, C] = [" + std::to_string(expected[0]) +
+                       ", " + std::to_string(expected[1]) + ", " + std::to_string(expected[2]) +
+                       ", " + std::to_string(expected[3]) + "] for " + in_name + " " +
+                       in.layout().describe() + " and " + windows_text(p) +
+                       ": the forward pool2d()'s output shape");
     return p;
 }
 
