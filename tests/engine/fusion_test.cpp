@@ -5,6 +5,8 @@
 // and final state identical; chains on a 128 x 128 card against the same program with a NOP
 // between the pairs (which stops fusion); faults inside a chain, a chain running into an
 // unmapped program page, the weights left loaded after a chain, and chains that must not fuse.
+// Sequences (executor_sequence.cpp): a convolution's taps over one to three channels, walked
+// block of rows by block of rows, against the same program pair by pair.
 #include <catch2/catch.hpp>
 
 #include <bit>
@@ -120,6 +122,7 @@ Program chain_program(uint64_t seed, const ProgramLimits &lim) {
 struct BigCard {
     static constexpr uint64_t kInput = 0x10000000;
     static constexpr uint64_t kOutput = 0x20000000;
+    static constexpr uint64_t kUnmapped = 0x30000000;
     static constexpr uint32_t kAccBytes = 8u << 20;
 
     explicit BigCard(uint32_t threads) : card(mem, config(threads)), space(card.address_space(1)) {
@@ -269,6 +272,85 @@ TEST_CASE("fused chains on a 128 x 128 array equal the unfused program", "[fusio
         REQUIRE(fused.result.status == TPU_ERR_NONE);
         require_same_outcome(fused.result, plain.result);
         REQUIRE(fused.acc == plain.acc);
+    }
+}
+
+TEST_CASE("sequences of a convolution's taps equal the program pair by pair", "[fusion]") {
+    const uint32_t threads = GENERATE(1u, 2u);
+    BigCard big(threads);
+    std::mt19937_64 rng(40 + threads);
+    // A 3 x 3 convolution of an 80 x 28 image padded by one (the stack of images libtpurt
+    // makes) at stride 1: tap (ky, kx) is a LOAD_W of its C x F weights and a MATMUL of the
+    // padded image's pixels at (y + ky, x + kx), one row group per output row.
+    constexpr uint32_t h = 80, w = 28, hp = h + 2, wp = w + 2;
+    for (int round = 0; round < 12; round++) {
+        const uint8_t dtype = kDtypes[round % 3];
+        const uint32_t es = dtype_bytes(dtype);
+        const uint32_t c = 1 + uint32_t(round / 3 % 3);
+        const uint32_t f = round < 9 ? 32 : 40 + uint32_t(rng() % 24);
+        const bool accumulate_first = round % 2;
+        CAPTURE(threads, round, dtype, c, f, accumulate_first);
+        const uint64_t image_bytes = uint64_t(hp) * wp * c * es;
+        const uint64_t w_at = (image_bytes + 63) / 64 * 64;
+        const std::vector<uint8_t> image = chain_values(dtype, uint64_t(hp) * wp * c, rng);
+        const std::vector<uint8_t> weights = chain_values(dtype, 9ull * c * f, rng);
+        big.space.write(BigCard::kInput, image.data(), image.size());
+        big.space.write(BigCard::kInput + w_at, weights.data(), weights.size());
+        const uint32_t acc_stride = 4 * f;
+
+        Program p;
+        const uint64_t total = w_at + weights.size();
+        for (uint64_t off = 0; off < total; off += 32768)
+            p.push_back(dma_in(TPU_DT_INT8, 1, uint16_t(std::min<uint64_t>(32768, total - off)),
+                               BigCard::kInput + off, 32768, uint32_t(off), 32768));
+        // The tiles from the UB, or from host memory as libtpurt's convolutions load them;
+        // the last round's fifth tile from an unmapped page: a fault inside the sequence.
+        const bool from_host = round % 4 >= 2;
+        const bool faults = round == 11;
+        uint32_t fifth = 0; // the fifth LOAD_W's pc
+        for (uint32_t tap = 0; tap < 9; tap++) {
+            const uint64_t w_off = w_at + uint64_t(tap) * c * f * es;
+            if (tap == 4)
+                fifth = uint32_t(p.size());
+            if (faults && tap == 4)
+                p.push_back(
+                    load_w_host(dtype, uint16_t(c), uint16_t(f), BigCard::kUnmapped, f * es));
+            else if (from_host)
+                p.push_back(
+                    load_w_host(dtype, uint16_t(c), uint16_t(f), BigCard::kInput + w_off, f * es));
+            else
+                p.push_back(load_w(dtype, uint16_t(c), uint16_t(f), uint32_t(w_off), f * es));
+            tpu_insn mm =
+                matmul(dtype, uint16_t(h * w), uint16_t(c), (tap / 3 * wp + tap % 3) * c * es,
+                       c * es, 0, acc_stride, tap || accumulate_first ? TPU_F_ACCUMULATE : 0);
+            mm.mxu.row_group = w;
+            mm.mxu.group_stride = wp * c * es;
+            p.push_back(mm);
+        }
+        const uint8_t acc_dtype = dtype == TPU_DT_INT8 ? TPU_DT_INT32 : TPU_DT_FP32;
+        for (uint32_t r = 0; r < h * w; r += 1024)
+            p.push_back(dma_out_acc(acc_dtype, uint16_t(std::min(1024u, h * w - r)), uint16_t(f),
+                                    BigCard::kOutput + uint64_t(r) * acc_stride, acc_stride,
+                                    r * acc_stride, acc_stride));
+        p.push_back(halt());
+
+        const uint64_t acc_bytes = uint64_t(h) * w * acc_stride;
+        const BigCard::Output fused = big.run(p, acc_bytes);
+        const BigCard::Output plain = big.run(unfused(p), acc_bytes);
+        CAPTURE(from_host, faults);
+        REQUIRE(fused.result.status == (faults ? TPU_ERR_MMU_FAULT : TPU_ERR_NONE));
+        if (faults) {
+            // The fifth LOAD_W in both, four NOPs later in the program pair by pair; the four
+            // pairs before it counted.
+            tpu_job_result expected = fused.result;
+            expected.error_pc = fifth + 4;
+            CHECK(fused.result.error_pc == fifth);
+            require_same_outcome(expected, plain.result);
+            CHECK(fused.result.macs == 4ull * h * w * c * f);
+        } else {
+            require_same_outcome(fused.result, plain.result);
+            REQUIRE(fused.acc == plain.acc);
+        }
     }
 }
 

@@ -125,11 +125,17 @@ TEST_CASE("every supported row-kernel set matches the reference", "[mxu]") {
         FastMxu mxu(pool, *kernels);
         for (MxuType type : {MxuType::Int8, MxuType::Bf16}) {
             // n covers the wide blocks, single vectors and a masked tail of every kernel set.
+            // Tiles of a few k (one or two channels of a convolution's taps) around the small-k
+            // kernels' bound.
             for (auto [m, k, n] : {std::tuple{1u, 1u, 1u},
                                    {37u, 50u, 173u},
                                    {300u, 7u, 9u},
                                    {5u, 256u, 256u},
-                                   {70u, 3u, 131u}}) {
+                                   {70u, 3u, 131u},
+                                   {500u, 1u, 32u},
+                                   {64u, 2u, 17u},
+                                   {33u, 8u, 64u},
+                                   {20u, 9u, 40u}}) {
                 CAPTURE(kernels->name, int(type), m, k, n);
                 Operands op = random_operands(rng, type, m, k, n);
                 WeightTile tile(256, 256);

@@ -35,6 +35,14 @@ inline constexpr uint32_t kMaxChainDepth = 4096;
 inline constexpr uint32_t kMinChainTileK = 8;
 inline constexpr uint64_t kChainWeightWords = 1u << 19;
 inline constexpr uint64_t kChainSrcBytes = 2u << 20;
+// Fast mode runs a sequence of LOAD_W / MATMUL pairs over the same accumulators whose tiles do
+// not concatenate (fewer than kMinChainTileK k, or bf16 tiles not whole blocks of 32 k: a
+// convolution's taps over one channel) block of rows by block of rows
+// (executor_sequence.cpp): at most kMaxSequenceLinks tiles of at most kMaxSequenceTileK k,
+// over at least kSequenceMinAccBytes of accumulators (fewer stay in the cache anyway).
+inline constexpr uint32_t kMaxSequenceLinks = 16;
+inline constexpr uint32_t kMaxSequenceTileK = 32;
+inline constexpr uint64_t kSequenceMinAccBytes = 256u << 10;
 // A row_group MATMUL whose groups have fewer rows than this is run on its rows gathered into
 // kChainSrcBytes (executor_mxu.cpp), not one group at a time.
 inline constexpr uint32_t kGatherGroupRows = 64;
@@ -68,6 +76,8 @@ class Device {
     // Fast mode only, made on first use and kept: the copies of deferred MATMULs
     // (executor/deferred_matmuls.hpp).
     std::unique_ptr<LocalMemory> deferred_activations, deferred_rows, deferred_weights;
+    // Fast mode only, made on first use and kept: the tiles of a sequence of MATMULs.
+    std::vector<std::unique_ptr<WeightTile>> sequence_weights;
     ThreadPool pool;
     FastMxu mxu;
     const uint32_t clock_mhz;

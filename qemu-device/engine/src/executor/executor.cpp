@@ -110,11 +110,13 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
                 break;
         }
         if (!dev_.cycle_accurate && window_[pc_ - window_begin_].hdr.opcode == TPU_OP_LOAD_W) {
-            if (const uint32_t links = chain_links(program_addr, count)) {
-                // Leaves pc_ at the chain's last instruction, or at the MATMUL it stopped in.
+            uint32_t links = chain_links(program_addr, count);
+            const bool sequence = links == 0 && (links = sequence_links(program_addr, count)) != 0;
+            if (links) {
+                // Leaves pc_ at the last instruction, or at the MATMUL it stopped in.
                 f = flush_deferred();
                 if (f.ok())
-                    f = execute_chain(links);
+                    f = sequence ? execute_sequence(links) : execute_chain(links);
                 if (!f.ok())
                     break;
                 continue;

@@ -7,7 +7,9 @@
 // decides when they would have run), so both engine modes share everything here except how a
 // MATMUL is computed: FastMxu, or the SystolicArray in cycle-accurate mode. In fast mode a run of
 // LOAD_W / MATMUL pairs that chain through the same accumulators is computed as one MATMUL over
-// the concatenated K (executor_chain.cpp), and the MATMULs of a k-outer tiled matmul are held
+// the concatenated K (executor_chain.cpp), pairs whose tiles do not concatenate (a few k, or
+// bf16 tiles not whole blocks) block of rows by block of rows (executor_sequence.cpp), and the
+// MATMULs of a k-outer tiled matmul are held
 // back and computed per accumulator block over all their k tiles (deferred_matmuls.hpp): only
 // DMAs into the unified buffer, LOAD_Ws and MATMULs that join run while MATMULs wait; any other
 // instruction, and the end of the job, computes them first. Both keep the same effects and the
@@ -81,6 +83,10 @@ class Executor {
     bool chains_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links,
                      uint32_t depth) const;
     Fault execute_chain(uint32_t links);
+    // executor_sequence.cpp: pairs whose tiles do not concatenate, into chain_ too.
+    uint32_t sequence_links(uint64_t program_addr, uint32_t count);
+    bool sequences_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links) const;
+    Fault execute_sequence(uint32_t links);
     bool run_gathered(uint32_t links, uint32_t depth, const MatmulArgs &args);
     // executor_vpu.cpp
     Fault execute(const ActivateInsn &insn);

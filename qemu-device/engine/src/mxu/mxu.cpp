@@ -17,6 +17,8 @@ constexpr uint32_t kBlocksPerThread = 4;
 // Below this many multiply-accumulates a MATMUL runs on the calling thread alone, where
 // hand-off costs more than it saves.
 constexpr uint64_t kParallelMinMacs = 1u << 16;
+// Accumulator bytes of a block of rows of a sequence: well inside a core's L2.
+constexpr uint64_t kSequenceBlockBytes = 64u << 10;
 
 } // namespace
 
@@ -69,6 +71,36 @@ bool FastMxu::run(const WeightTile &tile, const MatmulArgs &args, const std::ato
 
     const uint64_t macs = uint64_t(args.rows) * tile.k() * n;
     if (threads == 1 || macs < kParallelMinMacs) {
+        for (uint32_t b = 0; b < blocks; b++)
+            run_block(b);
+    } else {
+        pool_.parallel_for(blocks, run_block);
+    }
+    return !abort.load(std::memory_order_relaxed);
+}
+
+bool FastMxu::run_sequence(const WeightTile *const *tiles, const MatmulArgs *links, uint32_t count,
+                           const std::atomic<bool> &abort) {
+    const uint32_t n = tiles[0]->n();
+    const uint32_t rows = links[0].rows;
+    const uint32_t step = kernels_.block_rows(tiles[0]->type(), tiles[0]->k(), n);
+    const uint32_t block_rows =
+        std::max<uint32_t>(step, uint32_t(kSequenceBlockBytes / (4 * uint64_t(n))) / step * step);
+    const uint32_t blocks = (rows + block_rows - 1) / block_rows;
+    uint64_t macs = 0;
+    for (uint32_t i = 0; i < count; i++)
+        macs += uint64_t(rows) * tiles[i]->k() * n;
+
+    auto run_block = [&](uint32_t block) {
+        if (abort.load(std::memory_order_relaxed))
+            return;
+        FpEnvGuard fp_env;
+        const uint32_t m0 = block * block_rows;
+        const uint32_t m1 = std::min(rows, m0 + block_rows);
+        for (uint32_t i = 0; i < count; i++)
+            kernels_.for_type(tiles[i]->type())(*tiles[i], links[i], m0, m1, 0, n);
+    };
+    if (pool_.size() == 1 || macs < kParallelMinMacs) {
         for (uint32_t b = 0; b < blocks; b++)
             run_block(b);
     } else {

@@ -123,7 +123,8 @@ void int8_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uin
 
 void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1) {
-    if (few_rows(m0, m1))
+    // A tile of a few k too: AMX would run its 32-k steps over mostly zero padding.
+    if (few_rows(m0, m1) || tile.k() <= avx512::kSmallK)
         return avx512::bf16_block(tile, args, m0, m1, n0, n1);
     amx::block<HwTiles, amx::Bf16Amx>(tile, args, m0, m1, n0, n1);
 }

@@ -69,6 +69,8 @@ namespace avx512 {
 
 void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1) {
+    if (tile.k() <= kSmallK)
+        return bf16_small_k_block(tile, args, m0, m1, n0, n1);
     bf16::FlushDenormalsScope ftz_daz;
     tiles::run_tiles(kBf16Tiles, tiles::Operand::Bf16, tile, args, m0, m1, n0, n1);
 }

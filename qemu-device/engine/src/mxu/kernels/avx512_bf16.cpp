@@ -50,6 +50,8 @@ constexpr tiles::TileSet kChainTiles =
 
 void bf16_block(const WeightTile &tile, const MatmulArgs &args, uint32_t m0, uint32_t m1,
                 uint32_t n0, uint32_t n1) {
+    if (tile.k() <= avx512::kSmallK)
+        return avx512::bf16_small_k_block(tile, args, m0, m1, n0, n1);
     bf16::FlushDenormalsScope ftz_daz; // for the combining adds
     tiles::run_tiles(kChainTiles, tiles::Operand::Bf16Quads, tile, args, m0, m1, n0, n1);
 }
