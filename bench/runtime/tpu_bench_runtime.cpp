@@ -2,7 +2,8 @@
 // tpu-bench-runtime - libtpurt's overheads measured in the guest, each against a baseline in
 // the same run, printed as a table with ratios (nothing asserted; see bench/README.md):
 //   empty launch   an empty (HALT) op on a stream + event wait, against the raw round trip:
-//                  SUBMIT (NO_WAIT, binary out-syncobj) + DRM_IOCTL_SYNCOBJ_WAIT
+//                  SUBMIT (NO_WAIT, binary out-syncobj) + DRM_IOCTL_SYNCOBJ_WAIT; and the
+//                  stream's own ioctls (SUBMIT with a timeline point + DRM_IOCTL_TPU_WAIT)
 //   1000 launches  dependent 128^3 fp32 matmuls (x <- I x x) queued on a stream and waited for
 //                  once, against the same launches through the blocking API
 //   2048^3         a matmul on device tensors through the cached executable (blocking form),
@@ -90,6 +91,34 @@ double raw_round_trip(tpurt::Device &dev, unsigned n) {
     return median(each);
 }
 
+// The ioctls a stream makes for the same launch: SUBMIT with a point on a timeline syncobj
+// (the stream's timeline), then DRM_IOCTL_TPU_WAIT on the job (its completion record); seconds
+// per round trip. The gap between this and the stream is libtpurt's own bookkeeping.
+double raw_timeline_round_trip(tpurt::Device &dev, unsigned n) {
+    const tpurt::Program halt = tpurt::ProgramBuilder().halt().finish();
+    tpurt::Buffer code = dev.allocate_copy(halt.insns.data(), halt.size_bytes());
+    std::uint32_t syncobj = 0;
+    check(drmSyncobjCreate(dev.fd(), 0, &syncobj), "drmSyncobjCreate");
+    std::vector<double> each;
+    for (unsigned i = 0; i < n; ++i) {
+        const auto t = Clock::now();
+        const drm_tpu_sync out{syncobj, 0, i + 1};
+        struct drm_tpu_submit submit = {};
+        submit.program_handle = code.handle();
+        submit.program_size = static_cast<std::uint32_t>(halt.size_bytes());
+        submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
+        submit.out_sync_count = 1;
+        check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_SUBMIT, &submit) ? errno : 0, "SUBMIT");
+        struct drm_tpu_wait wait = {};
+        wait.job_id = submit.job_id;
+        wait.timeout_ns = INT64_MAX;
+        check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_WAIT, &wait) ? errno : 0, "TPU_WAIT");
+        each.push_back(seconds_since(t));
+    }
+    drmSyncobjDestroy(dev.fd(), syncobj);
+    return median(each);
+}
+
 double stream_round_trip(tpurt::Device &dev, unsigned n) {
     const auto exe = halt_executable();
     tpurt::Stream stream(dev);
@@ -104,14 +133,17 @@ double stream_round_trip(tpurt::Device &dev, unsigned n) {
 }
 
 void bench_empty(tpurt::Device &dev, unsigned n, unsigned reps) {
-    std::vector<double> raw, streamed;
+    std::vector<double> raw, timeline, streamed;
     stream_round_trip(dev, 20); // warm the pools
     for (unsigned r = 0; r < reps; ++r) {
         raw.push_back(raw_round_trip(dev, n));
+        timeline.push_back(raw_timeline_round_trip(dev, n));
         streamed.push_back(stream_round_trip(dev, n));
     }
     add_row("empty launch on a stream + event wait (p50)", "raw SUBMIT + SYNCOBJ_WAIT (p50)",
             median(streamed) * 1e6, median(raw) * 1e6, "us");
+    add_row("  its ioctls: SUBMIT (timeline) + TPU_WAIT (p50)", "raw SUBMIT + SYNCOBJ_WAIT (p50)",
+            median(timeline) * 1e6, median(raw) * 1e6, "us");
 }
 
 void bench_launches(tpurt::Device &dev, unsigned launches, unsigned reps) {

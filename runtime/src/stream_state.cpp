@@ -112,7 +112,8 @@ void StreamState::enqueue(OpLaunch launch) {
     auto op = std::make_shared<StreamOp>();
     op->jobs_left = launch.executable->program_count();
     op->launch = std::move(launch);
-    op->start = Clock::now();
+    if (profiler::active()) // the op's wall time is only recorded then
+        op->start = Clock::now();
     Lock lock(mutex_);
     const std::uint64_t first = assigned_ + 1;
     assigned_ += op->jobs_left;
@@ -131,7 +132,7 @@ void StreamState::submit_op(Lock &lock, const std::shared_ptr<StreamOp> &op, std
     const std::size_t programs = op->launch.executable->program_count();
     const bool profiling = profiler::active();
     for (std::size_t p = 0; p < programs; ++p) {
-        const auto submit_start = Clock::now();
+        const auto submit_start = profiling ? Clock::now() : Clock::time_point{};
         std::shared_ptr<PooledBuffer> program;
         std::uint64_t id = 0;
         try {
@@ -188,13 +189,15 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
     submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
     submit.out_sync_count = 1;
     submit.priority = static_cast<std::uint32_t>(options_.priority);
-    const std::int64_t give_up = deadline_after(Job::default_timeout);
+    std::int64_t give_up = 0; // once the card or the file is full
     for (;;) {
         const int err = state.file->try_ioctl(DRM_IOCTL_TPU_SUBMIT, &submit);
         if (err == 0) {
             own_point_ = point;
             return submit.job_id;
         }
+        if (give_up == 0)
+            give_up = deadline_after(Job::default_timeout);
         if ((err != EDQUOT && err != ENOSPC && err != EBUSY) || monotonic_ns() > give_up)
             throw Error(ErrorCode::SystemCall,
                         op.launch.name() +
@@ -240,7 +243,8 @@ void StreamState::retire(std::uint64_t upto) noexcept {
         op.stats.cycles += wait.cycles;
         op.stats.macs += wait.macs;
         op.stats.jobs++;
-        if (--op.jobs_left == 0 && profiler::active()) {
+        // An op enqueued before the profiler started has no start time: not recorded.
+        if (--op.jobs_left == 0 && profiler::active() && op.start != Clock::time_point{}) {
             op.stats.wall = Clock::now() - op.start;
             const Executable &exe = *op.launch.executable;
             record_op(
