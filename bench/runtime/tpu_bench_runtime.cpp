@@ -69,32 +69,14 @@ std::shared_ptr<const tpurt::Executable> halt_executable() {
         tpurt::Executable::link("empty", {}, std::move(programs)));
 }
 
-// Raw: SUBMIT (NO_WAIT, out-syncobj) of a HALT job, then SYNCOBJ_WAIT; seconds per round trip.
-double raw_round_trip(tpurt::Device &dev, unsigned n) {
-    const tpurt::Program halt = tpurt::ProgramBuilder().halt().finish();
-    tpurt::Buffer code = dev.allocate_copy(halt.insns.data(), halt.size_bytes());
-    std::uint32_t syncobj = 0;
-    check(drmSyncobjCreate(dev.fd(), 0, &syncobj), "drmSyncobjCreate");
-    std::vector<double> each;
-    for (unsigned i = 0; i < n; ++i) {
-        const auto t = Clock::now();
-        struct drm_tpu_submit submit = {};
-        submit.program_handle = code.handle();
-        submit.program_size = static_cast<std::uint32_t>(halt.size_bytes());
-        submit.flags = DRM_TPU_SUBMIT_NO_WAIT;
-        submit.out_syncobj = syncobj;
-        check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_SUBMIT, &submit) ? errno : 0, "SUBMIT");
-        check(drmSyncobjWait(dev.fd(), &syncobj, 1, INT64_MAX, 0, nullptr), "SYNCOBJ_WAIT");
-        each.push_back(seconds_since(t));
-    }
-    drmSyncobjDestroy(dev.fd(), syncobj);
-    return median(each);
-}
+// The raw round trips of a HALT job, seconds each (median of n):
+//   Binary    SUBMIT (NO_WAIT, binary out-syncobj), then SYNCOBJ_WAIT: the baseline;
+//   Timeline  what a stream makes for the same launch: SUBMIT with a point on a timeline
+//             syncobj (the stream's timeline), then DRM_IOCTL_TPU_WAIT on the job (its
+//             completion record). The gap between this and the stream is libtpurt's own.
+enum class RawSync { Binary, Timeline };
 
-// The ioctls a stream makes for the same launch: SUBMIT with a point on a timeline syncobj
-// (the stream's timeline), then DRM_IOCTL_TPU_WAIT on the job (its completion record); seconds
-// per round trip. The gap between this and the stream is libtpurt's own bookkeeping.
-double raw_timeline_round_trip(tpurt::Device &dev, unsigned n) {
+double raw_round_trip(tpurt::Device &dev, unsigned n, RawSync sync) {
     const tpurt::Program halt = tpurt::ProgramBuilder().halt().finish();
     tpurt::Buffer code = dev.allocate_copy(halt.insns.data(), halt.size_bytes());
     std::uint32_t syncobj = 0;
@@ -106,13 +88,22 @@ double raw_timeline_round_trip(tpurt::Device &dev, unsigned n) {
         struct drm_tpu_submit submit = {};
         submit.program_handle = code.handle();
         submit.program_size = static_cast<std::uint32_t>(halt.size_bytes());
-        submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
-        submit.out_sync_count = 1;
+        if (sync == RawSync::Binary) {
+            submit.flags = DRM_TPU_SUBMIT_NO_WAIT;
+            submit.out_syncobj = syncobj;
+        } else {
+            submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
+            submit.out_sync_count = 1;
+        }
         check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_SUBMIT, &submit) ? errno : 0, "SUBMIT");
-        struct drm_tpu_wait wait = {};
-        wait.job_id = submit.job_id;
-        wait.timeout_ns = INT64_MAX;
-        check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_WAIT, &wait) ? errno : 0, "TPU_WAIT");
+        if (sync == RawSync::Binary) {
+            check(drmSyncobjWait(dev.fd(), &syncobj, 1, INT64_MAX, 0, nullptr), "SYNCOBJ_WAIT");
+        } else {
+            struct drm_tpu_wait wait = {};
+            wait.job_id = submit.job_id;
+            wait.timeout_ns = INT64_MAX;
+            check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_WAIT, &wait) ? errno : 0, "TPU_WAIT");
+        }
         each.push_back(seconds_since(t));
     }
     drmSyncobjDestroy(dev.fd(), syncobj);
@@ -136,8 +127,8 @@ void bench_empty(tpurt::Device &dev, unsigned n, unsigned reps) {
     std::vector<double> raw, timeline, streamed;
     stream_round_trip(dev, 20); // warm the pools
     for (unsigned r = 0; r < reps; ++r) {
-        raw.push_back(raw_round_trip(dev, n));
-        timeline.push_back(raw_timeline_round_trip(dev, n));
+        raw.push_back(raw_round_trip(dev, n, RawSync::Binary));
+        timeline.push_back(raw_round_trip(dev, n, RawSync::Timeline));
         streamed.push_back(stream_round_trip(dev, n));
     }
     add_row("empty launch on a stream + event wait (p50)", "raw SUBMIT + SYNCOBJ_WAIT (p50)",

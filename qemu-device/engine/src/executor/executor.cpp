@@ -110,13 +110,20 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
                 break;
         }
         if (!dev_.cycle_accurate && window_[pc_ - window_begin_].hdr.opcode == TPU_OP_LOAD_W) {
-            uint32_t links = chain_links(program_addr, count);
-            const bool sequence = links == 0 && (links = sequence_links(program_addr, count)) != 0;
+            // A K chain, else a sequence of pairs over the same accumulators.
+            bool chain = true;
+            uint32_t links =
+                pair_links(program_addr, count, kMaxChainLinks, &Executor::chains_with);
+            if (links == 0) {
+                chain = false;
+                links =
+                    pair_links(program_addr, count, kMaxSequenceLinks, &Executor::sequences_with);
+            }
             if (links) {
                 // Leaves pc_ at the last instruction, or at the MATMUL it stopped in.
                 f = flush_deferred();
                 if (f.ok())
-                    f = sequence ? execute_sequence(links) : execute_chain(links);
+                    f = chain ? execute_chain(links) : execute_sequence(links);
                 if (!f.ok())
                     break;
                 continue;

@@ -78,14 +78,20 @@ class Executor {
     // Counters and timeline of a completed MATMUL of k x n with accumulators acc.
     void finish_matmul(const MatmulInsn &insn, uint32_t n, const Extent2D &acc, uint64_t busy);
     // executor_chain.cpp
-    uint32_t chain_links(uint64_t program_addr, uint32_t count);
+    // Whether a LOAD_W / MATMUL pair joins the links (0 ..) already in chain_, whose tiles
+    // hold depth k in all.
+    using JoinsLinks = bool (Executor::*)(const LoadWInsn &load, const MatmulInsn &matmul,
+                                          uint32_t links, uint32_t depth) const;
+    // The pairs from pc_ on that `joins` takes, at most max_links, into chain_; 0 unless two.
+    uint32_t pair_links(uint64_t program_addr, uint32_t count, uint32_t max_links,
+                        JoinsLinks joins);
     bool peek(uint64_t program_addr, uint32_t count, uint32_t pc, Insn *insn);
     bool chains_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links,
                      uint32_t depth) const;
     Fault execute_chain(uint32_t links);
     // executor_sequence.cpp: pairs whose tiles do not concatenate, into chain_ too.
-    uint32_t sequence_links(uint64_t program_addr, uint32_t count);
-    bool sequences_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links) const;
+    bool sequences_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links,
+                        uint32_t depth) const;
     Fault execute_sequence(uint32_t links);
     bool run_gathered(uint32_t links, uint32_t depth, const MatmulArgs &args);
     // executor_vpu.cpp

@@ -55,19 +55,20 @@ bool Executor::chains_with(const LoadWInsn &load, const MatmulInsn &matmul, uint
            matmul.group_stride == m0.group_stride;
 }
 
-uint32_t Executor::chain_links(uint64_t program_addr, uint32_t count) {
+uint32_t Executor::pair_links(uint64_t program_addr, uint32_t count, uint32_t max_links,
+                              JoinsLinks joins) {
     uint32_t links = 0;
     uint32_t depth = 0;
-    for (uint32_t pc = pc_; links < kMaxChainLinks; pc += 2) {
+    for (uint32_t pc = pc_; links < max_links; pc += 2) {
         Insn load, matmul;
         // The MATMUL is looked at only once its LOAD_W is known to run.
         if (!peek(program_addr, count, pc, &load))
             break;
         const LoadWInsn *w = std::get_if<LoadWInsn>(&load);
-        if (!w || w->from_host || !peek(program_addr, count, pc + 1, &matmul))
+        if (!w || !peek(program_addr, count, pc + 1, &matmul))
             break;
         const MatmulInsn *m = std::get_if<MatmulInsn>(&matmul);
-        if (!m || !chains_with(*w, *m, links, depth))
+        if (!m || !(this->*joins)(*w, *m, links, depth))
             break;
         chain_[links++] = ChainLink{*w, *m};
         depth += w->k;

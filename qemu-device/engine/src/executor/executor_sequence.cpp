@@ -17,14 +17,14 @@
 
 namespace tpu::engine {
 
-bool Executor::sequences_with(const LoadWInsn &load, const MatmulInsn &matmul,
-                              uint32_t links) const {
+bool Executor::sequences_with(const LoadWInsn &load, const MatmulInsn &matmul, uint32_t links,
+                              uint32_t /*depth*/) const {
     Extent2D acc;
     if (load.k > kMaxSequenceTileK ||
         !check_matmul(matmul, true, load.type, load.k, load.n, &acc).ok())
         return false;
     if (links == 0) {
-        // Tiles that chain_links() would join are left to it; one column of fp32 weights is
+        // Tiles that chains_with() would join are left to it; one column of fp32 weights is
         // the training programs' way of moving values (weight_column.hpp), and a few
         // accumulators stay in the cache anyway. Overlapping accumulator rows run one by one.
         const bool joins =
@@ -33,27 +33,8 @@ bool Executor::sequences_with(const LoadWInsn &load, const MatmulInsn &matmul,
                matmul.acc_stride >= 4 * uint64_t(load.n);
     }
     const MatmulInsn &m0 = chain_[0].matmul;
-    return links < kMaxSequenceLinks && load.type == chain_[0].load.type &&
-           load.n == chain_[0].load.n && matmul.accumulate && matmul.m == m0.m &&
-           matmul.acc_addr == m0.acc_addr && matmul.acc_stride == m0.acc_stride;
-}
-
-uint32_t Executor::sequence_links(uint64_t program_addr, uint32_t count) {
-    uint32_t links = 0;
-    for (uint32_t pc = pc_; links < kMaxSequenceLinks; pc += 2) {
-        Insn load, matmul;
-        // The MATMUL is looked at only once its LOAD_W is known to run.
-        if (!peek(program_addr, count, pc, &load))
-            break;
-        const LoadWInsn *w = std::get_if<LoadWInsn>(&load);
-        if (!w || !peek(program_addr, count, pc + 1, &matmul))
-            break;
-        const MatmulInsn *m = std::get_if<MatmulInsn>(&matmul);
-        if (!m || !sequences_with(*w, *m, links))
-            break;
-        chain_[links++] = ChainLink{*w, *m};
-    }
-    return links >= 2 ? links : 0;
+    return load.type == chain_[0].load.type && load.n == chain_[0].load.n && matmul.accumulate &&
+           matmul.m == m0.m && matmul.acc_addr == m0.acc_addr && matmul.acc_stride == m0.acc_stride;
 }
 
 Fault Executor::execute_sequence(uint32_t links) {
