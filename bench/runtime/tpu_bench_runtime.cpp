@@ -3,7 +3,8 @@
 // the same run, printed as a table with ratios (nothing asserted; see bench/README.md):
 //   empty launch   an empty (HALT) op on a stream + event wait, against the raw round trip:
 //                  SUBMIT (NO_WAIT, binary out-syncobj) + DRM_IOCTL_SYNCOBJ_WAIT; and the
-//                  stream's own ioctls (SUBMIT with a timeline point + DRM_IOCTL_TPU_WAIT)
+//                  stream's own ioctls (SUBMIT with a timeline point + DRM_IOCTL_TPU_WAIT);
+//                  the three alternate launch by launch
 //   1000 launches  dependent 128^3 fp32 matmuls (x <- I x x) queued on a stream and waited for
 //                  once, against the same launches through the blocking API
 //   2048^3         a matmul on device tensors through the cached executable (blocking form),
@@ -69,72 +70,93 @@ std::shared_ptr<const tpurt::Executable> halt_executable() {
         tpurt::Executable::link("empty", {}, std::move(programs)));
 }
 
-// The raw round trips of a HALT job, seconds each (median of n):
+// The raw round trip of a HALT job, one at a time (seconds each):
 //   Binary    SUBMIT (NO_WAIT, binary out-syncobj), then SYNCOBJ_WAIT: the baseline;
 //   Timeline  what a stream makes for the same launch: SUBMIT with a point on a timeline
 //             syncobj (the stream's timeline), then DRM_IOCTL_TPU_WAIT on the job (its
 //             completion record). The gap between this and the stream is libtpurt's own.
 enum class RawSync { Binary, Timeline };
 
-double raw_round_trip(tpurt::Device &dev, unsigned n, RawSync sync) {
-    const tpurt::Program halt = tpurt::ProgramBuilder().halt().finish();
-    tpurt::Buffer code = dev.allocate_copy(halt.insns.data(), halt.size_bytes());
-    std::uint32_t syncobj = 0;
-    check(drmSyncobjCreate(dev.fd(), 0, &syncobj), "drmSyncobjCreate");
-    std::vector<double> each;
-    for (unsigned i = 0; i < n; ++i) {
+class RawRoundTrip {
+  public:
+    RawRoundTrip(tpurt::Device &dev, RawSync sync)
+        : dev_(dev), sync_(sync), halt_(tpurt::ProgramBuilder().halt().finish()),
+          code_(dev.allocate_copy(halt_.insns.data(), halt_.size_bytes())) {
+        check(drmSyncobjCreate(dev.fd(), 0, &syncobj_), "drmSyncobjCreate");
+    }
+    ~RawRoundTrip() { drmSyncobjDestroy(dev_.fd(), syncobj_); }
+    RawRoundTrip(const RawRoundTrip &) = delete;
+    RawRoundTrip &operator=(const RawRoundTrip &) = delete;
+
+    double once() {
         const auto t = Clock::now();
-        const drm_tpu_sync out{syncobj, 0, i + 1};
+        const drm_tpu_sync out{syncobj_, 0, ++point_};
         struct drm_tpu_submit submit = {};
-        submit.program_handle = code.handle();
-        submit.program_size = static_cast<std::uint32_t>(halt.size_bytes());
-        if (sync == RawSync::Binary) {
+        submit.program_handle = code_.handle();
+        submit.program_size = static_cast<std::uint32_t>(halt_.size_bytes());
+        if (sync_ == RawSync::Binary) {
             submit.flags = DRM_TPU_SUBMIT_NO_WAIT;
-            submit.out_syncobj = syncobj;
+            submit.out_syncobj = syncobj_;
         } else {
             submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
             submit.out_sync_count = 1;
         }
-        check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_SUBMIT, &submit) ? errno : 0, "SUBMIT");
-        if (sync == RawSync::Binary) {
-            check(drmSyncobjWait(dev.fd(), &syncobj, 1, INT64_MAX, 0, nullptr), "SYNCOBJ_WAIT");
+        check(drmIoctl(dev_.fd(), DRM_IOCTL_TPU_SUBMIT, &submit) ? errno : 0, "SUBMIT");
+        if (sync_ == RawSync::Binary) {
+            check(drmSyncobjWait(dev_.fd(), &syncobj_, 1, INT64_MAX, 0, nullptr), "SYNCOBJ_WAIT");
         } else {
             struct drm_tpu_wait wait = {};
             wait.job_id = submit.job_id;
             wait.timeout_ns = INT64_MAX;
-            check(drmIoctl(dev.fd(), DRM_IOCTL_TPU_WAIT, &wait) ? errno : 0, "TPU_WAIT");
+            check(drmIoctl(dev_.fd(), DRM_IOCTL_TPU_WAIT, &wait) ? errno : 0, "TPU_WAIT");
         }
-        each.push_back(seconds_since(t));
+        return seconds_since(t);
     }
-    drmSyncobjDestroy(dev.fd(), syncobj);
-    return median(each);
-}
 
-double stream_round_trip(tpurt::Device &dev, unsigned n) {
+  private:
+    tpurt::Device &dev_;
+    const RawSync sync_;
+    const tpurt::Program halt_;
+    tpurt::Buffer code_;
+    std::uint32_t syncobj_ = 0;
+    std::uint64_t point_ = 0;
+};
+
+// The three round trips alternate launch by launch (in a rotating order), so that a change in
+// the host's load (the guest runs under TCG on a shared host) hits all three alike; the p50 of
+// each over n * reps launches.
+void bench_empty(tpurt::Device &dev, unsigned n, unsigned reps) {
     const auto exe = halt_executable();
     tpurt::Stream stream(dev);
-    std::vector<double> each;
-    for (unsigned i = 0; i < n; ++i) {
+    const auto streamed_once = [&] {
         const auto t = Clock::now();
         stream.enqueue({.executable = exe, .bases = {}, .buffers = {}});
         stream.record().wait();
-        each.push_back(seconds_since(t));
-    }
-    return median(each);
-}
-
-void bench_empty(tpurt::Device &dev, unsigned n, unsigned reps) {
-    std::vector<double> raw, timeline, streamed;
-    stream_round_trip(dev, 20); // warm the pools
-    for (unsigned r = 0; r < reps; ++r) {
-        raw.push_back(raw_round_trip(dev, n, RawSync::Binary));
-        timeline.push_back(raw_round_trip(dev, n, RawSync::Timeline));
-        streamed.push_back(stream_round_trip(dev, n));
+        return seconds_since(t);
+    };
+    RawRoundTrip binary(dev, RawSync::Binary), timeline(dev, RawSync::Timeline);
+    for (unsigned i = 0; i < 20; ++i) // warm the pools
+        streamed_once();
+    std::vector<double> raw, timed, streamed;
+    for (unsigned i = 0; i < n * reps; ++i) {
+        for (unsigned k = 0; k < 3; ++k) {
+            switch ((i + k) % 3) {
+            case 0:
+                raw.push_back(binary.once());
+                break;
+            case 1:
+                timed.push_back(timeline.once());
+                break;
+            default:
+                streamed.push_back(streamed_once());
+                break;
+            }
+        }
     }
     add_row("empty launch on a stream + event wait (p50)", "raw SUBMIT + SYNCOBJ_WAIT (p50)",
             median(streamed) * 1e6, median(raw) * 1e6, "us");
     add_row("  its ioctls: SUBMIT (timeline) + TPU_WAIT (p50)", "raw SUBMIT + SYNCOBJ_WAIT (p50)",
-            median(timeline) * 1e6, median(raw) * 1e6, "us");
+            median(timed) * 1e6, median(raw) * 1e6, "us");
 }
 
 void bench_launches(tpurt::Device &dev, unsigned launches, unsigned reps) {

@@ -133,10 +133,12 @@ void StreamState::submit_op(Lock &lock, const std::shared_ptr<StreamOp> &op, std
     const bool profiling = profiler::active();
     for (std::size_t p = 0; p < programs; ++p) {
         const auto submit_start = profiling ? Clock::now() : Clock::time_point{};
-        std::shared_ptr<PooledBuffer> program;
+        std::optional<PooledBuffer> program;
         std::uint64_t id = 0;
         try {
-            id = submit_job(lock, *op, p, first + p, program);
+            program.emplace(
+                state_of(device_).programs->acquire(op->launch.executable->program_bytes(p)));
+            id = submit_job(lock, *op, p, first + p, program->buffer());
         } catch (...) {
             // Keep the timeline whole so that waiters see the points: the failed job's point
             // (and the op's later ones) signal at once, after the earlier jobs.
@@ -145,7 +147,7 @@ void StreamState::submit_op(Lock &lock, const std::shared_ptr<StreamOp> &op, std
                 signal(first + q);
             return;
         }
-        in_flight_.push_back({first + p, id, std::move(program), op});
+        in_flight_.push_back({first + p, id, std::move(*program), op});
         if (profiling)
             record_host(
                 {"submit", op->launch.name(), device_.info().minor, profile_us(submit_start),
@@ -160,25 +162,23 @@ void StreamState::submit_op(Lock &lock, const std::shared_ptr<StreamOp> &op, std
 }
 
 std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_t index,
-                                      std::uint64_t point, std::shared_ptr<PooledBuffer> &program) {
+                                      std::uint64_t point, Buffer &program) {
     (void)lock;
     const Executable &exe = *op.launch.executable;
     const std::size_t bytes = exe.program_bytes(index);
     DeviceState &state = state_of(device_);
-    program = std::make_shared<PooledBuffer>(state.programs->acquire(bytes));
     exe.patch(index, op.launch.bases,
-              {static_cast<union tpu_insn *>(program->buffer().data()), bytes / TPU_INSN_SIZE});
-    std::vector<std::uint32_t> handles;
-    handles.reserve(op.launch.buffers.size());
+              {static_cast<union tpu_insn *>(program.data()), bytes / TPU_INSN_SIZE});
+    handles_.clear(); // kept between jobs: no allocation per launch
     for (const std::shared_ptr<Buffer> &buffer : op.launch.buffers)
-        handles.push_back(buffer->handle());
+        handles_.push_back(buffer->handle());
     const drm_tpu_sync in{syncobj_, 0, point - 1};
     const drm_tpu_sync out{syncobj_, 0, point};
     struct drm_tpu_submit submit = {};
-    submit.program_handle = program->buffer().handle();
+    submit.program_handle = program.handle();
     submit.program_size = static_cast<std::uint32_t>(bytes);
-    submit.bo_count = static_cast<std::uint32_t>(handles.size());
-    submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles.data());
+    submit.bo_count = static_cast<std::uint32_t>(handles_.size());
+    submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles_.data());
     submit.in_syncs = reinterpret_cast<std::uintptr_t>(&in);
     // No dependency on a point known to have signalled (after a host wait, say), nor on the
     // stream's own previous job: the driver queues a file's jobs of one priority in order on

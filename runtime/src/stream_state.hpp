@@ -38,7 +38,7 @@ struct StreamOp {
 struct StreamJob {
     std::uint64_t point = 0;
     std::uint64_t id = 0;
-    std::shared_ptr<PooledBuffer> program;
+    PooledBuffer program; // patched for this job, back to the device's pool at retirement
     std::shared_ptr<StreamOp> op;
     bool waited_on = false; // a host wait sleeps in DRM_IOCTL_TPU_WAIT on it (unlocked)
     bool ended = false;     // `record` holds its completion record
@@ -82,7 +82,7 @@ class StreamState {
     using Lock = std::unique_lock<std::mutex>;
     void submit_op(Lock &lock, const std::shared_ptr<StreamOp> &op, std::uint64_t first);
     std::uint64_t submit_job(Lock &lock, const StreamOp &op, std::size_t index, std::uint64_t point,
-                             std::shared_ptr<PooledBuffer> &program);
+                             Buffer &program);
     void run_host(const DeferredWork &work) noexcept;
     void transfer(const StreamState &other, std::uint64_t other_point, std::uint64_t point);
     void signal(std::uint64_t point);
@@ -103,6 +103,7 @@ class StreamState {
     std::uint64_t signalled_ = 0; // every point up to this one is known to have signalled
     std::uint64_t own_point_ = 0; // the latest point a job of this stream signals
     std::deque<StreamJob> in_flight_;
+    std::vector<std::uint32_t> handles_; // the buffer handles of the job being submitted
     std::deque<DeferredWork> deferred_;
     std::exception_ptr error_;
     std::thread worker_;
