@@ -25,7 +25,7 @@ export CCACHE_DIR ?= $(TPU_CACHE)/ccache
 export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps qemu module host guest test demo vm fuzz bench check fresh-check clean
-.PHONY: bench-guest
+.PHONY: bench-host bench-guest
 
 all: host guest module
 
@@ -83,7 +83,10 @@ demo-card: deps qemu all
 
 # Fast-mode GEMM throughput against oneDNN on this host, in one run (BENCH_ARGS: see bench/README.md).
 BENCH_ARGS ?=
-bench: host
+# Every speed figure with its baseline: the engine on this host, then libtpurt in the guest.
+bench: bench-host bench-guest
+
+bench-host: host
 	$(HOST_BUILD)/bench/tpu-bench-gemm $(BENCH_ARGS)
 
 # libtpurt's overheads in the guest (streams, launches, executables, host arrays) against
