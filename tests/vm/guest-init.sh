@@ -31,13 +31,6 @@ src=$(sed -n 's/.*tpusrc=\([^ ]*\).*/\1/p' /proc/cmdline)
 mkdir -p "$src"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 src "$src" || finish 91
 mount -t 9p -o trans=virtio,version=9p2000.L job /job || finish 92
-# run-in-vm.sh --datasets: tpudatasets=name:tag,... mounted read-only at /datasets/name.
-for set in $(sed -n 's/.*tpudatasets=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' '); do
-	mkdir -p "/datasets/${set%%:*}"
-	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro "${set##*:}" "/datasets/${set%%:*}" ||
-		finish 96
-done
-
 # run-in-vm.sh --out DIR: a read-write share at DIR (inside the read-only source tree or not).
 out=$(sed -n 's/.*tpuout=\([^ ]*\).*/\1/p' /proc/cmdline)
 if [ -n "$out" ]; then

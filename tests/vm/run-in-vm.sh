@@ -15,8 +15,8 @@
 #   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
 #   --forward HOSTPORT:GUESTPORT  user networking (virtio-net, guest 10.0.2.15/24), with the
 #                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable)
-#   --datasets         share the data sets ($TPU_CACHE/datasets) read-only at /datasets in the
-#                      guest and export TPU_DATASETS=/datasets to the command
+#   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
+#                      (in the initramfs), and TPU_DATASETS=/datasets exported to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
 #   --out DIR          share the existing host directory DIR read-write at the same path in the
 #                      guest (the source tree is read-only there): where guest commands write
@@ -62,26 +62,14 @@ done
 [ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
 [ -f "$kernel" ] || { echo "run-in-vm: no guest kernel at $kernel: run 'make deps'" >&2; exit 2; }
 [ $driver -eq 0 ] || [ -f "$src/driver/tpu.ko" ] || { echo "run-in-vm: no driver/tpu.ko: run 'make module'" >&2; exit 2; }
-initrd=$("$here/mkinitramfs.sh")
-
-# The data sets (fashion-mnist, sklearn, ...: links into unpacked packages) are shared one 9p
-# export each, resolved on the host, and mounted under /datasets in the guest.
-datasets_dir=/datasets
-dataset_args=()
-dataset_tags=
+# With --datasets the data sets (fashion-mnist, sklearn, ...) come in the initramfs, unpacked
+# into the guest's memory at /datasets/<name>: reading them there is fast, through 9p it is not.
 if [ $datasets -eq 1 ]; then
-	[ -d "$cache/datasets" ] || { echo "run-in-vm: no data sets in $cache/datasets: run 'make deps'" >&2; exit 2; }
-	i=0
-	for entry in "$cache/datasets"/*; do
-		name=$(basename "$entry")
-		case $name in *_*) continue ;; esac # the unpacked packages behind the links
-		dir=$(readlink -f "$entry")
-		[ -d "$dir" ] || continue
-		dataset_args+=(-virtfs "local,path=$dir,mount_tag=ds$i,security_model=none,readonly=on")
-		dataset_tags+="${dataset_tags:+,}$name:ds$i"
-		i=$((i + 1))
-	done
+	initrd=$("$here/mkdatasets-initramfs.sh") || exit 2
+else
+	initrd=$("$here/mkinitramfs.sh")
 fi
+datasets_dir=/datasets
 
 job=$(mktemp -d)
 trap 'rm -rf "$job"' EXIT
@@ -97,7 +85,6 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ -z "$driver_args" ] || append+=" tpuargs=${driver_args// /,}"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 [ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
-[ $datasets -eq 0 ] || append+=" tpudatasets=$dataset_tags"
 [ -z "$out_dir" ] || append+=" tpuout=$out_dir"
 
 args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
@@ -116,7 +103,6 @@ if [ ${#forwards[@]} -gt 0 ]; then
 	# romfile=: no PXE option ROM (the +ds QEMU build ships none, and the guest boots directly).
 	args+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
 fi
-args+=("${dataset_args[@]}")
 [ -z "$out_dir" ] || args+=(-virtfs "local,path=$out_dir,mount_tag=out,security_model=none")
 
 if [ $interactive -eq 1 ]; then

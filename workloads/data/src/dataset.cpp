@@ -6,6 +6,7 @@
 #include "tpu_data/error.hpp"
 #include "tpu_data/idx.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -72,9 +73,14 @@ Dataset load_fashion_mnist(const std::string &dir, Split split) {
     d.count = images.count();
     d.class_names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+    // Each pixel through a table of the 256 scaled values: the same bits as dividing each one,
+    // without 47 million float divisions (seconds in the TCG guest, where they are emulated).
+    std::array<float, 256> scaled;
+    for (std::size_t k = 0; k < scaled.size(); ++k)
+        scaled[k] = float(k) / 255.0f;
     d.features.resize(images.data.size());
     for (std::size_t i = 0; i < images.data.size(); ++i)
-        d.features[i] = float(images.data[i]) / 255.0f;
+        d.features[i] = scaled[images.data[i]];
     d.labels = std::move(labels.data);
     check_labels(d, labels_path);
     return d;
