@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
 namespace tpurt::detail {
 
