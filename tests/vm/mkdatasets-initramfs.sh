@@ -15,6 +15,7 @@ base=$("$here/mkinitramfs.sh")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 list=$work/list
+: > "$list"
 for entry in "$cache/datasets"/*; do
 	name=$(basename "$entry")
 	case $name in *_*) continue ;; esac # the unpacked packages behind the links
@@ -32,9 +33,8 @@ key=$( (echo "$base"; cat "$list" "$0") | sha256sum | cut -c1-16)
 out=$cache/initramfs/datasets-$key.cpio
 if [ -f "$out" ]; then echo "$out"; exit 0; fi
 
-# A name of this run's own: two VMs started at once may both build it.
-# Zeros between the two: the kernel skips them, and an uncompressed archive must start at a
-# multiple of 4 bytes.
+# Zeros between the two archives: the kernel skips them, and an uncompressed archive must start
+# at a multiple of 4 bytes. A name of this run's own: two VMs started at once may both build it.
 {
 	cat "$base"
 	head -c $(((4 - $(stat -c %s "$base") % 4) % 4)) /dev/zero
