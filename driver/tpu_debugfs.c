@@ -98,6 +98,7 @@ static int tpu_debugfs_status(struct seq_file *m, void *data)
 	mutex_lock(&tdev->tlb_lock);
 	seq_printf(m, "tlb_invalidations: %llu\n", tdev->tlb_invalidations);
 	mutex_unlock(&tdev->tlb_lock);
+	seq_printf(m, "page_tables: %d\n", atomic_read(&tdev->page_tables));
 	for (i = 0; i < ARRAY_SIZE(tpu_counters); i++)
 		seq_printf(m, "%s: %llu\n", tpu_counters[i].name,
 			   tpu_device_counter(tdev, tpu_counters[i].reg));

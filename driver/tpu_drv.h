@@ -122,6 +122,7 @@ struct tpu_prio_scheds {
  * @ctx_ida: allocator of context ids
  * @tlb_lock: serialises TLB invalidations, so each waits for its own completion
  * @tlb_invalidations: TLB invalidations the driver waited for (debugfs)
+ * @page_tables: page tables of all contexts, 4 KiB each (debugfs)
  * @card_stopped: completed by PCI remove once the card touches no memory any more
  * @job_lock: protects @rings, @last_progress and the in-flight jobs' results; taken in the
  *	IRQ handler
@@ -169,6 +170,7 @@ struct tpu_device {
 	struct ida ctx_ida;
 	struct mutex tlb_lock;		/* TLB_INVAL and its completion */
 	u64 tlb_invalidations;
+	atomic_t page_tables;
 	struct completion card_stopped;
 
 	spinlock_t job_lock;		/* rings, in-flight jobs */

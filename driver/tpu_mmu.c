@@ -62,6 +62,7 @@ static void tpu_pt_free(struct tpu_device *tdev, struct tpu_pt *pt)
 	}
 	dma_free_coherent(&tdev->pdev->dev, TPU_PAGE_SIZE, pt->entries, pt->dma);
 	kfree(pt);
+	atomic_dec(&tdev->page_tables);
 }
 
 static struct tpu_pt *tpu_pt_alloc(struct tpu_device *tdev, int level)
@@ -78,6 +79,7 @@ static struct tpu_pt *tpu_pt_alloc(struct tpu_device *tdev, int level)
 		if (!pt->children)
 			goto err_free_entries;
 	}
+	atomic_inc(&tdev->page_tables);
 	return pt;
 
 err_free_entries:
