@@ -2,8 +2,10 @@
 // test_limits.cpp - guest test of the driver's per-user, per-file and per-device limits (root:
 // it switches users in forked children): one user's 300 opens leave another user able to
 // open the card and run a job ([contexts], with the default limits); pinned memory and jobs
-// in flight are bounded per file (EDQUOT) and per device (ENOSPC), and freeing or finishing
-// gives the room back ([memory], [jobs]: the VM loads tpu.ko with small limits for them).
+// in flight are bounded per file (EDQUOT) and per device (ENOSPC), page tables included in
+// the pinned memory, and freeing or finishing gives the room back ([memory], [jobs]: the VM
+// loads tpu.ko with small limits for them). A user who keeps the contexts of closed files
+// alive through exported buffers (PRIME) is held to the same limit ([contexts][prime]).
 #include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
 
@@ -144,28 +146,117 @@ TEST_CASE("300 opens from one user leave a second user able to use the card", "[
     chmod("/", root_st.st_mode & 07777);
 }
 
-// tpu.ko loaded with max_file_pinned_mb=4 max_device_pinned_mb=6.
+// Issue 24, item 3: a buffer exported as a dma-buf keeps its file's context (and its context
+// id) after the file is closed. The per-user limit counted open files, so one user's loop of
+// open, BO_CREATE, PRIME_HANDLE_TO_FD, close took every context id of the card: every later
+// open, by any user, failed with ENOSPC.
+TEST_CASE("contexts kept alive by exported buffers count against their user", "[contexts][prime]") {
+    struct stat root_st;
+    REQUIRE(stat("/", &root_st) == 0);
+    REQUIRE(chmod("/", 0755) == 0);
+    REQUIRE(chmod(kNode, 0666) == 0);
+    // User 1000 opens the card, exports a buffer, closes the card, 300 times, keeping the
+    // dma-bufs; it reports the errno that stopped it (0: none did) and the step, then waits
+    // until user 1001 is done.
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    int report[2];
+    REQUIRE(pipe(report) == 0);
+    const pid_t hog = fork();
+    REQUIRE(hog >= 0);
+    if (hog == 0) {
+        close(go[1]);
+        close(report[0]);
+        unsigned char result[3] = {0, 0, 0}; // errno, step (1 open, 2 create, 3 export), files
+        if (setgid(1000) == 0 && setuid(1000) == 0) {
+            std::vector<int> dmabufs;
+            for (int i = 0; i < 300 && !result[0]; i++) {
+                const int fd = open(kNode, O_RDWR | O_CLOEXEC);
+                if (fd < 0) {
+                    result[0] = static_cast<unsigned char>(errno);
+                    result[1] = 1;
+                    break;
+                }
+                std::uint32_t handle = 0;
+                struct drm_prime_handle prime = {};
+                if ((result[0] = static_cast<unsigned char>(create_bo(fd, 4096, handle)))) {
+                    result[1] = 2;
+                } else {
+                    prime.handle = handle;
+                    prime.flags = DRM_CLOEXEC | DRM_RDWR;
+                    result[0] = static_cast<unsigned char>(
+                        uapi::ioctl_errno(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+                    result[1] = result[0] ? 3 : 0;
+                }
+                if (!result[0])
+                    dmabufs.push_back(prime.fd);
+                close(fd);
+            }
+            result[2] = static_cast<unsigned char>(dmabufs.size() > 255 ? 255 : dmabufs.size());
+        } else {
+            result[0] = 255;
+        }
+        if (write(report[1], result, sizeof(result)) != sizeof(result))
+            _exit(1);
+        char byte;
+        _exit(read(go[0], &byte, 1) == 1 ? 0 : 1);
+    }
+    close(go[0]);
+    close(report[1]);
+    unsigned char result[3] = {255, 0, 0};
+    REQUIRE(read(report[0], result, sizeof(result)) == sizeof(result));
+    INFO("user 1000 kept " << int(result[2]) << " buffers, then errno " << int(result[0])
+                           << " at step " << int(result[1]) << " (1 open, 2 create, 3 export)");
+    CHECK(result[0] == EDQUOT);
+    CHECK(result[1] == 1);
+
+    // With user 1000's buffers (and so its contexts) alive, user 1001 opens the card and runs
+    // a matmul.
+    const int other = as_user(1001, [] {
+        tpurt::Device device = tpurt::Device::open(0);
+        const auto a = tpurt::random_int8(32 * 32, 5);
+        std::vector<std::int32_t> got(32 * 32), want(32 * 32);
+        tpurt::matmul(device, a, a, got, 32, 32, 32);
+        tpurt::reference_matmul(a, a, want, 32, 32, 32);
+        return got == want ? 0 : 1;
+    });
+    CHECK(other == 0);
+    REQUIRE(write(go[1], "x", 1) == 1);
+    int status = 0;
+    REQUIRE(waitpid(hog, &status, 0) == hog);
+    CHECK(WIFEXITED(status));
+    // Its buffers freed, user 1000 can open the card again.
+    CHECK(as_user(1000, [] {
+              const int fd = open(kNode, O_RDWR | O_CLOEXEC);
+              return fd >= 0 ? 0 : errno;
+          }) == 0);
+    chmod(kNode, 0600);
+    chmod("/", root_st.st_mode & 07777);
+}
+
+// tpu.ko loaded with max_file_pinned_mb=4 max_device_pinned_mb=6. A file's page tables count
+// too: a few tables of 4 KiB (8 KiB above the leaf level) for these buffers of 960 KiB.
 TEST_CASE("pinned memory is bounded per file and per device", "[memory]") {
-    constexpr std::uint64_t kMiB = 1 << 20;
+    constexpr std::uint64_t kKiB = 1 << 10, kBo = 960 * kKiB;
     tpurt::Device a = tpurt::Device::open(0), b = tpurt::Device::open(0);
     std::vector<std::uint32_t> bos_a(4), bos_b(2);
     for (std::uint32_t &bo : bos_a)
-        REQUIRE(create_bo(a.fd(), kMiB, bo) == 0);
+        REQUIRE(create_bo(a.fd(), kBo, bo) == 0);
     std::uint32_t extra = 0;
-    CHECK(create_bo(a.fd(), kMiB, extra) == EDQUOT);
-    // One page over the file's share counts as over.
-    CHECK(create_bo(a.fd(), 1, extra) == EDQUOT);
+    CHECK(create_bo(a.fd(), kBo, extra) == EDQUOT);
+    // The buffers alone leave 256 KiB of the file's 4 MiB; with the page tables that is over.
+    CHECK(create_bo(a.fd(), 256 * kKiB, extra) == EDQUOT);
 
     for (std::uint32_t &bo : bos_b)
-        REQUIRE(create_bo(b.fd(), kMiB, bo) == 0);
-    CHECK(create_bo(b.fd(), kMiB, extra) == ENOSPC);
+        REQUIRE(create_bo(b.fd(), kBo, bo) == 0);
+    CHECK(create_bo(b.fd(), kBo, extra) == ENOSPC);
 
     // Freeing one of a's buffers makes room on the device for b.
     close_bo(a.fd(), bos_a.back());
     bos_a.pop_back();
-    REQUIRE(create_bo(b.fd(), kMiB, extra) == 0);
+    REQUIRE(create_bo(b.fd(), kBo, extra) == 0);
     bos_b.push_back(extra);
-    CHECK(create_bo(a.fd(), kMiB, extra) == ENOSPC);
+    CHECK(create_bo(a.fd(), kBo, extra) == ENOSPC);
     for (std::uint32_t bo : bos_a)
         close_bo(a.fd(), bo);
     for (std::uint32_t bo : bos_b)
