@@ -377,54 +377,58 @@ static int tpu_cmp_bo_ref(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Read bo_handles and, with DRM_TPU_SUBMIT_BO_FLAGS, bo_flags into @refs[0..bo_count). */
-static int tpu_job_read_bo_refs(struct drm_device *drm, const struct drm_tpu_submit *args,
-				struct tpu_bo_ref *refs)
+/*
+ * Copy bo_handles and, with DRM_TPU_SUBMIT_BO_FLAGS, bo_flags from userspace into a new array
+ * of bo_count + 1 entries (the last one is the program's, to fill in).
+ */
+static struct tpu_bo_ref *tpu_job_copy_bo_refs(struct drm_device *drm,
+					       const struct drm_tpu_submit *args)
 {
 	u32 __user *handles = u64_to_user_ptr(args->bo_handles);
 	u32 __user *flags = u64_to_user_ptr(args->bo_flags);
 	bool with_flags = args->flags & DRM_TPU_SUBMIT_BO_FLAGS;
+	struct tpu_bo_ref *refs;
+	int ret = 0;
 	u32 i;
 
-	for (i = 0; i < args->bo_count; i++) {
+	refs = kvmalloc_array(args->bo_count + 1, sizeof(*refs), GFP_KERNEL);
+	if (!refs)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < args->bo_count && !ret; i++) {
 		if (get_user(refs[i].handle, &handles[i]) ||
 		    (with_flags && get_user(refs[i].flags, &flags[i]))) {
 			tpu_dbg(drm, JOB, "submit: cannot read BO %u of %u at 0x%llx\n", i,
 				args->bo_count, with_flags ? args->bo_flags : args->bo_handles);
-			return -EFAULT;
-		}
-		if (!with_flags) {
+			ret = -EFAULT;
+		} else if (!with_flags) {
 			refs[i].flags = DRM_TPU_BO_WRITE;
 		} else if (!refs[i].flags ||
 			   refs[i].flags & ~(DRM_TPU_BO_READ | DRM_TPU_BO_WRITE)) {
 			tpu_dbg(drm, JOB, "submit: BO %u has flags 0x%x\n", refs[i].handle,
 				refs[i].flags);
-			return -EINVAL;
+			ret = -EINVAL;
 		}
 	}
-	return 0;
+	if (ret) {
+		kvfree(refs);
+		return ERR_PTR(ret);
+	}
+	return refs;
 }
 
 /*
- * Look up the program BO and the listed BOs (a handle listed twice counts once, with both
- * accesses), check they belong to this file and that the program lies within its BO.
+ * Look up the program BO and the listed BOs of @refs, from tpu_job_copy_bo_refs() (a handle
+ * listed twice counts once, with both accesses; @refs is sorted and merged in place), check
+ * they belong to this file and that the program lies within its BO.
  */
 static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, struct tpu_job *job,
-			      const struct drm_tpu_submit *args)
+			      const struct drm_tpu_submit *args, struct tpu_bo_ref *refs)
 {
 	struct tpu_file *tfile = file->driver_priv;
 	struct drm_gem_object *program = NULL;
 	u32 count = args->bo_count + 1;
-	struct tpu_bo_ref *refs;
 	u32 i, n;
-	int ret = 0;
 
-	refs = kvmalloc_array(count, sizeof(*refs), GFP_KERNEL);
-	if (!refs)
-		return -ENOMEM;
-	ret = tpu_job_read_bo_refs(drm, args, refs);
-	if (ret)
-		goto out;
 	/* The program is read; without per-BO flags, written like every BO (the old rule). */
 	refs[args->bo_count].handle = args->program_handle;
 	refs[args->bo_count].flags = args->flags & DRM_TPU_SUBMIT_BO_FLAGS ? DRM_TPU_BO_READ :
@@ -439,25 +443,21 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 
 	job->bos = kvcalloc(n, sizeof(*job->bos), GFP_KERNEL);
 	job->bo_write = kvcalloc(n, sizeof(*job->bo_write), GFP_KERNEL);
-	if (!job->bos || !job->bo_write) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!job->bos || !job->bo_write)
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct drm_gem_object *obj = drm_gem_object_lookup(file, refs[i].handle);
 
 		if (!obj) {
 			tpu_dbg(drm, JOB, "submit: no BO with handle %u\n", refs[i].handle);
-			ret = -ENOENT;
-			goto out;
+			return -ENOENT;
 		}
 		job->bo_write[job->bo_count] = refs[i].flags & DRM_TPU_BO_WRITE;
 		job->bos[job->bo_count++] = obj;
 		if (to_tpu_bo(obj)->ctx != tfile->ctx) {
 			tpu_dbg(drm, JOB, "submit: BO %u is mapped in another file's address space\n",
 				refs[i].handle);
-			ret = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
 		if (refs[i].handle == args->program_handle)
 			program = obj;
@@ -468,22 +468,21 @@ static int tpu_job_lookup_bos(struct drm_device *drm, struct drm_file *file, str
 		tpu_dbg(drm, JOB, "submit: program at %u, %u bytes, outside BO %u of %zu bytes\n",
 			args->program_offset, args->program_size, args->program_handle,
 			program->size);
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	job->program_addr = to_tpu_bo(program)->va.start + args->program_offset;
 	job->program_size = args->program_size;
-out:
-	kvfree(refs);
-	return ret;
+	return 0;
 }
 
 int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct tpu_file *tfile = file->driver_priv;
 	struct drm_tpu_submit *args = data;
+	struct tpu_sync_arrays syncs;
 	struct tpu_out_syncs out = {};
 	struct ww_acquire_ctx acquire;
+	struct tpu_bo_ref *refs;
 	struct tpu_job *job;
 	u32 i, id;
 	int ret, idx;
@@ -496,9 +495,20 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 			tfile->ctx->id, TPU_CTX_BAN_HANGS);
 		return -ECANCELED;
 	}
+	/*
+	 * The user arrays first: a fault on them may block for long (userfaultfd, FUSE), and PCI
+	 * remove (drm_dev_unplug()) waits for every section entered below.
+	 */
+	refs = tpu_job_copy_bo_refs(drm, args);
+	if (IS_ERR(refs))
+		return PTR_ERR(refs);
+	ret = tpu_sync_copy_arrays(drm, args, &syncs);
+	if (ret)
+		goto err_free_arrays;
 	/* PCI remove destroys the entities only once no SUBMIT can push to them. */
+	ret = -ENODEV;
 	if (!drm_dev_enter(drm, &idx))
-		return -ENODEV;
+		goto err_free_arrays;
 
 	ret = -ENOMEM;
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
@@ -515,11 +525,11 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	job->ctx = tpu_ctx_get(tfile->ctx);
 	job->result.status = DRM_TPU_JOB_CANCELED;
 
-	ret = tpu_job_lookup_bos(drm, file, job, args);
+	ret = tpu_job_lookup_bos(drm, file, job, args, refs);
 	if (ret)
 		goto err_put_job;
 
-	ret = tpu_sync_get_out(file, args, &out);
+	ret = tpu_sync_get_out(file, args, &syncs, &out);
 	if (ret)
 		goto err_put_syncobj;
 
@@ -534,7 +544,7 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	ret = drm_sched_job_init(&job->base, &tfile->entity[args->priority], 1, tfile);
 	if (ret)
 		goto err_put_syncobj;
-	ret = tpu_sync_add_deps(file, &job->base, args);
+	ret = tpu_sync_add_deps(file, &job->base, args, &syncs);
 	if (ret)
 		goto err_cleanup_job;
 
@@ -583,6 +593,8 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&tfile->lock);
 	drm_dev_exit(idx);
+	tpu_sync_free_arrays(&syncs);
+	kvfree(refs);
 
 	args->job_id = id;
 	return 0;
@@ -600,6 +612,9 @@ err_put_job:
 	tpu_job_put(job);
 err_exit:
 	drm_dev_exit(idx);
+err_free_arrays:
+	tpu_sync_free_arrays(&syncs);
+	kvfree(refs);
 	return ret;
 }
 

@@ -6,7 +6,9 @@
  * job; a point without a fence yet is -ENOENT (no wait-for-submit). out_syncs, and the legacy
  * out_syncobj: each syncobj gets the job's finished fence, replacing the fence of a binary
  * syncobj (point 0) or adding a timeline point. Everything that can fail (lookups, chain
- * nodes) happens before the job is armed; signalling afterwards cannot fail.
+ * nodes) happens before the job is armed; signalling afterwards cannot fail. The arrays are
+ * copied from userspace first, before SUBMIT enters the device (drm_dev_enter()): a fault on
+ * them may block for long (userfaultfd, FUSE), and an unplug waits for every entered section.
  */
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
@@ -57,26 +59,64 @@ static struct drm_tpu_sync *tpu_sync_copy(struct drm_device *drm, u64 ptr, u32 c
 }
 
 /**
+ * tpu_sync_copy_arrays - copy the in_syncs and out_syncs of a SUBMIT from userspace
+ * @drm: the device
+ * @args: the SUBMIT arguments, checked by tpu_sync_check()
+ * @arrays: out, the copies; tpu_sync_free_arrays() frees them, also on failure
+ *
+ * Return: 0, -EFAULT, -EINVAL for an entry with flags, or -ENOMEM.
+ */
+int tpu_sync_copy_arrays(struct drm_device *drm, const struct drm_tpu_submit *args,
+			 struct tpu_sync_arrays *arrays)
+{
+	arrays->in = NULL;
+	arrays->out = NULL;
+	if (args->in_sync_count) {
+		arrays->in = tpu_sync_copy(drm, args->in_syncs, args->in_sync_count);
+		if (IS_ERR(arrays->in)) {
+			int ret = PTR_ERR(arrays->in);
+
+			arrays->in = NULL;
+			return ret;
+		}
+	}
+	if (args->out_sync_count) {
+		arrays->out = tpu_sync_copy(drm, args->out_syncs, args->out_sync_count);
+		if (IS_ERR(arrays->out)) {
+			int ret = PTR_ERR(arrays->out);
+
+			arrays->out = NULL;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void tpu_sync_free_arrays(struct tpu_sync_arrays *arrays)
+{
+	kvfree(arrays->in);
+	kvfree(arrays->out);
+	arrays->in = NULL;
+	arrays->out = NULL;
+}
+
+/**
  * tpu_sync_add_deps - make @job wait for the fences of the in-syncs
  * @file: the submitting file
  * @job: the initialised, not yet armed job
  * @args: the SUBMIT arguments
+ * @arrays: the in- and out-syncs, copied by tpu_sync_copy_arrays()
  *
- * Return: 0, -ENOENT for a syncobj or point without a fence, -EFAULT, -EINVAL or -ENOMEM.
+ * Return: 0, -ENOENT for a syncobj or point without a fence, or -ENOMEM.
  */
 int tpu_sync_add_deps(struct drm_file *file, struct drm_sched_job *job,
-		      const struct drm_tpu_submit *args)
+		      const struct drm_tpu_submit *args, const struct tpu_sync_arrays *arrays)
 {
 	struct drm_device *drm = file->minor->dev;
-	struct drm_tpu_sync *syncs;
+	const struct drm_tpu_sync *syncs = arrays->in;
 	int ret = 0;
 	u32 i;
 
-	if (!args->in_sync_count)
-		return 0;
-	syncs = tpu_sync_copy(drm, args->in_syncs, args->in_sync_count);
-	if (IS_ERR(syncs))
-		return PTR_ERR(syncs);
 	for (i = 0; i < args->in_sync_count && !ret; i++) {
 		ret = drm_sched_job_add_syncobj_dependency(job, file, syncs[i].handle,
 							   syncs[i].point);
@@ -84,7 +124,6 @@ int tpu_sync_add_deps(struct drm_file *file, struct drm_sched_job *job,
 			tpu_dbg(drm, SYNC, "submit: no fence in syncobj %u at point %llu: %d\n",
 				syncs[i].handle, syncs[i].point, ret);
 	}
-	kvfree(syncs);
 	return ret;
 }
 
@@ -109,14 +148,15 @@ static int tpu_sync_get_one(struct drm_file *file, struct tpu_out_sync *out, u32
  * tpu_sync_get_out - look up the out-syncs (and the legacy out_syncobj) of a SUBMIT
  * @file: the submitting file
  * @args: the SUBMIT arguments
+ * @arrays: the in- and out-syncs, copied by tpu_sync_copy_arrays()
  * @out: out, the syncobjs; tpu_sync_put_out() releases them, also on failure
  *
- * Return: 0, -ENOENT for an unknown syncobj, -EFAULT, -EINVAL or -ENOMEM.
+ * Return: 0, -ENOENT for an unknown syncobj, or -ENOMEM.
  */
 int tpu_sync_get_out(struct drm_file *file, const struct drm_tpu_submit *args,
-		     struct tpu_out_syncs *out)
+		     const struct tpu_sync_arrays *arrays, struct tpu_out_syncs *out)
 {
-	struct drm_tpu_sync *syncs = NULL;
+	const struct drm_tpu_sync *syncs = arrays->out;
 	u32 n = args->out_sync_count + (args->out_syncobj ? 1 : 0);
 	int ret = 0;
 	u32 i;
@@ -125,24 +165,15 @@ int tpu_sync_get_out(struct drm_file *file, const struct drm_tpu_submit *args,
 	out->entries = NULL;
 	if (!n)
 		return 0;
-	if (args->out_sync_count) {
-		syncs = tpu_sync_copy(file->minor->dev, args->out_syncs, args->out_sync_count);
-		if (IS_ERR(syncs))
-			return PTR_ERR(syncs);
-	}
 	out->entries = kvcalloc(n, sizeof(*out->entries), GFP_KERNEL);
-	if (!out->entries) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
+	if (!out->entries)
+		return -ENOMEM;
 	for (i = 0; i < args->out_sync_count && !ret; i++, out->count++)
 		ret = tpu_sync_get_one(file, &out->entries[i], syncs[i].handle, syncs[i].point);
 	if (!ret && args->out_syncobj) {
 		ret = tpu_sync_get_one(file, &out->entries[out->count], args->out_syncobj, 0);
 		out->count++;
 	}
-out_free:
-	kvfree(syncs);
 	return ret;
 }
 
