@@ -28,6 +28,7 @@
 #include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
 #include <drm/tpu_accel.h>
+#include <linux/capability.h>
 #include <linux/dma-resv.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -345,6 +346,14 @@ static int tpu_submit_check(struct drm_device *drm, const struct drm_tpu_submit 
 		tpu_dbg(drm, JOB, "submit: priority %u over %u\n", args->priority,
 			DRM_TPU_PRIORITY_MAX);
 		return -EINVAL;
+	}
+	/*
+	 * The card serves its highest non-empty queue and does not preempt: a higher priority
+	 * can starve every other file, so it takes CAP_SYS_NICE (as amdgpu and panthor).
+	 */
+	if (args->priority > DRM_TPU_PRIORITY_LOW && !capable(CAP_SYS_NICE)) {
+		tpu_dbg(drm, JOB, "submit: priority %u needs CAP_SYS_NICE\n", args->priority);
+		return -EACCES;
 	}
 	if (!args->program_size || args->program_size % TPU_INSN_SIZE ||
 	    args->program_size > TPU_PROGRAM_MAX_BYTES) {

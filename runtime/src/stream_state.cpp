@@ -202,7 +202,11 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
         if ((err != EDQUOT && err != ENOSPC && err != EBUSY) || monotonic_ns() > give_up)
             throw Error(ErrorCode::SystemCall,
                         op.launch.name() +
-                            ": DRM_IOCTL_TPU_SUBMIT on a stream failed: " + std::strerror(err),
+                            ": DRM_IOCTL_TPU_SUBMIT on a stream failed: " + std::strerror(err) +
+                            (err == EACCES && options_.priority > DRM_TPU_PRIORITY_LOW
+                                 ? " (stream priority " + std::to_string(options_.priority) +
+                                       " takes CAP_SYS_NICE)"
+                                 : ""),
                         err);
         // The file's or card's jobs in flight are at their limit: let the older half of
         // ours end, or, with none of ours in flight, give other users a moment.

@@ -157,7 +157,9 @@ struct drm_tpu_sync {
  * hardware PRIORITY q * 4 / n, and a job of priority p goes to the queues with the largest
  * PRIORITY not above p (the least loaded of them). The card starts the next job from the
  * non-empty queue of highest PRIORITY; a running job is not preempted. On a card with one
- * queue, every priority shares it.
+ * queue, every priority shares it. Since higher-priority jobs can starve every other file's,
+ * priorities above DRM_TPU_PRIORITY_LOW take CAP_SYS_NICE: SUBMIT fails with -EACCES without
+ * it.
  */
 #define DRM_TPU_PRIORITY_LOW	0
 #define DRM_TPU_PRIORITY_HIGH	3

@@ -53,7 +53,9 @@ struct StreamOptions {
     // Scheduling priority of the stream's jobs, 0 (low, the default) to 3 (high): SUBMIT's
     // priority, which the driver maps onto the card's queues and their PRIORITY registers
     // (docs/architecture.md, "Queues and priorities"); a card with one queue serves every
-    // priority from it. Other values are refused with InvalidArgument.
+    // priority from it. Other values are refused with InvalidArgument. Priorities above 0
+    // take CAP_SYS_NICE: without it the stream's jobs fail (Error(SystemCall), EACCES, at
+    // synchronize or an event wait).
     int priority = 0;
 };
 

@@ -153,7 +153,8 @@ int tpurt_tensor_read(tpurt_stream *stream, const tpurt_tensor *tensor, void *da
 struct tpurt_stream_options {
     uint32_t struct_size; /* in: sizeof(struct tpurt_stream_options) */
     int32_t priority;     /* 0 (low, default) .. 3 (high): SUBMIT's priority, mapped by the
-                             driver onto the card's queues */
+                             driver onto the card's queues; above 0 takes CAP_SYS_NICE
+                             (EACCES otherwise) */
 };
 
 /* A new in-order stream on `dev`; options may be NULL (defaults). */
