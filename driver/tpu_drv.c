@@ -186,16 +186,12 @@ static int tpu_open(struct drm_device *drm, struct drm_file *file)
 	if (!tfile)
 		return -ENOMEM;
 	tfile->tdev = to_tpu_device(drm);
-	tfile->uid = current_euid();
 
-	ret = tpu_limits_open(tfile->tdev, tfile->uid);
-	if (ret)
-		goto err_free;
-	tfile->ctx = tpu_ctx_create(tfile->tdev);
+	tfile->ctx = tpu_ctx_create(tfile->tdev, current_euid());
 	if (IS_ERR(tfile->ctx)) {
 		ret = PTR_ERR(tfile->ctx);
 		tpu_dbg(drm, MEM, "open: no device context: %d\n", ret);
-		goto err_limits;
+		goto err_free;
 	}
 	ret = tpu_job_open(tfile);
 	if (ret)
@@ -206,8 +202,6 @@ static int tpu_open(struct drm_device *drm, struct drm_file *file)
 
 err_put_ctx:
 	tpu_ctx_put(tfile->ctx);
-err_limits:
-	tpu_limits_close(tfile->tdev, tfile->uid);
 err_free:
 	kfree(tfile);
 	return ret;
@@ -219,7 +213,6 @@ static void tpu_postclose(struct drm_device *drm, struct drm_file *file)
 
 	tpu_job_close(tfile);
 	tpu_ctx_put(tfile->ctx);
-	tpu_limits_close(tfile->tdev, tfile->uid);
 	kfree(tfile);
 }
 

@@ -200,7 +200,6 @@ struct tpu_device {
 /**
  * struct tpu_file - state of one open file of the device
  * @tdev: the device
- * @uid: the user who opened the file, whose contexts it counts against
  * @ctx: device address space (context id, page tables, VA allocator) of this file
  * @entity: scheduler entities of this file's jobs, one per SUBMIT priority
  * @lock: protects @jobs, @next_job_id and @job_count; orders job ids with the entity's queue
@@ -211,7 +210,6 @@ struct tpu_device {
  */
 struct tpu_file {
 	struct tpu_device *tdev;
-	kuid_t uid;
 	struct tpu_ctx *ctx;
 	struct drm_sched_entity entity[DRM_TPU_PRIORITY_COUNT];
 	struct mutex lock;		/* jobs, ids, count, entity order */

@@ -2,8 +2,10 @@
 /*
  * Limits that keep one user or file from taking the card from the others.
  *
- * Each open file takes a context (a slot of the card's context table): one user may hold at
- * most max_user_contexts of them (-EDQUOT beyond; -ENOSPC when the table itself is full).
+ * Each open file takes a context (a slot of the card's context table), which lives until the
+ * file is closed and its last buffer freed (a buffer exported as a dma-buf outlives the file):
+ * one user may hold at most max_user_contexts of them (-EDQUOT beyond; -ENOSPC when the table
+ * itself is full).
  * Buffer objects are pinned for their whole life: a file (its context) may pin at most
  * max_file_pinned_mb (-EDQUOT), the device at most max_device_pinned_mb (-ENOSPC). A job is
  * in flight from SUBMIT until its fence signals: at most max_file_jobs per file (-EDQUOT)
@@ -23,7 +25,7 @@
 static unsigned int tpu_max_user_contexts;
 module_param_named(max_user_contexts, tpu_max_user_contexts, uint, 0444);
 MODULE_PARM_DESC(max_user_contexts,
-		 "Open files one user may hold per card, 0 = a quarter of its contexts (default: 0)");
+		 "Contexts (open files, or closed ones whose exported buffers live) one user may hold per card, 0 = a quarter of them (default: 0)");
 
 static unsigned int tpu_max_file_pinned_mb;
 module_param_named(max_file_pinned_mb, tpu_max_file_pinned_mb, uint, 0444);
@@ -72,11 +74,13 @@ int tpu_limits_init(struct tpu_device *tdev)
 }
 
 /**
- * tpu_limits_open - count an open file against its user's contexts
+ * tpu_limits_open - count a new context against its user's contexts
  * @tdev: the device
  * @uid: the opening user
  *
- * Return: 0, -EDQUOT if the user holds max_user_contexts files already, or -ENOMEM.
+ * tpu_limits_close() gives it back when the context is released.
+ *
+ * Return: 0, -EDQUOT if the user holds max_user_contexts contexts already, or -ENOMEM.
  */
 int tpu_limits_open(struct tpu_device *tdev, kuid_t uid)
 {
@@ -88,7 +92,7 @@ int tpu_limits_open(struct tpu_device *tdev, kuid_t uid)
 	mutex_lock(&lim->lock);
 	count = xa_to_value(xa_load(&lim->users, key) ?: xa_mk_value(0));
 	if (count >= lim->user_contexts) {
-		tpu_dbg(&tdev->drm, LIMITS, "open: user %lu holds %lu files, the limit\n", key,
+		tpu_dbg(&tdev->drm, LIMITS, "open: user %lu holds %lu contexts, the limit\n", key,
 			count);
 		ret = -EDQUOT;
 	} else {

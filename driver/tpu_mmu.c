@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 
 #include "tpu_drv.h"
+#include "tpu_limits.h"
 #include "tpu_mmu.h"
 
 static_assert(PAGE_SIZE == TPU_PAGE_SIZE);
@@ -168,17 +169,25 @@ static void tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
 /**
  * tpu_ctx_create - create an empty address space with its own context id
  * @tdev: the device
+ * @uid: the opening user, whose contexts it counts against until it is released
  *
- * Return: the context with one reference, or an ERR_PTR (-ENOSPC: all context ids in use).
+ * Return: the context with one reference, or an ERR_PTR (-EDQUOT: @uid holds
+ * max_user_contexts contexts; -ENOSPC: all context ids in use).
  */
-struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev)
+struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid)
 {
 	struct tpu_ctx *ctx;
 	int ret, idx;
 
+	ret = tpu_limits_open(tdev, uid);
+	if (ret)
+		return ERR_PTR(ret);
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
-	if (!ctx)
+	if (!ctx) {
+		tpu_limits_close(tdev, uid);
 		return ERR_PTR(-ENOMEM);
+	}
+	ctx->uid = uid;
 	kref_init(&ctx->refcount);
 	ctx->tdev = tdev;
 	drm_dev_get(&tdev->drm);
@@ -209,6 +218,7 @@ err_free:
 	drm_mm_takedown(&ctx->va);
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
+	tpu_limits_close(tdev, uid);
 	drm_dev_put(&tdev->drm);
 	return ERR_PTR(ret);
 }
@@ -229,6 +239,7 @@ static void tpu_ctx_release(struct kref *kref)
 	tpu_pt_free(tdev, ctx->root);
 	drm_mm_takedown(&ctx->va);
 	mutex_destroy(&ctx->lock);
+	tpu_limits_close(tdev, ctx->uid);
 	kfree(ctx);
 	/* Last: this may be the final reference to the device. */
 	drm_dev_put(&tdev->drm);

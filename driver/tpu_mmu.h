@@ -10,6 +10,7 @@
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
+#include <linux/uidgid.h>
 
 struct tpu_device;
 struct tpu_pt;
@@ -19,6 +20,7 @@ struct tpu_pt;
  * @refcount: held by the file, by each of its BOs and by each of its jobs
  * @tdev: the device
  * @id: index in the context table, the ctx_id of ring entries
+ * @uid: the user who opened the file, whose contexts (max_user_contexts) this one counts against
  * @lock: protects @root's tables and @va
  * @root: level-0 page table
  * @va: allocator of device virtual addresses
@@ -29,13 +31,16 @@ struct tpu_pt;
  * @busy_ns: time the card spent on the context's jobs (fdinfo drm-engine-mxu)
  * @cycles: modelled cycles of the context's jobs (fdinfo drm-cycles-mxu)
  *
- * The page tables and the context id live until the last job that may use them has ended;
- * a context holds a reference to the DRM device.
+ * The page tables and the context id live until the last job that may use them has ended
+ * and the last buffer of the context is freed (an exported buffer may outlive the file): the
+ * context counts against its user's contexts until then. A context holds a reference to the
+ * DRM device.
  */
 struct tpu_ctx {
 	struct kref refcount;
 	struct tpu_device *tdev;
 	u32 id;
+	kuid_t uid;
 	struct mutex lock;		/* page tables, VA allocator */
 	struct tpu_pt *root;
 	struct drm_mm va;
@@ -48,7 +53,7 @@ struct tpu_ctx {
 };
 
 int tpu_mmu_init(struct tpu_device *tdev);
-struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev);
+struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid);
 void tpu_ctx_put(struct tpu_ctx *ctx);
 int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *sgt, u64 size);
 void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node);
