@@ -6,8 +6,9 @@
  * file is closed and its last buffer freed (a buffer exported as a dma-buf outlives the file):
  * one user may hold at most max_user_contexts of them (-EDQUOT beyond; -ENOSPC when the table
  * itself is full).
- * Buffer objects are pinned for their whole life: a file (its context) may pin at most
- * max_file_pinned_mb (-EDQUOT), the device at most max_device_pinned_mb (-ENOSPC). A job is
+ * Buffer objects are pinned for their whole life, and so are the page tables that map them
+ * (tpu_mmu.c): a file (its context) may pin at most max_file_pinned_mb of both (-EDQUOT), the
+ * device at most max_device_pinned_mb (-ENOSPC). A job is
  * in flight from SUBMIT until its fence signals: at most max_file_jobs per file (-EDQUOT)
  * and max_device_jobs per device (-ENOSPC). Freed buffers and ended jobs give their room
  * back at once. The module parameters are read at probe.
@@ -30,12 +31,12 @@ MODULE_PARM_DESC(max_user_contexts,
 static unsigned int tpu_max_file_pinned_mb;
 module_param_named(max_file_pinned_mb, tpu_max_file_pinned_mb, uint, 0444);
 MODULE_PARM_DESC(max_file_pinned_mb,
-		 "MiB of buffers one file may pin, 0 = half the device's limit (default: 0)");
+		 "MiB of buffers and page tables one file may pin, 0 = half the device's limit (default: 0)");
 
 static unsigned int tpu_max_device_pinned_mb;
 module_param_named(max_device_pinned_mb, tpu_max_device_pinned_mb, uint, 0444);
 MODULE_PARM_DESC(max_device_pinned_mb,
-		 "MiB of buffers all files may pin per card, 0 = half the RAM (default: 0)");
+		 "MiB of buffers and page tables all files may pin per card, 0 = half the RAM (default: 0)");
 
 static unsigned int tpu_max_file_jobs = 1024;
 module_param_named(max_file_jobs, tpu_max_file_jobs, uint, 0444);
@@ -118,9 +119,9 @@ void tpu_limits_close(struct tpu_device *tdev, kuid_t uid)
 }
 
 /**
- * tpu_limits_pin - count @bytes of a new buffer object of @ctx as pinned
+ * tpu_limits_pin - count @bytes of a new buffer object or page table of @ctx as pinned
  * @ctx: the file's context
- * @bytes: the buffer's size
+ * @bytes: the buffer's or table's size
  *
  * Return: 0, -EDQUOT over the file's limit, -ENOSPC over the device's.
  */

@@ -19,8 +19,9 @@ struct tpu_device;
  * struct tpu_limits - the device's limits and what is in use against them
  * @user_contexts: contexts (of open files, or of closed ones with live buffers) one user may
  *	hold on the device
- * @file_pinned: bytes of buffer objects one file may have pinned
- * @device_pinned: bytes of buffer objects pinned on the device, all files together
+ * @file_pinned: bytes of buffer objects and page tables one file may have pinned
+ * @device_pinned: bytes of buffer objects and page tables pinned on the device, all files
+ *	together
  * @file_jobs: jobs of one file submitted and not yet ended
  * @device_jobs: jobs of all files submitted and not yet ended
  * @lock: protects @users

@@ -5,9 +5,11 @@
  * The card translates every host address of a job through the page tables of the job's
  * context: the context table (one coherent DMA buffer, NUM_CTX entries) points at a 3-level
  * page table per context, each table one 4 KiB page of 512 entries, tables allocated on
- * demand as buffer objects are mapped. A context's VAs are handed out by a drm_mm allocator
- * with an unmapped guard page after each buffer, so an overrun faults instead of touching
- * the neighbour.
+ * demand as buffer objects are mapped and freed once unmapping left them empty (after the TLB
+ * invalidation, as the buffer's pages); they count against the file's pinned memory
+ * (tpu_limits.c) and are charged to the allocating task's memory cgroup. A context's VAs
+ * are handed out by a drm_mm allocator with an unmapped guard page after each buffer, so an
+ * overrun faults instead of touching the neighbour.
  *
  * Unmapping: the entries are cleared, then the context's TLB entries invalidated, and the
  * driver waits until the card reports the invalidation complete (TLB_INVAL_DONE, spec 1.3):
@@ -33,11 +35,15 @@ static_assert(PAGE_SIZE == TPU_PAGE_SIZE);
  * @entries: TPU_PT_ENTRIES entries read by the device
  * @dma: bus address of @entries
  * @children: tables of the next level by index; NULL on the leaf level
+ * @used: valid entries (children, on the upper levels)
+ * @link: in a list of tables detached from the tree, to be freed after a TLB invalidation
  */
 struct tpu_pt {
 	u64 *entries;
 	dma_addr_t dma;
 	struct tpu_pt **children;
+	unsigned int used;
+	struct list_head link;
 };
 
 int tpu_mmu_init(struct tpu_device *tdev)
@@ -51,14 +57,23 @@ int tpu_mmu_init(struct tpu_device *tdev)
 	return 0;
 }
 
-static void tpu_pt_free(struct tpu_device *tdev, struct tpu_pt *pt)
+/* Bytes of a table, counted against the context's pinned memory: entries and child pointers. */
+static u64 tpu_pt_bytes(const struct tpu_pt *pt)
 {
+	return TPU_PAGE_SIZE + (pt->children ? TPU_PT_ENTRIES * sizeof(*pt->children) : 0);
+}
+
+/* Free @pt and the tables under it, giving back the pinned memory they were counted as. */
+static void tpu_pt_free(struct tpu_ctx *ctx, struct tpu_pt *pt)
+{
+	struct tpu_device *tdev = ctx->tdev;
 	int i;
 
+	tpu_limits_unpin(ctx, tpu_pt_bytes(pt));
 	if (pt->children) {
 		for (i = 0; i < TPU_PT_ENTRIES; i++)
 			if (pt->children[i])
-				tpu_pt_free(tdev, pt->children[i]);
+				tpu_pt_free(ctx, pt->children[i]);
 		kfree(pt->children);
 	}
 	dma_free_coherent(&tdev->pdev->dev, TPU_PAGE_SIZE, pt->entries, pt->dma);
@@ -66,35 +81,53 @@ static void tpu_pt_free(struct tpu_device *tdev, struct tpu_pt *pt)
 	atomic_dec(&tdev->page_tables);
 }
 
-static struct tpu_pt *tpu_pt_alloc(struct tpu_device *tdev, int level)
+/*
+ * A new, empty table of @level for @ctx, counted against its pinned memory (and charged to
+ * the allocating task's memory cgroup). Returns an ERR_PTR: -EDQUOT or -ENOSPC over the
+ * file's or device's pinned-memory limit, -ENOMEM.
+ */
+static struct tpu_pt *tpu_pt_alloc(struct tpu_ctx *ctx, int level)
 {
-	struct tpu_pt *pt = kzalloc(sizeof(*pt), GFP_KERNEL);
+	struct tpu_device *tdev = ctx->tdev;
+	struct tpu_pt *pt;
+	int ret;
 
+	pt = kzalloc(sizeof(*pt), GFP_KERNEL_ACCOUNT);
 	if (!pt)
-		return NULL;
-	pt->entries = dma_alloc_coherent(&tdev->pdev->dev, TPU_PAGE_SIZE, &pt->dma, GFP_KERNEL);
+		return ERR_PTR(-ENOMEM);
+	ret = -ENOMEM;
+	pt->entries = dma_alloc_coherent(&tdev->pdev->dev, TPU_PAGE_SIZE, &pt->dma,
+					 GFP_KERNEL_ACCOUNT);
 	if (!pt->entries)
 		goto err_free;
 	if (level < TPU_PT_LEVELS - 1) {
-		pt->children = kcalloc(TPU_PT_ENTRIES, sizeof(*pt->children), GFP_KERNEL);
+		pt->children = kcalloc(TPU_PT_ENTRIES, sizeof(*pt->children), GFP_KERNEL_ACCOUNT);
 		if (!pt->children)
 			goto err_free_entries;
+	}
+	ret = tpu_limits_pin(ctx, tpu_pt_bytes(pt));
+	if (ret) {
+		tpu_dbg(&tdev->drm, LIMITS, "page table: over the %s's pinned-memory limit\n",
+			ret == -EDQUOT ? "file" : "device");
+		goto err_free_children;
 	}
 	atomic_inc(&tdev->page_tables);
 	return pt;
 
+err_free_children:
+	kfree(pt->children);
 err_free_entries:
 	dma_free_coherent(&tdev->pdev->dev, TPU_PAGE_SIZE, pt->entries, pt->dma);
 err_free:
 	kfree(pt);
-	return NULL;
+	return ERR_PTR(ret);
 }
 
 /*
- * The leaf entry of @va, allocating missing tables on the way if @alloc. Returns NULL if a
- * table is missing and !@alloc, an ERR_PTR if an allocation failed.
+ * The leaf table holding the entry of @va, allocating missing tables on the way. Returns an
+ * ERR_PTR if an allocation failed.
  */
-static u64 *tpu_pt_entry(struct tpu_ctx *ctx, u64 va, bool alloc)
+static struct tpu_pt *tpu_pt_leaf(struct tpu_ctx *ctx, u64 va)
 {
 	struct tpu_pt *pt = ctx->root;
 	int level;
@@ -104,29 +137,62 @@ static u64 *tpu_pt_entry(struct tpu_ctx *ctx, u64 va, bool alloc)
 		struct tpu_pt *child = pt->children[idx];
 
 		if (!child) {
-			if (!alloc)
-				return NULL;
-			child = tpu_pt_alloc(ctx->tdev, level + 1);
-			if (!child)
-				return ERR_PTR(-ENOMEM);
+			child = tpu_pt_alloc(ctx, level + 1);
+			if (IS_ERR(child))
+				return child;
 			pt->children[idx] = child;
+			pt->used++;
 			WRITE_ONCE(pt->entries[idx], child->dma | TPU_PTE_VALID);
 		}
 		pt = child;
 	}
-	return &pt->entries[TPU_PT_INDEX(va, TPU_PT_LEVELS - 1)];
+	return pt;
 }
 
-static void tpu_pt_clear(struct tpu_ctx *ctx, u64 va, u64 size)
-{
-	u64 end = va + size;
-	u64 *pte;
+/* Bytes of VA one entry of a table of @level maps. */
+#define TPU_PT_SPAN(level)	(1ull << (TPU_PAGE_SHIFT + 9 * (TPU_PT_LEVELS - 1 - (level))))
 
-	for (; va < end; va += TPU_PAGE_SIZE) {
-		pte = tpu_pt_entry(ctx, va, false);
-		if (pte)
-			WRITE_ONCE(*pte, 0);
+/*
+ * Clear the leaf entries of [@va, @end) under @pt, a table of @level, and detach the tables
+ * left empty under it onto @freed: the card may still walk them until the next TLB
+ * invalidation completes, tpu_pt_free_detached() frees them after it.
+ */
+static void tpu_pt_clear(struct tpu_pt *pt, int level, u64 va, u64 end, struct list_head *freed)
+{
+	u64 next;
+
+	for (; va < end; va = next) {
+		unsigned int idx = TPU_PT_INDEX(va, level);
+		struct tpu_pt *child;
+
+		next = min(round_down(va, TPU_PT_SPAN(level)) + TPU_PT_SPAN(level), end);
+		if (!pt->children) {
+			if (pt->entries[idx]) {
+				WRITE_ONCE(pt->entries[idx], 0);
+				pt->used--;
+			}
+			continue;
+		}
+		child = pt->children[idx];
+		if (!child)
+			continue;
+		tpu_pt_clear(child, level + 1, va, next, freed);
+		if (!child->used) {
+			WRITE_ONCE(pt->entries[idx], 0);
+			pt->children[idx] = NULL;
+			pt->used--;
+			list_add(&child->link, freed);
+		}
 	}
+}
+
+/* Free the tables tpu_pt_clear() detached, once the card's TLB holds nothing of them. */
+static void tpu_pt_free_detached(struct tpu_ctx *ctx, struct list_head *freed)
+{
+	struct tpu_pt *pt, *tmp;
+
+	list_for_each_entry_safe(pt, tmp, freed, link)
+		tpu_pt_free(ctx, pt);
 }
 
 /*
@@ -194,9 +260,9 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid)
 	mutex_init(&ctx->lock);
 	drm_mm_init(&ctx->va, TPU_VA_START, TPU_VA_SIZE);
 
-	ctx->root = tpu_pt_alloc(tdev, 0);
-	if (!ctx->root) {
-		ret = -ENOMEM;
+	ctx->root = tpu_pt_alloc(ctx, 0);
+	if (IS_ERR(ctx->root)) {
+		ret = PTR_ERR(ctx->root);
 		goto err_free;
 	}
 
@@ -213,7 +279,7 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid)
 	return ctx;
 
 err_free_pt:
-	tpu_pt_free(tdev, ctx->root);
+	tpu_pt_free(ctx, ctx->root);
 err_free:
 	drm_mm_takedown(&ctx->va);
 	mutex_destroy(&ctx->lock);
@@ -236,7 +302,7 @@ static void tpu_ctx_release(struct kref *kref)
 	/* No job of the context runs; the card may still hold its translations. */
 	tpu_ctx_flush_tlb(ctx);
 	ida_free(&tdev->ctx_ida, ctx->id);
-	tpu_pt_free(tdev, ctx->root);
+	tpu_pt_free(ctx, ctx->root);
 	drm_mm_takedown(&ctx->va);
 	mutex_destroy(&ctx->lock);
 	tpu_limits_close(tdev, ctx->uid);
@@ -257,13 +323,16 @@ void tpu_ctx_put(struct tpu_ctx *ctx)
  * @sgt: the buffer's pages, DMA-mapped for the card
  * @size: bytes, a multiple of the page size, as many as @sgt holds
  *
- * Return: 0, -ENOSPC if the address space is full, or -ENOMEM.
+ * Return: 0, -ENOSPC if the address space is full, -EDQUOT or -ENOSPC if the page tables
+ * needed are over the file's or the device's pinned-memory limit, or -ENOMEM.
  */
 int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *sgt, u64 size)
 {
 	struct sg_dma_page_iter iter;
+	struct tpu_pt *leaf;
+	LIST_HEAD(freed);
+	unsigned int idx;
 	u64 va;
-	u64 *pte;
 	int ret;
 
 	mutex_lock(&ctx->lock);
@@ -274,17 +343,21 @@ int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *
 
 	va = node->start;
 	for_each_sgtable_dma_page(sgt, &iter, 0) {
-		pte = tpu_pt_entry(ctx, va, true);
-		if (IS_ERR(pte)) {
-			ret = PTR_ERR(pte);
+		leaf = tpu_pt_leaf(ctx, va);
+		if (IS_ERR(leaf)) {
+			ret = PTR_ERR(leaf);
 			/* A job may have walked the new entries already: invalidate too. */
-			tpu_pt_clear(ctx, node->start, va - node->start);
+			tpu_pt_clear(ctx->root, 0, node->start, node->start + node->size, &freed);
 			tpu_ctx_flush_tlb(ctx);
+			tpu_pt_free_detached(ctx, &freed);
 			drm_mm_remove_node(node);
 			goto out_unlock;
 		}
-		WRITE_ONCE(*pte, sg_page_iter_dma_address(&iter) | TPU_PTE_VALID | TPU_PTE_READ |
-			   TPU_PTE_WRITE);
+		idx = TPU_PT_INDEX(va, TPU_PT_LEVELS - 1);
+		if (!leaf->entries[idx])
+			leaf->used++;
+		WRITE_ONCE(leaf->entries[idx], sg_page_iter_dma_address(&iter) | TPU_PTE_VALID |
+			   TPU_PTE_READ | TPU_PTE_WRITE);
 		va += TPU_PAGE_SIZE;
 	}
 out_unlock:
@@ -298,13 +371,17 @@ out_unlock:
  * @node: the VA range
  *
  * On return the card holds no translation of the buffer and no access through one is in
- * progress: its pages may be freed, even if a job of the context still runs.
+ * progress: its pages may be freed, even if a job of the context still runs. The page tables
+ * left empty are freed too.
  */
 void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node)
 {
+	LIST_HEAD(freed);
+
 	mutex_lock(&ctx->lock);
-	tpu_pt_clear(ctx, node->start, node->size);
+	tpu_pt_clear(ctx->root, 0, node->start, node->start + node->size, &freed);
 	drm_mm_remove_node(node);
 	tpu_ctx_flush_tlb(ctx);
+	tpu_pt_free_detached(ctx, &freed);
 	mutex_unlock(&ctx->lock);
 }

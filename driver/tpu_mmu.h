@@ -24,7 +24,8 @@ struct tpu_pt;
  * @lock: protects @root's tables and @va
  * @root: level-0 page table
  * @va: allocator of device virtual addresses
- * @pinned: bytes of the context's buffer objects, counted against max_file_pinned_mb
+ * @pinned: bytes of the context's buffer objects and page tables, counted against
+ *	max_file_pinned_mb
  * @jobs: jobs of the context in flight, counted against max_file_jobs
  * @hangs: jobs of the context that timed out; changed under the device's reset_lock
  * @banned: the context had TPU_CTX_BAN_HANGS jobs time out: its jobs are no longer run
