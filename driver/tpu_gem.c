@@ -8,11 +8,17 @@
  * listed or not: freeing one clears its mapping and waits for the card's TLB invalidation to
  * complete (tpu_ctx_unmap()) before the pages go, so the job faults instead of touching them.
  * Userspace maps BOs with mmap() at the offset DRM_IOCTL_TPU_BO_INFO reports.
+ *
+ * The DMA mapping may bounce (swiotlb=force, SEV and TDX guests): the card then works on
+ * bounce buffers, not on the pages the CPU sees. The BOs a job lists are synced for the card
+ * before it runs and, those it may write, back for the CPU before its fence signals; a BO a
+ * job reaches without listing it is not.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
 #include <drm/tpu_accel.h>
+#include <linux/dma-mapping.h>
 
 #include "tpu_drv.h"
 #include "tpu_gem.h"
@@ -60,6 +66,27 @@ struct drm_gem_object *tpu_gem_create_object(struct drm_device *drm, size_t size
 		return ERR_PTR(-ENOMEM);
 	bo->base.base.funcs = &tpu_gem_funcs;
 	return &bo->base.base;
+}
+
+/**
+ * tpu_bo_sync_for_device - hand a BO's contents to the card before a job that lists it runs
+ * @obj: the BO
+ * @write: the job may write it (tpu_bo_sync_for_cpu() brings the card's writes back)
+ */
+void tpu_bo_sync_for_device(struct drm_gem_object *obj, bool write)
+{
+	dma_sync_sgtable_for_device(obj->dev->dev, to_drm_gem_shmem_obj(obj)->sgt,
+				    write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE);
+}
+
+/**
+ * tpu_bo_sync_for_cpu - make the card's writes to a BO visible to the CPU, once a job that
+ * may have written it ended; may be called in interrupt context
+ * @obj: the BO
+ */
+void tpu_bo_sync_for_cpu(struct drm_gem_object *obj)
+{
+	dma_sync_sgtable_for_cpu(obj->dev->dev, to_drm_gem_shmem_obj(obj)->sgt, DMA_FROM_DEVICE);
 }
 
 int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)

@@ -28,6 +28,8 @@ static inline struct tpu_bo *to_tpu_bo(struct drm_gem_object *obj)
 }
 
 struct drm_gem_object *tpu_gem_create_object(struct drm_device *drm, size_t size);
+void tpu_bo_sync_for_device(struct drm_gem_object *obj, bool write);
+void tpu_bo_sync_for_cpu(struct drm_gem_object *obj);
 int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int tpu_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 

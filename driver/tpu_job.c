@@ -121,8 +121,14 @@ static void tpu_job_put_resources(struct tpu_job *job)
  */
 void tpu_job_complete(struct tpu_job *job, const struct tpu_job_result *res, int error)
 {
+	u32 i;
+
 	lockdep_assert_held(&job->tdev->job_lock);
 
+	/* Before the fences signal: their waiters may read the BOs at once. */
+	for (i = 0; i < job->bo_count; i++)
+		if (job->bo_write[i])
+			tpu_bo_sync_for_cpu(job->bos[i]);
 	list_del_init(&job->inflight_node);
 	tpu_fdinfo_job_end(job, res);
 	job->result = *res;
@@ -139,6 +145,7 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	struct tpu_device *tdev = job->tdev;
 	unsigned long flags;
 	int idx;
+	u32 i;
 
 	/* Killed with its file, banned, or the device is gone: end it, status CANCELED. */
 	if (unlikely(sched_job->s_fence->finished.error))
@@ -148,6 +155,9 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
 
+	/* Under bounce buffering (tpu_gem.c) the card sees the BOs' contents only from here. */
+	for (i = 0; i < job->bo_count; i++)
+		tpu_bo_sync_for_device(job->bos[i], job->bo_write[i]);
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	job->seqno = ++ring->seqno;
 	dma_fence_init(job->hw_fence, &tpu_fence_ops, &tdev->fence_lock, ring->fence_context,
