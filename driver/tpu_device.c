@@ -6,6 +6,7 @@
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
 
+#include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
 #include "tpu_ring.h"
@@ -79,9 +80,13 @@ int tpu_device_reset(struct tpu_device *tdev)
 	mutex_lock(&tdev->counter_lock);
 	for (i = 0; i < TPU_NUM_COUNTERS; i++)
 		tdev->counter_base[i] += tpu_read64(tdev, TPU_REG_CNT_CYCLES + 8 * i);
-	tpu_write(tdev, TPU_REG_RESET, TPU_RESET_MAGIC);
-	ret = readl_poll_timeout(tdev->regs + TPU_REG_STATUS, status, status & TPU_STATUS_READY,
-				 100, TPU_RESET_TIMEOUT_US);
+	if (tpu_inject(tdev, TPU_INJECT_RESET_FAILS)) {
+		ret = -ETIMEDOUT;
+	} else {
+		tpu_write(tdev, TPU_REG_RESET, TPU_RESET_MAGIC);
+		ret = readl_poll_timeout(tdev->regs + TPU_REG_STATUS, status,
+					 status & TPU_STATUS_READY, 100, TPU_RESET_TIMEOUT_US);
+	}
 	mutex_unlock(&tdev->counter_lock);
 	if (ret)
 		drm_err(&tdev->drm, "card not ready %lu ms after reset\n",

@@ -48,12 +48,31 @@
 #define TPU_CTX_BAN_HANGS	3
 
 /*
- * States of the timeout-hold test hook (debugfs "timeout_hold", tpu_reset.c): off; armed, the
- * next timeout handler of the device holds until the device is unplugged (PCI remove); holding.
+ * Test hooks (tpu_debugfs.c), in builds with TPU_TEST_HOOKS only: points where the driver can be
+ * held, through debugfs "<point>_hold", until the device is unplugged (PCI remove), so that a
+ * test can unbind exactly there; each is off, armed (the next pass through the point holds) or
+ * holding.
  */
-#define TPU_TIMEOUT_HOLD_OFF		0
-#define TPU_TIMEOUT_HOLD_ARMED		1
-#define TPU_TIMEOUT_HOLD_HOLDING	2
+enum tpu_hold_point {
+	TPU_HOLD_TIMEOUT,	/* the job timeout handler, before it does anything */
+	TPU_HOLD_CLOSE,		/* a file's close, off the device's list, before its entities go */
+	TPU_HOLD_FREE,		/* the schedulers' free_job, before the job drops its BOs */
+	TPU_HOLD_COUNT
+};
+
+#define TPU_HOLD_OFF		0
+#define TPU_HOLD_ARMED		1
+#define TPU_HOLD_HOLDING	2
+
+/*
+ * Test hooks (tpu_debugfs.c, TPU_TEST_HOOKS builds): failures the card cannot be made to show,
+ * armed through debugfs "inject_<failure>", each happening once.
+ */
+enum tpu_inject_point {
+	TPU_INJECT_TLB_TIMEOUT,	/* a TLB invalidation does not complete (not waited for) */
+	TPU_INJECT_RESET_FAILS,	/* a reset of the card does not take (RESET not written) */
+	TPU_INJECT_COUNT
+};
 
 struct tpu_ctx;
 struct tpu_job;
@@ -143,8 +162,9 @@ struct tpu_prio_scheds {
  * @reset_lock: serialises queue and card resets (job timeout, debugfs) with each other
  * @reset_count: resets (of a queue or of the card) after a job timeout or on request since probe
  * @card_resets: resets of the whole card after a job timeout or on request since probe
- * @timeout_hold: test hook (debugfs "timeout_hold"): TPU_TIMEOUT_HOLD_OFF, _ARMED (the next
- *	timeout handler waits for PCI remove), _HOLDING (one is waiting)
+ * @hold: test hooks (debugfs "<point>_hold"), by enum tpu_hold_point: TPU_HOLD_OFF, _ARMED,
+ *	_HOLDING
+ * @inject: test hooks (debugfs "inject_<failure>"), by enum tpu_inject_point: 1 if armed
  * @counter_lock: protects @counter_base against resets
  * @counter_base: counts of the card's counters before its last reset, which cleared them
  * @limits: contexts, pinned memory and jobs in flight: limits and use
@@ -189,7 +209,8 @@ struct tpu_device {
 	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
 	unsigned int card_resets;
-	atomic_t timeout_hold;
+	atomic_t hold[TPU_HOLD_COUNT];
+	atomic_t inject[TPU_INJECT_COUNT];
 	struct mutex counter_lock;	/* counter_base vs. resets */
 	u64 counter_base[TPU_NUM_COUNTERS];
 	struct tpu_limits limits;

@@ -35,6 +35,7 @@
 #include <linux/sort.h>
 #include <linux/uaccess.h>
 
+#include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
 #include "tpu_fdinfo.h"
@@ -164,6 +165,7 @@ static void tpu_job_free(struct drm_sched_job *sched_job)
 	struct tpu_job *job = to_tpu_job(sched_job);
 	struct tpu_device *tdev = job->tdev;
 
+	tpu_hold(tdev, TPU_HOLD_FREE);
 	drm_sched_job_cleanup(sched_job);
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
@@ -316,9 +318,10 @@ void tpu_job_close(struct tpu_file *tfile)
 	if (mine)
 		list_del(&tfile->node);
 	mutex_unlock(&tdev->files_lock);
-	if (mine)
+	if (mine) {
+		tpu_hold(tdev, TPU_HOLD_CLOSE);
 		tpu_job_destroy_entities(tfile, DRM_TPU_PRIORITY_COUNT);
-	else
+	} else
 		wait_for_completion(&tdev->files_done);
 
 	xa_for_each(&tfile->jobs, id, job)

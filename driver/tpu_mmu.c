@@ -22,6 +22,7 @@
 #include <linux/iopoll.h>
 #include <linux/slab.h>
 
+#include "tpu_debugfs.h"
 #include "tpu_drv.h"
 #include "tpu_mmu.h"
 
@@ -147,8 +148,11 @@ static void tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
 	if (tdev->caps & TPU_CAP_TLB_DONE) {
 		before = tpu_read(tdev, TPU_REG_TLB_INVAL_DONE);
 		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
-		ret = readl_poll_timeout(tdev->regs + TPU_REG_TLB_INVAL_DONE, now, now != before,
-					 10, TPU_TLB_TIMEOUT_US);
+		if (tpu_inject(tdev, TPU_INJECT_TLB_TIMEOUT))
+			ret = -ETIMEDOUT;
+		else
+			ret = readl_poll_timeout(tdev->regs + TPU_REG_TLB_INVAL_DONE, now,
+						 now != before, 10, TPU_TLB_TIMEOUT_US);
 		if (ret)
 			drm_err_ratelimited(&tdev->drm,
 					    "TLB invalidation of context %u not done after %lu ms\n",

@@ -19,16 +19,16 @@
  * card that does not name its running job, or runs none, it resets the card, and the oldest job of
  * each ring (one of them was running) ends with DRM_TPU_JOB_CANCELED.
  *
- * Test hook: once armed through debugfs ("timeout_hold"), the next timeout handler holds, before
- * it does anything, until the device is unplugged (at most TPU_TIMEOUT_HOLD_MAX_MS), so that a
- * test can unbind the driver exactly while the hung job is off the scheduler's pending list.
+ * Test hook: once armed through debugfs ("timeout_hold", tpu_debugfs.c), the next timeout handler
+ * holds, before it does anything, until the device is unplugged, so that a test can unbind the
+ * driver exactly while the hung job is off the scheduler's pending list.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
-#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 
+#include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
 #include "tpu_job.h"
@@ -152,26 +152,6 @@ static int tpu_job_reset_queue(struct tpu_ring *ring, struct tpu_job *hung, u64 
 	return tpu_ring_enable(ring);
 }
 
-/* The longest the timeout-hold test hook waits for the device to be unplugged. */
-#define TPU_TIMEOUT_HOLD_MAX_MS	60000
-
-/*
- * The timeout-hold test hook: if armed, wait here (the job is off the pending list) until PCI
- * remove has unplugged the device or TPU_TIMEOUT_HOLD_MAX_MS passed, then disarm.
- */
-static void tpu_reset_hold(struct tpu_device *tdev)
-{
-	unsigned long deadline = jiffies + msecs_to_jiffies(TPU_TIMEOUT_HOLD_MAX_MS);
-
-	if (atomic_cmpxchg(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_ARMED,
-			   TPU_TIMEOUT_HOLD_HOLDING) != TPU_TIMEOUT_HOLD_ARMED)
-		return;
-	drm_info(&tdev->drm, "timeout handler held until the device is unplugged (timeout_hold)\n");
-	while (!drm_dev_is_unplugged(&tdev->drm) && time_before(jiffies, deadline))
-		msleep(20);
-	atomic_set(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_OFF);
-}
-
 /**
  * tpu_reset_timedout - the schedulers' timedout_job: reset the queue of a hung job
  * @sched_job: the oldest job of a scheduler, its timeout expired
@@ -186,7 +166,7 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 	struct tpu_ring *ring = to_tpu_ring(sched);
 	int idx;
 
-	tpu_reset_hold(tdev);
+	tpu_hold(tdev, TPU_HOLD_TIMEOUT);
 
 	/*
 	 * drm_sched took the job off its pending list to call this; put it back, first, so
