@@ -18,6 +18,7 @@
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
 #                      (in the initramfs), and TPU_DATASETS=/datasets exported to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
+#   --append "ARGS"    more guest kernel arguments (e.g. "swiotlb=131072,force")
 #   --out DIR          share the existing host directory DIR read-write at the same path in the
 #                      guest (the source tree is read-only there): where guest commands write
 #                      results the host reads, e.g. a checkpoint inside build/
@@ -37,6 +38,7 @@ extra=()
 forwards=()
 datasets=0
 out_dir=
+kernel_args=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--log) log=$2; shift 2 ;;
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
 		forwards+=("$2"); shift 2 ;;
 	--datasets) datasets=1; shift ;;
 	--cards) cards=$2; shift 2 ;;
+	--append) kernel_args=$2; shift 2 ;;
 	--out)
 		[ -d "$2" ] || { echo "run-in-vm: --out $2 is not a directory" >&2; exit 2; }
 		out_dir=$(cd "$2" && pwd); shift 2 ;;
@@ -86,6 +89,7 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 [ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
 [ -z "$out_dir" ] || append+=" tpuout=$out_dir"
+[ -z "$kernel_args" ] || append+=" $kernel_args"
 
 args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
