@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Debugfs files of the device (/sys/kernel/debug/accel/<PCI address>/):
- * "status": the job the card runs, resets, the performance counters and the state of each queue's
- * ring;
+ * "status": the job the card runs, resets, whether the card is wedged and what is kept in
+ * quarantine (tpu_device.c), the performance counters and the state of each queue's ring;
  * "reset": writing 1 resets the queue of the running job, or the card, through the job
  * timeout's recovery path (for tests, tpu_reset.c).
  *
@@ -104,6 +104,8 @@ static int tpu_debugfs_status(struct seq_file *m, void *data)
 	seq_printf(m, "jobs_in_ring: %zu\n", total);
 	seq_printf(m, "resets: %u\n", tdev->reset_count);
 	seq_printf(m, "card_resets: %u\n", tdev->card_resets);
+	seq_printf(m, "wedged: %d\n", tpu_device_wedged(tdev));
+	seq_printf(m, "quarantined: %u\n", tpu_device_quarantined(tdev));
 	mutex_lock(&tdev->tlb_lock);
 	seq_printf(m, "tlb_invalidations: %llu\n", tdev->tlb_invalidations);
 	mutex_unlock(&tdev->tlb_lock);

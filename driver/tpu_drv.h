@@ -78,6 +78,16 @@ struct tpu_ctx;
 struct tpu_job;
 
 /**
+ * struct tpu_deferred - memory the card may still reach, kept until it no longer can
+ * @node: link in tpu_device.quarantine
+ * @free: frees it
+ */
+struct tpu_deferred {
+	struct list_head node;
+	void (*free)(struct tpu_deferred *deferred);
+};
+
+/**
  * struct tpu_ring - one command queue of the card: its ring and completion records (in
  *	coherent DMA memory) and the scheduler feeding it
  * @tdev: the device
@@ -141,7 +151,14 @@ struct tpu_prio_scheds {
  * @ctx_ida: allocator of context ids
  * @tlb_lock: serialises TLB invalidations, so each waits for its own completion
  * @tlb_invalidations: TLB invalidations the driver waited for (debugfs)
- * @card_stopped: completed by PCI remove once the card touches no memory any more
+ * @ctxs_lock: protects @ctxs and @ctxs_gone
+ * @ctxs: the live address spaces (tpu_ctx.node)
+ * @ctxs_gone: set by PCI remove, which has unmapped them: no more are created
+ * @quarantine_lock: protects @quarantine, @quarantined, @card_stopped and @wedged
+ * @quarantine: memory freed while the card might still reach it (struct tpu_deferred)
+ * @quarantined: entries of @quarantine
+ * @card_stopped: set by PCI remove once the card touches no memory any more: nothing is kept
+ * @wedged: the card is given up (tpu_device_wedge()): bus mastering off, no more jobs
  * @job_lock: protects @rings, @last_progress and the in-flight jobs' results; taken in the
  *	IRQ handler
  * @last_progress: CLOCK_MONOTONIC ns when the card last retired a job or was reset: the job
@@ -159,6 +176,8 @@ struct tpu_prio_scheds {
  * @files: open files whose scheduler entity is live
  * @gone: set by PCI remove, which has taken over the entities of @files: no more opens
  * @files_done: completed once PCI remove has destroyed those entities
+ * @closing: closes that took their file off @files and have not yet destroyed its entities
+ * @timeout_wq: the ordered workqueue of every scheduler's timeout handler
  * @reset_lock: serialises queue and card resets (job timeout, debugfs) with each other
  * @reset_count: resets (of a queue or of the card) after a job timeout or on request since probe
  * @card_resets: resets of the whole card after a job timeout or on request since probe
@@ -189,7 +208,14 @@ struct tpu_device {
 	struct ida ctx_ida;
 	struct mutex tlb_lock;		/* TLB_INVAL and its completion */
 	u64 tlb_invalidations;
-	struct completion card_stopped;
+	struct mutex ctxs_lock;		/* ctxs, ctxs_gone */
+	struct list_head ctxs;
+	bool ctxs_gone;
+	spinlock_t quarantine_lock;	/* quarantine, card_stopped, wedged */
+	struct list_head quarantine;
+	unsigned int quarantined;
+	bool card_stopped;
+	bool wedged;
 
 	spinlock_t job_lock;		/* rings, in-flight jobs */
 	u32 num_queues;
@@ -206,6 +232,8 @@ struct tpu_device {
 	struct list_head files;
 	bool gone;
 	struct completion files_done;
+	atomic_t closing;
+	struct workqueue_struct *timeout_wq;
 	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
 	unsigned int card_resets;

@@ -10,9 +10,13 @@
  * the neighbour.
  *
  * Unmapping: the entries are cleared, then the context's TLB entries invalidated, and the
- * driver waits until the card reports the invalidation complete (TLB_INVAL_DONE, spec 1.3):
- * from then on no translation made before can be used, so no job of the context - even one
- * that reaches the buffer without listing it - can touch the pages, and they may be freed.
+ * driver waits until the card reports the invalidation complete (TLB_INVAL_DONE, spec 1.3,
+ * which the driver requires): from then on no translation made before can be used, so no job of
+ * the context - even one that reaches the buffer without listing it - can touch the pages, and
+ * they may be freed. If the invalidation does not complete, the card is wedged; while it is, and
+ * while the device is being unplugged, freed pages and tables are kept (tpu_device_quarantine())
+ * until PCI remove has stopped the card. Remove also frees the tables of every context and
+ * undoes its buffers' DMA mappings (tpu_mmu_fini()): files may stay open after it.
  */
 
 /* The card is emulated, possibly under slow TCG: be generous. */
@@ -23,7 +27,9 @@
 #include <linux/slab.h>
 
 #include "tpu_debugfs.h"
+#include "tpu_device.h"
 #include "tpu_drv.h"
+#include "tpu_gem.h"
 #include "tpu_mmu.h"
 
 static_assert(PAGE_SIZE == TPU_PAGE_SIZE);
@@ -129,23 +135,25 @@ static void tpu_pt_clear(struct tpu_ctx *ctx, u64 va, u64 size)
 
 /*
  * Make the card forget cached translations of @ctx, the tables being updated already, and
- * wait until it no longer uses any translation made before: the pages that were mapped may
- * be freed on return. A card without TLB_INVAL_DONE gives no completion: a read of a
- * register orders the posted write, which is all the driver can do then.
+ * wait until it no longer uses any translation made before (TLB_INVAL_DONE).
+ *
+ * Return: true if the pages that were mapped may be freed. False if that cannot be known: the
+ * card is wedged (an invalidation that does not complete wedges it), or the device is being
+ * unplugged - PCI remove stops the card only once the drm_dev_enter() sections have ended, maybe
+ * the caller's own, so this does not wait for it. The caller then hands the pages to
+ * tpu_device_quarantine().
  */
-static void tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
+static bool tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
 {
 	struct tpu_device *tdev = ctx->tdev;
+	bool done = false;
 	u32 before, now;
 	int idx, ret;
 
-	if (!drm_dev_enter(&tdev->drm, &idx)) {
-		/* PCI remove: the card touches no memory once it is stopped. */
-		wait_for_completion(&tdev->card_stopped);
-		return;
-	}
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return false;
 	mutex_lock(&tdev->tlb_lock);
-	if (tdev->caps & TPU_CAP_TLB_DONE) {
+	if (!tpu_device_wedged(tdev)) {
 		before = tpu_read(tdev, TPU_REG_TLB_INVAL_DONE);
 		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
 		if (tpu_inject(tdev, TPU_INJECT_TLB_TIMEOUT))
@@ -153,18 +161,19 @@ static void tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
 		else
 			ret = readl_poll_timeout(tdev->regs + TPU_REG_TLB_INVAL_DONE, now,
 						 now != before, 10, TPU_TLB_TIMEOUT_US);
-		if (ret)
-			drm_err_ratelimited(&tdev->drm,
-					    "TLB invalidation of context %u not done after %lu ms\n",
-					    ctx->id, TPU_TLB_TIMEOUT_US / USEC_PER_MSEC);
-		else
+		if (ret) {
+			drm_err(&tdev->drm, "TLB invalidation of context %u not done after %lu ms\n",
+				ctx->id, TPU_TLB_TIMEOUT_US / USEC_PER_MSEC);
+			/* A late completion would satisfy a later invalidation early. */
+			tpu_device_wedge(tdev, "a TLB invalidation did not complete");
+		} else {
 			tdev->tlb_invalidations++;
-	} else {
-		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
-		tpu_read(tdev, TPU_REG_STATUS);
+			done = true;
+		}
 	}
 	mutex_unlock(&tdev->tlb_lock);
 	drm_dev_exit(idx);
+	return done;
 }
 
 /**
@@ -186,6 +195,7 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev)
 	drm_dev_get(&tdev->drm);
 	mutex_init(&ctx->lock);
 	drm_mm_init(&ctx->va, TPU_VA_START, TPU_VA_SIZE);
+	INIT_LIST_HEAD(&ctx->bos);
 
 	ctx->root = tpu_pt_alloc(tdev, 0);
 	if (!ctx->root) {
@@ -198,6 +208,15 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev)
 		goto err_free_pt;
 	ctx->id = ret;
 
+	mutex_lock(&tdev->ctxs_lock);
+	if (tdev->ctxs_gone) {
+		mutex_unlock(&tdev->ctxs_lock);
+		ret = -ENODEV;
+		goto err_free_id;
+	}
+	list_add_tail(&ctx->node, &tdev->ctxs);
+	mutex_unlock(&tdev->ctxs_lock);
+
 	if (drm_dev_enter(&tdev->drm, &idx)) {
 		tdev->ctx_table[ctx->id].reserved = 0;
 		WRITE_ONCE(tdev->ctx_table[ctx->id].pt_root, ctx->root->dma | TPU_PTE_VALID);
@@ -205,6 +224,8 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev)
 	}
 	return ctx;
 
+err_free_id:
+	ida_free(&tdev->ctx_ida, ctx->id);
 err_free_pt:
 	tpu_pt_free(tdev, ctx->root);
 err_free:
@@ -215,25 +236,45 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+static void tpu_ctx_free(struct tpu_ctx *ctx)
+{
+	struct tpu_device *tdev = ctx->tdev;
+
+	ida_free(&tdev->ctx_ida, ctx->id);
+	if (ctx->root)
+		tpu_pt_free(tdev, ctx->root);
+	drm_mm_takedown(&ctx->va);
+	mutex_destroy(&ctx->lock);
+	kfree(ctx);
+	/* Last: this may be the final reference to the device. */
+	drm_dev_put(&tdev->drm);
+}
+
+static void tpu_ctx_free_deferred(struct tpu_deferred *deferred)
+{
+	tpu_ctx_free(container_of(deferred, struct tpu_ctx, deferred));
+}
+
 static void tpu_ctx_release(struct kref *kref)
 {
 	struct tpu_ctx *ctx = container_of(kref, struct tpu_ctx, refcount);
 	struct tpu_device *tdev = ctx->tdev;
 	int idx;
 
+	mutex_lock(&tdev->ctxs_lock);
+	list_del(&ctx->node);
+	mutex_unlock(&tdev->ctxs_lock);
 	if (drm_dev_enter(&tdev->drm, &idx)) {
 		WRITE_ONCE(tdev->ctx_table[ctx->id].pt_root, 0);
 		drm_dev_exit(idx);
 	}
-	/* No job of the context runs; the card may still hold its translations. */
-	tpu_ctx_flush_tlb(ctx);
-	ida_free(&tdev->ctx_ida, ctx->id);
-	tpu_pt_free(tdev, ctx->root);
-	drm_mm_takedown(&ctx->va);
-	mutex_destroy(&ctx->lock);
-	kfree(ctx);
-	/* Last: this may be the final reference to the device. */
-	drm_dev_put(&tdev->drm);
+	/*
+	 * No job of the context runs; the card may still hold its translations. Unless it is
+	 * known to have dropped them, the tables and the id are kept until it is stopped.
+	 */
+	ctx->deferred.free = tpu_ctx_free_deferred;
+	if (tpu_ctx_flush_tlb(ctx) || !tpu_device_quarantine(tdev, &ctx->deferred))
+		tpu_ctx_free(ctx);
 }
 
 void tpu_ctx_put(struct tpu_ctx *ctx)
@@ -244,24 +285,32 @@ void tpu_ctx_put(struct tpu_ctx *ctx)
 /**
  * tpu_ctx_map - allocate device VA for a buffer and map its pages, readable and writable
  * @ctx: the address space
- * @node: out, the allocated VA range (@size plus a guard page)
+ * @bo: the buffer; its VA range (@size plus a guard page) goes into bo->va
  * @sgt: the buffer's pages, DMA-mapped for the card
  * @size: bytes, a multiple of the page size, as many as @sgt holds
  *
- * Return: 0, -ENOSPC if the address space is full, or -ENOMEM.
+ * On failure bo->va may stay allocated (its entries cleared): the buffer's free unmaps it.
+ *
+ * Return: 0, -ENOSPC if the address space is full, -ENOMEM, or -ENODEV once the device is gone.
  */
-int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *sgt, u64 size)
+int tpu_ctx_map(struct tpu_ctx *ctx, struct tpu_bo *bo, struct sg_table *sgt, u64 size)
 {
+	struct drm_mm_node *node = &bo->va;
 	struct sg_dma_page_iter iter;
 	u64 va;
 	u64 *pte;
 	int ret;
 
 	mutex_lock(&ctx->lock);
+	if (!ctx->root) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
 	ret = drm_mm_insert_node_generic(&ctx->va, node, size + TPU_PAGE_SIZE, TPU_PAGE_SIZE, 0,
 					 DRM_MM_INSERT_BEST);
 	if (ret)
 		goto out_unlock;
+	list_add_tail(&bo->ctx_node, &ctx->bos);
 
 	va = node->start;
 	for_each_sgtable_dma_page(sgt, &iter, 0) {
@@ -270,8 +319,10 @@ int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *
 			ret = PTR_ERR(pte);
 			/* A job may have walked the new entries already: invalidate too. */
 			tpu_pt_clear(ctx, node->start, va - node->start);
-			tpu_ctx_flush_tlb(ctx);
-			drm_mm_remove_node(node);
+			if (tpu_ctx_flush_tlb(ctx)) {
+				list_del_init(&bo->ctx_node);
+				drm_mm_remove_node(node);
+			}
 			goto out_unlock;
 		}
 		WRITE_ONCE(*pte, sg_page_iter_dma_address(&iter) | TPU_PTE_VALID | TPU_PTE_READ |
@@ -286,16 +337,49 @@ out_unlock:
 /**
  * tpu_ctx_unmap - unmap a buffer mapped by tpu_ctx_map() and release its VA range
  * @ctx: the address space
- * @node: the VA range
+ * @bo: the buffer
  *
- * On return the card holds no translation of the buffer and no access through one is in
- * progress: its pages may be freed, even if a job of the context still runs.
+ * Return: true if the card holds no translation of the buffer and no access through one is in
+ * progress: its pages may be freed, even if a job of the context still runs. False if that
+ * cannot be known (tpu_ctx_flush_tlb()): the pages go to tpu_device_quarantine().
  */
-void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node)
+bool tpu_ctx_unmap(struct tpu_ctx *ctx, struct tpu_bo *bo)
 {
+	bool done;
+
 	mutex_lock(&ctx->lock);
-	tpu_pt_clear(ctx, node->start, node->size);
-	drm_mm_remove_node(node);
-	tpu_ctx_flush_tlb(ctx);
+	if (ctx->root)
+		tpu_pt_clear(ctx, bo->va.start, bo->va.size);
+	list_del_init(&bo->ctx_node);
+	drm_mm_remove_node(&bo->va);
+	done = tpu_ctx_flush_tlb(ctx);
 	mutex_unlock(&ctx->lock);
+	return done;
+}
+
+/**
+ * tpu_mmu_fini - unmap every address space, in PCI remove
+ * @tdev: the device, its card stopped
+ *
+ * Files (and the buffers and jobs they hold) may outlive the driver's binding: their page tables
+ * are freed and their buffers' DMA mappings undone now, while the device is still bound. Their
+ * mappings into userspace stay. Contexts created from now on fail with -ENODEV.
+ */
+void tpu_mmu_fini(struct tpu_device *tdev)
+{
+	struct tpu_ctx *ctx;
+	struct tpu_bo *bo;
+
+	mutex_lock(&tdev->ctxs_lock);
+	tdev->ctxs_gone = true;
+	list_for_each_entry(ctx, &tdev->ctxs, node) {
+		mutex_lock(&ctx->lock);
+		list_for_each_entry(bo, &ctx->bos, ctx_node)
+			tpu_gem_unmap_dma(bo);
+		if (ctx->root)
+			tpu_pt_free(tdev, ctx->root);
+		ctx->root = NULL;
+		mutex_unlock(&ctx->lock);
+	}
+	mutex_unlock(&tdev->ctxs_lock);
 }

@@ -11,6 +11,9 @@
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
 
+#include "tpu_drv.h"
+
+struct tpu_bo;
 struct tpu_device;
 struct tpu_pt;
 
@@ -19,9 +22,12 @@ struct tpu_pt;
  * @refcount: held by the file, by each of its BOs and by each of its jobs
  * @tdev: the device
  * @id: index in the context table, the ctx_id of ring entries
- * @lock: protects @root's tables and @va
- * @root: level-0 page table
+ * @lock: protects @root's tables, @va and @bos
+ * @root: level-0 page table; NULL once PCI remove has freed the tables (tpu_mmu_fini())
  * @va: allocator of device virtual addresses
+ * @bos: the buffers mapped (tpu_bo.ctx_node)
+ * @node: link in the device's list of live contexts
+ * @deferred: the tables and the id kept after the release while the card may still use them
  * @pinned: bytes of the context's buffer objects, counted against max_file_pinned_mb
  * @jobs: jobs of the context in flight, counted against max_file_jobs
  * @hangs: jobs of the context that timed out; changed under the device's reset_lock
@@ -29,8 +35,8 @@ struct tpu_pt;
  * @busy_ns: time the card spent on the context's jobs (fdinfo drm-engine-mxu)
  * @cycles: modelled cycles of the context's jobs (fdinfo drm-cycles-mxu)
  *
- * The page tables and the context id live until the last job that may use them has ended;
- * a context holds a reference to the DRM device.
+ * The page tables and the context id live until the last job that may use them has ended
+ * and the card dropped its translations; a context holds a reference to the DRM device.
  */
 struct tpu_ctx {
 	struct kref refcount;
@@ -39,6 +45,9 @@ struct tpu_ctx {
 	struct mutex lock;		/* page tables, VA allocator */
 	struct tpu_pt *root;
 	struct drm_mm va;
+	struct list_head bos;
+	struct list_head node;
+	struct tpu_deferred deferred;
 	atomic64_t pinned;
 	atomic_t jobs;
 	unsigned int hangs;
@@ -50,8 +59,9 @@ struct tpu_ctx {
 int tpu_mmu_init(struct tpu_device *tdev);
 struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev);
 void tpu_ctx_put(struct tpu_ctx *ctx);
-int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *sgt, u64 size);
-void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node);
+int tpu_ctx_map(struct tpu_ctx *ctx, struct tpu_bo *bo, struct sg_table *sgt, u64 size);
+bool tpu_ctx_unmap(struct tpu_ctx *ctx, struct tpu_bo *bo);
+void tpu_mmu_fini(struct tpu_device *tdev);
 
 static inline struct tpu_ctx *tpu_ctx_get(struct tpu_ctx *ctx)
 {

@@ -290,6 +290,9 @@ TEST_CASE("a close on its way while the driver is unbound finishes before the sc
     REQUIRE(read_text(hold) == "0");
     int long_fence = -1, waiting_fence = -1;
     std::thread closer;
+    // A second file keeps the device (and so the schedulers its fences name) until the fences
+    // are read: a sync_file outliving the device is another matter (drm_sched in 6.12).
+    auto keep = std::make_unique<tpurt::Device>(tpurt::Device::open(0));
     {
         auto device = std::make_unique<tpurt::Device>(tpurt::Device::open(0));
         const int fd = device->fd();
@@ -327,6 +330,7 @@ TEST_CASE("a close on its way while the driver is unbound finishes before the sc
     CHECK(fences::fence_status(waiting_fence) == -ENODEV);
     close(long_fence);
     close(waiting_fence);
+    keep.reset();
     raw::bind_driver(card);
     CHECK(read_text(uapi::debugfs_dir() + "/close_hold") == "0");
     check_card_works();
@@ -380,18 +384,17 @@ TEST_CASE("a buffer freed by a job's free that a reset waits for does not hang t
 // unbind, after which the driver binds again to a working card.
 TEST_CASE("a TLB invalidation that does not complete wedges the card", "[unbind][wedge]") {
     const std::string card = raw::find_card();
-    REQUIRE(status_value("wedged") == "0");
     REQUIRE(bus_master_on(card));
     {
         tpurt::Device device = tpurt::Device::open(0);
         auto data = std::make_unique<tpurt::Buffer>(device.allocate(TPU_PAGE_SIZE));
         write_text(uapi::debugfs_dir() + "/inject_tlb_timeout", "1");
         data.reset(); // its unmap's invalidation "times out"
-        CHECK(read_text(uapi::debugfs_dir() + "/inject_tlb_timeout") == "0");
-        CHECK(status_value("wedged") == "1");
-        CHECK(status_value("quarantined") == "1");
+        REQUIRE(read_text(uapi::debugfs_dir() + "/inject_tlb_timeout") == "0");
         CHECK_FALSE(bus_master_on(card));
         CHECK_THROWS(fences::FencedJob(device, guest::halt_program(), {}));
+        CHECK(status_value("wedged") == "1");
+        CHECK(status_value("quarantined") == "2"); // the buffer and the refused job's program
     }
     raw::unbind_driver(card);
     raw::bind_driver(card);
