@@ -111,7 +111,7 @@ int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	struct sg_table *sgt;
 	struct tpu_bo *bo;
 	u64 size;
-	int ret;
+	int ret, idx;
 
 	if (args->flags) {
 		tpu_dbg(drm, IOCTL, "bo_create: flags 0x%x, must be 0\n", args->flags);
@@ -139,12 +139,14 @@ int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	/* From here the BO's free gives the pinned bytes back. */
 	bo->ctx = tpu_ctx_get(tfile->ctx);
 
-	sgt = drm_gem_shmem_get_pages_sgt(shmem);
-	if (IS_ERR(sgt)) {
-		ret = PTR_ERR(sgt);
+	/* DMA-mapped only while the device is bound: PCI remove undoes it (tpu_mmu_fini()). */
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
 		goto out_put;
 	}
-	ret = tpu_ctx_map(tfile->ctx, bo, sgt, size);
+	sgt = drm_gem_shmem_get_pages_sgt(shmem);
+	ret = IS_ERR(sgt) ? PTR_ERR(sgt) : tpu_ctx_map(tfile->ctx, bo, sgt, size);
+	drm_dev_exit(idx);
 	if (ret)
 		goto out_put;
 
