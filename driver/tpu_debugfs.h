@@ -12,10 +12,12 @@
 void tpu_debugfs_init(struct tpu_device *tdev);
 
 #ifdef TPU_TEST_HOOKS
-void tpu_hold(struct tpu_device *tdev, enum tpu_hold_point point);
+void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point point,
+		    bool (*released)(void *arg), void *arg);
 bool tpu_inject(struct tpu_device *tdev, enum tpu_inject_point point);
 #else
-static inline void tpu_hold(struct tpu_device *tdev, enum tpu_hold_point point)
+static inline void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point point,
+				  bool (*released)(void *arg), void *arg)
 {
 }
 
@@ -24,5 +26,11 @@ static inline bool tpu_inject(struct tpu_device *tdev, enum tpu_inject_point poi
 	return false;
 }
 #endif
+
+/* Hold at @point, if its hook is armed, until the device is unplugged. */
+static inline void tpu_hold(struct tpu_device *tdev, enum tpu_hold_point point)
+{
+	tpu_hold_until(tdev, point, NULL, NULL);
+}
 
 #endif /* TPU_DEBUGFS_H */

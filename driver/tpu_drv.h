@@ -50,13 +50,14 @@
 /*
  * Test hooks (tpu_debugfs.c), in builds with TPU_TEST_HOOKS only: points where the driver can be
  * held, through debugfs "<point>_hold", until the device is unplugged (PCI remove), so that a
- * test can unbind exactly there; each is off, armed (the next pass through the point holds) or
- * holding.
+ * test can unbind exactly there, or until what the point waits for happened; each is off, armed
+ * (the next pass through the point holds) or holding.
  */
 enum tpu_hold_point {
 	TPU_HOLD_TIMEOUT,	/* the job timeout handler, before it does anything */
 	TPU_HOLD_CLOSE,		/* a file's close, off the device's list, before its entities go */
 	TPU_HOLD_FREE,		/* the schedulers' free_job, before the job drops its BOs */
+	TPU_HOLD_HANG,		/* the timeout handler, its job found hung, before the reset */
 	TPU_HOLD_COUNT
 };
 

@@ -24,9 +24,11 @@
  * card that does not name its running job, or runs none, it resets the card, and the oldest job of
  * each ring (one of them was running) ends with DRM_TPU_JOB_CANCELED.
  *
- * Test hook: once armed through debugfs ("timeout_hold", tpu_debugfs.c), the next timeout handler
- * holds, before it does anything, until the device is unplugged, so that a test can unbind the
- * driver exactly while the hung job is off the scheduler's pending list.
+ * Test hooks (tpu_debugfs.c): once armed through debugfs, the next timeout handler holds, before
+ * it does anything, until the device is unplugged ("timeout_hold"), so that a test can unbind the
+ * driver exactly while the hung job is off the scheduler's pending list; or, its job found hung,
+ * before the reset until the card retired that job ("hang_hold"), so that a test can have the job
+ * end between the check and the reset.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
@@ -164,6 +166,19 @@ static int tpu_job_reset_queue(struct tpu_ring *ring, struct tpu_job *hung, u64 
 	return tpu_ring_enable(ring);
 }
 
+/* Release of the hang_hold test hook: the hung job @arg left its ring (the card retired it). */
+static bool tpu_job_left_ring(void *arg)
+{
+	struct tpu_job *job = arg;
+	unsigned long flags;
+	bool left;
+
+	spin_lock_irqsave(&job->tdev->job_lock, flags);
+	left = list_empty(&job->inflight_node);
+	spin_unlock_irqrestore(&job->tdev->job_lock, flags);
+	return left;
+}
+
 /**
  * tpu_reset_timedout - the schedulers' timedout_job: reset the queue of a hung job
  * @sched_job: the oldest job of a scheduler, its timeout expired
@@ -212,6 +227,7 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 		drm_err(&tdev->drm,
 			"queue %u: job with seqno %llu timed out after %u ms, resetting the queue\n",
 			ring->id, job->seqno, jiffies_to_msecs(sched->timeout));
+		tpu_hold_until(tdev, TPU_HOLD_HANG, tpu_job_left_ring, job);
 		if (tpu_job_reset_queue(ring, job, 0)) {
 			drm_err(&tdev->drm, "queue %u did not recover, resetting the card\n",
 				ring->id);
