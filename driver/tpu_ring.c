@@ -257,11 +257,11 @@ int tpu_ring_enable(struct tpu_ring *ring)
  * tpu_ring_retire() were completed before; a job whose completion record is there, written
  * between that and the reset, completes as it says, and is not run again. @hung, if in this
  * ring and without a record, ends with DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT and counts as a hang;
- * if it has one, the job after it, which the card may have started, ends with
- * DRM_TPU_JOB_CANCELED and -ECANCELED. So do the job with @cancel_seqno and, with @cancel_oldest,
- * the oldest job. The innocent jobs are written into
- * the ring again, in their order, with their seqnos and fences; those of a banned context, and
- * all of them if the queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
+ * if it has one, or was retired already (both after the hang check), the job after it, which the
+ * card may have started, ends with DRM_TPU_JOB_CANCELED and -ECANCELED. So do the job with
+ * @cancel_seqno and, with @cancel_oldest, the oldest job. The innocent jobs are written into the
+ * ring again, in their order, with their seqnos and fences; those of a banned context, and all of
+ * them if the queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
  * Called with reset_lock held.
  */
 void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, u64 cancel_seqno,
@@ -275,7 +275,9 @@ void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, u64 cancel_se
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	tdev->last_progress = ktime_get_ns();
 	list_splice_init(&ring->inflight, &jobs);
-	if (cancel_oldest)
+	/* @hung retired after the hang check: the card may have started the job after it. */
+	if (cancel_oldest || (hung && hung->base.sched == &ring->sched &&
+			      list_empty(&hung->inflight_node)))
 		aborted = list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
 	list_for_each_entry_safe(job, tmp, &jobs, inflight_node) {
 		struct tpu_job_result res = {};
