@@ -123,8 +123,7 @@ TEST_CASE("an in-sync point without a fence is ENOENT", "[async]") {
     REQUIRE(submit(fd, code, halt.size_bytes(), DRM_TPU_SUBMIT_NO_WAIT, {}, {{timeline, 0, 1}}) ==
             0);
     REQUIRE(wait_point(fd, timeline, 1, 60));
-    CHECK(submit(fd, code, halt.size_bytes(), DRM_TPU_SUBMIT_NO_WAIT, {{timeline, 0, 1}}, {}) ==
-          0);
+    CHECK(submit(fd, code, halt.size_bytes(), DRM_TPU_SUBMIT_NO_WAIT, {{timeline, 0, 1}}, {}) == 0);
     CHECK(submit(fd, code, halt.size_bytes(), 0, {{timeline, 0, 2}}, {}) == ENOENT);
     // An unknown syncobj, as before.
     CHECK(submit(fd, code, halt.size_bytes(), 0, {{timeline + 100, 0, 0}}, {}) == ENOENT);

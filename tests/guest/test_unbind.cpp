@@ -369,8 +369,9 @@ TEST_CASE("a buffer freed by a job's free that a reset waits for does not hang t
         std::this_thread::sleep_for(1s);
 
         const bool returned = unbind_within(card, 60s);
-        INFO("the unbind " << (returned ? "returned" : "hangs: a free inside a section waits for "
-                                                       "remove, which waits for the section"));
+        INFO("the unbind " << (returned ? "returned"
+                                        : "hangs: a free inside a section waits for "
+                                          "remove, which waits for the section"));
         REQUIRE(returned);
         resetter.join();
     }
