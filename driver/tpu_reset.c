@@ -9,8 +9,8 @@
  * the card has retired are completed first, then that queue alone is reset (CONTROL.RESET) with its
  * scheduler's work stopped (drm_sched_wqueue_stop(); drm_sched_stop() would end the jobs in the
  * ring with -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT (unless
- * its completion record shows it ended before the reset: then it ends as the record says and
- * does not count as a hang, and the job after it, which the card may have started, ends with
+ * it ended after the check, before the reset: then it ends as its completion record says and does
+ * not count as a hang, and the job after it, which the card may have started, ends with
  * DRM_TPU_JOB_CANCELED: a job is never run twice); the
  * innocent jobs behind it in the ring, of any file, are written into the ring again and run; jobs
  * not yet written to the ring and the other queues are not affected. Only if the queue does not
