@@ -263,10 +263,10 @@ static struct tpu_ring *tpu_job_running(struct tpu_device *tdev, u64 *seqno)
  *
  * Jobs the card has retired complete normally. If the card names the job it runs, only that
  * job's queue is reset (the whole card if the queue does not come back) and that job ends with
- * DRM_TPU_JOB_CANCELED (if it retired in between, none does: the two registers are read one after
- * the other); otherwise the card is reset and the oldest job of each ring (the card was running
- * one of them) ends with DRM_TPU_JOB_CANCELED. The other jobs in the rings run again, later ones
- * after.
+ * DRM_TPU_JOB_CANCELED (if it retired in between, the job after it, which the card may have
+ * started, does instead: no job runs twice); otherwise the card is reset and the oldest job of
+ * each ring (the card was running one of them) ends with DRM_TPU_JOB_CANCELED. The other jobs
+ * in the rings run again, later ones after.
  *
  * Return: 0, or -ENODEV if the device is gone.
  */

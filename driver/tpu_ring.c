@@ -258,8 +258,9 @@ int tpu_ring_enable(struct tpu_ring *ring)
  * between that and the reset, completes as it says, and is not run again. @hung, if in this
  * ring and without a record, ends with DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT and counts as a hang;
  * if it has one, or was retired already (both after the hang check), the job after it, which the
- * card may have started, ends with DRM_TPU_JOB_CANCELED and -ECANCELED. So do the job with
- * @cancel_seqno and, with @cancel_oldest, the oldest job. The innocent jobs are written into the
+ * card may have started, ends with DRM_TPU_JOB_CANCELED and -ECANCELED. So does the job with
+ * @cancel_seqno (or, likewise, the one after it if it ended) and, with @cancel_oldest, the oldest
+ * job. The innocent jobs are written into the
  * ring again, in their order, with their seqnos and fences; those of a banned context, and all of
  * them if the queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
  * Called with reset_lock held.
@@ -268,22 +269,27 @@ void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, u64 cancel_se
 		      bool cancel_oldest, bool card_ok)
 {
 	struct tpu_device *tdev = ring->tdev;
-	struct tpu_job *job, *tmp, *aborted = NULL;
+	struct tpu_job *job, *tmp, *first, *aborted = NULL;
 	unsigned long flags;
 	LIST_HEAD(jobs);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	tdev->last_progress = ktime_get_ns();
 	list_splice_init(&ring->inflight, &jobs);
-	/* @hung retired after the hang check: the card may have started the job after it. */
-	if (cancel_oldest || (hung && hung->base.sched == &ring->sched &&
-			      list_empty(&hung->inflight_node)))
-		aborted = list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
+	first = list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
+	/*
+	 * @hung, or the job with @cancel_seqno, retired after it was picked: the card may have
+	 * started the job after it.
+	 */
+	if (cancel_oldest ||
+	    (hung && hung->base.sched == &ring->sched && list_empty(&hung->inflight_node)) ||
+	    (cancel_seqno && first && first->seqno > cancel_seqno))
+		aborted = first;
 	list_for_each_entry_safe(job, tmp, &jobs, inflight_node) {
 		struct tpu_job_result res = {};
 
 		if (tpu_ring_record(ring, job, &res)) {
-			if (job == hung)
+			if (job == hung || (cancel_seqno && job->seqno == cancel_seqno))
 				aborted = list_next_entry(job, inflight_node);
 			tpu_job_complete(job, &res, res.status ? -EIO : 0);
 		} else if (job == hung) {
