@@ -1,19 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Debugfs files of the device (/sys/kernel/debug/accel/<PCI address>/):
- * "status": the job the card runs, resets, the performance counters and the state of each
- * queue's ring;
+ * "status": the job the card runs, resets, whether the card is wedged and what is kept in
+ * quarantine (tpu_device.c), the performance counters and the state of each queue's ring;
  * "reset": writing 1 resets the queue of the running job, or the card, through the job
- * timeout's recovery path (for tests, tpu_reset.c);
- * "timeout_hold": a test hook, off (0) by default: writing 1 arms it, so that the next job
- * timeout handler of the device holds until the device is unplugged (tpu_reset.c), 0 disarms
- * it; reading gives 0 (off), 1 (armed) or 2 (a handler is holding).
+ * timeout's recovery path (for tests, tpu_reset.c).
+ *
+ * Test hooks, only in builds with TPU_TEST_HOOKS (driver/Makefile's, which the VM tests load; not
+ * the DKMS package's), all off by default:
+ * "timeout_hold", "close_hold", "free_hold", "hang_hold": writing 1 arms the hold, so that the
+ * next pass through its point (enum tpu_hold_point) holds until the device is unplugged (PCI
+ * remove) or what the point waits for happened (hang_hold: the hung job left its ring), at most
+ * TPU_HOLD_MAX_MS, and TPU_HOLD_GRACE_MS more, then disarms; 0 disarms it; reading gives 0 (off),
+ * 1 (armed) or 2 (holding);
+ * "inject_tlb_timeout", "inject_reset_fails": writing 1 makes the next TLB invalidation not
+ * complete, the next reset of the card not take (enum tpu_inject_point); reading gives 1 while
+ * armed.
  */
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/jiffies.h>
 #include <linux/kstrtox.h>
 #include <linux/list.h>
 #include <linux/seq_file.h>
@@ -95,6 +105,8 @@ static int tpu_debugfs_status(struct seq_file *m, void *data)
 	seq_printf(m, "jobs_in_ring: %zu\n", total);
 	seq_printf(m, "resets: %u\n", tdev->reset_count);
 	seq_printf(m, "card_resets: %u\n", tdev->card_resets);
+	seq_printf(m, "wedged: %d\n", tpu_device_wedged(tdev));
+	seq_printf(m, "quarantined: %u\n", tpu_device_quarantined(tdev));
 	mutex_lock(&tdev->tlb_lock);
 	seq_printf(m, "tlb_invalidations: %llu\n", tdev->tlb_invalidations);
 	mutex_unlock(&tdev->tlb_lock);
@@ -135,21 +147,81 @@ static const struct file_operations tpu_debugfs_reset_fops = {
 	.write = tpu_debugfs_reset_write,
 };
 
-static ssize_t tpu_debugfs_timeout_hold_read(struct file *file, char __user *buf, size_t len,
-					     loff_t *pos)
+#ifdef TPU_TEST_HOOKS
+/* The longest a hold waits for the device to be unplugged, and how long it holds after. */
+#define TPU_HOLD_MAX_MS		60000
+#define TPU_HOLD_GRACE_MS	500
+
+static const char *const tpu_hold_names[TPU_HOLD_COUNT] = {
+	[TPU_HOLD_TIMEOUT] = "timeout_hold",
+	[TPU_HOLD_CLOSE] = "close_hold",
+	[TPU_HOLD_FREE] = "free_hold",
+	[TPU_HOLD_HANG] = "hang_hold",
+};
+
+static const char *const tpu_inject_names[TPU_INJECT_COUNT] = {
+	[TPU_INJECT_TLB_TIMEOUT] = "inject_tlb_timeout",
+	[TPU_INJECT_RESET_FAILS] = "inject_reset_fails",
+};
+
+/**
+ * tpu_hold_until - hold here if the test hook of @point is armed
+ * @tdev: the device
+ * @point: where the caller is
+ * @released: if not NULL, also stops the hold once it returns true
+ * @arg: its argument
+ *
+ * Holds until the device is unplugged (or @released, or TPU_HOLD_MAX_MS passed), then
+ * TPU_HOLD_GRACE_MS more, so that PCI remove gets as far as it goes without waiting for the
+ * caller.
+ */
+void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point point,
+		    bool (*released)(void *arg), void *arg)
 {
-	struct tpu_device *tdev = file->private_data;
+	unsigned long deadline = jiffies + msecs_to_jiffies(TPU_HOLD_MAX_MS);
+
+	if (atomic_cmpxchg(&tdev->hold[point], TPU_HOLD_ARMED, TPU_HOLD_HOLDING) !=
+	    TPU_HOLD_ARMED)
+		return;
+	drm_info(&tdev->drm, "%s: holding\n", tpu_hold_names[point]);
+	while (!drm_dev_is_unplugged(&tdev->drm) && !(released && released(arg)) &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	msleep(TPU_HOLD_GRACE_MS);
+	atomic_set(&tdev->hold[point], TPU_HOLD_OFF);
+}
+
+/**
+ * tpu_inject - whether the failure @point is armed, disarming it
+ * @tdev: the device
+ * @point: the failure
+ *
+ * Return: true once after debugfs armed it.
+ */
+bool tpu_inject(struct tpu_device *tdev, enum tpu_inject_point point)
+{
+	if (!atomic_cmpxchg(&tdev->inject[point], 1, 0))
+		return false;
+	drm_info(&tdev->drm, "%s: injecting the failure\n", tpu_inject_names[point]);
+	return true;
+}
+
+static ssize_t tpu_debugfs_hook_read(struct file *file, char __user *buf, size_t len,
+				     loff_t *pos)
+{
+	atomic_t *hook = file->private_data;
 	char text[4];
 	int n;
 
-	n = scnprintf(text, sizeof(text), "%d\n", atomic_read(&tdev->timeout_hold));
+	n = scnprintf(text, sizeof(text), "%d\n", atomic_read(hook));
 	return simple_read_from_buffer(buf, len, pos, text, n);
 }
 
-static ssize_t tpu_debugfs_timeout_hold_write(struct file *file, const char __user *buf,
-					      size_t len, loff_t *pos)
+/* 1 arms the hook (if off), 0 disarms it (if armed: a hold in progress goes on). */
+static ssize_t tpu_debugfs_hook_write(struct file *file, const char __user *buf, size_t len,
+				      loff_t *pos)
 {
-	struct tpu_device *tdev = file->private_data;
+	atomic_t *hook = file->private_data;
 	unsigned int value;
 	int ret;
 
@@ -157,27 +229,43 @@ static ssize_t tpu_debugfs_timeout_hold_write(struct file *file, const char __us
 	if (ret)
 		return ret;
 	if (value == 1)
-		atomic_cmpxchg(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_OFF, TPU_TIMEOUT_HOLD_ARMED);
+		atomic_cmpxchg(hook, TPU_HOLD_OFF, TPU_HOLD_ARMED);
 	else if (!value)
-		atomic_cmpxchg(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_ARMED, TPU_TIMEOUT_HOLD_OFF);
+		atomic_cmpxchg(hook, TPU_HOLD_ARMED, TPU_HOLD_OFF);
 	else
 		return -EINVAL;
 	return len;
 }
 
-static const struct file_operations tpu_debugfs_timeout_hold_fops = {
+static const struct file_operations tpu_debugfs_hook_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
-	.read = tpu_debugfs_timeout_hold_read,
-	.write = tpu_debugfs_timeout_hold_write,
+	.read = tpu_debugfs_hook_read,
+	.write = tpu_debugfs_hook_write,
 	.llseek = default_llseek,
 };
+
+static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
+{
+	int i;
+
+	for (i = 0; i < TPU_HOLD_COUNT; i++)
+		debugfs_create_file(tpu_hold_names[i], 0600, tdev->drm.debugfs_root,
+				    &tdev->hold[i], &tpu_debugfs_hook_fops);
+	for (i = 0; i < TPU_INJECT_COUNT; i++)
+		debugfs_create_file(tpu_inject_names[i], 0600, tdev->drm.debugfs_root,
+				    &tdev->inject[i], &tpu_debugfs_hook_fops);
+}
+#else
+static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
+{
+}
+#endif
 
 /* Called once the card runs, before drm_dev_register(), which creates the "status" file. */
 void tpu_debugfs_init(struct tpu_device *tdev)
 {
 	drm_debugfs_add_files(&tdev->drm, tpu_debugfs_list, ARRAY_SIZE(tpu_debugfs_list));
 	debugfs_create_file("reset", 0200, tdev->drm.debugfs_root, tdev, &tpu_debugfs_reset_fops);
-	debugfs_create_file("timeout_hold", 0600, tdev->drm.debugfs_root, tdev,
-			    &tpu_debugfs_timeout_hold_fops);
+	tpu_debugfs_init_hooks(tdev);
 }

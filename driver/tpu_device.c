@@ -2,10 +2,18 @@
 /*
  * The card's registers: identification at probe, global reset, programming
  * the context table, the queues and the interrupt mask, and the interrupt handler.
+ *
+ * A wedged card: when the driver can no longer know what the card reaches (a TLB invalidation
+ * that did not complete, a reset of the card that did not take), it gives the card up until the
+ * driver is unbound: bus mastering off (pci_clear_master()), the jobs in the rings end with -EIO,
+ * new ones are refused, and memory freed from then on is kept (quarantined) until PCI remove has
+ * stopped the card. Memory freed while the device is being unplugged, before remove stopped the
+ * card, is kept the same way.
  */
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
 
+#include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
 #include "tpu_ring.h"
@@ -14,6 +22,8 @@
 #define TPU_RESET_TIMEOUT_US	(5 * USEC_PER_SEC)
 #define TPU_MAX_CTX		65536
 #define TPU_IRQ_ALL		(TPU_IRQ_DONE | TPU_IRQ_ERROR)
+/* TLB_INVAL_DONE: without it, freed pages cannot be known out of the card's reach. */
+#define TPU_SPEC_MINOR_MIN	3
 
 int tpu_device_identify(struct tpu_device *tdev)
 {
@@ -34,6 +44,12 @@ int tpu_device_identify(struct tpu_device *tdev)
 	}
 
 	tdev->caps = tpu_read(tdev, TPU_REG_CAPS);
+	if ((tdev->version & 0xffff) < TPU_SPEC_MINOR_MIN || !(tdev->caps & TPU_CAP_TLB_DONE)) {
+		drm_err(drm, "spec %u.%u card without TLB_INVAL_DONE (spec %u.%u): not supported\n",
+			tdev->version >> 16, tdev->version & 0xffff, TPU_SPEC_VERSION >> 16,
+			TPU_SPEC_MINOR_MIN);
+		return -ENODEV;
+	}
 	dim = tpu_read(tdev, TPU_REG_MXU_DIM);
 	tdev->mxu_rows = dim >> 16;
 	tdev->mxu_cols = dim & 0xffff;
@@ -79,9 +95,13 @@ int tpu_device_reset(struct tpu_device *tdev)
 	mutex_lock(&tdev->counter_lock);
 	for (i = 0; i < TPU_NUM_COUNTERS; i++)
 		tdev->counter_base[i] += tpu_read64(tdev, TPU_REG_CNT_CYCLES + 8 * i);
-	tpu_write(tdev, TPU_REG_RESET, TPU_RESET_MAGIC);
-	ret = readl_poll_timeout(tdev->regs + TPU_REG_STATUS, status, status & TPU_STATUS_READY,
-				 100, TPU_RESET_TIMEOUT_US);
+	if (tpu_inject(tdev, TPU_INJECT_RESET_FAILS)) {
+		ret = -ETIMEDOUT;
+	} else {
+		tpu_write(tdev, TPU_REG_RESET, TPU_RESET_MAGIC);
+		ret = readl_poll_timeout(tdev->regs + TPU_REG_STATUS, status,
+					 status & TPU_STATUS_READY, 100, TPU_RESET_TIMEOUT_US);
+	}
 	mutex_unlock(&tdev->counter_lock);
 	if (ret)
 		drm_err(&tdev->drm, "card not ready %lu ms after reset\n",
@@ -141,6 +161,90 @@ void tpu_device_stop(struct tpu_device *tdev)
 	tpu_write(tdev, TPU_REG_CONTROL, 0);
 	tpu_write(tdev, TPU_REG_IRQ_MASK, 0);
 	tpu_write(tdev, TPU_REG_IRQ_STATUS, TPU_IRQ_ALL);
+}
+
+/**
+ * tpu_device_wedge - give the card up until the driver is unbound
+ * @tdev: the device
+ * @why: what went wrong, for the kernel log
+ *
+ * The card may still run a job or use stale translations: bus mastering goes off, the jobs in
+ * the rings end with -EIO, SUBMIT and the schedulers refuse new ones, and memory freed from now
+ * on is quarantined (tpu_ctx_flush_tlb() no longer vouches for any) until PCI remove.
+ */
+void tpu_device_wedge(struct tpu_device *tdev, const char *why)
+{
+	bool wedged;
+
+	spin_lock(&tdev->quarantine_lock);
+	wedged = tdev->wedged;
+	WRITE_ONCE(tdev->wedged, true);
+	spin_unlock(&tdev->quarantine_lock);
+	if (wedged)
+		return;
+	pci_clear_master(tdev->pdev);
+	drm_err(&tdev->drm,
+		"card wedged: %s; bus mastering off, jobs end with -EIO, freed memory is kept until the driver is unbound\n",
+		why);
+	tpu_ring_cancel(tdev, -EIO);
+}
+
+bool tpu_device_wedged(struct tpu_device *tdev)
+{
+	return READ_ONCE(tdev->wedged);
+}
+
+/**
+ * tpu_device_quarantine - keep memory the card may still reach until it no longer can
+ * @tdev: the device
+ * @deferred: the memory, with its free function
+ *
+ * Return: true if @deferred is kept, to be freed by PCI remove once the card is stopped; false if
+ * the card is stopped already: the caller frees it now.
+ */
+bool tpu_device_quarantine(struct tpu_device *tdev, struct tpu_deferred *deferred)
+{
+	bool kept;
+
+	spin_lock(&tdev->quarantine_lock);
+	kept = !tdev->card_stopped;
+	if (kept) {
+		list_add_tail(&deferred->node, &tdev->quarantine);
+		tdev->quarantined++;
+	}
+	spin_unlock(&tdev->quarantine_lock);
+	return kept;
+}
+
+/**
+ * tpu_device_release_quarantine - free the memory kept, the card stopped for good
+ * @tdev: the device, in PCI remove (or a failed probe) with the card stopped
+ *
+ * Memory freed from now on goes at once.
+ */
+void tpu_device_release_quarantine(struct tpu_device *tdev)
+{
+	struct tpu_deferred *deferred, *tmp;
+	LIST_HEAD(kept);
+
+	spin_lock(&tdev->quarantine_lock);
+	tdev->card_stopped = true;
+	list_splice_init(&tdev->quarantine, &kept);
+	tdev->quarantined = 0;
+	spin_unlock(&tdev->quarantine_lock);
+	list_for_each_entry_safe(deferred, tmp, &kept, node)
+		deferred->free(deferred);
+}
+
+/* Entries of the quarantine (debugfs). */
+unsigned int tpu_device_quarantined(struct tpu_device *tdev)
+{
+	unsigned int count;
+
+	spin_lock(&tdev->quarantine_lock);
+	count = tdev->quarantined;
+	spin_unlock(&tdev->quarantine_lock);
+	return count;
 }
 
 static void tpu_device_report_error(struct tpu_device *tdev)

@@ -31,6 +31,10 @@
 #ifndef __LITTLE_ENDIAN
 #error "the card's structures in host memory are little-endian, like this driver's host"
 #endif
+/* DONE_SEQ, RUN_SEQNO and the counters are read with one readq(): no tearing. */
+#ifndef CONFIG_64BIT
+#error "the driver reads and writes the card's 64-bit registers with readq()/writeq()"
+#endif
 
 unsigned int tpu_debug_mask;
 module_param_named(debug, tpu_debug_mask, uint, 0644);
@@ -269,7 +273,12 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_mutex_init(&tdev->drm, &tdev->tlb_lock);
 	if (ret)
 		return ret;
-	init_completion(&tdev->card_stopped);
+	ret = drmm_mutex_init(&tdev->drm, &tdev->ctxs_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&tdev->ctxs);
+	spin_lock_init(&tdev->quarantine_lock);
+	INIT_LIST_HEAD(&tdev->quarantine);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -314,7 +323,8 @@ static int tpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_stop:
 	tpu_device_stop(tdev);
-	complete_all(&tdev->card_stopped);
+	pci_clear_master(pdev);
+	tpu_device_release_quarantine(tdev);
 	tpu_irq_fini(tdev);
 err_job_fini:
 	tpu_job_fini(tdev);
@@ -328,15 +338,18 @@ static void tpu_remove(struct pci_dev *pdev)
 	/*
 	 * Files may stay open: they see -ENODEV. Once no ioctl or scheduler callback is inside
 	 * the device (drm_dev_unplug()), the card stops, the jobs in the ring end with -ENODEV,
-	 * and the scheduler goes once it has freed every job, queued ones included.
+	 * and the scheduler goes once it has freed every job, queued ones included. Then the
+	 * address spaces that outlive the binding are unmapped, while the device is bound.
 	 */
 	drm_dev_unplug(&tdev->drm);
 	tpu_device_stop(tdev);
-	/* Buffers freed from now on skip the TLB invalidation: the card is stopped. */
-	complete_all(&tdev->card_stopped);
+	pci_clear_master(pdev);
+	/* Memory kept while the card could reach it goes, and from now on goes at once. */
+	tpu_device_release_quarantine(tdev);
 	tpu_irq_fini(tdev);
 	tpu_ring_cancel(tdev, -ENODEV);
 	tpu_job_fini(tdev);
+	tpu_mmu_fini(tdev);
 }
 
 static const struct pci_device_id tpu_pci_ids[] = {

@@ -48,15 +48,45 @@
 #define TPU_CTX_BAN_HANGS	3
 
 /*
- * States of the timeout-hold test hook (debugfs "timeout_hold", tpu_reset.c): off; armed, the
- * next timeout handler of the device holds until the device is unplugged (PCI remove); holding.
+ * Test hooks (tpu_debugfs.c), in builds with TPU_TEST_HOOKS only: points where the driver can be
+ * held, through debugfs "<point>_hold", until the device is unplugged (PCI remove), so that a
+ * test can unbind exactly there, or until what the point waits for happened; each is off, armed
+ * (the next pass through the point holds) or holding.
  */
-#define TPU_TIMEOUT_HOLD_OFF		0
-#define TPU_TIMEOUT_HOLD_ARMED		1
-#define TPU_TIMEOUT_HOLD_HOLDING	2
+enum tpu_hold_point {
+	TPU_HOLD_TIMEOUT,	/* the job timeout handler, before it does anything */
+	TPU_HOLD_CLOSE,		/* a file's close, off the device's list, before its entities go */
+	TPU_HOLD_FREE,		/* the schedulers' free_job, before the job drops its BOs */
+	TPU_HOLD_HANG,		/* the timeout handler, its job found hung, before the reset */
+	TPU_HOLD_COUNT
+};
+
+#define TPU_HOLD_OFF		0
+#define TPU_HOLD_ARMED		1
+#define TPU_HOLD_HOLDING	2
+
+/*
+ * Test hooks (tpu_debugfs.c, TPU_TEST_HOOKS builds): failures the card cannot be made to show,
+ * armed through debugfs "inject_<failure>", each happening once.
+ */
+enum tpu_inject_point {
+	TPU_INJECT_TLB_TIMEOUT,	/* a TLB invalidation does not complete (not waited for) */
+	TPU_INJECT_RESET_FAILS,	/* a reset of the card does not take (RESET not written) */
+	TPU_INJECT_COUNT
+};
 
 struct tpu_ctx;
 struct tpu_job;
+
+/**
+ * struct tpu_deferred - memory the card may still reach, kept until it no longer can
+ * @node: link in tpu_device.quarantine
+ * @free: frees it
+ */
+struct tpu_deferred {
+	struct list_head node;
+	void (*free)(struct tpu_deferred *deferred);
+};
 
 /**
  * struct tpu_ring - one command queue of the card: its ring and completion records (in
@@ -123,7 +153,14 @@ struct tpu_prio_scheds {
  * @tlb_lock: serialises TLB invalidations, so each waits for its own completion
  * @tlb_invalidations: TLB invalidations the driver waited for (debugfs)
  * @page_tables: page tables of all contexts, 4 KiB each (debugfs)
- * @card_stopped: completed by PCI remove once the card touches no memory any more
+ * @ctxs_lock: protects @ctxs and @ctxs_gone
+ * @ctxs: the live address spaces (tpu_ctx.node)
+ * @ctxs_gone: set by PCI remove, which has unmapped them: no more are created
+ * @quarantine_lock: protects @quarantine, @quarantined, @card_stopped and @wedged
+ * @quarantine: memory freed while the card might still reach it (struct tpu_deferred)
+ * @quarantined: entries of @quarantine
+ * @card_stopped: set by PCI remove once the card touches no memory any more: nothing is kept
+ * @wedged: the card is given up (tpu_device_wedge()): bus mastering off, no more jobs
  * @job_lock: protects @rings, @last_progress and the in-flight jobs' results; taken in the
  *	IRQ handler
  * @last_progress: CLOCK_MONOTONIC ns when the card last retired a job or was reset: the job
@@ -141,11 +178,14 @@ struct tpu_prio_scheds {
  * @files: open files whose scheduler entity is live
  * @gone: set by PCI remove, which has taken over the entities of @files: no more opens
  * @files_done: completed once PCI remove has destroyed those entities
+ * @closing: closes that took their file off @files and have not yet destroyed its entities
+ * @timeout_wq: the ordered workqueue of every scheduler's timeout handler
  * @reset_lock: serialises queue and card resets (job timeout, debugfs) with each other
  * @reset_count: resets (of a queue or of the card) after a job timeout or on request since probe
  * @card_resets: resets of the whole card after a job timeout or on request since probe
- * @timeout_hold: test hook (debugfs "timeout_hold"): TPU_TIMEOUT_HOLD_OFF, _ARMED (the next
- *	timeout handler waits for PCI remove), _HOLDING (one is waiting)
+ * @hold: test hooks (debugfs "<point>_hold"), by enum tpu_hold_point: TPU_HOLD_OFF, _ARMED,
+ *	_HOLDING
+ * @inject: test hooks (debugfs "inject_<failure>"), by enum tpu_inject_point: 1 if armed
  * @counter_lock: protects @counter_base against resets
  * @counter_base: counts of the card's counters before its last reset, which cleared them
  * @limits: contexts, pinned memory and jobs in flight: limits and use
@@ -171,7 +211,14 @@ struct tpu_device {
 	struct mutex tlb_lock;		/* TLB_INVAL and its completion */
 	u64 tlb_invalidations;
 	atomic_t page_tables;
-	struct completion card_stopped;
+	struct mutex ctxs_lock;		/* ctxs, ctxs_gone */
+	struct list_head ctxs;
+	bool ctxs_gone;
+	spinlock_t quarantine_lock;	/* quarantine, card_stopped, wedged */
+	struct list_head quarantine;
+	unsigned int quarantined;
+	bool card_stopped;
+	bool wedged;
 
 	spinlock_t job_lock;		/* rings, in-flight jobs */
 	u32 num_queues;
@@ -188,10 +235,13 @@ struct tpu_device {
 	struct list_head files;
 	bool gone;
 	struct completion files_done;
+	atomic_t closing;
+	struct workqueue_struct *timeout_wq;
 	struct mutex reset_lock;	/* card resets */
 	unsigned int reset_count;
 	unsigned int card_resets;
-	atomic_t timeout_hold;
+	atomic_t hold[TPU_HOLD_COUNT];
+	atomic_t inject[TPU_INJECT_COUNT];
 	struct mutex counter_lock;	/* counter_base vs. resets */
 	u64 counter_base[TPU_NUM_COUNTERS];
 	struct tpu_limits limits;

@@ -6,7 +6,8 @@
  * into the creating file's device address space until the BO is freed. Jobs hold references
  * to the BOs they list, so those outlive the jobs. A job can reach every BO of its context,
  * listed or not: freeing one clears its mapping and waits for the card's TLB invalidation to
- * complete (tpu_ctx_unmap()) before the pages go, so the job faults instead of touching them.
+ * complete (tpu_ctx_unmap()) before the pages go, so the job faults instead of touching them;
+ * if the card cannot be known to have dropped them, they are kept until PCI remove stopped it.
  * Userspace maps BOs with mmap() at the offset DRM_IOCTL_TPU_BO_INFO reports.
  *
  * The DMA mapping may bounce (swiotlb=force, SEV and TDX guests): the card then works on
@@ -20,22 +21,60 @@
 #include <drm/tpu_accel.h>
 #include <linux/dma-mapping.h>
 
+#include "tpu_device.h"
 #include "tpu_drv.h"
 #include "tpu_gem.h"
 #include "tpu_limits.h"
 #include "tpu_mmu.h"
 
+static void tpu_bo_free(struct tpu_bo *bo)
+{
+	struct tpu_ctx *ctx = bo->ctx;
+
+	if (ctx)
+		tpu_limits_unpin(ctx, bo->base.base.size);
+	drm_gem_shmem_free(&bo->base);
+	/* Last: the context may hold the final reference to the device (obj->dev). */
+	if (ctx)
+		tpu_ctx_put(ctx);
+}
+
+static void tpu_bo_free_deferred(struct tpu_deferred *deferred)
+{
+	tpu_bo_free(container_of(deferred, struct tpu_bo, deferred));
+}
+
 static void tpu_gem_free(struct drm_gem_object *obj)
 {
 	struct tpu_bo *bo = to_tpu_bo(obj);
 
-	if (bo->ctx) {
-		if (drm_mm_node_allocated(&bo->va))
-			tpu_ctx_unmap(bo->ctx, &bo->va);
-		tpu_limits_unpin(bo->ctx, obj->size);
-		tpu_ctx_put(bo->ctx);
+	/* Pages the card may still reach are kept until it no longer can (tpu_ctx_unmap()). */
+	if (bo->ctx && drm_mm_node_allocated(&bo->va) && !tpu_ctx_unmap(bo->ctx, bo)) {
+		bo->deferred.free = tpu_bo_free_deferred;
+		if (tpu_device_quarantine(bo->ctx->tdev, &bo->deferred))
+			return;
 	}
-	drm_gem_shmem_free(&bo->base);
+	tpu_bo_free(bo);
+}
+
+/**
+ * tpu_gem_unmap_dma - undo the DMA mapping of a buffer's pages, in PCI remove
+ * @bo: the buffer, of a context being unmapped (tpu_mmu_fini()), the card stopped
+ *
+ * The pages stay the buffer's (and in the mappings of processes) until it is freed.
+ */
+void tpu_gem_unmap_dma(struct tpu_bo *bo)
+{
+	struct drm_gem_shmem_object *shmem = &bo->base;
+
+	dma_resv_lock(shmem->base.resv, NULL);
+	if (shmem->sgt) {
+		dma_unmap_sgtable(shmem->base.dev->dev, shmem->sgt, DMA_BIDIRECTIONAL, 0);
+		sg_free_table(shmem->sgt);
+		kfree(shmem->sgt);
+		shmem->sgt = NULL;
+	}
+	dma_resv_unlock(shmem->base.resv);
 }
 
 /* fdinfo: a BO's pages are pinned from its creation to its free. */
@@ -65,6 +104,7 @@ struct drm_gem_object *tpu_gem_create_object(struct drm_device *drm, size_t size
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->base.base.funcs = &tpu_gem_funcs;
+	INIT_LIST_HEAD(&bo->ctx_node);
 	return &bo->base.base;
 }
 
@@ -97,7 +137,7 @@ int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	struct sg_table *sgt;
 	struct tpu_bo *bo;
 	u64 size;
-	int ret;
+	int ret, idx;
 
 	if (args->flags) {
 		tpu_dbg(drm, IOCTL, "bo_create: flags 0x%x, must be 0\n", args->flags);
@@ -125,12 +165,14 @@ int tpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	/* From here the BO's free gives the pinned bytes back. */
 	bo->ctx = tpu_ctx_get(tfile->ctx);
 
-	sgt = drm_gem_shmem_get_pages_sgt(shmem);
-	if (IS_ERR(sgt)) {
-		ret = PTR_ERR(sgt);
+	/* DMA-mapped only while the device is bound: PCI remove undoes it (tpu_mmu_fini()). */
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
 		goto out_put;
 	}
-	ret = tpu_ctx_map(tfile->ctx, &bo->va, sgt, size);
+	sgt = drm_gem_shmem_get_pages_sgt(shmem);
+	ret = IS_ERR(sgt) ? PTR_ERR(sgt) : tpu_ctx_map(tfile->ctx, bo, sgt, size);
+	drm_dev_exit(idx);
 	if (ret)
 		goto out_put;
 

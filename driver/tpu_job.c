@@ -17,9 +17,11 @@
  *
  * Unplug (PCI remove, e.g. an unbind through sysfs while files are open): remove stops the
  * card, ends the jobs in the rings with -ENODEV, destroys the entities of every open file (the
- * jobs queued there end with -ENODEV in run_job), waits until the schedulers have freed every
- * job and only then tears the schedulers down: never from their own free_job work. Files
- * stay open and see -ENODEV until they close.
+ * jobs queued there end with -ENODEV in run_job), waits for the closes in progress to destroy
+ * theirs and until the schedulers have freed every job, and only then tears the schedulers
+ * down: never from their own free_job work. Each job holds a reference to the device until it
+ * is freed. Files stay open and see -ENODEV until they close. On a wedged card
+ * (tpu_device_wedge()) jobs end with -EIO and SUBMIT fails with -EIO.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -36,6 +38,7 @@
 #include <linux/sort.h>
 #include <linux/uaccess.h>
 
+#include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
 #include "tpu_fdinfo.h"
@@ -152,6 +155,8 @@ static struct dma_fence *tpu_job_run(struct drm_sched_job *sched_job)
 		return ERR_PTR(sched_job->s_fence->finished.error);
 	if (unlikely(READ_ONCE(job->ctx->banned)))
 		return ERR_PTR(-ECANCELED);
+	if (unlikely(tpu_device_wedged(tdev)))
+		return ERR_PTR(-EIO);
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
 
@@ -175,12 +180,19 @@ static void tpu_job_free(struct drm_sched_job *sched_job)
 	struct tpu_job *job = to_tpu_job(sched_job);
 	struct tpu_device *tdev = job->tdev;
 
+	tpu_hold(tdev, TPU_HOLD_FREE);
 	drm_sched_job_cleanup(sched_job);
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
 	/* PCI remove waits for this before it tears the scheduler down. */
 	if (atomic_dec_and_test(&tdev->jobs_alive))
 		wake_up_all(&tdev->jobs_freed);
+	/*
+	 * Last: the job's reference keeps the device alive until here, even once remove, woken
+	 * above, is done (jobs killed with their entity are freed from system_wq, which remove does
+	 * not flush).
+	 */
+	drm_dev_put(&tdev->drm);
 }
 
 static const struct drm_sched_backend_ops tpu_sched_ops = {
@@ -221,12 +233,17 @@ int tpu_job_init(struct tpu_device *tdev)
 
 	tdev->last_progress = ktime_get_ns();
 	atomic_set(&tdev->jobs_alive, 0);
+	atomic_set(&tdev->closing, 0);
 	init_waitqueue_head(&tdev->jobs_freed);
 	INIT_LIST_HEAD(&tdev->files);
 	init_completion(&tdev->files_done);
 	ret = drmm_mutex_init(&tdev->drm, &tdev->files_lock);
 	if (ret)
 		return ret;
+	/* One ordered timeout workqueue: a handler may reset the card, under every queue. */
+	tdev->timeout_wq = alloc_ordered_workqueue("%s-timeout", 0, dev_name(tdev->drm.dev));
+	if (!tdev->timeout_wq)
+		return -ENOMEM;
 	fence_context = dma_fence_context_alloc(tdev->num_queues);
 	for (q = 0; q < tdev->num_queues; q++) {
 		struct tpu_ring *ring = &tdev->rings[q];
@@ -234,11 +251,12 @@ int tpu_job_init(struct tpu_device *tdev)
 		ring->fence_context = fence_context + q;
 		/* No submit_wq: each scheduler allocates its own ordered workqueue. */
 		ret = drm_sched_init(&ring->sched, &tpu_sched_ops, NULL, DRM_SCHED_PRIORITY_COUNT,
-				     TPU_RING_ENTRIES - 1, 0, timeout, NULL, NULL, ring->name,
-				     tdev->drm.dev);
+				     TPU_RING_ENTRIES - 1, 0, timeout, tdev->timeout_wq, NULL,
+				     ring->name, tdev->drm.dev);
 		if (ret) {
 			while (q--)
 				drm_sched_fini(&tdev->rings[q].sched);
+			destroy_workqueue(tdev->timeout_wq);
 			return ret;
 		}
 	}
@@ -257,8 +275,9 @@ static void tpu_job_destroy_entities(struct tpu_file *tfile, unsigned int count)
  * @tdev: the device, unplugged, with the card stopped and the rings cancelled
  *
  * Destroys the entities of every open file (their queued jobs end with -ENODEV), waits until
- * the schedulers have freed every job, then finishes the schedulers. Files closed afterwards
- * find their entities gone.
+ * the closes that took their file off the list before have destroyed its entities and the
+ * schedulers have freed every job, then finishes the schedulers: no entity outlives them. Files
+ * closed afterwards find their entities gone.
  */
 void tpu_job_fini(struct tpu_device *tdev)
 {
@@ -275,9 +294,11 @@ void tpu_job_fini(struct tpu_device *tdev)
 		tpu_job_destroy_entities(tfile, DRM_TPU_PRIORITY_COUNT);
 	complete_all(&tdev->files_done);
 
-	wait_event(tdev->jobs_freed, !atomic_read(&tdev->jobs_alive));
+	wait_event(tdev->jobs_freed,
+		   !atomic_read(&tdev->closing) && !atomic_read(&tdev->jobs_alive));
 	for (q = 0; q < tdev->num_queues; q++)
 		drm_sched_fini(&tdev->rings[q].sched);
+	destroy_workqueue(tdev->timeout_wq);
 }
 
 int tpu_job_open(struct tpu_file *tfile)
@@ -312,8 +333,9 @@ out:
 
 /*
  * Close of a file: its queued jobs are flushed to the rings (or killed if the process is
- * being killed); jobs in the rings run to completion and keep the address space alive. After
- * PCI remove, remove has destroyed the entities: wait until it has.
+ * being killed); jobs in the rings run to completion and keep the address space alive. PCI
+ * remove waits for a close that took the file off the list (tdev->closing) before it finishes
+ * the schedulers; once remove has the file, it destroys the entities: wait until it has.
  */
 void tpu_job_close(struct tpu_file *tfile)
 {
@@ -324,13 +346,20 @@ void tpu_job_close(struct tpu_file *tfile)
 
 	mutex_lock(&tdev->files_lock);
 	mine = !tdev->gone;
-	if (mine)
+	if (mine) {
 		list_del(&tfile->node);
+		atomic_inc(&tdev->closing);
+	}
 	mutex_unlock(&tdev->files_lock);
-	if (mine)
+	if (mine) {
+		tpu_hold(tdev, TPU_HOLD_CLOSE);
 		tpu_job_destroy_entities(tfile, DRM_TPU_PRIORITY_COUNT);
-	else
+		/* The file holds the device: it outlives the wake-up. */
+		if (atomic_dec_and_test(&tdev->closing))
+			wake_up_all(&tdev->jobs_freed);
+	} else {
 		wait_for_completion(&tdev->files_done);
+	}
 
 	xa_for_each(&tfile->jobs, id, job)
 		tpu_job_put(job);
@@ -509,6 +538,10 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	ret = tpu_submit_check(drm, args);
 	if (ret)
 		return ret;
+	if (tpu_device_wedged(tfile->tdev)) {
+		tpu_dbg(drm, JOB, "submit: the card is wedged\n");
+		return -EIO;
+	}
 	if (READ_ONCE(tfile->ctx->banned)) {
 		tpu_dbg(drm, JOB, "submit: context %u banned after %u timed-out jobs\n",
 			tfile->ctx->id, TPU_CTX_BAN_HANGS);
@@ -609,6 +642,7 @@ int tpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	tpu_sync_put_out(&out);
 	/* The scheduler owns the job from here; it may end and be freed at once. */
 	atomic_inc(&tfile->tdev->jobs_alive);
+	drm_dev_get(drm);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&tfile->lock);
 	drm_dev_exit(idx);

@@ -12,9 +12,13 @@
  * overrun faults instead of touching the neighbour.
  *
  * Unmapping: the entries are cleared, then the context's TLB entries invalidated, and the
- * driver waits until the card reports the invalidation complete (TLB_INVAL_DONE, spec 1.3):
- * from then on no translation made before can be used, so no job of the context - even one
- * that reaches the buffer without listing it - can touch the pages, and they may be freed.
+ * driver waits until the card reports the invalidation complete (TLB_INVAL_DONE, spec 1.3,
+ * which the driver requires): from then on no translation made before can be used, so no job of
+ * the context - even one that reaches the buffer without listing it - can touch the pages, and
+ * they may be freed. If the invalidation does not complete, the card is wedged; while it is, and
+ * while the device is being unplugged, freed pages and tables are kept (tpu_device_quarantine())
+ * until PCI remove has stopped the card. Remove also frees the tables of every context and
+ * undoes its buffers' DMA mappings (tpu_mmu_fini()): files may stay open after it.
  */
 
 /* The card is emulated, possibly under slow TCG: be generous. */
@@ -24,7 +28,10 @@
 #include <linux/iopoll.h>
 #include <linux/slab.h>
 
+#include "tpu_debugfs.h"
+#include "tpu_device.h"
 #include "tpu_drv.h"
+#include "tpu_gem.h"
 #include "tpu_limits.h"
 #include "tpu_mmu.h"
 
@@ -197,39 +204,45 @@ static void tpu_pt_free_detached(struct tpu_ctx *ctx, struct list_head *freed)
 
 /*
  * Make the card forget cached translations of @ctx, the tables being updated already, and
- * wait until it no longer uses any translation made before: the pages that were mapped may
- * be freed on return. A card without TLB_INVAL_DONE gives no completion: a read of a
- * register orders the posted write, which is all the driver can do then.
+ * wait until it no longer uses any translation made before (TLB_INVAL_DONE).
+ *
+ * Return: true if the pages that were mapped may be freed. False if that cannot be known: the
+ * card is wedged (an invalidation that does not complete wedges it), or the device is being
+ * unplugged - PCI remove stops the card only once the drm_dev_enter() sections have ended, maybe
+ * the caller's own, so this does not wait for it. The caller then hands the pages to
+ * tpu_device_quarantine().
  */
-static void tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
+static bool tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
 {
 	struct tpu_device *tdev = ctx->tdev;
+	bool done = false;
 	u32 before, now;
 	int idx, ret;
 
-	if (!drm_dev_enter(&tdev->drm, &idx)) {
-		/* PCI remove: the card touches no memory once it is stopped. */
-		wait_for_completion(&tdev->card_stopped);
-		return;
-	}
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return false;
 	mutex_lock(&tdev->tlb_lock);
-	if (tdev->caps & TPU_CAP_TLB_DONE) {
+	if (!tpu_device_wedged(tdev)) {
 		before = tpu_read(tdev, TPU_REG_TLB_INVAL_DONE);
 		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
-		ret = readl_poll_timeout(tdev->regs + TPU_REG_TLB_INVAL_DONE, now, now != before,
-					 10, TPU_TLB_TIMEOUT_US);
-		if (ret)
-			drm_err_ratelimited(&tdev->drm,
-					    "TLB invalidation of context %u not done after %lu ms\n",
-					    ctx->id, TPU_TLB_TIMEOUT_US / USEC_PER_MSEC);
+		if (tpu_inject(tdev, TPU_INJECT_TLB_TIMEOUT))
+			ret = -ETIMEDOUT;
 		else
+			ret = readl_poll_timeout(tdev->regs + TPU_REG_TLB_INVAL_DONE, now,
+						 now != before, 10, TPU_TLB_TIMEOUT_US);
+		if (ret) {
+			drm_err(&tdev->drm, "TLB invalidation of context %u not done after %lu ms\n",
+				ctx->id, TPU_TLB_TIMEOUT_US / USEC_PER_MSEC);
+			/* A late completion would satisfy a later invalidation early. */
+			tpu_device_wedge(tdev, "a TLB invalidation did not complete");
+		} else {
 			tdev->tlb_invalidations++;
-	} else {
-		tpu_write(tdev, TPU_REG_TLB_INVAL, ctx->id);
-		tpu_read(tdev, TPU_REG_STATUS);
+			done = true;
+		}
 	}
 	mutex_unlock(&tdev->tlb_lock);
 	drm_dev_exit(idx);
+	return done;
 }
 
 /**
@@ -238,7 +251,7 @@ static void tpu_ctx_flush_tlb(struct tpu_ctx *ctx)
  * @uid: the opening user, whose contexts it counts against until it is released
  *
  * Return: the context with one reference, or an ERR_PTR (-EDQUOT: @uid holds
- * max_user_contexts contexts; -ENOSPC: all context ids in use).
+ * max_user_contexts contexts; -ENOSPC: all context ids in use; -ENODEV: the device is gone).
  */
 struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid)
 {
@@ -259,6 +272,8 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid)
 	drm_dev_get(&tdev->drm);
 	mutex_init(&ctx->lock);
 	drm_mm_init(&ctx->va, TPU_VA_START, TPU_VA_SIZE);
+	INIT_LIST_HEAD(&ctx->bos);
+	INIT_LIST_HEAD(&ctx->detached);
 
 	ctx->root = tpu_pt_alloc(ctx, 0);
 	if (IS_ERR(ctx->root)) {
@@ -271,6 +286,15 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid)
 		goto err_free_pt;
 	ctx->id = ret;
 
+	mutex_lock(&tdev->ctxs_lock);
+	if (tdev->ctxs_gone) {
+		mutex_unlock(&tdev->ctxs_lock);
+		ret = -ENODEV;
+		goto err_free_id;
+	}
+	list_add_tail(&ctx->node, &tdev->ctxs);
+	mutex_unlock(&tdev->ctxs_lock);
+
 	if (drm_dev_enter(&tdev->drm, &idx)) {
 		tdev->ctx_table[ctx->id].reserved = 0;
 		WRITE_ONCE(tdev->ctx_table[ctx->id].pt_root, ctx->root->dma | TPU_PTE_VALID);
@@ -278,6 +302,8 @@ struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid)
 	}
 	return ctx;
 
+err_free_id:
+	ida_free(&tdev->ctx_ida, ctx->id);
 err_free_pt:
 	tpu_pt_free(ctx, ctx->root);
 err_free:
@@ -289,26 +315,67 @@ err_free:
 	return ERR_PTR(ret);
 }
 
-static void tpu_ctx_release(struct kref *kref)
+/* Free the tables of @ctx, those in the tree and those detached from it; the card is done. */
+static void tpu_ctx_free_tables(struct tpu_ctx *ctx)
 {
-	struct tpu_ctx *ctx = container_of(kref, struct tpu_ctx, refcount);
-	struct tpu_device *tdev = ctx->tdev;
-	int idx;
+	tpu_pt_free_detached(ctx, &ctx->detached);
+	if (ctx->root)
+		tpu_pt_free(ctx, ctx->root);
+	ctx->root = NULL;
+}
 
-	if (drm_dev_enter(&tdev->drm, &idx)) {
-		WRITE_ONCE(tdev->ctx_table[ctx->id].pt_root, 0);
-		drm_dev_exit(idx);
-	}
-	/* No job of the context runs; the card may still hold its translations. */
-	tpu_ctx_flush_tlb(ctx);
+static void tpu_ctx_free(struct tpu_ctx *ctx)
+{
+	struct tpu_device *tdev = ctx->tdev;
+
 	ida_free(&tdev->ctx_ida, ctx->id);
-	tpu_pt_free(ctx, ctx->root);
+	tpu_ctx_free_tables(ctx);
 	drm_mm_takedown(&ctx->va);
 	mutex_destroy(&ctx->lock);
 	tpu_limits_close(tdev, ctx->uid);
 	kfree(ctx);
 	/* Last: this may be the final reference to the device. */
 	drm_dev_put(&tdev->drm);
+}
+
+/*
+ * After clearing entries of @ctx: free the tables tpu_pt_clear() detached into @freed if the
+ * card dropped its translations (@flushed), else keep them with the context until it is freed
+ * (a context whose flush fails is quarantined too) or PCI remove frees its tables.
+ */
+static void tpu_ctx_retire_tables(struct tpu_ctx *ctx, struct list_head *freed, bool flushed)
+{
+	if (flushed)
+		tpu_pt_free_detached(ctx, freed);
+	else
+		list_splice(freed, &ctx->detached);
+}
+
+static void tpu_ctx_free_deferred(struct tpu_deferred *deferred)
+{
+	tpu_ctx_free(container_of(deferred, struct tpu_ctx, deferred));
+}
+
+static void tpu_ctx_release(struct kref *kref)
+{
+	struct tpu_ctx *ctx = container_of(kref, struct tpu_ctx, refcount);
+	struct tpu_device *tdev = ctx->tdev;
+	int idx;
+
+	mutex_lock(&tdev->ctxs_lock);
+	list_del(&ctx->node);
+	mutex_unlock(&tdev->ctxs_lock);
+	if (drm_dev_enter(&tdev->drm, &idx)) {
+		WRITE_ONCE(tdev->ctx_table[ctx->id].pt_root, 0);
+		drm_dev_exit(idx);
+	}
+	/*
+	 * No job of the context runs; the card may still hold its translations. Unless it is
+	 * known to have dropped them, the tables and the id are kept until it is stopped.
+	 */
+	ctx->deferred.free = tpu_ctx_free_deferred;
+	if (tpu_ctx_flush_tlb(ctx) || !tpu_device_quarantine(tdev, &ctx->deferred))
+		tpu_ctx_free(ctx);
 }
 
 void tpu_ctx_put(struct tpu_ctx *ctx)
@@ -319,27 +386,37 @@ void tpu_ctx_put(struct tpu_ctx *ctx)
 /**
  * tpu_ctx_map - allocate device VA for a buffer and map its pages, readable and writable
  * @ctx: the address space
- * @node: out, the allocated VA range (@size plus a guard page)
+ * @bo: the buffer; its VA range (@size plus a guard page) goes into bo->va
  * @sgt: the buffer's pages, DMA-mapped for the card
  * @size: bytes, a multiple of the page size, as many as @sgt holds
  *
+ * On failure bo->va may stay allocated (its entries cleared): the buffer's free unmaps it.
+ *
  * Return: 0, -ENOSPC if the address space is full, -EDQUOT or -ENOSPC if the page tables
- * needed are over the file's or the device's pinned-memory limit, or -ENOMEM.
+ * needed are over the file's or the device's pinned-memory limit, -ENOMEM, or -ENODEV once the
+ * device is gone.
  */
-int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *sgt, u64 size)
+int tpu_ctx_map(struct tpu_ctx *ctx, struct tpu_bo *bo, struct sg_table *sgt, u64 size)
 {
+	struct drm_mm_node *node = &bo->va;
 	struct sg_dma_page_iter iter;
 	struct tpu_pt *leaf;
 	LIST_HEAD(freed);
 	unsigned int idx;
+	bool flushed;
 	u64 va;
 	int ret;
 
 	mutex_lock(&ctx->lock);
+	if (!ctx->root) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
 	ret = drm_mm_insert_node_generic(&ctx->va, node, size + TPU_PAGE_SIZE, TPU_PAGE_SIZE, 0,
 					 DRM_MM_INSERT_BEST);
 	if (ret)
 		goto out_unlock;
+	list_add_tail(&bo->ctx_node, &ctx->bos);
 
 	va = node->start;
 	for_each_sgtable_dma_page(sgt, &iter, 0) {
@@ -348,9 +425,12 @@ int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *
 			ret = PTR_ERR(leaf);
 			/* A job may have walked the new entries already: invalidate too. */
 			tpu_pt_clear(ctx->root, 0, node->start, node->start + node->size, &freed);
-			tpu_ctx_flush_tlb(ctx);
-			tpu_pt_free_detached(ctx, &freed);
-			drm_mm_remove_node(node);
+			flushed = tpu_ctx_flush_tlb(ctx);
+			tpu_ctx_retire_tables(ctx, &freed, flushed);
+			if (flushed) {
+				list_del_init(&bo->ctx_node);
+				drm_mm_remove_node(node);
+			}
 			goto out_unlock;
 		}
 		idx = TPU_PT_INDEX(va, TPU_PT_LEVELS - 1);
@@ -368,20 +448,51 @@ out_unlock:
 /**
  * tpu_ctx_unmap - unmap a buffer mapped by tpu_ctx_map() and release its VA range
  * @ctx: the address space
- * @node: the VA range
+ * @bo: the buffer
  *
- * On return the card holds no translation of the buffer and no access through one is in
- * progress: its pages may be freed, even if a job of the context still runs. The page tables
- * left empty are freed too.
+ * The page tables left empty are freed too, once the card dropped its translations.
+ *
+ * Return: true if the card holds no translation of the buffer and no access through one is in
+ * progress: its pages may be freed, even if a job of the context still runs. False if that
+ * cannot be known (tpu_ctx_flush_tlb()): the pages go to tpu_device_quarantine().
  */
-void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node)
+bool tpu_ctx_unmap(struct tpu_ctx *ctx, struct tpu_bo *bo)
 {
 	LIST_HEAD(freed);
+	bool done;
 
 	mutex_lock(&ctx->lock);
-	tpu_pt_clear(ctx->root, 0, node->start, node->start + node->size, &freed);
-	drm_mm_remove_node(node);
-	tpu_ctx_flush_tlb(ctx);
-	tpu_pt_free_detached(ctx, &freed);
+	if (ctx->root)
+		tpu_pt_clear(ctx->root, 0, bo->va.start, bo->va.start + bo->va.size, &freed);
+	list_del_init(&bo->ctx_node);
+	drm_mm_remove_node(&bo->va);
+	done = tpu_ctx_flush_tlb(ctx);
+	tpu_ctx_retire_tables(ctx, &freed, done);
 	mutex_unlock(&ctx->lock);
+	return done;
+}
+
+/**
+ * tpu_mmu_fini - unmap every address space, in PCI remove
+ * @tdev: the device, its card stopped
+ *
+ * Files (and the buffers and jobs they hold) may outlive the driver's binding: their page tables
+ * are freed and their buffers' DMA mappings undone now, while the device is still bound. Their
+ * mappings into userspace stay. Contexts created from now on fail with -ENODEV.
+ */
+void tpu_mmu_fini(struct tpu_device *tdev)
+{
+	struct tpu_ctx *ctx;
+	struct tpu_bo *bo;
+
+	mutex_lock(&tdev->ctxs_lock);
+	tdev->ctxs_gone = true;
+	list_for_each_entry(ctx, &tdev->ctxs, node) {
+		mutex_lock(&ctx->lock);
+		list_for_each_entry(bo, &ctx->bos, ctx_node)
+			tpu_gem_unmap_dma(bo);
+		tpu_ctx_free_tables(ctx);
+		mutex_unlock(&ctx->lock);
+	}
+	mutex_unlock(&tdev->ctxs_lock);
 }

@@ -12,6 +12,9 @@
 #include <linux/scatterlist.h>
 #include <linux/uidgid.h>
 
+#include "tpu_drv.h"
+
+struct tpu_bo;
 struct tpu_device;
 struct tpu_pt;
 
@@ -21,9 +24,14 @@ struct tpu_pt;
  * @tdev: the device
  * @id: index in the context table, the ctx_id of ring entries
  * @uid: the user who opened the file, whose contexts (max_user_contexts) this one counts against
- * @lock: protects @root's tables and @va
- * @root: level-0 page table
+ * @lock: protects @root's tables, @detached, @va and @bos
+ * @root: level-0 page table; NULL once PCI remove has freed the tables (tpu_mmu_fini())
+ * @detached: tables unmapping left empty while the card might still walk them (a TLB
+ *	invalidation that did not complete): freed with the context or by PCI remove
  * @va: allocator of device virtual addresses
+ * @bos: the buffers mapped (tpu_bo.ctx_node)
+ * @node: link in the device's list of live contexts
+ * @deferred: the tables and the id kept after the release while the card may still use them
  * @pinned: bytes of the context's buffer objects and page tables, counted against
  *	max_file_pinned_mb
  * @jobs: jobs of the context in flight, counted against max_file_jobs
@@ -32,10 +40,10 @@ struct tpu_pt;
  * @busy_ns: time the card spent on the context's jobs (fdinfo drm-engine-mxu)
  * @cycles: modelled cycles of the context's jobs (fdinfo drm-cycles-mxu)
  *
- * The page tables and the context id live until the last job that may use them has ended
- * and the last buffer of the context is freed (an exported buffer may outlive the file): the
- * context counts against its user's contexts until then. A context holds a reference to the
- * DRM device.
+ * The page tables and the context id live until the last job that may use them has ended,
+ * the last buffer of the context is freed (an exported buffer may outlive the file) and the
+ * card dropped its translations: the context counts against its user's contexts until then.
+ * A context holds a reference to the DRM device.
  */
 struct tpu_ctx {
 	struct kref refcount;
@@ -44,7 +52,11 @@ struct tpu_ctx {
 	kuid_t uid;
 	struct mutex lock;		/* page tables, VA allocator */
 	struct tpu_pt *root;
+	struct list_head detached;
 	struct drm_mm va;
+	struct list_head bos;
+	struct list_head node;
+	struct tpu_deferred deferred;
 	atomic64_t pinned;
 	atomic_t jobs;
 	unsigned int hangs;
@@ -56,8 +68,9 @@ struct tpu_ctx {
 int tpu_mmu_init(struct tpu_device *tdev);
 struct tpu_ctx *tpu_ctx_create(struct tpu_device *tdev, kuid_t uid);
 void tpu_ctx_put(struct tpu_ctx *ctx);
-int tpu_ctx_map(struct tpu_ctx *ctx, struct drm_mm_node *node, struct sg_table *sgt, u64 size);
-void tpu_ctx_unmap(struct tpu_ctx *ctx, struct drm_mm_node *node);
+int tpu_ctx_map(struct tpu_ctx *ctx, struct tpu_bo *bo, struct sg_table *sgt, u64 size);
+bool tpu_ctx_unmap(struct tpu_ctx *ctx, struct tpu_bo *bo);
+void tpu_mmu_fini(struct tpu_device *tdev);
 
 static inline struct tpu_ctx *tpu_ctx_get(struct tpu_ctx *ctx)
 {

@@ -8,27 +8,34 @@
  * time: a job waiting for the jobs of other queues is not running, see tpu_job_hung()), the jobs
  * the card has retired are completed first, then that queue alone is reset (CONTROL.RESET) with its
  * scheduler's work stopped (drm_sched_wqueue_stop(); drm_sched_stop() would end the jobs in the
- * ring with -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT; the
+ * ring with -ECANCELED behind the driver's back). That job ends with DRM_TPU_JOB_TIMEOUT (unless
+ * it ended after the check, before the reset: then it ends as its completion record says and does
+ * not count as a hang, and the job after it, which the card may have started, ends with
+ * DRM_TPU_JOB_CANCELED: a job is never run twice); the
  * innocent jobs behind it in the ring, of any file, are written into the ring again and run; jobs
  * not yet written to the ring and the other queues are not affected. Only if the queue does not
  * come back from its reset is the whole card reset, with every scheduler stopped: then the innocent
- * jobs of every ring run again. A context with TPU_CTX_BAN_HANGS timed-out jobs is banned: its jobs
+ * jobs of every ring run again. A reset of the card that does not take wedges the card
+ * (tpu_device_wedge()) before any job ends. The timeout handlers of all queues run on one ordered
+ * workqueue. A context with TPU_CTX_BAN_HANGS timed-out jobs is banned: its jobs
  * end with DRM_TPU_JOB_CANCELED instead of running and SUBMIT fails with -ECANCELED. A reset
  * requested through debugfs (tpu_job_reset()) resets the queue of the job the card is running
  * (RUN_QUEUE and RUN_SEQNO, spec 1.5), which ends with DRM_TPU_JOB_CANCELED, like a timeout's; on a
  * card that does not name its running job, or runs none, it resets the card, and the oldest job of
  * each ring (one of them was running) ends with DRM_TPU_JOB_CANCELED.
  *
- * Test hook: once armed through debugfs ("timeout_hold"), the next timeout handler holds, before
- * it does anything, until the device is unplugged (at most TPU_TIMEOUT_HOLD_MAX_MS), so that a
- * test can unbind the driver exactly while the hung job is off the scheduler's pending list.
+ * Test hooks (tpu_debugfs.c): once armed through debugfs, the next timeout handler holds, before
+ * it does anything, until the device is unplugged ("timeout_hold"), so that a test can unbind the
+ * driver exactly while the hung job is off the scheduler's pending list; or, its job found hung,
+ * before the reset until the card retired that job ("hang_hold"), so that a test can have the job
+ * end between the check and the reset.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
-#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 
+#include "tpu_debugfs.h"
 #include "tpu_device.h"
 #include "tpu_drv.h"
 #include "tpu_job.h"
@@ -82,8 +89,13 @@ out:
 	return hung;
 }
 
-/* A job timed out: its context is banned once it has TPU_CTX_BAN_HANGS of them. */
-static void tpu_job_count_hang(struct tpu_job *hung)
+/**
+ * tpu_job_count_hang - count a job that timed out (tpu_ring_recover())
+ * @hung: the job
+ *
+ * Its context is banned once it has TPU_CTX_BAN_HANGS of them. Called with reset_lock held.
+ */
+void tpu_job_count_hang(struct tpu_job *hung)
 {
 	struct tpu_ctx *ctx = hung->ctx;
 
@@ -117,7 +129,10 @@ static void tpu_job_reset_card(struct tpu_device *tdev, struct tpu_job *hung,
 	tdev->card_resets++;
 	/* The card stops touching memory before the jobs' fences signal. */
 	ret = tpu_device_reset(tdev);
-	if (!ret)
+	if (ret)
+		/* It may still run a job: give it up before any job's memory is freed. */
+		tpu_device_wedge(tdev, "a reset of the card did not take");
+	else
 		tpu_device_start(tdev);
 	for (q = 0; q < tdev->num_queues; q++) {
 		struct tpu_ring *ring = &tdev->rings[q];
@@ -146,30 +161,22 @@ static int tpu_job_reset_queue(struct tpu_ring *ring, struct tpu_job *hung, u64 
 		return ret;
 	tdev->reset_count++;
 	ring->resets++;
-	/* Jobs that retired right before the reset: their records are there. */
-	tpu_ring_retire(ring);
+	/* Jobs that retired right before the reset: tpu_ring_recover() finds their records. */
 	tpu_ring_recover(ring, hung, seqno, false, true);
 	return tpu_ring_enable(ring);
 }
 
-/* The longest the timeout-hold test hook waits for the device to be unplugged. */
-#define TPU_TIMEOUT_HOLD_MAX_MS	60000
-
-/*
- * The timeout-hold test hook: if armed, wait here (the job is off the pending list) until PCI
- * remove has unplugged the device or TPU_TIMEOUT_HOLD_MAX_MS passed, then disarm.
- */
-static void tpu_reset_hold(struct tpu_device *tdev)
+/* Release of the hang_hold test hook: the hung job @arg left its ring (the card retired it). */
+static bool tpu_job_left_ring(void *arg)
 {
-	unsigned long deadline = jiffies + msecs_to_jiffies(TPU_TIMEOUT_HOLD_MAX_MS);
+	struct tpu_job *job = arg;
+	unsigned long flags;
+	bool left;
 
-	if (atomic_cmpxchg(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_ARMED,
-			   TPU_TIMEOUT_HOLD_HOLDING) != TPU_TIMEOUT_HOLD_ARMED)
-		return;
-	drm_info(&tdev->drm, "timeout handler held until the device is unplugged (timeout_hold)\n");
-	while (!drm_dev_is_unplugged(&tdev->drm) && time_before(jiffies, deadline))
-		msleep(20);
-	atomic_set(&tdev->timeout_hold, TPU_TIMEOUT_HOLD_OFF);
+	spin_lock_irqsave(&job->tdev->job_lock, flags);
+	left = list_empty(&job->inflight_node);
+	spin_unlock_irqrestore(&job->tdev->job_lock, flags);
+	return left;
 }
 
 /**
@@ -186,12 +193,15 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 	struct tpu_ring *ring = to_tpu_ring(sched);
 	int idx;
 
-	tpu_reset_hold(tdev);
+	tpu_hold(tdev, TPU_HOLD_TIMEOUT);
 
 	/*
-	 * drm_sched took the job off its pending list to call this; put it back, first, so
-	 * that the scheduler frees it once its fence signals, whatever happens below.
+	 * drm_sched took the job off its pending list to call this, so that free_job cannot free
+	 * it meanwhile. Once the scheduler's work is stopped free_job cannot run: put the job back
+	 * then (as Xe does), so that the scheduler frees it once its fence signals, whatever
+	 * happens below.
 	 */
+	drm_sched_wqueue_stop(sched);
 	spin_lock(&sched->job_list_lock);
 	list_add(&sched_job->list, &sched->pending_list);
 	spin_unlock(&sched->job_list_lock);
@@ -209,7 +219,6 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 	mutex_lock(&tdev->reset_lock);
 	/* Jobs the card has retired complete first, with their true status. */
 	tpu_ring_retire(ring);
-	drm_sched_wqueue_stop(sched);
 	/*
 	 * The job may have ended just now, not reached the ring yet, or be waiting for the card
 	 * to finish the jobs of other queues: no reset then, the timeout starts again.
@@ -218,7 +227,7 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 		drm_err(&tdev->drm,
 			"queue %u: job with seqno %llu timed out after %u ms, resetting the queue\n",
 			ring->id, job->seqno, jiffies_to_msecs(sched->timeout));
-		tpu_job_count_hang(job);
+		tpu_hold_until(tdev, TPU_HOLD_HANG, tpu_job_left_ring, job);
 		if (tpu_job_reset_queue(ring, job, 0)) {
 			drm_err(&tdev->drm, "queue %u did not recover, resetting the card\n",
 				ring->id);
@@ -254,10 +263,10 @@ static struct tpu_ring *tpu_job_running(struct tpu_device *tdev, u64 *seqno)
  *
  * Jobs the card has retired complete normally. If the card names the job it runs, only that
  * job's queue is reset (the whole card if the queue does not come back) and that job ends with
- * DRM_TPU_JOB_CANCELED (if it retired in between, none does: the two registers are read one after
- * the other); otherwise the card is reset and the oldest job of each ring (the card was running
- * one of them) ends with DRM_TPU_JOB_CANCELED. The other jobs in the rings run again, later ones
- * after.
+ * DRM_TPU_JOB_CANCELED (if it retired in between, the job after it, which the card may have
+ * started, does instead: no job runs twice); otherwise the card is reset and the oldest job of
+ * each ring (the card was running one of them) ends with DRM_TPU_JOB_CANCELED. The other jobs
+ * in the rings run again, later ones after.
  *
  * Return: 0, or -ENODEV if the device is gone.
  */

@@ -14,6 +14,7 @@
 #include "tpu_drv.h"
 #include "tpu_job.h"
 #include "tpu_mmu.h"
+#include "tpu_reset.h"
 #include "tpu_ring.h"
 
 static_assert((TPU_RING_ENTRIES & (TPU_RING_ENTRIES - 1)) == 0 &&
@@ -109,6 +110,25 @@ void tpu_ring_push(struct tpu_ring *ring, struct tpu_job *job)
 	tpu_ring_write(ring, TPU_QREG_RING_TAIL, ring->tail);
 }
 
+/* Whether @job's completion record is in its slot; its result into @res if so. */
+static bool tpu_ring_record(struct tpu_ring *ring, struct tpu_job *job, struct tpu_job_result *res)
+{
+	const struct tpu_completion *rec = &ring->compl[job->slot];
+
+	if (!(READ_ONCE(rec->flags) & TPU_COMPL_VALID) || rec->seqno != job->seqno)
+		return false;
+	/* The record is complete once VALID is seen. */
+	dma_rmb();
+	res->status = rec->status;
+	res->error_pc = rec->error_pc;
+	res->fault_addr = rec->fault_addr;
+	res->cycles = rec->cycles;
+	res->macs = rec->macs;
+	res->mxu_busy_cycles = rec->mxu_busy_cycles;
+	res->stall_cycles = rec->stall_cycles;
+	return true;
+}
+
 /**
  * tpu_ring_retire - complete the jobs the card has retired (up to DONE_SEQ)
  * @ring: the ring
@@ -126,7 +146,6 @@ void tpu_ring_retire(struct tpu_ring *ring)
 	/* readq() orders the register read before the reads of the records. */
 	done_seq = tpu_read64(tdev, TPU_REG_QUEUE(ring->id, TPU_QREG_DONE_SEQ));
 	list_for_each_entry_safe(job, tmp, &ring->inflight, inflight_node) {
-		const struct tpu_completion *rec = &ring->compl[job->slot];
 		struct tpu_job_result res = {};
 		int error;
 
@@ -134,14 +153,7 @@ void tpu_ring_retire(struct tpu_ring *ring)
 			break;
 		tdev->last_progress = ktime_get_ns();
 
-		if ((READ_ONCE(rec->flags) & TPU_COMPL_VALID) && rec->seqno == job->seqno) {
-			res.status = rec->status;
-			res.error_pc = rec->error_pc;
-			res.fault_addr = rec->fault_addr;
-			res.cycles = rec->cycles;
-			res.macs = rec->macs;
-			res.mxu_busy_cycles = rec->mxu_busy_cycles;
-			res.stall_cycles = rec->stall_cycles;
+		if (tpu_ring_record(ring, job, &res)) {
 			error = res.status ? -EIO : 0;
 		} else {
 			drm_err_ratelimited(&tdev->drm,
@@ -156,8 +168,8 @@ void tpu_ring_retire(struct tpu_ring *ring)
 }
 
 /**
- * tpu_ring_cancel - end every job in the rings when the device goes away
- * @tdev: the device, its card stopped
+ * tpu_ring_cancel - end every job in the rings when the device goes away or is wedged
+ * @tdev: the device, its card stopped or wedged
  * @error: the error of the jobs' fences
  *
  * The jobs end with DRM_TPU_JOB_CANCELED. Jobs not yet in a ring are not affected.
@@ -241,31 +253,48 @@ int tpu_ring_enable(struct tpu_ring *ring)
  *	of a card that does not name its running job
  * @card_ok: whether the queue came back from the reset
  *
- * The card counts as making progress from now on. The jobs the card had retired were
- * completed before. @hung, if in this ring, ends with
- * DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT; the job with @cancel_seqno, or with @cancel_oldest the
- * oldest job, ends with DRM_TPU_JOB_CANCELED and -ECANCELED. The innocent jobs are written into
- * the ring again, in their order, with their seqnos and fences; those of a banned context, and
- * all of them if the queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
+ * The card counts as making progress from now on. The jobs the card had retired up to the last
+ * tpu_ring_retire() were completed before; a job whose completion record is there, written
+ * between that and the reset, completes as it says, and is not run again. @hung, if in this
+ * ring and without a record, ends with DRM_TPU_JOB_TIMEOUT and -ETIMEDOUT and counts as a hang;
+ * if it has one, or was retired already (both after the hang check), the job after it, which the
+ * card may have started, ends with DRM_TPU_JOB_CANCELED and -ECANCELED. So does the job with
+ * @cancel_seqno (or, likewise, the one after it if it ended) and, with @cancel_oldest, the oldest
+ * job. The innocent jobs are written into the
+ * ring again, in their order, with their seqnos and fences; those of a banned context, and all of
+ * them if the queue did not come back, end with DRM_TPU_JOB_CANCELED and -ECANCELED.
+ * Called with reset_lock held.
  */
 void tpu_ring_recover(struct tpu_ring *ring, struct tpu_job *hung, u64 cancel_seqno,
 		      bool cancel_oldest, bool card_ok)
 {
 	struct tpu_device *tdev = ring->tdev;
-	struct tpu_job *job, *tmp, *aborted = NULL;
+	struct tpu_job *job, *tmp, *first, *aborted = NULL;
 	unsigned long flags;
 	LIST_HEAD(jobs);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
 	tdev->last_progress = ktime_get_ns();
 	list_splice_init(&ring->inflight, &jobs);
-	if (cancel_oldest)
-		aborted = list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
+	first = list_first_entry_or_null(&jobs, struct tpu_job, inflight_node);
+	/*
+	 * @hung, or the job with @cancel_seqno, retired after it was picked: the card may have
+	 * started the job after it.
+	 */
+	if (cancel_oldest ||
+	    (hung && hung->base.sched == &ring->sched && list_empty(&hung->inflight_node)) ||
+	    (cancel_seqno && first && first->seqno > cancel_seqno))
+		aborted = first;
 	list_for_each_entry_safe(job, tmp, &jobs, inflight_node) {
 		struct tpu_job_result res = {};
 
-		if (job == hung) {
+		if (tpu_ring_record(ring, job, &res)) {
+			if (job == hung || (cancel_seqno && job->seqno == cancel_seqno))
+				aborted = list_next_entry(job, inflight_node);
+			tpu_job_complete(job, &res, res.status ? -EIO : 0);
+		} else if (job == hung) {
 			res.status = DRM_TPU_JOB_TIMEOUT;
+			tpu_job_count_hang(job);
 			tpu_job_complete(job, &res, -ETIMEDOUT);
 		} else if (job == aborted || (cancel_seqno && job->seqno == cancel_seqno) ||
 			   !card_ok || READ_ONCE(job->ctx->banned)) {

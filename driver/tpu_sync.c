@@ -120,6 +120,9 @@ int tpu_sync_add_deps(struct drm_file *file, struct drm_sched_job *job,
 	for (i = 0; i < args->in_sync_count && !ret; i++) {
 		ret = drm_sched_job_add_syncobj_dependency(job, file, syncs[i].handle,
 							   syncs[i].point);
+		/* drm_syncobj_find_fence()'s -EINVAL: no fence (at that point) yet. */
+		if (ret == -EINVAL)
+			ret = -ENOENT;
 		if (ret)
 			tpu_dbg(drm, SYNC, "submit: no fence in syncobj %u at point %llu: %d\n",
 				syncs[i].handle, syncs[i].point, ret);

@@ -109,6 +109,27 @@ TEST_CASE("10,000 jobs chained only by a timeline syncobj run without WAIT", "[a
     drmSyncobjDestroy(fd, timeline);
 }
 
+// Item 12 of issue 24: a point without a fence gave EINVAL, not the documented ENOENT (the uapi
+// header: no wait-for-submit), in a syncobj without any fence and beyond a timeline's last point.
+TEST_CASE("an in-sync point without a fence is ENOENT", "[async]") {
+    tpurt::Device device = tpurt::Device::open(0);
+    const int fd = device.fd();
+    const tpurt::Program halt = guest::halt_program();
+    tpurt::Buffer code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
+    std::uint32_t timeline = 0;
+    REQUIRE(drmSyncobjCreate(fd, 0, &timeline) == 0);
+    CHECK(submit(fd, code, halt.size_bytes(), 0, {{timeline, 0, 0}}, {}) == ENOENT);
+    CHECK(submit(fd, code, halt.size_bytes(), 0, {{timeline, 0, 1}}, {}) == ENOENT);
+    REQUIRE(submit(fd, code, halt.size_bytes(), DRM_TPU_SUBMIT_NO_WAIT, {}, {{timeline, 0, 1}}) ==
+            0);
+    REQUIRE(wait_point(fd, timeline, 1, 60));
+    CHECK(submit(fd, code, halt.size_bytes(), DRM_TPU_SUBMIT_NO_WAIT, {{timeline, 0, 1}}, {}) == 0);
+    CHECK(submit(fd, code, halt.size_bytes(), 0, {{timeline, 0, 2}}, {}) == ENOENT);
+    // An unknown syncobj, as before.
+    CHECK(submit(fd, code, halt.size_bytes(), 0, {{timeline + 100, 0, 0}}, {}) == ENOENT);
+    drmSyncobjDestroy(fd, timeline);
+}
+
 TEST_CASE("readers of a buffer do not wait for each other, a writer waits for them", "[async]") {
     tpurt::Device device = tpurt::Device::open(0);
     const int fd = device.fd();

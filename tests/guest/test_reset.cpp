@@ -3,8 +3,11 @@
 // job_timeout_ms=1000 and one engine thread for this binary): a job that hangs ends with
 // DRM_TPU_JOB_TIMEOUT while the jobs behind it in the ring, of its own file and of others, run
 // again after the reset and complete correctly; a file whose jobs keep hanging is banned (its
-// queued jobs end DRM_TPU_JOB_CANCELED, SUBMIT fails with ECANCELED) while other files go on.
+// queued jobs end DRM_TPU_JOB_CANCELED, SUBMIT fails with ECANCELED) while other files go on; a
+// job found hung that ends before its reset is no hang, and the job after it is not run twice.
+#include "guest_programs.hpp"
 #include "tenant.hpp"
+#include "uapi_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,8 +16,12 @@
 #include <xf86drm.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 using fences::FencedJob;
@@ -23,6 +30,8 @@ using tenants::Tenant;
 
 // About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
 constexpr unsigned kHangMatmuls = 20000;
+// A tenth: still seconds (beyond the timeout), for jobs that run to their end.
+constexpr unsigned kLateMatmuls = 2000;
 
 TEST_CASE("innocent jobs caught by a reset run again and complete correctly", "[reset]") {
     Tenant guilty(0x11), other(0x22);
@@ -67,4 +76,63 @@ TEST_CASE("a file whose jobs keep hanging is banned, other files go on", "[reset
     Tenant fresh(0x55);
     CHECK(status_of(*fresh.copy()) == TPU_ERR_NONE);
     CHECK(fresh.copied());
+}
+
+// Item 12 of issue 24: a job the timeout handler found hung that ended before the queue reset (here
+// held between the two by the debugfs hook hang_hold until the card retired it) was still counted
+// as a hang, and the job after it, which the card had started by then and the reset dropped, was
+// written into the ring again and run a second time. That job moves rows of a buffer in place
+// (row 1 <- row 0, row 0 <- row 2) before its long part: run twice, row 1 ends up with row 2's
+// bytes. It must end DRM_TPU_JOB_CANCELED, run once, and the file must not be banned after three
+// such rounds.
+TEST_CASE("a hung job that ends before its reset is no hang; the job after it is not run twice",
+          "[reset][late]") {
+    using namespace std::chrono_literals;
+    const std::string hold = uapi::debugfs_dir() + "/hang_hold";
+    const auto hold_state = [&] {
+        std::ifstream in(hold);
+        std::string line;
+        std::getline(in, line);
+        return line;
+    };
+    REQUIRE(hold_state() == "0");
+    tpurt::Device device = tpurt::Device::open(0);
+    tpurt::Buffer rows = device.allocate(TPU_PAGE_SIZE);
+    auto *bytes = static_cast<std::uint8_t *>(rows.data());
+    constexpr std::uint32_t ub = 4u << 20; // above what the busy MATMULs use
+    tpurt::ProgramBuilder builder;
+    builder.dma_in(guest::int8_rows(rows.device_addr(), ub, 1, 64))
+        .dma_out(guest::int8_rows(rows.device_addr() + 64, ub, 1, 64))
+        .dma_in(guest::int8_rows(rows.device_addr() + 128, ub + 64, 1, 64))
+        .dma_out(guest::int8_rows(rows.device_addr(), ub + 64, 1, 64))
+        .load_weights(guest::packed_weights(tpurt::DType::Int8, 128, 128));
+    for (unsigned i = 0; i < kLateMatmuls; i++)
+        builder.matmul(guest::packed_matmul(tpurt::DType::Int8, 8192, 128, 128));
+    const tpurt::Program rotate = builder.halt().finish();
+
+    // Three times: were each counted as a hang, the file would be banned (TPU_CTX_BAN_HANGS).
+    for (int round = 0; round < 3; round++) {
+        INFO("round " << round);
+        for (unsigned row = 0; row < 3; row++)
+            std::memset(bytes + 64 * row, 0x10 + row, 64);
+        {
+            std::ofstream arm(hold);
+            arm << "1";
+        }
+        FencedJob slow(device, guest::busy_program(kLateMatmuls), {});
+        FencedJob next(device, rotate, {&rows});
+        // The handler finds `slow` hung after 1 s and holds until the card has retired it.
+        struct drm_tpu_wait result = {};
+        REQUIRE(fences::fence_status(slow.sync_file()) == 1);
+        REQUIRE(slow.wait(result) == 0);
+        CHECK(result.status == TPU_ERR_NONE);
+        CHECK(status_of(next) == DRM_TPU_JOB_CANCELED);
+        CHECK(bytes[64] == 0x10);  // row 1 has row 0's bytes once: not row 2's
+        CHECK(bytes[0] == 0x12);   // row 0 has row 2's bytes
+        CHECK(bytes[128] == 0x12); // row 2 as it was
+    }
+    // Not banned: the file's jobs still run.
+    FencedJob after(device, guest::halt_program(), {});
+    CHECK(status_of(after) == TPU_ERR_NONE);
+    CHECK(hold_state() == "0");
 }

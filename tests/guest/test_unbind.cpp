@@ -6,7 +6,11 @@
 // hung task), a file closed with jobs in the ring right before the unbind leaves nothing
 // behind, and the driver binds again to a working card (as accel0: the old device was freed),
 // also when the unbind comes while a job's timeout handler runs (held there by the debugfs test
-// hook timeout_hold).
+// hook timeout_hold), while a file's close is on its way (close_hold) and while a reset waits for
+// a job's free that drops the last reference to a buffer (free_hold); and a card the driver can
+// no longer vouch for (a TLB invalidation or a card reset that did not take, debugfs
+// inject_tlb_timeout and inject_reset_fails) is wedged: bus mastering off, its jobs ended, its
+// freed pages kept until the unbind.
 #include "fence_helpers.hpp"
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
@@ -28,8 +32,10 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xf86drm.h>
 
 namespace {
 
@@ -123,6 +129,48 @@ void check_gone(tpurt::Job &job) {
         CHECK(error.code() == tpurt::ErrorCode::SystemCall);
         CHECK(error.sys_errno() == ENODEV);
     }
+}
+
+// A raw SUBMIT of the program in `code` at `priority`, its fence into `out_syncobj`, waiting for
+// the fence in `in_syncobj` (0: none); the errno, 0 on success.
+int submit(int fd, const tpurt::Buffer &code, std::uint32_t size, std::uint32_t priority,
+           std::uint32_t in_syncobj, std::uint32_t out_syncobj,
+           const std::vector<std::uint32_t> &bos = {}) {
+    struct drm_tpu_sync in = {.handle = in_syncobj, .flags = 0, .point = 0};
+    struct drm_tpu_submit args = {};
+    args.program_handle = code.handle();
+    args.program_size = size;
+    args.bo_count = static_cast<std::uint32_t>(bos.size());
+    args.bo_handles = reinterpret_cast<std::uintptr_t>(bos.data());
+    args.out_syncobj = out_syncobj;
+    args.priority = priority;
+    if (in_syncobj) {
+        args.in_syncs = reinterpret_cast<std::uintptr_t>(&in);
+        args.in_sync_count = 1;
+    }
+    return drmIoctl(fd, DRM_IOCTL_TPU_SUBMIT, &args) == 0 ? 0 : errno;
+}
+
+// The card's PCI command register has bus mastering on (bit 2).
+bool bus_master_on(const std::string &card) {
+    const int fd = open((card + "/config").c_str(), O_RDONLY);
+    if (fd < 0)
+        throw std::runtime_error("cannot open " + card + "/config");
+    std::uint16_t command = 0;
+    const bool ok = pread(fd, &command, 2, 4) == 2;
+    close(fd);
+    if (!ok)
+        throw std::runtime_error("cannot read the PCI command register of " + card);
+    return command & 0x4;
+}
+
+// The value of `key` in debugfs "status" ("" if there is no such line).
+std::string status_value(const std::string &key) {
+    std::ifstream in(uapi::debugfs_dir() + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(key + ": ", 0) == 0)
+            return line.substr(key.size() + 2);
+    return "";
 }
 
 } // namespace
@@ -227,4 +275,198 @@ TEST_CASE("unbinding while a job's timeout handler runs frees the job, its buffe
     raw::bind_driver(card);
     CHECK(read_text(uapi::debugfs_dir() + "/timeout_hold") == "0");
     check_card_works();
+}
+
+// Defect 1 of issue 24: a file's close took the file off the device's list, then destroyed its
+// scheduler entities without the device knowing; PCI remove meanwhile finished the schedulers,
+// freeing their run queues, which the close then walked (use-after-free). The close, held by the
+// debugfs hook close_hold between the two until the device is unplugged (and half a second
+// more), has a priority-3 job waiting for a long priority-0 job. Remove must wait for the close.
+TEST_CASE("a close on its way while the driver is unbound finishes before the schedulers go",
+          "[unbind][close]") {
+    using namespace std::chrono_literals;
+    const std::string card = raw::find_card();
+    const std::string hold = uapi::debugfs_dir() + "/close_hold";
+    REQUIRE(read_text(hold) == "0");
+    int long_fence = -1, waiting_fence = -1;
+    std::thread closer;
+    // A second file keeps the device (and so the schedulers its fences name) until the fences
+    // are read: a sync_file outliving the device is another matter (drm_sched in 6.12).
+    auto keep = std::make_unique<tpurt::Device>(tpurt::Device::open(0));
+    {
+        auto device = std::make_unique<tpurt::Device>(tpurt::Device::open(0));
+        const int fd = device->fd();
+        const tpurt::Program busy = guest::busy_program(kHugeMatmuls);
+        const tpurt::Program halt = guest::halt_program();
+        auto busy_code = std::make_unique<tpurt::Buffer>(
+            device->allocate_copy(busy.insns.data(), busy.size_bytes()));
+        auto halt_code = std::make_unique<tpurt::Buffer>(
+            device->allocate_copy(halt.insns.data(), halt.size_bytes()));
+        std::uint32_t first = 0, second = 0;
+        REQUIRE(drmSyncobjCreate(fd, 0, &first) == 0);
+        REQUIRE(drmSyncobjCreate(fd, 0, &second) == 0);
+        REQUIRE(submit(fd, *busy_code, static_cast<std::uint32_t>(busy.size_bytes()), 0, 0,
+                       first) == 0);
+        REQUIRE(submit(fd, *halt_code, static_cast<std::uint32_t>(halt.size_bytes()),
+                       DRM_TPU_PRIORITY_MAX, first, second) == 0);
+        REQUIRE(drmSyncobjExportSyncFile(fd, first, &long_fence) == 0);
+        REQUIRE(drmSyncobjExportSyncFile(fd, second, &waiting_fence) == 0);
+        REQUIRE(fences::fence_status(waiting_fence, 0) == 0);
+        drmSyncobjDestroy(fd, first);
+        drmSyncobjDestroy(fd, second);
+        busy_code.reset();
+        halt_code.reset();
+        write_text(hold, "1");
+        // The last reference to the file goes: its close holds before destroying its entities.
+        closer = std::thread([device = std::move(device)]() mutable { device.reset(); });
+    }
+    REQUIRE(wait_for([&] { return read_text(hold) == "2"; }, 60s));
+
+    const bool returned = unbind_within(card, 60s);
+    closer.join();
+    INFO("the unbind " << (returned ? "returned" : "hangs"));
+    REQUIRE(returned);
+    CHECK(fences::fence_status(long_fence) == -ENODEV);
+    CHECK(fences::fence_status(waiting_fence) == -ENODEV);
+    close(long_fence);
+    close(waiting_fence);
+    keep.reset();
+    raw::bind_driver(card);
+    CHECK(read_text(uapi::debugfs_dir() + "/close_hold") == "0");
+    check_card_works();
+}
+
+// Defect 2 of issue 24: a buffer freed inside a drm_dev_enter() section once the unplug had begun
+// waited for PCI remove to stop the card, while remove waited (synchronize_srcu()) for that
+// section to end: the unbind hung in D state. Here a reset through debugfs is inside its section,
+// waiting for a job's free_job (cancel_work_sync()), which the hook free_hold holds until the
+// unplug begins; that job holds the last reference to a buffer. The unbind must return.
+TEST_CASE("a buffer freed by a job's free that a reset waits for does not hang the unbind",
+          "[unbind][free]") {
+    using namespace std::chrono_literals;
+    const std::string card = raw::find_card();
+    const std::string hold = uapi::debugfs_dir() + "/free_hold";
+    const std::string reset = uapi::debugfs_dir() + "/reset";
+    REQUIRE(read_text(hold) == "0");
+    std::thread resetter;
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        auto data = std::make_unique<tpurt::Buffer>(device.allocate(TPU_PAGE_SIZE));
+        write_text(hold, "1");
+        {
+            fences::FencedJob job(device, guest::halt_program(), {data.get()});
+            REQUIRE(fences::fence_status(job.sync_file()) == 1);
+        }
+        // The job ended; its free holds, with the last references to the buffers.
+        REQUIRE(wait_for([&] { return read_text(hold) == "2"; }, 60s));
+        data.reset();
+        // The reset enters its section and waits for the held free (not for the unbind).
+        resetter = std::thread([&] {
+            std::ofstream out(reset);
+            out << "1";
+            out.flush();
+        });
+        std::this_thread::sleep_for(1s);
+
+        const bool returned = unbind_within(card, 60s);
+        INFO("the unbind " << (returned ? "returned"
+                                        : "hangs: a free inside a section waits for "
+                                          "remove, which waits for the section"));
+        REQUIRE(returned);
+        resetter.join();
+    }
+    raw::bind_driver(card);
+    check_card_works();
+}
+
+// Defect 6 of issue 24: a TLB invalidation that did not complete was only logged, and the pages
+// freed while the card could still reach them through a stale translation. Now the card is
+// wedged: bus mastering off, jobs refused, the freed buffer's pages kept (quarantined) until the
+// unbind, after which the driver binds again to a working card.
+TEST_CASE("a TLB invalidation that does not complete wedges the card", "[unbind][wedge]") {
+    const std::string card = raw::find_card();
+    REQUIRE(bus_master_on(card));
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        auto data = std::make_unique<tpurt::Buffer>(device.allocate(TPU_PAGE_SIZE));
+        write_text(uapi::debugfs_dir() + "/inject_tlb_timeout", "1");
+        data.reset(); // its unmap's invalidation "times out"
+        REQUIRE(read_text(uapi::debugfs_dir() + "/inject_tlb_timeout") == "0");
+        CHECK_FALSE(bus_master_on(card));
+        CHECK_THROWS(fences::FencedJob(device, guest::halt_program(), {}));
+        CHECK(status_value("wedged") == "1");
+        CHECK(status_value("quarantined") == "2"); // the buffer and the refused job's program
+    }
+    raw::unbind_driver(card);
+    raw::bind_driver(card);
+    CHECK(status_value("wedged") == "0");
+    CHECK(bus_master_on(card));
+    check_card_works();
+}
+
+// Defect 6 of issue 24: a reset of the card that did not take ended every job, so their buffers
+// could be freed while the card still ran the hung one. ctest's vm_wedge runs this with queue
+// resets that fail (x-queue-reset-fails) and a 1 s timeout; the card reset fails too
+// (inject_reset_fails: RESET is not written, the hung job runs on). Its last instruction copies 64
+// bytes into `out`: once its fence has signalled, the card must no longer be able to do that.
+TEST_CASE("a card reset that does not take wedges the card before the jobs end",
+          "[unbind][wedge][escalation]") {
+    using namespace std::chrono_literals;
+    const std::string card = raw::find_card();
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        tpurt::Buffer in = device.allocate(TPU_PAGE_SIZE);
+        tpurt::Buffer out = device.allocate(TPU_PAGE_SIZE);
+        std::memset(in.data(), 0x5a, 64);
+        std::memset(out.data(), 0, 64);
+        constexpr std::uint32_t ub = 4u << 20; // above what the busy MATMULs use
+        tpurt::ProgramBuilder builder;
+        builder.dma_in(guest::int8_rows(in.device_addr(), ub, 1, 64));
+        builder.load_weights(guest::packed_weights(tpurt::DType::Int8, 128, 128));
+        for (unsigned i = 0; i < kHugeMatmuls; i++)
+            builder.matmul(guest::packed_matmul(tpurt::DType::Int8, 8192, 128, 128));
+        builder.dma_out(guest::int8_rows(out.device_addr(), ub, 1, 64));
+        write_text(uapi::debugfs_dir() + "/inject_reset_fails", "1");
+        fences::FencedJob hung(device, builder.halt().finish(), {&in, &out});
+        const int status = fences::fence_status(hung.sync_file());
+        CHECK(status < 0);
+        CHECK(status_value("wedged") == "1");
+        CHECK_FALSE(bus_master_on(card));
+        // The hung job runs on (its queue and the card were not reset) until it ends.
+        const bool ended = wait_for(
+            [] { return (std::stoul(status_value("run_queue"), nullptr, 16) >> 31) == 0; }, 120s);
+        CHECK(ended);
+        const auto *bytes = static_cast<const std::uint8_t *>(out.data());
+        unsigned written = 0;
+        for (unsigned i = 0; i < 64; i++)
+            written += bytes[i] != 0;
+        INFO("bytes the job wrote after its fence signalled: " << written);
+        CHECK(written == 0);
+    }
+    raw::unbind_driver(card);
+    raw::bind_driver(card);
+    check_card_works();
+}
+
+// Defect 9 of issue 24: the buffers of a file still open at the unbind stayed DMA-mapped (and its
+// page tables allocated) until the file closed, then were unmapped against a device no longer
+// bound. ctest's vm_unbind_swiotlb boots the guest with swiotlb=force, where every streaming DMA
+// mapping takes bounce-buffer slots (debugfs swiotlb/io_tlb_used): PCI remove must give them back.
+TEST_CASE("unbinding undoes the DMA mappings of the buffers of files still open",
+          "[unbind][swiotlb]") {
+    const std::string card = raw::find_card();
+    uapi::debugfs_dir(); // mounts debugfs
+    const auto slots = [] { return std::stol(read_text("/sys/kernel/debug/swiotlb/io_tlb_used")); };
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        const long before = slots();
+        tpurt::Buffer data = device.allocate(4u << 20);
+        const long mapped = slots();
+        INFO("bounce slots in use: " << before << " before the buffer, " << mapped << " with it");
+        REQUIRE(mapped - before >= (4 << 20) / 2048); // 2 KiB slots: swiotlb=force is on
+        raw::unbind_driver(card);
+        INFO("after the unbind: " << slots());
+        CHECK(slots() <= before);
+    }
+    raw::bind_driver(card);
 }
