@@ -198,8 +198,10 @@ static void tpu_pt_free_detached(struct tpu_ctx *ctx, struct list_head *freed)
 {
 	struct tpu_pt *pt, *tmp;
 
-	list_for_each_entry_safe(pt, tmp, freed, link)
+	list_for_each_entry_safe(pt, tmp, freed, link) {
+		list_del(&pt->link);
 		tpu_pt_free(ctx, pt);
+	}
 }
 
 /*
