@@ -18,6 +18,8 @@
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
 #                      (in the initramfs), and TPU_DATASETS=/datasets exported to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
+#   --smp N            N virtual CPUs (default 1): the driver's interrupt handler and ioctls on
+#                      several CPUs at once
 #   --out DIR          share the existing host directory DIR read-write at the same path in the
 #                      guest (the source tree is read-only there): where guest commands write
 #                      results the host reads, e.g. a checkpoint inside build/
@@ -33,6 +35,7 @@ interactive=0
 driver=1
 driver_args=
 cards=1
+smp=1
 extra=()
 forwards=()
 datasets=0
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
 		forwards+=("$2"); shift 2 ;;
 	--datasets) datasets=1; shift ;;
 	--cards) cards=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
 	--out)
 		[ -d "$2" ] || { echo "run-in-vm: --out $2 is not a directory" >&2; exit 2; }
 		out_dir=$(cd "$2" && pwd); shift 2 ;;
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --cards needs a number >= 1, not '$cards'" >&2; exit 2; }
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --smp needs a number >= 1, not '$smp'" >&2; exit 2; }
 [ $interactive -eq 1 ] || [ $# -gt 0 ] || { echo "run-in-vm: no command given" >&2; exit 2; }
 [ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
 [ -f "$kernel" ] || { echo "run-in-vm: no guest kernel at $kernel: run 'make deps'" >&2; exit 2; }
@@ -87,7 +92,7 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
 [ -z "$out_dir" ] || append+=" tpuout=$out_dir"
 
-args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
+args=(-accel tcg -cpu max -smp "$smp" -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
       -kernel "$kernel" -initrd "$initrd" -append "$append"
       -device isa-debug-exit,iobase=0xf4,iosize=0x04
