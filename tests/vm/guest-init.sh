@@ -19,7 +19,11 @@ finish() {
 		[ "$rc" -eq 0 ] && rc=99
 	fi
 	echo "TPU-VM-EXIT rc=$rc"
-	printf "\\$(printf %03o "$rc")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+	# QEMU exits with (code << 1) | 1 in 8 bits: 128 would read as 0, so 127 stands for 127-255
+	# (run-in-vm.sh takes the full status from the line above).
+	port=$rc
+	[ "$port" -le 127 ] || port=127
+	printf "\\$(printf %03o "$port")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
 	poweroff -f
 }
 

@@ -125,10 +125,22 @@ if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	tail -n 30 "$log" >&2
 	exit 124
 fi
+# The guest reports its status twice: as a "TPU-VM-EXIT rc=N" line (N in full, 0-255) and
+# through isa-debug-exit, which makes QEMU exit with (code << 1) | 1 in 8 bits, so only codes
+# 0-127 survive the port: guest-init.sh sends min(N, 127). The line gives the status; the port
+# must agree with it.
+line_rc=$(sed -n 's/.*TPU-VM-EXIT rc=\([0-9]*\).*/\1/p' "$log" | tail -n1)
 if [ $((qrc & 1)) -eq 1 ]; then
 	rc=$((qrc >> 1))
-elif rc=$(sed -n 's/.*TPU-VM-EXIT rc=\([0-9]*\).*/\1/p' "$log" | tail -n1) && [ -n "$rc" ]; then
-	:
+	if [ -n "$line_rc" ]; then
+		if [ "$rc" -ne $((line_rc > 127 ? 127 : line_rc)) ]; then
+			echo "run-in-vm: the guest's exit port says $rc, its log rc=$line_rc; console log: $log" >&2
+			exit 125
+		fi
+		rc=$line_rc
+	fi
+elif [ -n "$line_rc" ]; then
+	rc=$line_rc
 else
 	echo "run-in-vm: the guest died without reporting (QEMU exit $qrc, panic?); console log: $log" >&2
 	tail -n 30 "$log" >&2
