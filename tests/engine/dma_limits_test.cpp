@@ -202,7 +202,8 @@ TEST_CASE("abort stops a long DMA_OUT between rows, after a prefix of them", "[d
     CHECK(std::all_of(out.begin() + done * kRowBytes, out.end(), [](uint8_t b) { return b == 0; }));
 }
 
-TEST_CASE("abort stops a long DMA_IN; what it wrote is cleared for the next job", "[dma][abort]") {
+TEST_CASE("abort stops a long DMA_IN, and what it wrote is cleared for the next job",
+          "[dma][abort]") {
     const uint32_t mode = GENERATE(from_range(std::begin(kModes), std::end(kModes)));
     CAPTURE(mode);
     SlowCard card(mode);
