@@ -85,7 +85,15 @@ trap 'rm -rf "$job"' EXIT
 	echo
 } > "$job/run.sh"
 
-append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softlockup_panic=1 tpusrc=$src"
+# The memory checks Debian's 6.12 kernel offers (docs/architecture.md, "Testing layers"): SLUB
+# sanity checks, red zones, poisoning and owner tracking; freed pages poisoned and checked when
+# handed out again (pagealloc: memory corruption); KFENCE guarding a sample of allocations every
+# 20 ms (off by default). DEBUG_LIST, BUG_ON_DATA_CORRUPTION and HARDENED_USERCOPY are built in.
+# guest-init.sh fails the run on any of their reports.
+append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU page_poison=1"
+# no_timer_check: on a loaded host, TCG can be too slow for the kernel's IO-APIC timer check,
+# which then panics at boot ("IO-APIC + timer doesn't work").
+append+=" kfence.sample_interval=20 softlockup_panic=1 no_timer_check tpusrc=$src"
 [ $driver -eq 1 ] || append+=" tpunodriver"
 [ -z "$driver_args" ] || append+=" tpuargs=${driver_args// /,}"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
