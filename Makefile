@@ -4,8 +4,8 @@
 #               the emulated card, train a CNN on Fashion-MNIST on it, evaluate, quantise, serve
 #               and load-test it (workloads/demo/run-demo.sh)
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
-# Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, bench, check, fresh-check, clean,
-# stress, dkms-check, install-udev.
+# Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, asan, tsan, bench, check,
+# fresh-check, clean, stress, dkms-check, install-udev.
 # Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
 # trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
 # an interrupted or failed run is simply run again.
@@ -100,6 +100,37 @@ bench-guest: deps qemu guest module
 # clang that links libFuzzer it says so in one line and skips.
 fuzz: deps
 	CMAKE_FLAGS="$(CMAKE_FLAGS)" tools/run-fuzzers.sh --build $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime
+# and workloads tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
+# engine and workloads tests with TSan and runs those with threads: the thread pool's kernel
+# sets, aborts from another thread, TLB invalidations under running jobs, the serving batcher.
+SAN_TESTS := engine_tests runtime_tests workloads_tests
+ASAN_BUILD := build/asan
+TSAN_BUILD := build/tsan
+TSAN_ENGINE_TESTS := [mxu],[golden],[abort],[tlb],[decoder]
+.PHONY: asan tsan sanitize
+sanitize: asan tsan
+
+$(ASAN_BUILD)/.configured: | deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_SANITIZE=address,undefined
+	touch $@
+
+asan: $(ASAN_BUILD)/.configured
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(SAN_TESTS)
+	ctest --test-dir $(ASAN_BUILD) -j $(JOBS) --output-on-failure \
+		-R '^(engine\.|runtime:|workloads:)' -E 'tpu-train-cpu'
+
+$(TSAN_BUILD)/.configured: | deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_SANITIZE=thread
+	touch $@
+
+tsan: $(TSAN_BUILD)/.configured
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target engine_tests workloads_tests
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/tests/engine/engine_tests -w NoTests \
+		'$(TSAN_ENGINE_TESTS)'
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/tests/workloads/workloads_tests -w NoTests \
+		'*batch*'
 
 # CARDS=n: that many TPU cards in the guest (default 1).
 CARDS ?= 1

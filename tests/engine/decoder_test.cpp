@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <thread>
 
+#include "abort_when_running.hpp"
 #include "memory/extent.hpp"
 #include "tpu_test/card.hpp"
 
@@ -287,17 +287,16 @@ TEST_CASE("abort from another thread interrupts a long program", "[decoder]") {
     Program p{load_w(TPU_DT_BF16, 128, 128, 0, 256)};
     for (int i = 0; i < 20000; i++)
         p.push_back(matmul(TPU_DT_BF16, 4096, 128, 0, 256, 0, 512, TPU_F_ACCUMULATE));
-    std::thread aborter([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        tpu_engine_abort(card.engine());
-    });
-    auto start = std::chrono::steady_clock::now();
+    // Aborted once the LOAD_W is done and the MATMULs have started.
+    AbortWhenRunning aborter(card.engine(), 2);
     tpu_job_result r = card.run(space, p);
-    aborter.join();
+    const auto end = std::chrono::steady_clock::now();
+    aborter.job_ended();
+    REQUIRE(aborter.aborted());
     CHECK(r.status == TPU_ERR_ABORTED);
     CHECK(r.error_pc >= 1);
     CHECK(r.error_pc < p.size());
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    CHECK(end - aborter.abort_time() < std::chrono::seconds(5));
     tpu_engine_reset(card.engine());
     CHECK(card.run(space, Program{halt()}).status == TPU_ERR_NONE);
 }

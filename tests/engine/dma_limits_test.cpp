@@ -39,7 +39,9 @@ struct LimitCase {
 };
 
 // Host memory whose every access by the engine takes kAccessDelay while slow is set, so a DMA of
-// thousands of rows runs for seconds: time for another thread's abort to land inside it.
+// thousands of rows runs for seconds. With hold_at set, the access of that number (of reads, or
+// of writes for hold_writes) waits until abort_sent: another thread's abort lands inside the DMA
+// whatever the host's speed.
 struct SlowMemory {
     static constexpr auto kAccessDelay = std::chrono::milliseconds(1);
 
@@ -47,11 +49,21 @@ struct SlowMemory {
         auto *self = static_cast<SlowMemory *>(opaque);
         if (self->slow.load())
             std::this_thread::sleep_for(kAccessDelay);
+        if (is_write == self->hold_writes &&
+            (is_write ? self->writes : self->reads).fetch_add(1) + 1 == self->hold_at) {
+            self->held = true;
+            self->held.notify_all();
+            self->abort_sent.wait(false);
+        }
         return HostMemory::phys_rw(&self->mem, addr, buf, len, is_write);
     }
 
     HostMemory &mem;
     std::atomic<bool> slow{true};
+    uint64_t hold_at = 0; // 0: never
+    bool hold_writes = false;
+    std::atomic<uint64_t> reads{0}, writes{0};
+    std::atomic<bool> held{false}, abort_sent{false};
 };
 
 // A default-sized card (16 MiB unified buffer) on SlowMemory. The Card provides the context
@@ -86,14 +98,20 @@ struct SlowCard {
         return r;
     }
 
-    // Runs p while another thread calls tpu_engine_abort after 200 ms; *late = how long the job
-    // went on after the abort request.
-    tpu_job_result run_aborted(const Program &p, std::chrono::steady_clock::duration *late) {
+    // Runs p while another thread calls tpu_engine_abort once the job's read (or write, for
+    // writes) number `at` has started, which waits for it; *late = how long the job went on
+    // after the abort request.
+    tpu_job_result run_aborted(const Program &p, uint64_t at, bool writes,
+                               std::chrono::steady_clock::duration *late) {
+        memory.hold_at = at;
+        memory.hold_writes = writes;
         std::chrono::steady_clock::time_point abort_time;
         std::thread aborter([&] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            memory.held.wait(false);
             abort_time = std::chrono::steady_clock::now();
             tpu_engine_abort(engine.get());
+            memory.abort_sent = true;
+            memory.abort_sent.notify_all();
         });
         const tpu_job_result r = run(p);
         const auto end = std::chrono::steady_clock::now();
@@ -183,8 +201,9 @@ TEST_CASE("abort stops a long DMA_OUT between rows, after a prefix of them", "[d
     // accesses at 1 ms each.
     const Program p{dma_in(TPU_DT_INT8, 1, kRowBytes, kIn, 0, 0, 0),
                     dma_out(TPU_DT_INT8, kRows, kRowBytes, kOut, kRowBytes, 0, 0), halt()};
+    // Aborted at the DMA_OUT's 10th row.
     std::chrono::steady_clock::duration late;
-    const tpu_job_result r = card.run_aborted(p, &late);
+    const tpu_job_result r = card.run_aborted(p, 10, true, &late);
     CHECK(r.status == TPU_ERR_ABORTED);
     CHECK(r.error_pc == 1);
     CHECK(r.fault_addr == 0);
@@ -202,7 +221,8 @@ TEST_CASE("abort stops a long DMA_OUT between rows, after a prefix of them", "[d
     CHECK(std::all_of(out.begin() + done * kRowBytes, out.end(), [](uint8_t b) { return b == 0; }));
 }
 
-TEST_CASE("abort stops a long DMA_IN; what it wrote is cleared for the next job", "[dma][abort]") {
+TEST_CASE("abort stops a long DMA_IN, and what it wrote is cleared for the next job",
+          "[dma][abort]") {
     const uint32_t mode = GENERATE(from_range(std::begin(kModes), std::end(kModes)));
     CAPTURE(mode);
     SlowCard card(mode);
@@ -215,8 +235,10 @@ TEST_CASE("abort stops a long DMA_IN; what it wrote is cleared for the next job"
     // One host page into all 4096 rows of the 16 MiB unified buffer (the limit exactly): seconds
     // of accesses at 1 ms each.
     const Program p{dma_in(TPU_DT_INT8, 4096, kRowBytes, kIn, 0, 0, kRowBytes), halt()};
+    // Aborted at the job's 100th read: the program and its page walks take a few, the
+    // DMA_IN's rows the rest.
     std::chrono::steady_clock::duration late;
-    tpu_job_result r = card.run_aborted(p, &late);
+    tpu_job_result r = card.run_aborted(p, 100, false, &late);
     CHECK(r.status == TPU_ERR_ABORTED);
     CHECK(r.error_pc == 0);
     CHECK(r.fault_addr == 0);

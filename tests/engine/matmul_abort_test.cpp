@@ -2,14 +2,15 @@
 // An abort request stops a long MATMUL part-way in both engine modes: the fast kernels check
 // between blocks of rows, the cycle-accurate array every few hundred simulated cycles. The
 // MATMULs below (accumulator rows overlapping, so one pass per row) would take the simulated
-// array the better part of an hour each, and the fast kernels a good fraction of a second each.
+// array the better part of an hour each, and the fast kernels a good fraction of a second each;
+// the abort is sent once the first MATMUL has started (AbortWhenRunning), not after a sleep.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <iterator>
-#include <thread>
 
+#include "abort_when_running.hpp"
 #include "rig.hpp"
 
 using namespace tpu::test;
@@ -29,18 +30,16 @@ TEST_CASE("abort from another thread stops a long MATMUL", "[mxu][abort]") {
     for (int i = 0; i < 64; i++)
         p.push_back(matmul(TPU_DT_FP32, 65535, 128, 0, 0, 0, 0, TPU_F_ACCUMULATE));
     p.push_back(halt());
-    std::chrono::steady_clock::time_point abort_time;
-    std::thread aborter([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        abort_time = std::chrono::steady_clock::now();
-        tpu_engine_abort(card.engine());
-    });
+    // Aborted once the LOAD_W is done and the first MATMUL has started.
+    AbortWhenRunning aborter(card.engine(), 2);
     const tpu_job_result r = card.run(space, p);
     const auto end = std::chrono::steady_clock::now();
-    aborter.join();
+    aborter.job_ended();
+    REQUIRE(aborter.aborted());
     REQUIRE(r.status == TPU_ERR_ABORTED);
     CHECK(r.error_pc >= 1);
-    CHECK(end - abort_time < std::chrono::seconds(1));
+    CHECK(r.macs < 64ull * 65535 * 128 * 128); // part-way
+    CHECK(end - aborter.abort_time() < std::chrono::seconds(1));
 
     // The card is usable again after a reset.
     tpu_engine_reset(card.engine());

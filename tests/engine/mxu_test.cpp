@@ -1,22 +1,29 @@
 // SPDX-License-Identifier: MIT
 // The matrix unit in isolation: every row-kernel set this CPU supports (AMX, AVX-512, AVX2+FMA,
 // scalar) against the reference, including ACCUMULATE chains; the fast functional mode against
-// the cycle-accurate systolic array, bit for bit and with the documented cycle counts; and that
-// the AMX set is offered only where the process can run AMX.
+// the cycle-accurate systolic array, bit for bit and with the documented cycle counts; that
+// the AMX set is offered only where the process can run AMX, and that every set the CPU's flags
+// call for is offered (none dropped by a failed start-up check).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include "compare.hpp"
 #include "executor/cycle_model.hpp"
 #include "mxu/bf16_numerics.hpp"
 #include "mxu/kernels/amx.hpp"
+#include "mxu/kernels/check.hpp"
 #include "mxu/mxu.hpp"
 #include "mxu/systolic_array.hpp"
 #include "mxu/weight_tile.hpp"
@@ -121,7 +128,7 @@ TEST_CASE("every supported row-kernel set matches the reference", "[mxu]") {
     std::mt19937_64 rng(11);
     ThreadPool pool(2);
     std::atomic<bool> abort{false};
-    for (const RowKernels *kernels : supported_row_kernels()) {
+    for (const RowKernels *kernels : cpu_row_kernels()) {
         FastMxu mxu(pool, *kernels);
         for (MxuType type : {MxuType::Int8, MxuType::Bf16}) {
             // n covers the wide blocks, single vectors and a masked tail of every kernel set.
@@ -159,7 +166,7 @@ TEST_CASE("every kernel set computes fp32 chains exactly, rows in place or packe
     std::uniform_real_distribution<float> value(-2.0f, 2.0f);
     ThreadPool pool(2);
     std::atomic<bool> abort{false};
-    for (const RowKernels *kernels : supported_row_kernels()) {
+    for (const RowKernels *kernels : cpu_row_kernels()) {
         FastMxu mxu(pool, *kernels);
         for (auto [m, k, n, offset, group] : {std::tuple{200u, 2304u, 128u, 0u, 0u},
                                               {100u, 300u, 70u, 2u, 0u},
@@ -214,7 +221,7 @@ TEST_CASE("every kernel set stores NaN results as the canonical NaN", "[mxu]") {
         const uint16_t v = specials[j % std::size(specials)];
         std::memcpy(&op.w[2 * (uint64_t(rng() % k) * n + j)], &v, 2);
     }
-    for (const RowKernels *kernels : supported_row_kernels()) {
+    for (const RowKernels *kernels : cpu_row_kernels()) {
         CAPTURE(kernels->name);
         FastMxu mxu(pool, *kernels);
         WeightTile tile(k, n);
@@ -361,19 +368,27 @@ TEST_CASE("bf16 step model matches measured vdpbf16ps results", "[mxu]") {
     }
 }
 
-TEST_CASE("the AMX kernel set is offered only where the process can run AMX", "[mxu][amx]") {
-    // The CPU's flags as the kernel reports them: without all three, no AMX.
+// The CPU's feature flags as the kernel reports them in /proc/cpuinfo (not through the
+// engine's own detection).
+namespace {
+std::set<std::string> cpu_flags() {
     std::ifstream cpuinfo("/proc/cpuinfo");
     std::string line;
-    bool flags_have_amx = false;
-    while (std::getline(cpuinfo, line)) {
+    while (std::getline(cpuinfo, line))
         if (line.rfind("flags", 0) == 0) {
-            flags_have_amx = line.find(" amx_tile") != std::string::npos &&
-                             line.find(" amx_bf16") != std::string::npos &&
-                             line.find(" amx_int8") != std::string::npos;
-            break;
+            std::istringstream words(line.substr(line.find(':') + 1));
+            return {std::istream_iterator<std::string>(words),
+                    std::istream_iterator<std::string>()};
         }
-    }
+    return {};
+}
+} // namespace
+
+TEST_CASE("the AMX kernel set is offered only where the process can run AMX", "[mxu][amx]") {
+    // Without all three flags, no AMX.
+    const std::set<std::string> flags = cpu_flags();
+    const bool flags_have_amx =
+        flags.contains("amx_tile") && flags.contains("amx_bf16") && flags.contains("amx_int8");
     if (!flags_have_amx)
         CHECK_FALSE(amx_runnable());
     const std::vector<const RowKernels *> sets = supported_row_kernels();
@@ -385,4 +400,42 @@ TEST_CASE("the AMX kernel set is offered only where the process can run AMX", "[
     CHECK((tile.bf16_amx_pairs() != nullptr) == amx_runnable());
     if (!amx_runnable())
         WARN("this host cannot run AMX: the AMX kernels were compiled but not run");
+}
+
+TEST_CASE("every kernel set the CPU's flags call for is offered and passes its check", "[mxu]") {
+    // A set that failed its start-up check would be dropped from supported_row_kernels() and
+    // the card would fall back to a slower one with every test green: the sets the flags call
+    // for must all be there, in this order, and best_row_kernels() the first of them.
+    const std::set<std::string> flags = cpu_flags();
+    auto has = [&](std::initializer_list<const char *> names) {
+        return std::all_of(names.begin(), names.end(),
+                           [&](const char *name) { return flags.contains(name); });
+    };
+    std::vector<std::string> expected;
+    if (has({"amx_tile", "amx_bf16", "amx_int8", "avx512f"}) && amx_runnable())
+        expected.push_back("amx");
+    if (has({"avx512f", "avx512_vnni", "avx512_bf16"}))
+        expected.push_back("avx512-bf16");
+    if (has({"avx512f", "avx512_vnni"}))
+        expected.push_back("avx512-vnni");
+    if (has({"avx512f"}))
+        expected.push_back("avx512");
+    if (has({"avx2", "fma"}))
+        expected.push_back("avx2");
+    expected.push_back("scalar");
+    auto names = [](const std::vector<const RowKernels *> &sets) {
+        std::vector<std::string> out;
+        for (const RowKernels *set : sets)
+            out.push_back(set->name);
+        return out;
+    };
+    CHECK(names(cpu_row_kernels()) == expected);
+    CHECK(names(supported_row_kernels()) == expected);
+    for (const RowKernels *set : cpu_row_kernels()) {
+        CAPTURE(set->name);
+        CHECK(kernels_match_model(*set));
+    }
+    const char *forced = std::getenv("TPU_ENGINE_KERNELS");
+    if (!forced || !*forced)
+        CHECK(best_row_kernels().name == expected.front());
 }

@@ -36,7 +36,7 @@ TEST_CASE("cost formulas", "[timeline]") {
     CHECK(cycles::vpu(129) == 2);
 }
 
-TEST_CASE("independent units overlap; one unit runs its instructions in order", "[timeline]") {
+TEST_CASE("independent units overlap, and one unit runs its instructions in order", "[timeline]") {
     Timeline t;
     CHECK(t.schedule(on(kUnitDma, 10)) == 0);
     CHECK(t.schedule(on(kUnitVpu, 4)) == 1);  // other unit, no shared bytes: next cycle
@@ -46,7 +46,7 @@ TEST_CASE("independent units overlap; one unit runs its instructions in order", 
     CHECK(t.stall_cycles() == 8);
 }
 
-TEST_CASE("RAW, WAR and WAW on overlapping bytes wait; disjoint bytes do not", "[timeline]") {
+TEST_CASE("RAW, WAR and WAW on overlapping bytes wait, disjoint bytes do not", "[timeline]") {
     Timeline t;
     t.schedule(on(kUnitDma, 10).add(Space::Ub, 0, 100, true)); // 0 .. 10
     SECTION("read after write") {

@@ -8,9 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <iterator>
-#include <thread>
 #include <vector>
 
+#include "abort_when_running.hpp"
 #include "rig.hpp"
 #include "vpu/vpu.hpp"
 
@@ -115,22 +115,16 @@ TEST_CASE("abort from another thread stops a long VPU instruction", "[vpu][abort
     const PoolShape s = pool_shape(256, 256, 256, TPU_POOL_MAX_WINDOW, TPU_POOL_MAX_WINDOW);
     const Program p{dma_in(TPU_DT_INT8, 1, 4096, kIn, 0, 0, 0),
                     pool(TPU_DT_INT8, TPU_POOL_MAX, s, 0, 0, kDst, 0), halt()};
-    std::atomic<bool> aborted{false};
-    std::chrono::steady_clock::time_point abort_time;
-    std::thread aborter([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        abort_time = std::chrono::steady_clock::now();
-        aborted = true;
-        tpu_engine_abort(card.engine());
-    });
+    // Aborted once the DMA_IN is done and the POOL has started.
+    AbortWhenRunning aborter(card.engine(), 2);
     tpu_job_result r = card.run(space, p);
     const auto end = std::chrono::steady_clock::now();
-    aborter.join();
-    REQUIRE(aborted);
+    aborter.job_ended();
+    REQUIRE(aborter.aborted());
     CHECK(r.status == TPU_ERR_ABORTED);
     CHECK(r.error_pc == 1);
     CHECK(r.fault_addr == 0);
-    CHECK(end - abort_time < std::chrono::seconds(1));
+    CHECK(end - aborter.abort_time() < std::chrono::seconds(1));
 
     // The POOL had written part of its output; the next job must not see it.
     tpu_engine_reset(card.engine());

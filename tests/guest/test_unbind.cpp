@@ -189,8 +189,8 @@ TEST_CASE("unbinding tpu.ko under an open file ends its jobs and binds again", "
                               .halt()
                               .finish(),
                           {&data});
-        // Let the busy job reach the card.
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        // Until the busy job has reached the card.
+        REQUIRE(uapi::wait_card_busy());
 
         raw::unbind_driver(card);
         CHECK_FALSE(std::filesystem::exists(card + "/driver"));

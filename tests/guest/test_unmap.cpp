@@ -60,7 +60,7 @@ TEST_CASE("a buffer freed under a job that writes it is never written once freed
         // The job does not list the buffer: it holds no reference to it.
         job = std::make_unique<fences::FencedJob>(device, write_loop(addr, 4000),
                                                   std::vector<const tpurt::Buffer *>{});
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        REQUIRE(uapi::wait_card_busy()); // on the card, not only queued
         REQUIRE(fences::fence_status(job->sync_file(), 0) == 0);
     } // unmapped and closed: the BO is freed while the job runs
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <sys/mman.h>
@@ -103,6 +104,20 @@ std::string debugfs_dir() {
         throw std::runtime_error("/sys/class/accel/accel0/device: no card");
     const std::string device(target, std::size_t(n));
     return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
+}
+
+bool wait_card_busy(unsigned timeout_ms) {
+    const std::string status = debugfs_dir() + "/status";
+    for (unsigned ms = 0; ms < timeout_ms; ms++) {
+        std::ifstream in(status);
+        std::string line;
+        while (std::getline(in, line))
+            if (line.rfind("status: ", 0) == 0 &&
+                (std::stoul(line.substr(8), nullptr, 0) & TPU_STATUS_BUSY))
+                return true;
+        usleep(1000);
+    }
+    return false;
 }
 
 } // namespace uapi

@@ -55,4 +55,9 @@ int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
 // debugfs if needed; throws std::runtime_error if accel0 has no device.
 std::string debugfs_dir();
 
+// Waits until accel0's card is executing a job (TPU_STATUS_BUSY in its debugfs status), polling
+// every millisecond for up to timeout_ms: a test that needs a job running on the card waits for
+// it instead of sleeping a fixed time. False if the card never was busy.
+bool wait_card_busy(unsigned timeout_ms = 30000);
+
 } // namespace uapi

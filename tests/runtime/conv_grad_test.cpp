@@ -3,8 +3,8 @@
 // engine with strides, padding and dilation: bit for bit reference_conv2d() of the lowered
 // operands (reference_conv2d_input_grad / _weight_grad: dy spread out, the kernel flipped,
 // transposed and dilated, x and dy permuted, the dilated taps picked, by plain loops), in fp32,
-// bf16 and int8 (into int32), the lowering's shapes against the formulas; and in fp32 against
-// central finite differences of a direct double-precision convolution (the loss
+// bf16 and int8 (into int32), the lowering's shapes against the formulas; and, every type on
+// both cards, against central finite differences of a direct double-precision convolution (the loss
 // sum(dy conv(x, w)) is linear, so the differences are the exact gradient up to double
 // rounding). Odd sizes, C and F not multiples of 8, a small card that tiles everything.
 #include "engine_runner.hpp"
@@ -90,10 +90,21 @@ Bytes bytes_of(DType type, const std::vector<float> &v) {
     }
     return out;
 }
-std::vector<float> floats_of(const Bytes &b) {
-    std::vector<float> v(b.size() / 4);
-    std::memcpy(v.data(), b.data(), b.size());
-    return v;
+// The results (fp32, or int32 for int8 operands) as doubles.
+std::vector<double> results_of(DType type, const Bytes &b) {
+    std::vector<double> out(b.size() / 4);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (type == DType::Int8) {
+            std::int32_t v;
+            std::memcpy(&v, &b[4 * i], 4);
+            out[i] = v;
+        } else {
+            float v;
+            std::memcpy(&v, &b[4 * i], 4);
+            out[i] = v;
+        }
+    }
+    return out;
 }
 
 Bytes card_input_grad(const tpu_engine_config &cfg, DType type, const Case &k,
@@ -199,17 +210,21 @@ TEST_CASE("convolution gradients with strides, padding and dilation", "[conv2d][
     const Bytes dyb = bytes_of(type, dy);
     REQUIRE(dx == tpurt::reference_conv2d_input_grad(p, dyb, bytes_of(type, w)));
     REQUIRE(dw == tpurt::reference_conv2d_weight_grad(p, bytes_of(type, x), dyb));
-    if (type != DType::Fp32 || &cfg != &big)
-        return;
-    // fp32 sums of at most a few hundred products of values below 2 in magnitude: 1e-4.
-    const auto near = [](const std::vector<float> &got, const std::vector<double> &want) {
+    // The reference above is built on the lowering under test, so every type on both cards is
+    // also held against the gradient's definition. fp32 sums (bf16 operands too) of at most a
+    // few hundred products of values below 2 in magnitude: 1e-4; int8 into int32 is exact.
+    const auto near = [&](const std::vector<double> &got, const std::vector<double> &want) {
+        REQUIRE(got.size() == want.size());
         for (std::size_t i = 0; i < got.size(); ++i) {
             CAPTURE(i, got[i], want[i]);
-            REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4 * (1 + std::fabs(want[i])));
+            if (type == DType::Int8)
+                REQUIRE(got[i] == want[i]);
+            else
+                REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4 * (1 + std::fabs(want[i])));
         }
     };
-    near(floats_of(dx), finite_differences(x, [&] { return loss(k, x, w, dy); }));
-    near(floats_of(dw), finite_differences(w, [&] { return loss(k, x, w, dy); }));
+    near(results_of(type, dx), finite_differences(x, [&] { return loss(k, x, w, dy); }));
+    near(results_of(type, dw), finite_differences(w, [&] { return loss(k, x, w, dy); }));
 }
 
 TEST_CASE("convolution gradients refuse what they cannot lower, saying why", "[conv2d][errors]") {

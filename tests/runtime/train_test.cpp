@@ -2,10 +2,11 @@
 // train_test.cpp - the training ops' programs (train_compiler.hpp) run on the engine: softmax,
 // log-softmax and the softmax cross-entropy against double-precision formulas; the activation
 // gradients against their derivatives; SGD with momentum and Adam bit for bit against the same
-// binary32 steps on the host; the pooling gradients (any windows and strides) bit for bit
-// against reference_pool_grad(); and every gradient against central finite differences of the
-// card's own forward computation (fp32 on the card; tolerances stated at each check). Shapes
-// include 1 x 1, single rows, odd sizes and tiles and programs split over a small card.
+// binary32 steps on the host, with hyperparameters worked out by hand; the pooling gradients
+// (any windows and strides) bit for bit against reference_pool_grad(); and every gradient
+// against central finite differences of the card's own forward computation (fp32 on the card;
+// tolerances stated at each check). Shapes include 1 x 1, single rows, odd sizes and tiles and
+// programs split over a small card.
 #include "engine_runner.hpp"
 
 #include <tpu_test/card.hpp>
@@ -17,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -301,6 +303,17 @@ void host_adam(std::vector<float> &w, std::vector<float> g, std::vector<float> &
     }
 }
 
+// Adam's hyperparameters for lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f,
+// weight_decay = 1e-4f at steps 1-3, worked out by hand (train_compiler.hpp: c1 = lr / (1 -
+// b1^t), c2 = 1 / sqrt(1 - b2^t), from the binary32 values of lr, b1, b2, to 50 digits, rounded
+// once), not by tpurt::adam_hyperparameters, the code under test.
+std::array<float, 8> hand_adam_hyperparameters(int step) {
+    constexpr float c1[] = {0.009999997913837433f, 0.005263156723231077f, 0.0036900362465530634f};
+    constexpr float c2[] = {31.62298011779785f, 22.36641502380371f, 18.26666831970215f};
+    return {c1[step - 1], 0.9f, 0.10000002384185791f, 0.999f, 0.0009999871253967285f, c2[step - 1],
+            1e-8f,        1e-4f};
+}
+
 std::vector<float> bf16_of(const std::vector<std::uint16_t> &packed, std::size_t n) {
     std::vector<float> out(n);
     for (std::size_t i = 0; i < n; ++i)
@@ -336,10 +349,15 @@ TEST_CASE("SGD with momentum and Adam equal their binary32 steps, bf16 copy incl
         auto out = run_fp32_on_engine(cfg, programs,
                                       {w, g, m, v, std::vector<float>(hp.begin(), hp.end()),
                                        std::vector<float>((n + 1) / 2)});
+        // The host steps take the hyperparameters worked out by hand; the card those of the
+        // code under test, which must be the same.
+        const std::array<float, 8> hand =
+            adam ? hand_adam_hyperparameters(step) : std::array<float, 8>{0.05f, 0.9f, 1e-4f};
+        CHECK(hp == hand);
         if (adam)
-            host_adam(w, g, m, v, hp);
+            host_adam(w, g, m, v, hand);
         else
-            host_sgd(w, g, m, hp);
+            host_sgd(w, g, m, hand);
         REQUIRE(out[0] == w);
         REQUIRE(out[2] == m);
         if (adam)

@@ -11,15 +11,24 @@ mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /tmp /job && mount -t devpts devpts /dev/pts && mount -t tmpfs tmp /tmp
 echo 0 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
 
+# Kernel reports that fail the run: warnings, oopses, and the memory checks run-in-vm.sh turns
+# on (SLUB: "BUG <cache>: Poison overwritten", "Redzone", ...; page poisoning: "pagealloc: memory
+# corruption"; KFENCE: "BUG: KFENCE:"; DEBUG_LIST: "list_add corruption"; hardened usercopy;
+# a task blocked for 120 s).
+reports='WARNING:|BUG:|BUG [a-zA-Z]|Oops|Call Trace:|general protection|KASAN|UBSAN|KFENCE|corruption|Poison overwritten|Redzone|Object padding|Freepointer|usercopy:|stack-protector|blocked for more than'
 finish() {
 	rc=$1
-	if dmesg | grep -E -q 'WARNING:|BUG:|BUG [a-z]|Oops|Call Trace:|general protection|KASAN|UBSAN'; then
-		echo "tpu-vm: the kernel log shows a warning or oops:"
-		dmesg | grep -E -B2 -A20 'WARNING:|BUG:|BUG [a-z]|Oops|Call Trace:|general protection' | head -n 80
+	if dmesg | grep -E -q "$reports"; then
+		echo "tpu-vm: the kernel log shows a warning, oops or memory check report:"
+		dmesg | grep -E -B2 -A20 "$reports" | head -n 80
 		[ "$rc" -eq 0 ] && rc=99
 	fi
 	echo "TPU-VM-EXIT rc=$rc"
-	printf "\\$(printf %03o "$rc")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+	# QEMU exits with (code << 1) | 1 in 8 bits: 128 would read as 0, so 127 stands for 127-255
+	# (run-in-vm.sh takes the full status from the line above).
+	port=$rc
+	[ "$port" -le 127 ] || port=127
+	printf "\\$(printf %03o "$port")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
 	poweroff -f
 }
 

@@ -18,6 +18,8 @@
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
 #                      (in the initramfs), and TPU_DATASETS=/datasets exported to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
+#   --smp N            N virtual CPUs (default 1): the driver's interrupt handler and ioctls on
+#                      several CPUs at once
 #   --append "ARGS"    more guest kernel arguments (e.g. "swiotlb=131072,force")
 #   --out DIR          share the existing host directory DIR read-write at the same path in the
 #                      guest (the source tree is read-only there): where guest commands write
@@ -34,6 +36,7 @@ interactive=0
 driver=1
 driver_args=
 cards=1
+smp=1
 extra=()
 forwards=()
 datasets=0
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
 		forwards+=("$2"); shift 2 ;;
 	--datasets) datasets=1; shift ;;
 	--cards) cards=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
 	--append) kernel_args=$2; shift 2 ;;
 	--out)
 		[ -d "$2" ] || { echo "run-in-vm: --out $2 is not a directory" >&2; exit 2; }
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --cards needs a number >= 1, not '$cards'" >&2; exit 2; }
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --smp needs a number >= 1, not '$smp'" >&2; exit 2; }
 [ $interactive -eq 1 ] || [ $# -gt 0 ] || { echo "run-in-vm: no command given" >&2; exit 2; }
 [ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
 [ -f "$kernel" ] || { echo "run-in-vm: no guest kernel at $kernel: run 'make deps'" >&2; exit 2; }
@@ -83,7 +88,15 @@ trap 'rm -rf "$job"' EXIT
 	echo
 } > "$job/run.sh"
 
-append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softlockup_panic=1 tpusrc=$src"
+# The memory checks Debian's 6.12 kernel offers (docs/architecture.md, "Testing layers"): SLUB
+# sanity checks, red zones, poisoning and owner tracking; freed pages poisoned and checked when
+# handed out again (pagealloc: memory corruption); KFENCE guarding a sample of allocations every
+# 20 ms (off by default). DEBUG_LIST, BUG_ON_DATA_CORRUPTION and HARDENED_USERCOPY are built in.
+# guest-init.sh fails the run on any of their reports.
+append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU page_poison=1"
+# no_timer_check: on a loaded host, TCG can be too slow for the kernel's IO-APIC timer check,
+# which then panics at boot ("IO-APIC + timer doesn't work").
+append+=" kfence.sample_interval=20 softlockup_panic=1 no_timer_check tpusrc=$src"
 [ $driver -eq 1 ] || append+=" tpunodriver"
 [ -z "$driver_args" ] || append+=" tpuargs=${driver_args// /,}"
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
@@ -91,7 +104,7 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ -z "$out_dir" ] || append+=" tpuout=$out_dir"
 [ -z "$kernel_args" ] || append+=" $kernel_args"
 
-args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
+args=(-accel tcg -cpu max -smp "$smp" -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
       -kernel "$kernel" -initrd "$initrd" -append "$append"
       -device isa-debug-exit,iobase=0xf4,iosize=0x04
@@ -124,10 +137,22 @@ if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	tail -n 30 "$log" >&2
 	exit 124
 fi
+# The guest reports its status twice: as a "TPU-VM-EXIT rc=N" line (N in full, 0-255) and
+# through isa-debug-exit, which makes QEMU exit with (code << 1) | 1 in 8 bits, so only codes
+# 0-127 survive the port: guest-init.sh sends min(N, 127). The line gives the status; the port
+# must agree with it.
+line_rc=$(sed -n 's/.*TPU-VM-EXIT rc=\([0-9]*\).*/\1/p' "$log" | tail -n1)
 if [ $((qrc & 1)) -eq 1 ]; then
 	rc=$((qrc >> 1))
-elif rc=$(sed -n 's/.*TPU-VM-EXIT rc=\([0-9]*\).*/\1/p' "$log" | tail -n1) && [ -n "$rc" ]; then
-	:
+	if [ -n "$line_rc" ]; then
+		if [ "$rc" -ne $((line_rc > 127 ? 127 : line_rc)) ]; then
+			echo "run-in-vm: the guest's exit port says $rc, its log rc=$line_rc; console log: $log" >&2
+			exit 125
+		fi
+		rc=$line_rc
+	fi
+elif [ -n "$line_rc" ]; then
+	rc=$line_rc
 else
 	echo "run-in-vm: the guest died without reporting (QEMU exit $qrc, panic?); console log: $log" >&2
 	tail -n 30 "$log" >&2

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // quantise_test.cpp - the int8 quantiser: per-channel scales, the rounding error bound of every
 // weight, calibration ranges, the quantised checkpoint's round trip and refusals, and the int8
-// network's logits (in the card's arithmetic) close to the fp32 network's.
+// network's logits (in the card's arithmetic) close to the fp32 network's; the requantisation
+// constants that card and reference share, against values worked out by hand.
 #include <tpu_data/error.hpp>
 #include <tpu_infer/network.hpp>
 #include <tpu_infer/reference.hpp>
@@ -14,7 +15,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -194,4 +197,41 @@ TEST_CASE("fp32 checkpoints: the input transform from the notes, bad notes refus
     c.tensors.erase(c.tensors.begin() + 1); // layer0.b
     CHECK_THROWS_WITH(tpu_infer::float_mlp_from_checkpoint(c, "f"),
                       Catch::Contains("has no tensor layer0.b"));
+}
+
+TEST_CASE("int8 requantisation constants equal the documented formula, worked by hand") {
+    // The card path and the CPU reference both take their constants from requantisation(), so
+    // their agreement cannot catch a wrong constant: here they are worked out by hand
+    // (reference.hpp: bias = b / (x_scale w_scale), mult = x_scale w_scale / next x_scale, or
+    // x_scale w_scale for the last layer), in powers of two so that every value is exact.
+    using tpu_infer::Int8LayerConstants;
+    Int8LayerConstants k = tpu_infer::requantisation(0.5f, {0.25f, 2.0f}, {1.0f, -3.0f}, 0.125f);
+    CHECK(k.bias == std::vector<float>{8.0f, -3.0f});
+    CHECK(k.mult == std::vector<float>{1.0f, 8.0f});
+    k = tpu_infer::requantisation(0.5f, {0.25f, 2.0f}, {1.0f, -3.0f}, std::nullopt);
+    CHECK(k.bias == std::vector<float>{8.0f, -3.0f});
+    CHECK(k.mult == std::vector<float>{0.125f, 1.0f});
+
+    // Each layer takes the next layer's x_scale; the last none. A CNN's last convolution takes
+    // the first dense layer's.
+    std::vector<tpu_infer::Int8Dense> layers(2);
+    layers[0].x_scale = 4.0f, layers[0].w_scale = {0.5f}, layers[0].b = {6.0f};
+    layers[1].x_scale = 0.25f, layers[1].w_scale = {8.0f}, layers[1].b = {1.0f};
+    k = tpu_infer::int8_constants(layers, 0);
+    CHECK(k.bias == std::vector<float>{3.0f});
+    CHECK(k.mult == std::vector<float>{8.0f});
+    k = tpu_infer::int8_constants(layers, 1);
+    CHECK(k.bias == std::vector<float>{0.5f});
+    CHECK(k.mult == std::vector<float>{2.0f});
+    tpu_infer::Int8Cnn cnn;
+    cnn.convs.resize(2);
+    cnn.convs[0].x_scale = 1.0f, cnn.convs[0].w_scale = {0.5f}, cnn.convs[0].b = {1.0f};
+    cnn.convs[1].x_scale = 2.0f, cnn.convs[1].w_scale = {0.25f}, cnn.convs[1].b = {1.0f};
+    cnn.dense = layers;
+    k = tpu_infer::int8_conv_constants(cnn, 0);
+    CHECK(k.bias == std::vector<float>{2.0f});
+    CHECK(k.mult == std::vector<float>{0.25f});
+    k = tpu_infer::int8_conv_constants(cnn, 1);
+    CHECK(k.bias == std::vector<float>{2.0f});
+    CHECK(k.mult == std::vector<float>{0.125f});
 }

@@ -113,6 +113,14 @@ void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id);
  */
 void tpu_engine_abort(struct tpu_engine *eng);
 
+/*
+ * How many instructions jobs have started on this engine since it was created (fast mode
+ * counts a fused group of LOAD_W / MATMUL pairs once). Safe from any thread: a test waits for
+ * it to pass a job's first instructions before it calls tpu_engine_abort(), instead of
+ * sleeping and hoping the job is running by then.
+ */
+uint64_t tpu_engine_progress(struct tpu_engine *eng);
+
 /* Clears on-chip state (unified buffer, accumulators, weights) and any abort request. */
 void tpu_engine_reset(struct tpu_engine *eng);
 

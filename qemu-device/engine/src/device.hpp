@@ -86,6 +86,9 @@ class Device {
     const bool cycle_accurate;
     std::unique_ptr<SystolicArray> array;
     std::atomic<bool> abort_requested{false};
+    // Instructions (or fused groups of them) that jobs have started since creation: how a test
+    // knows that a job is under way before it aborts it (tpu_engine_progress()).
+    std::atomic<uint64_t> progress{0};
 };
 
 } // namespace tpu::engine

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The engine's C interface (tpu_engine.h): creation with configuration checks, context table,
-// job runs, TLB invalidation, abort and reset. No exception crosses this boundary.
+// job runs and their progress, TLB invalidation, abort and reset. No exception crosses this
+// boundary.
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -70,6 +71,10 @@ void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id) {
 
 void tpu_engine_abort(struct tpu_engine *eng) {
     eng->dev.abort_requested.store(true);
+}
+
+uint64_t tpu_engine_progress(struct tpu_engine *eng) {
+    return eng->dev.progress.load();
 }
 
 void tpu_engine_reset(struct tpu_engine *eng) {

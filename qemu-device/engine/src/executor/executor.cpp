@@ -104,6 +104,7 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
             f = make_fault(TPU_ERR_ABORTED);
             break;
         }
+        dev_.progress.fetch_add(1, std::memory_order_relaxed);
         if (pc_ == window_end_) {
             f = fetch_fault_.ok() ? fetch(program_addr, count, pc_) : fetch_fault_;
             if (!f.ok())

@@ -66,8 +66,13 @@ extern const RowKernels kAvx512Bf16RowKernels; // + AVX512-BF16; bf16 by vdpbf16
 extern const RowKernels kAmxRowKernels;        // AMX: int8 by tdpbssd, bf16 by tdpbf16ps
 #endif
 
-// The kernel sets this CPU can run and whose kernels pass the start-up check
-// (mxu/kernels/check.hpp), fastest first (the scalar set is always last).
+// The kernel sets this CPU can run, by its feature flags (and, for AMX, the process's
+// permission), fastest first; the scalar set is always last.
+std::vector<const RowKernels *> cpu_row_kernels();
+
+// Those of cpu_row_kernels() whose kernels pass the start-up check (mxu/kernels/check.hpp).
+// The tests run every set of cpu_row_kernels() and require this list to be the same, so a set
+// that fails its check fails the tests instead of being dropped silently.
 std::vector<const RowKernels *> supported_row_kernels();
 
 // The fastest kernel set for this CPU, or the one the environment's TPU_ENGINE_KERNELS names

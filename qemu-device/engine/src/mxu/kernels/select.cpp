@@ -21,12 +21,11 @@
 
 namespace tpu::engine {
 
-std::vector<const RowKernels *> supported_row_kernels() {
+std::vector<const RowKernels *> cpu_row_kernels() {
     std::vector<const RowKernels *> sets;
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (amx_runnable() && __builtin_cpu_supports("avx512f") &&
-        passes_check_in_child(kAmxRowKernels))
+    if (amx_runnable() && __builtin_cpu_supports("avx512f"))
         sets.push_back(&kAmxRowKernels);
     if (__builtin_cpu_supports("avx512f")) {
         if (__builtin_cpu_supports("avx512vnni")) {
@@ -38,9 +37,20 @@ std::vector<const RowKernels *> supported_row_kernels() {
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         sets.push_back(&kAvx2RowKernels);
-    std::erase_if(sets, [](const RowKernels *set) { return !kernels_match_model(*set); });
 #endif
     sets.push_back(&kScalarRowKernels);
+    return sets;
+}
+
+std::vector<const RowKernels *> supported_row_kernels() {
+    std::vector<const RowKernels *> sets = cpu_row_kernels();
+#if defined(__x86_64__)
+    std::erase_if(sets, [](const RowKernels *set) {
+        if (set == &kScalarRowKernels)
+            return false;
+        return set == &kAmxRowKernels ? !passes_check_in_child(*set) : !kernels_match_model(*set);
+    });
+#endif
     return sets;
 }
 
