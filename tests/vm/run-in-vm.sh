@@ -13,6 +13,9 @@
 #   --no-driver        do not load tpu.ko
 #   --driver-args "a=1 b=2"  module parameters for tpu.ko (e.g. "job_timeout_ms=1000")
 #   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
+#   --append "..."     extra guest kernel arguments (e.g. "intel_iommu=on")
+#   --monitor SOCKET   the QEMU monitor (HMP) on the UNIX socket SOCKET, for the host to drive
+#                      while the guest runs (e.g. device_del); default: no monitor
 #   --forward HOSTPORT:GUESTPORT  user networking (virtio-net, guest 10.0.2.15/24), with the
 #                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable)
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
@@ -34,6 +37,8 @@ driver=1
 driver_args=
 cards=1
 extra=()
+extra_append=
+monitor=none
 forwards=()
 datasets=0
 out_dir=
@@ -45,6 +50,8 @@ while [ $# -gt 0 ]; do
 	--no-driver) driver=0; shift ;;
 	--driver-args) driver_args=$2; shift 2 ;;
 	--qemu-args) read -r -a more <<<"$2"; extra+=("${more[@]}"); shift 2 ;;
+	--append) extra_append+=" $2"; shift 2 ;;
+	--monitor) monitor=unix:$2,server=on,wait=off; shift 2 ;;
 	--forward)
 		[[ $2 =~ ^[0-9]+:[0-9]+$ ]] || { echo "run-in-vm: --forward wants HOSTPORT:GUESTPORT, not '$2'" >&2; exit 2; }
 		forwards+=("$2"); shift 2 ;;
@@ -86,6 +93,7 @@ append="console=ttyS0 panic=-1 oops=panic loglevel=4 quiet slub_debug=FZPU softl
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 [ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
 [ -z "$out_dir" ] || append+=" tpuout=$out_dir"
+append+=$extra_append
 
 args=(-accel tcg -cpu max -smp 1 -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
@@ -111,7 +119,7 @@ fi
 
 mkdir -p "$(dirname "$log")"
 set +e
-timeout -k 10 "$timeout_s" "$qemu" "${args[@]}" -display none -serial stdio -monitor none \
+timeout -k 10 "$timeout_s" "$qemu" "${args[@]}" -display none -serial stdio -monitor "$monitor" \
 	</dev/null | tee "$log"
 qrc=${PIPESTATUS[0]}
 set -e
