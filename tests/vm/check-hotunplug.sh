@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Hot-unplug of a card while a vCPU reads its registers (issue 24, item 15): a q35 guest with two
+# Hot-unplug of a card while vCPUs read its registers (issue 24, item 15): a q35 guest with two
 # vCPUs and a card behind a PCIe root port; the guest (tests/vm/guest-hotunplug.sh) reads the
-# card's BAR0 through /dev/mem in a loop on one vCPU while the host sends `device_del` on the QEMU
-# monitor and the guest ejects the card on the other. An access looked up before the unplug may
+# card's BAR0 through /dev/mem in a loop on every vCPU but one while the host sends `device_del` on the
+# QEMU monitor and the guest ejects the card. An access looked up before the unplug may
 # reach the device after QEMU unrealized it: QEMU must neither crash nor hang, and the guest must
 # see the card go.
 #
