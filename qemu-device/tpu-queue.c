@@ -44,7 +44,10 @@ static void *tpu_map_ram(AddressSpace *as, uint64_t addr, hwaddr *plen,
     return ptr;
 }
 
-/* Whether this thread is already registered with RCU (the worker is). */
+/*
+ * Whether this thread is already registered with RCU (the worker and the
+ * main loop's thread are).
+ */
 static __thread bool tpu_thread_has_rcu;
 
 static bool tpu_rcu_enter(void)
@@ -337,6 +340,7 @@ void tpu_queue_bh(void *opaque)
     TPUJob job;
     bool retire;
 
+    tpu_thread_has_rcu = true;  /* QEMU registered the main loop's thread */
     qemu_mutex_lock(&s->lock);
     if (s->job_state == TPU_JOB_FINISHED) {
         job = s->job;
