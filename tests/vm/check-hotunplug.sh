@@ -32,8 +32,9 @@ import socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 s.sendall(b"device_del hot\n")
-time.sleep(1)
-print(s.recv(65536).decode(errors="replace").strip().splitlines()[-1:])
+time.sleep(2)
+for line in s.recv(65536).decode(errors="replace").splitlines():
+    print("monitor:", line.strip())
 PY
 fi
 status=0

@@ -33,7 +33,11 @@ echo "TPU-HOTUNPLUG-READY"
 i=0
 while [ -e "/sys/bus/pci/devices/$card" ]; do
 	i=$((i + 1))
-	[ $i -le 2400 ] || { echo "guest-hotunplug: $card still there after 240 s" >&2; exit 1; }
+	if [ $i -gt 1200 ]; then
+		echo "guest-hotunplug: $card still there after 120 s" >&2
+		dmesg | grep -i -E "pciehp|acpiphp|hotplug|slot|01:00" | tail -n 20 >&2
+		exit 1
+	fi
 	sleep 0.1
 done
 echo "guest-hotunplug: $card is gone"
