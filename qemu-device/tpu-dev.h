@@ -4,13 +4,20 @@
  * TPU card - state shared by the register front end (tpu.c) and the command
  * queue worker (tpu-queue.c).
  *
- * Locking: TPUState.lock guards every register, queue and worker field below
- * it. MMIO handlers run under the BQL and take the lock (order: BQL, then
- * lock). The worker never takes the BQL: it runs the engine with no lock held,
- * fetches ring entries and writes completion records (RAM only) with the lock
- * held so that a reset never races with them (and RUN_SEQNO names a job as
- * soon as it runs), and hands interrupts to a bottom half that delivers them
- * in the main loop.
+ * Locking: TPUState.lock guards every register, queue and job field below it.
+ * MMIO handlers and the bottom halves run under the BQL and take the lock
+ * (order: BQL, then lock). No DMA happens under the lock, and nothing that
+ * holds the BQL waits on the engine, whose host accesses may need the BQL
+ * (an IOMMU's translation may take it):
+ *   - the queue bottom half (tpu-queue.c), in the main loop, fetches ring
+ *     entries and retires jobs (completion records, HEAD, DONE_SEQ,
+ *     interrupts): a global reset, also under the BQL, never races with them;
+ *   - the worker thread only runs the engine on the job the bottom half handed
+ *     it (job_state) and hands the result back;
+ *   - the TLB thread carries out the posted TLB_INVAL writes, waiting for the
+ *     translations in use, and counts them in TLB_INVAL_DONE.
+ * A global reset under the BQL waits for the worker at most
+ * TPU_RESET_WAIT_MS (tpu.c).
  */
 
 #ifndef HW_MISC_TPU_DEV_H
@@ -56,12 +63,40 @@ typedef struct TPUQueue {
     uint64_t done_seq;
     uint32_t priority;
     /* Bumped when the ring is reprogrammed: old jobs keep off HEAD. */
-    uint32_t epoch;
+    uint64_t epoch;
     /* Bumped by QCTRL_RESET: the running job is dropped without a trace. */
-    uint32_t resets;
+    uint64_t resets;
     /* A QCTRL_RESET failed (x-queue-reset-fails): only a global reset helps. */
     bool reset_failed;
 } TPUQueue;
+
+/* Where the one job in flight is (TPUState.job). */
+typedef enum TPUJobState {
+    TPU_JOB_NONE,       /* none: the queue bottom half may fetch one */
+    TPU_JOB_QUEUED,     /* fetched, for the worker to run */
+    TPU_JOB_RUNNING,    /* the worker runs it on the engine, no lock held */
+    TPU_JOB_FINISHED,   /* ran, for the queue bottom half to retire */
+} TPUJobState;
+
+/* A job, from the fetch of its ring entry until it retires. */
+typedef struct TPUJob {
+    unsigned qid;
+    uint32_t slot;
+    uint32_t ring_size;
+    uint64_t epoch;
+    uint64_t resets;
+    uint64_t ring_base;
+    uint64_t compl_base;
+    uint64_t ctx_table;
+    uint64_t generation;
+    uint64_t seqno;
+    struct tpu_ring_entry entry;
+    struct tpu_job_result result;
+    const char *queue_fault;    /* ring or completion memory was unusable */
+} TPUJob;
+
+/* TLB_INVAL writes the TLB thread has not carried out yet, kept apart. */
+#define TPU_TLB_PENDING_MAX 16
 
 struct TPUState {
     PCIDevice parent_obj;
@@ -84,18 +119,26 @@ struct TPUState {
 
     struct tpu_engine *engine;
     QemuThread worker;
+    QemuThread tlb_thread;
     QEMUBH *irq_bh;
+    QEMUBH *queue_bh;       /* fetches and retires jobs in the main loop */
+    bool threads_started;
 
     QemuMutex lock;
     QemuCond work_cond;     /* the worker may have something to do */
-    QemuCond idle_cond;     /* the worker finished or dropped a job */
-    bool stopping;
-    bool job_running;       /* the worker owns a job outside the lock */
-    bool engine_dirty;      /* tpu_engine_reset() due before the next job */
-    int running_queue;      /* queue of the running job, -1 if none */
-    uint64_t running_seqno; /* its seqno (RUN_SEQNO), 0 if none */
+    QemuCond idle_cond;     /* the worker finished a job */
+    QemuCond tlb_cond;      /* a TLB_INVAL was written */
+    bool stopping;          /* the threads are to end (unrealize) */
+    bool stopped;           /* unrealized: registers read 0, writes ignored */
+    TPUJobState job_state;
+    TPUJob job;             /* valid unless job_state is TPU_JOB_NONE */
+    bool engine_dirty;      /* tpu_engine_reset() due after the worker's job */
     bool running_dropped;   /* a reset dropped it: RUN_QUEUE shows none */
     uint64_t generation;    /* bumped by a global reset: orphans the job */
+    uint32_t tlb_pending[TPU_TLB_PENDING_MAX]; /* contexts to invalidate */
+    unsigned tlb_pending_ctx;   /* entries of tlb_pending in use */
+    bool tlb_pending_all;       /* more than fit: invalidate everything */
+    uint32_t tlb_pending_writes;    /* TLB_INVAL writes not yet counted */
     unsigned next_queue;    /* round-robin start */
     uint32_t pending_irqs;  /* TPU_IRQ_* raised, not yet delivered */
 
@@ -118,6 +161,8 @@ void tpu_raise_irq(TPUState *s, uint32_t bits);
 /* tpu-queue.c */
 void tpu_worker_start(TPUState *s);
 void tpu_worker_stop(TPUState *s);
+void tpu_queue_bh(void *opaque);
+void tpu_tlb_invalidate_post(TPUState *s, uint32_t ctx_id);
 int tpu_dma_rw(void *opaque, uint64_t addr, void *buf, uint64_t len,
                bool is_write);
 void *tpu_dma_map(void *opaque, uint64_t addr, uint64_t len, bool is_write);

@@ -1,68 +1,69 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * TPU card - command queue worker. One thread per card fetches ring entries
- * from the active queues (highest QREG_PRIORITY first, round robin within a
- * priority), runs each job on the engine, writes its completion record and
- * retires it (HEAD, DONE_SEQ, counters, ERR_*, interrupts). It runs outside
- * the BQL; DMA goes through the PCI device's address space and reaches RAM
- * only.
+ * TPU card - command queues. The queue bottom half, in the main loop under
+ * the BQL, picks the next job from the active queues (highest QREG_PRIORITY
+ * first, round robin within a priority), fetches its ring entry and hands it
+ * to the worker thread, which runs it on the engine with no lock held; the
+ * bottom half then writes its completion record and retires it (HEAD,
+ * DONE_SEQ, counters, ERR_*, interrupts). The TLB thread carries out posted
+ * TLB_INVAL writes. DMA goes through the PCI device's address space and
+ * reaches RAM only, and never happens under TPUState.lock (tpu-dev.h).
  */
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/lockable.h"
 #include "qemu/log.h"
 #include "qemu/rcu.h"
+#include "exec/cpu-common.h"
 #include "exec/memory.h"
 #include "tpu-dev.h"
 
-/* A job as the worker holds it while the lock is dropped. */
-typedef struct TPUJob {
-    unsigned qid;
-    uint32_t slot;
-    uint32_t ring_size;
-    uint32_t epoch;
-    uint32_t resets;
-    uint64_t ring_base;
-    uint64_t compl_base;
-    uint64_t ctx_table;
-    uint64_t generation;
-    uint64_t seqno;
-    struct tpu_ring_entry entry;
-    struct tpu_job_result result;
-    const char *queue_fault;    /* ring or completion memory was unusable */
-} TPUJob;
+/*
+ * The card reaches RAM only: an access to anything else (MMIO, unassigned
+ * space, ROM for writes) fails. Each piece is checked and accessed through
+ * one translation: address_space_map() with MemTxAttrs.memory refuses to
+ * read anything but RAM into a bounce buffer, and a bounce buffer (what it
+ * returns for memory it cannot map directly) is refused here before anything
+ * is written through it. This keeps the engine's threads out of device
+ * callbacks, and so away from the BQL and from the card's own registers.
+ */
+static const MemTxAttrs tpu_dma_attrs = { .memory = 1 };
 
-/* Whether this thread is already registered with RCU (the worker is). */
-static __thread bool tpu_thread_has_rcu;
+static void *tpu_map_ram(AddressSpace *as, uint64_t addr, hwaddr *plen,
+                         bool is_write)
+{
+    ram_addr_t offset;
+    void *ptr = address_space_map(as, addr, plen, is_write, tpu_dma_attrs);
+
+    if (ptr && !qemu_ram_block_from_host(ptr, false, &offset)) {
+        address_space_unmap(as, ptr, *plen, is_write, 0);
+        ptr = NULL;
+    }
+    return ptr;
+}
 
 /*
- * The card reaches RAM only: any byte that maps to something else (MMIO,
- * unassigned space, ROM for writes) makes the whole access fail. This keeps
- * the worker out of device callbacks and so away from the BQL, which a
- * global reset holds while it waits for the worker.
+ * Whether this thread is already registered with RCU (the worker and the
+ * main loop's thread are).
  */
-static bool tpu_dma_is_ram(AddressSpace *as, uint64_t addr, uint64_t len,
-                           bool is_write)
+static __thread bool tpu_thread_has_rcu;
+
+static bool tpu_rcu_enter(void)
 {
-    if (addr + len < addr) {
+    if (tpu_thread_has_rcu) {
         return false;
     }
-    RCU_READ_LOCK_GUARD();
-    while (len) {
-        hwaddr xlat, plen = len;
-        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
-                                                   is_write,
-                                                   MEMTXATTRS_UNSPECIFIED);
-
-        if (!plen ||
-            !memory_access_is_direct(mr, is_write, MEMTXATTRS_UNSPECIFIED)) {
-            return false;
-        }
-        addr += plen;
-        len -= plen;
-    }
+    rcu_register_thread();
     return true;
+}
+
+static void tpu_rcu_leave(bool temporary)
+{
+    if (temporary) {
+        rcu_unregister_thread();
+    }
 }
 
 /*
@@ -74,51 +75,54 @@ int tpu_dma_rw(void *opaque, uint64_t addr, void *buf, uint64_t len,
                bool is_write)
 {
     TPUState *s = opaque;
-    PCIDevice *pdev = &s->parent_obj;
-    bool temporary_rcu = !tpu_thread_has_rcu;
-    MemTxResult res = MEMTX_DECODE_ERROR;
+    AddressSpace *as = pci_get_address_space(&s->parent_obj);
+    bool temporary_rcu = tpu_rcu_enter();
+    uint8_t *p = buf;
+    int ret = 0;
 
-    if (temporary_rcu) {
-        rcu_register_thread();
+    if (addr + len < addr) {
+        ret = -1;
     }
-    if (tpu_dma_is_ram(pci_get_address_space(pdev), addr, len, is_write)) {
-        res = is_write ? pci_dma_write(pdev, addr, buf, len)
-                       : pci_dma_read(pdev, addr, buf, len);
+    while (!ret && len) {
+        hwaddr plen = len;
+        void *ptr = tpu_map_ram(as, addr, &plen, is_write);
+
+        if (!ptr || !plen) {
+            ret = -1;
+            break;
+        }
+        if (is_write) {
+            memcpy(ptr, p, plen);
+        } else {
+            memcpy(p, ptr, plen);
+        }
+        address_space_unmap(as, ptr, plen, is_write, plen);
+        addr += plen;
+        p += plen;
+        len -= plen;
     }
-    if (temporary_rcu) {
-        rcu_unregister_thread();
-    }
-    return res == MEMTX_OK ? 0 : -1;
+    tpu_rcu_leave(temporary_rcu);
+    return ret;
 }
 
 /*
  * The engine's map callback (tpu_phys_map_fn): RAM only, like tpu_dma_rw(),
- * mapped with address_space_map(), which gives a direct pointer into guest
- * RAM and keeps its region referenced until tpu_dma_unmap(). NULL sends the
- * engine to tpu_dma_rw().
+ * a direct pointer into guest RAM whose region stays referenced until
+ * tpu_dma_unmap(). NULL sends the engine to tpu_dma_rw().
  */
 void *tpu_dma_map(void *opaque, uint64_t addr, uint64_t len, bool is_write)
 {
     TPUState *s = opaque;
     AddressSpace *as = pci_get_address_space(&s->parent_obj);
-    bool temporary_rcu = !tpu_thread_has_rcu;
+    bool temporary_rcu = tpu_rcu_enter();
     hwaddr plen = len;
-    void *ptr = NULL;
+    void *ptr = tpu_map_ram(as, addr, &plen, is_write);
 
-    if (temporary_rcu) {
-        rcu_register_thread();
+    if (ptr && plen < len) {
+        address_space_unmap(as, ptr, plen, is_write, 0);
+        ptr = NULL;
     }
-    if (tpu_dma_is_ram(as, addr, len, is_write)) {
-        ptr = address_space_map(as, addr, &plen, is_write,
-                                MEMTXATTRS_UNSPECIFIED);
-        if (ptr && plen < len) {
-            address_space_unmap(as, ptr, plen, is_write, 0);
-            ptr = NULL;
-        }
-    }
-    if (temporary_rcu) {
-        rcu_unregister_thread();
-    }
+    tpu_rcu_leave(temporary_rcu);
     return ptr;
 }
 
@@ -130,16 +134,11 @@ void *tpu_dma_map(void *opaque, uint64_t addr, uint64_t len, bool is_write)
 void tpu_dma_unmap(void *opaque, void *ptr, uint64_t len, bool is_write)
 {
     TPUState *s = opaque;
-    bool temporary_rcu = !tpu_thread_has_rcu;
+    bool temporary_rcu = tpu_rcu_enter();
 
-    if (temporary_rcu) {
-        rcu_register_thread();
-    }
     address_space_unmap(pci_get_address_space(&s->parent_obj), ptr, len,
                         is_write, is_write ? len : 0);
-    if (temporary_rcu) {
-        rcu_unregister_thread();
-    }
+    tpu_rcu_leave(temporary_rcu);
 }
 
 static bool tpu_queue_has_work(const TPUQueue *q)
@@ -207,7 +206,7 @@ static bool tpu_ring_entry_valid(const struct tpu_ring_entry *e)
     return true;
 }
 
-/* Lock held: a reset cannot slip in between its checks and this write. */
+/* Queue bottom half, no lock held. */
 static void tpu_write_completion(TPUState *s, TPUJob *job)
 {
     const struct tpu_job_result *r = &job->result;
@@ -229,10 +228,7 @@ static void tpu_write_completion(TPUState *s, TPUJob *job)
     }
 }
 
-/*
- * Fetches the job's ring entry (RAM only, like a completion record); lock
- * held, so RUN_SEQNO names the job as soon as RUN_QUEUE says it runs.
- */
+/* Fetches the job's ring entry; queue bottom half, no lock held. */
 static void tpu_fetch_job(TPUState *s, TPUJob *job)
 {
     uint64_t addr = job->ring_base + (uint64_t)job->slot * sizeof(job->entry);
@@ -244,15 +240,12 @@ static void tpu_fetch_job(TPUState *s, TPUJob *job)
     job->seqno = le64_to_cpu(job->entry.seqno);
 }
 
-/* Validates and runs the fetched ring entry; no lock held. */
+/* Validates and runs the fetched ring entry; worker, no lock held. */
 static void tpu_run_job(TPUState *s, TPUJob *job)
 {
     const struct tpu_ring_entry e = job->entry;
     uint32_t ctx_id;
 
-    if (job->queue_fault) {
-        return;
-    }
     ctx_id = le32_to_cpu(e.ctx_id);
     if (!tpu_ring_entry_valid(&e)) {
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -287,20 +280,25 @@ static void tpu_count_job(TPUState *s, const struct tpu_job_result *r)
 
 /*
  * Retires a job of the current generation: completion record, HEAD,
- * DONE_SEQ, counters, ERR_*, interrupt; lock held. A job whose queue was
- * reset (QCTRL_RESET) while it ran leaves no trace but its work counters.
+ * DONE_SEQ, counters, ERR_*, interrupt; queue bottom half, no lock held. The
+ * BQL keeps the registers as they are between the completion write and the
+ * updates. A job whose queue was reset (QCTRL_RESET) while it ran leaves no
+ * trace but its work counters.
  */
 static void tpu_retire_job(TPUState *s, TPUJob *job)
 {
     TPUQueue *q = &s->queues[job->qid];
     const struct tpu_job_result *r = &job->result;
+    bool dropped = q->resets != job->resets;
 
-    tpu_count_job(s, r);
-    if (q->resets != job->resets) {
-        return;
-    }
-    if (!job->queue_fault) {
+    if (!dropped && !job->queue_fault) {
         tpu_write_completion(s, job);   /* sets queue_fault on failure */
+    }
+
+    QEMU_LOCK_GUARD(&s->lock);
+    tpu_count_job(s, r);
+    if (dropped) {
+        return;
     }
     if (job->queue_fault) {
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -313,8 +311,9 @@ static void tpu_retire_job(TPUState *s, TPUJob *job)
         return;
     }
 
-    if (q->epoch == job->epoch) {
-        q->head = (job->slot + 1) & (job->ring_size - 1);
+    /* The same epoch means the same ring: the slot is below its size. */
+    if (q->epoch == job->epoch && job->slot < q->ring_size) {
+        q->head = (job->slot + 1) & (q->ring_size - 1);
     }
     q->done_seq = job->seqno;
     if (r->status == TPU_ERR_NONE) {
@@ -329,6 +328,50 @@ static void tpu_retire_job(TPUState *s, TPUJob *job)
     }
 }
 
+/*
+ * The queue bottom half (BQL held): retires the job the worker finished and
+ * hands it the next one. Only the worker touches the job meanwhile, and only
+ * its result and job_state, under the lock; everything else changes under
+ * the BQL, so the lock is dropped for the DMA.
+ */
+void tpu_queue_bh(void *opaque)
+{
+    TPUState *s = opaque;
+    TPUJob job;
+    bool retire;
+
+    tpu_thread_has_rcu = true;  /* QEMU registered the main loop's thread */
+    qemu_mutex_lock(&s->lock);
+    if (s->job_state == TPU_JOB_FINISHED) {
+        job = s->job;
+        retire = job.generation == s->generation;
+        s->job_state = TPU_JOB_NONE;
+        s->running_dropped = false;
+        qemu_mutex_unlock(&s->lock);
+        if (retire) {
+            tpu_retire_job(s, &job);
+        }
+        qemu_mutex_lock(&s->lock);
+    }
+    while (!s->stopped && s->job_state == TPU_JOB_NONE && !s->engine_dirty &&
+           tpu_next_job(s, &job)) {
+        qemu_mutex_unlock(&s->lock);
+        tpu_fetch_job(s, &job);
+        if (job.queue_fault) {
+            tpu_retire_job(s, &job);
+            qemu_mutex_lock(&s->lock);
+            continue;
+        }
+        qemu_mutex_lock(&s->lock);
+        s->job = job;
+        s->job_state = TPU_JOB_QUEUED;
+        s->running_dropped = false;
+        s->status |= TPU_STATUS_BUSY;
+        qemu_cond_signal(&s->work_cond);
+    }
+    qemu_mutex_unlock(&s->lock);
+}
+
 static void *tpu_worker_thread(void *opaque)
 {
     TPUState *s = opaque;
@@ -339,36 +382,30 @@ static void *tpu_worker_thread(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     while (!s->stopping) {
-        if (s->engine_dirty) {
-            /* A global reset found us running an orphaned job. */
-            tpu_engine_reset(s->engine);
-            s->engine_dirty = false;
-            s->status |= TPU_STATUS_READY;
-            continue;
-        }
-        if (!tpu_next_job(s, &job)) {
+        if (s->job_state != TPU_JOB_QUEUED) {
             qemu_cond_wait(&s->work_cond, &s->lock);
             continue;
         }
-        tpu_fetch_job(s, &job);
-        s->job_running = true;
-        s->running_queue = job.qid;
-        s->running_seqno = job.seqno;
-        s->running_dropped = false;
-        s->status |= TPU_STATUS_BUSY;
+        s->job_state = TPU_JOB_RUNNING;
+        job = s->job;
         qemu_mutex_unlock(&s->lock);
 
         tpu_run_job(s, &job);
 
         qemu_mutex_lock(&s->lock);
-        s->job_running = false;
-        s->running_queue = -1;
-        s->running_seqno = 0;
-        s->status &= ~TPU_STATUS_BUSY;
-        if (job.generation == s->generation) {
-            tpu_retire_job(s, &job);
+        while (s->engine_dirty) {
+            /* A reset aborted the job: it is over, reset the engine. */
+            s->engine_dirty = false;
+            qemu_mutex_unlock(&s->lock);
+            tpu_engine_reset(s->engine);
+            qemu_mutex_lock(&s->lock);
+            s->status |= TPU_STATUS_READY;
         }
+        s->job.result = job.result;
+        s->job_state = TPU_JOB_FINISHED;
+        s->status &= ~TPU_STATUS_BUSY;
         qemu_cond_broadcast(&s->idle_cond);
+        qemu_bh_schedule(s->queue_bh);
     }
     qemu_mutex_unlock(&s->lock);
 
@@ -376,20 +413,93 @@ static void *tpu_worker_thread(void *opaque)
     return NULL;
 }
 
+/*
+ * TLB_INVAL, posted (docs/hardware.md section 5): the entries are dropped at
+ * once, so that the next translation walks the page tables again; this
+ * thread waits for the translations in use and then counts the write in
+ * TLB_INVAL_DONE. Lock held.
+ */
+void tpu_tlb_invalidate_post(TPUState *s, uint32_t ctx_id)
+{
+    unsigned i;
+
+    tpu_engine_tlb_drop(s->engine, ctx_id);
+    for (i = 0; i < s->tlb_pending_ctx && s->tlb_pending[i] != ctx_id; i++) {
+        continue;
+    }
+    if (i == s->tlb_pending_ctx) {
+        if (i < TPU_TLB_PENDING_MAX) {
+            s->tlb_pending[s->tlb_pending_ctx++] = ctx_id;
+        } else {
+            s->tlb_pending_all = true;
+        }
+    }
+    s->tlb_pending_writes++;
+    qemu_cond_signal(&s->tlb_cond);
+}
+
+static void *tpu_tlb_thread(void *opaque)
+{
+    TPUState *s = opaque;
+    uint32_t ctx[TPU_TLB_PENDING_MAX];
+    unsigned i, n;
+    uint32_t writes;
+    bool all;
+
+    qemu_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        if (!s->tlb_pending_writes) {
+            qemu_cond_wait(&s->tlb_cond, &s->lock);
+            continue;
+        }
+        n = s->tlb_pending_ctx;
+        memcpy(ctx, s->tlb_pending, n * sizeof(ctx[0]));
+        all = s->tlb_pending_all;
+        writes = s->tlb_pending_writes;
+        s->tlb_pending_ctx = 0;
+        s->tlb_pending_all = false;
+        s->tlb_pending_writes = 0;
+        qemu_mutex_unlock(&s->lock);
+
+        if (all) {
+            tpu_engine_tlb_invalidate(s->engine, TPU_TLB_INVAL_ALL);
+        } else {
+            for (i = 0; i < n; i++) {
+                tpu_engine_tlb_invalidate(s->engine, ctx[i]);
+            }
+        }
+
+        qemu_mutex_lock(&s->lock);
+        s->tlb_inval_done += writes;
+    }
+    qemu_mutex_unlock(&s->lock);
+    return NULL;
+}
+
 void tpu_worker_start(TPUState *s)
 {
     qemu_thread_create(&s->worker, "tpu-worker", tpu_worker_thread, s,
                        QEMU_THREAD_JOINABLE);
+    qemu_thread_create(&s->tlb_thread, "tpu-tlb", tpu_tlb_thread, s,
+                       QEMU_THREAD_JOINABLE);
+    s->threads_started = true;
 }
 
+/* Ends both threads; BQL held. Posted invalidations are dropped. */
 void tpu_worker_stop(TPUState *s)
 {
+    if (!s->threads_started) {
+        return;
+    }
     qemu_mutex_lock(&s->lock);
     s->stopping = true;
-    if (s->job_running) {
+    if (s->job_state == TPU_JOB_QUEUED || s->job_state == TPU_JOB_RUNNING) {
         tpu_engine_abort(s->engine);
     }
     qemu_cond_broadcast(&s->work_cond);
+    qemu_cond_broadcast(&s->tlb_cond);
     qemu_mutex_unlock(&s->lock);
     qemu_thread_join(&s->worker);
+    qemu_thread_join(&s->tlb_thread);
+    s->threads_started = false;
 }

@@ -14,7 +14,8 @@
  *   clock-mhz           modelled clock for the cycle counters (default 700)
  *   num-queues          command queues (default 1, 1..8)
  *   num-ctx             context table entries (default 256, 1..65536)
- *   threads             engine worker threads (default 0: one per host CPU)
+ *   threads             engine worker threads (default 0: one per host CPU,
+ *                       at most one per vCPU of the machine and 64)
  *   engine-mode         "fast" (default) or "cycle-accurate": same results,
  *                       the latter simulates the PE grid cycle by cycle
  *   dma-mbps            modelled host DMA bandwidth in MB/s (default 44800)
@@ -44,13 +45,16 @@
  *     QSTAT_ERROR (no interrupt): the running job goes on, HEAD and TAIL are
  *     kept, and ENABLE cannot be set until a global reset.
  *   - The TLB keeps translations across jobs until TLB_INVAL or a reset.
- *     A TLB_INVAL write returns once no translation made before it can
- *     still be used (the engine waits for the accesses in progress), then
- *     TLB_INVAL_DONE counts it (spec 1.3, CAPS.TLB_DONE); a reset does not
- *     clear that count.
- *   - RUN_QUEUE and RUN_SEQNO (spec 1.5) name the job the worker runs from
- *     the fetch of its ring entry (under the lock) until it retires; one that
- *     a queue or global reset dropped is no longer shown.
+ *     A TLB_INVAL write is posted: it drops the context's entries at once
+ *     and returns; the TLB thread waits until no translation made before it
+ *     can still be used (the engine finishes the page copies in progress),
+ *     then TLB_INVAL_DONE counts it (spec 1.3, CAPS.TLB_DONE); a reset does
+ *     not clear that count.
+ *   - RUN_QUEUE and RUN_SEQNO (spec 1.5) name the job from the fetch of its
+ *     ring entry until it retires; one that a queue or global reset dropped
+ *     is no longer shown.
+ *   - Ring entries are fetched and jobs retired by a bottom half in the main
+ *     loop; the worker thread only runs the engine (tpu-dev.h, Locking).
  *   - RESET waits up to TPU_RESET_WAIT_MS for the running job to stop at an
  *     instruction boundary. If it has not, the registers are reset anyway,
  *     the job's results are dropped and STATUS.READY comes back once the job
@@ -59,12 +63,14 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bitops.h"
+#include "qemu/lockable.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
+#include "hw/boards.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
@@ -79,6 +85,7 @@
 #define TPU_MSIX_PBA_OFFSET (TPU_MSIX_BAR_SIZE / 2)
 
 #define TPU_MAX_CTX 65536
+#define TPU_MAX_DEFAULT_THREADS 64
 #define TPU_MAX_TLB_ENTRIES 65536
 
 /*
@@ -127,27 +134,38 @@ static void tpu_clear_registers(TPUState *s)
     s->next_queue = 0;
 }
 
+/* Whether the worker has the job (queued for it or running); lock held. */
+static bool tpu_worker_has_job(TPUState *s)
+{
+    return s->job_state == TPU_JOB_QUEUED || s->job_state == TPU_JOB_RUNNING;
+}
+
 /*
- * Global reset (RESET register, device reset); BQL held. Aborts the running
- * job and waits for the worker to drop it. A job stuck in one long
- * instruction past TPU_RESET_WAIT_MS is left orphaned: its results are
- * discarded and STATUS.READY returns once the worker has reset the engine.
+ * Global reset (RESET register, device reset); BQL held. Aborts the job the
+ * worker has and waits for it to stop; then empties the TLB and on-chip
+ * memory (tpu_engine_reset()). The abort comes first: until the reset the
+ * job's translations fill no TLB entry. A job stuck in one long instruction
+ * past TPU_RESET_WAIT_MS is left orphaned: its results are discarded and
+ * STATUS.READY returns once the worker has reset the engine after it. A job
+ * that finished but did not retire yet is dropped.
  */
 static void tpu_global_reset(TPUState *s)
 {
     int64_t deadline = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
                        TPU_RESET_WAIT_MS;
 
-    qemu_mutex_lock(&s->lock);
+    QEMU_LOCK_GUARD(&s->lock);
+    if (s->stopped) {
+        return;
+    }
     s->generation++;
     tpu_clear_registers(s);
-    tpu_engine_tlb_invalidate(s->engine, TPU_TLB_INVAL_ALL);
-    s->status &= ~TPU_STATUS_READY;     /* the worker starts nothing new */
-    if (s->job_running) {
+    s->status &= ~TPU_STATUS_READY;     /* nothing new is fetched */
+    if (tpu_worker_has_job(s)) {
         tpu_engine_abort(s->engine);
         s->running_dropped = true;
     }
-    while (s->job_running) {
+    while (tpu_worker_has_job(s)) {
         int64_t left = deadline - qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
 
         if (left <= 0) {
@@ -155,14 +173,15 @@ static void tpu_global_reset(TPUState *s)
         }
         qemu_cond_timedwait(&s->idle_cond, &s->lock, left);
     }
-    if (s->job_running) {
+    if (tpu_worker_has_job(s)) {
         s->engine_dirty = true;
-    } else {
-        tpu_engine_reset(s->engine);
-        s->engine_dirty = false;
-        s->status = TPU_STATUS_READY;
+        return;
     }
-    qemu_mutex_unlock(&s->lock);
+    s->job_state = TPU_JOB_NONE;
+    s->running_dropped = false;
+    tpu_engine_reset(s->engine);        /* no job: it waits for nothing */
+    s->engine_dirty = false;
+    s->status = TPU_STATUS_READY;
 }
 
 /* ---- queue registers ---------------------------------------------------- */
@@ -252,7 +271,7 @@ static void tpu_queue_reset(TPUState *s, unsigned qid)
     q->head = 0;
     q->tail = 0;
     q->status &= ~TPU_QSTAT_ERROR;
-    if (s->job_running && s->running_queue == (int)qid) {
+    if (tpu_worker_has_job(s) && s->job.qid == qid) {
         tpu_engine_abort(s->engine);
         s->running_dropped = true;
         s->engine_dirty = true;
@@ -286,7 +305,7 @@ static void tpu_queue_write_control(TPUState *s, unsigned qid, uint32_t val)
     }
     if (tpu_queue_configured(s, qid)) {
         q->status = TPU_QSTAT_ACTIVE;
-        qemu_cond_signal(&s->work_cond);
+        qemu_bh_schedule(s->queue_bh);
     }
 }
 
@@ -300,7 +319,7 @@ static void tpu_queue_write_tail(TPUState *s, unsigned qid, uint32_t val)
         tpu_queue_error(s, qid, "RING_TAIL is not below RING_SIZE", val);
     } else {
         q->tail = val;
-        qemu_cond_signal(&s->work_cond);
+        qemu_bh_schedule(s->queue_bh);
     }
 }
 
@@ -418,10 +437,13 @@ static bool tpu_reg_is_64bit(hwaddr reg)
            (reg >= TPU_REG_CNT_CYCLES && reg <= TPU_REG_CNT_TLB_MISSES);
 }
 
-/* Whether a job runs that no reset has dropped (RUN_QUEUE); lock held. */
+/*
+ * Whether a job runs that no reset has dropped (RUN_QUEUE): from its fetch
+ * until it retires; lock held.
+ */
 static bool tpu_runs_job(TPUState *s)
 {
-    return s->job_running && !s->running_dropped && s->running_queue >= 0;
+    return s->job_state != TPU_JOB_NONE && !s->running_dropped;
 }
 
 /* Reads a register at its natural width; lock held. */
@@ -488,10 +510,10 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
         *val = s->err_addr;
         break;
     case TPU_REG_RUN_QUEUE:
-        *val = tpu_runs_job(s) ? TPU_RUN_RUNNING | s->running_queue : 0;
+        *val = tpu_runs_job(s) ? TPU_RUN_RUNNING | s->job.qid : 0;
         break;
     case TPU_REG_RUN_SEQNO:
-        *val = tpu_runs_job(s) ? s->running_seqno : 0;
+        *val = tpu_runs_job(s) ? s->job.seqno : 0;
         break;
     case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
         *val = s->counters[(addr - TPU_REG_CNT_CYCLES) / 8];
@@ -534,7 +556,7 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
                           PRIx64 " ignored\n", val & ~TPU_CONTROL_ENABLE);
         }
         s->control = val & TPU_CONTROL_ENABLE;
-        qemu_cond_signal(&s->work_cond);
+        qemu_bh_schedule(s->queue_bh);
         break;
     case TPU_REG_IRQ_STATUS:
         s->irq_status &= ~val;
@@ -550,8 +572,7 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
             qemu_log_mask(LOG_GUEST_ERROR, "tpu: TLB_INVAL of context %"
                           PRIu64 " beyond NUM_CTX, ignored\n", val);
         } else {
-            tpu_engine_tlb_invalidate(s->engine, val);
-            s->tlb_inval_done++;
+            tpu_tlb_invalidate_post(s, val);
         }
         break;
     case TPU_REG_ID ... TPU_REG_NUM_CTX:
@@ -584,6 +605,10 @@ static uint64_t tpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     bool known;
 
     qemu_mutex_lock(&s->lock);
+    if (s->stopped) {
+        qemu_mutex_unlock(&s->lock);
+        return 0;
+    }
     if (tpu_reg_is_64bit(reg)) {
         known = tpu_reg_read(s, reg, &val);
         if (size == 4) {
@@ -621,6 +646,10 @@ static void tpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     }
 
     qemu_mutex_lock(&s->lock);
+    if (s->stopped) {
+        qemu_mutex_unlock(&s->lock);
+        return;
+    }
     if (tpu_reg_is_64bit(reg)) {
         known = tpu_reg_read(s, reg, &old);
         if (known && size == 4) {
@@ -687,6 +716,26 @@ static bool tpu_parse_engine_mode(TPUState *s, uint32_t *mode, Error **errp)
     return true;
 }
 
+/*
+ * The engine's threads: as configured, or by default one per host CPU but no
+ * more than the machine has vCPUs (at most TPU_MAX_DEFAULT_THREADS): they
+ * spin briefly between the blocks of a MATMUL, and a card should not take
+ * more of the host than the guest's own CPUs do.
+ */
+static uint32_t tpu_engine_threads(TPUState *s)
+{
+    long host = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t n = current_machine ? current_machine->smp.cpus : 1;
+
+    if (s->threads) {
+        return s->threads;
+    }
+    if (host > 0 && host < n) {
+        n = host;
+    }
+    return MAX(1, MIN(n, TPU_MAX_DEFAULT_THREADS));
+}
+
 static bool tpu_create_engine(TPUState *s, Error **errp)
 {
     struct tpu_engine_config cfg = {
@@ -695,7 +744,7 @@ static bool tpu_create_engine(TPUState *s, Error **errp)
         .ub_bytes = s->ub_size,
         .acc_bytes = s->acc_size,
         .clock_mhz = s->clock_mhz,
-        .threads = s->threads,
+        .threads = tpu_engine_threads(s),
         .dma_mbps = s->dma_mbps,
         .tlb_entries = s->tlb_entries,
     };
@@ -751,15 +800,14 @@ static void tpu_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, TPU_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
 
-    qemu_mutex_init(&s->lock);
-    qemu_cond_init(&s->work_cond);
-    qemu_cond_init(&s->idle_cond);
     s->irq_bh = qemu_bh_new_guarded(tpu_irq_bh, s,
                                     &DEVICE(s)->mem_reentrancy_guard);
+    s->queue_bh = qemu_bh_new_guarded(tpu_queue_bh, s,
+                                      &DEVICE(s)->mem_reentrancy_guard);
     s->stopping = false;
-    s->job_running = false;
+    s->stopped = false;
+    s->job_state = TPU_JOB_NONE;
     s->engine_dirty = false;
-    s->running_queue = -1;
     tpu_clear_registers(s);
     s->status = TPU_STATUS_READY;
     tpu_worker_start(s);
@@ -772,19 +820,50 @@ fail_engine:
     s->engine = NULL;
 }
 
+/*
+ * Unrealize (hot-unplug); BQL held. A vCPU may still dispatch an access it
+ * looked up before the BARs went away: the lock and the engine live on until
+ * tpu_instance_finalize(), and the registers are dead (read 0, writes
+ * ignored) from here on.
+ */
 static void tpu_exit(PCIDevice *pdev)
 {
     TPUState *s = TPU(pdev);
 
+    qemu_mutex_lock(&s->lock);
+    s->stopped = true;
+    qemu_mutex_unlock(&s->lock);
     tpu_worker_stop(s);
+    qemu_bh_delete(s->queue_bh);
+    s->queue_bh = NULL;
     qemu_bh_delete(s->irq_bh);
+    s->irq_bh = NULL;
+    msix_uninit(pdev, &s->msix_bar, &s->msix_bar);
+    pcie_cap_exit(pdev);
+}
+
+static void tpu_instance_init(Object *obj)
+{
+    TPUState *s = TPU(obj);
+
+    qemu_mutex_init(&s->lock);
+    qemu_cond_init(&s->work_cond);
+    qemu_cond_init(&s->idle_cond);
+    qemu_cond_init(&s->tlb_cond);
+}
+
+static void tpu_instance_finalize(Object *obj)
+{
+    TPUState *s = TPU(obj);
+
+    if (s->engine) {
+        tpu_engine_destroy(s->engine);
+        s->engine = NULL;
+    }
+    qemu_cond_destroy(&s->tlb_cond);
     qemu_cond_destroy(&s->idle_cond);
     qemu_cond_destroy(&s->work_cond);
     qemu_mutex_destroy(&s->lock);
-    msix_uninit(pdev, &s->msix_bar, &s->msix_bar);
-    pcie_cap_exit(pdev);
-    tpu_engine_destroy(s->engine);
-    s->engine = NULL;
 }
 
 static void tpu_reset_hold(Object *obj, ResetType type)
@@ -822,7 +901,8 @@ static const struct {
     { "clock-mhz", "modelled clock of the cycle counters" },
     { "num-queues", "command queues (1..8)" },
     { "num-ctx", "context table entries (1..65536)" },
-    { "threads", "engine worker threads, 0 = one per host CPU" },
+    { "threads", "engine worker threads, 0 = one per host CPU, at most "
+      "one per vCPU (and 64)" },
     { "engine-mode", "\"fast\" (default) or \"cycle-accurate\": same "
       "results, the latter simulates the PE grid cycle by cycle" },
     { "dma-mbps", "modelled host DMA bandwidth in MB/s" },
@@ -865,6 +945,8 @@ static const TypeInfo tpu_info = {
     .name = TYPE_TPU,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(TPUState),
+    .instance_init = tpu_instance_init,
+    .instance_finalize = tpu_instance_finalize,
     .class_init = tpu_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

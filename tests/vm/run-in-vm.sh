@@ -13,6 +13,8 @@
 #   --no-driver        do not load tpu.ko
 #   --driver-args "a=1 b=2"  module parameters for tpu.ko (e.g. "job_timeout_ms=1000")
 #   --qemu-args "..."  extra QEMU arguments (e.g. "-device tpu,mxu-rows=256,mxu-cols=256")
+#   --monitor SOCKET   the QEMU monitor (HMP) on the UNIX socket SOCKET, for the host to drive
+#                      while the guest runs (e.g. device_del); default: no monitor
 #   --forward HOSTPORT:GUESTPORT  user networking (virtio-net, guest 10.0.2.15/24), with the
 #                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable)
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
@@ -20,7 +22,7 @@
 #   --cards N          N TPU cards (N times -device tpu; default 1)
 #   --smp N            N virtual CPUs (default 1): the driver's interrupt handler and ioctls on
 #                      several CPUs at once
-#   --append "ARGS"    more guest kernel arguments (e.g. "swiotlb=131072,force")
+#   --append "ARGS"    more guest kernel arguments (e.g. "swiotlb=131072,force"; repeatable)
 #   --out DIR          share the existing host directory DIR read-write at the same path in the
 #                      guest (the source tree is read-only there): where guest commands write
 #                      results the host reads, e.g. a checkpoint inside build/
@@ -38,10 +40,11 @@ driver_args=
 cards=1
 smp=1
 extra=()
+extra_append=
+monitor=none
 forwards=()
 datasets=0
 out_dir=
-kernel_args=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--log) log=$2; shift 2 ;;
@@ -50,13 +53,14 @@ while [ $# -gt 0 ]; do
 	--no-driver) driver=0; shift ;;
 	--driver-args) driver_args=$2; shift 2 ;;
 	--qemu-args) read -r -a more <<<"$2"; extra+=("${more[@]}"); shift 2 ;;
+	--append) extra_append+=" $2"; shift 2 ;;
+	--monitor) monitor=unix:$2,server=on,wait=off; shift 2 ;;
 	--forward)
 		[[ $2 =~ ^[0-9]+:[0-9]+$ ]] || { echo "run-in-vm: --forward wants HOSTPORT:GUESTPORT, not '$2'" >&2; exit 2; }
 		forwards+=("$2"); shift 2 ;;
 	--datasets) datasets=1; shift ;;
 	--cards) cards=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
-	--append) kernel_args=$2; shift 2 ;;
 	--out)
 		[ -d "$2" ] || { echo "run-in-vm: --out $2 is not a directory" >&2; exit 2; }
 		out_dir=$(cd "$2" && pwd); shift 2 ;;
@@ -102,7 +106,7 @@ append+=" kfence.sample_interval=20 softlockup_panic=1 no_timer_check tpusrc=$sr
 [ $interactive -eq 0 ] || append+=" tpuinteractive"
 [ ${#forwards[@]} -eq 0 ] || append+=" tpunet"
 [ -z "$out_dir" ] || append+=" tpuout=$out_dir"
-[ -z "$kernel_args" ] || append+=" $kernel_args"
+append+=$extra_append
 
 args=(-accel tcg -cpu max -smp "$smp" -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
@@ -128,7 +132,7 @@ fi
 
 mkdir -p "$(dirname "$log")"
 set +e
-timeout -k 10 "$timeout_s" "$qemu" "${args[@]}" -display none -serial stdio -monitor none \
+timeout -k 10 "$timeout_s" "$qemu" "${args[@]}" -display none -serial stdio -monitor "$monitor" \
 	</dev/null | tee "$log"
 qrc=${PIPESTATUS[0]}
 set -e

@@ -93,7 +93,8 @@ void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t en
 
 /*
  * Runs one program to completion (HALT or its last instruction) or to its first error.
- * Never aborts on guest input: every malformed program ends with result->status set.
+ * Never aborts on guest input: every malformed program ends with result->status set. A job
+ * for which host memory runs out ends with TPU_ERR_ABORTED; nothing is thrown.
  */
 void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_addr,
 		    uint32_t program_size, struct tpu_job_result *result);
@@ -107,9 +108,17 @@ void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_ad
 void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id);
 
 /*
+ * Drops cached translations like tpu_engine_tlb_invalidate() but returns at once, without
+ * waiting for the translations in use (a posted invalidation: the caller completes it later
+ * with tpu_engine_tlb_invalidate(), from a thread that may wait). Safe from any thread.
+ */
+void tpu_engine_tlb_drop(struct tpu_engine *eng, uint32_t ctx_id);
+
+/*
  * Asks a running tpu_engine_run() to stop with TPU_ERR_ABORTED: between instructions, and
  * inside long ones between rows (DMA, vector unit) or blocks of rows and simulated cycles
- * (MATMUL). Safe from any thread. The request is cleared by tpu_engine_reset().
+ * (MATMUL). Safe from any thread. Until tpu_engine_reset() clears the request, translations
+ * fill no TLB entry.
  */
 void tpu_engine_abort(struct tpu_engine *eng);
 
@@ -121,7 +130,10 @@ void tpu_engine_abort(struct tpu_engine *eng);
  */
 uint64_t tpu_engine_progress(struct tpu_engine *eng);
 
-/* Clears on-chip state (unified buffer, accumulators, weights) and any abort request. */
+/*
+ * Empties the TLB and clears on-chip state (unified buffer, accumulators, weights) and any abort
+ * request; no job may run. A reset of the card aborts first, then resets once the job stopped.
+ */
 void tpu_engine_reset(struct tpu_engine *eng);
 
 #ifdef __cplusplus

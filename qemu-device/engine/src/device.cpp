@@ -42,8 +42,9 @@ const char *config_error(const tpu_engine_config &cfg) {
 
 Device::Device(const tpu_engine_config &cfg, tpu_phys_rw_fn rw, void *opaque)
     : limits{cfg.mxu_rows, cfg.mxu_cols, cfg.ub_bytes, cfg.acc_bytes}, phys(rw, opaque),
-      mmu(phys, cfg.tlb_entries), dma(phys, mmu), ub(cfg.ub_bytes), acc(cfg.acc_bytes),
-      weights(cfg.mxu_rows, cfg.mxu_cols), weight_rows(4 * uint64_t(cfg.mxu_rows) * cfg.mxu_cols),
+      mmu(phys, cfg.tlb_entries, abort_requested), dma(phys, mmu), ub(cfg.ub_bytes),
+      acc(cfg.acc_bytes), weights(cfg.mxu_rows, cfg.mxu_cols),
+      weight_rows(4 * uint64_t(cfg.mxu_rows) * cfg.mxu_cols),
       chain_weights(
           cfg.mode == TPU_ENGINE_FAST
               ? uint32_t(std::min<uint64_t>(kMaxChainDepth, kChainWeightWords / cfg.mxu_cols))

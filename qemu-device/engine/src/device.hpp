@@ -2,8 +2,9 @@
 // Device: everything one engine instance owns — the validated configuration, the host memory
 // callback, MMU and DMA, the on-chip unified buffer and accumulators, the weight tile, the fast
 // matrix unit with its thread pool (and in cycle-accurate mode the systolic array model), the
-// cycle model's parameters, and the abort request. All sized at creation; nothing is
-// allocated while a job runs.
+// cycle model's parameters, and the abort request. All sized at creation but fast mode's
+// copies of deferred MATMULs and sequence tiles, made on the first job that needs them (a job
+// for which they cannot be allocated fails, tpu_engine_run()).
 #pragma once
 
 #include <atomic>

@@ -59,14 +59,25 @@ void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t en
 
 void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_addr,
                     uint32_t program_size, struct tpu_job_result *result) {
-    tpu::engine::Executor executor(eng->dev);
     const uint64_t misses = eng->dev.mmu.misses();
-    *result = executor.run(ctx_id, program_addr, program_size);
+    try {
+        tpu::engine::Executor executor(eng->dev);
+        *result = executor.run(ctx_id, program_addr, program_size);
+    } catch (const std::exception &) {
+        // Host memory (or a thread) could not be had for a buffer made on first use: the job
+        // fails as if a reset had stopped it, its partial results unspecified.
+        *result = tpu_job_result{};
+        result->status = TPU_ERR_ABORTED;
+    }
     result->tlb_misses = eng->dev.mmu.misses() - misses;
 }
 
 void tpu_engine_tlb_invalidate(struct tpu_engine *eng, uint32_t ctx_id) {
     eng->dev.mmu.invalidate(ctx_id);
+}
+
+void tpu_engine_tlb_drop(struct tpu_engine *eng, uint32_t ctx_id) {
+    eng->dev.mmu.drop(ctx_id);
 }
 
 void tpu_engine_abort(struct tpu_engine *eng) {
@@ -78,6 +89,8 @@ uint64_t tpu_engine_progress(struct tpu_engine *eng) {
 }
 
 void tpu_engine_reset(struct tpu_engine *eng) {
+    // The TLB is emptied while the abort request still keeps fills out.
+    eng->dev.mmu.invalidate(TPU_TLB_INVAL_ALL);
     eng->dev.clear_state();
     eng->dev.abort_requested.store(false);
 }

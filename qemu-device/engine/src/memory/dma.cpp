@@ -6,14 +6,16 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 namespace tpu::engine {
 namespace {
 
-// Bytes a transfer moves under one hold of the MMU's use lock before it lets a waiting
-// invalidation through: the lock is held per batch of rows, not per page, since taking and
-// releasing it costs as much as copying a page.
-constexpr uint64_t kHoldBytes = 256u << 10;
+// A transfer holds the MMU's use lock for a batch of rows, not per page, since taking and
+// releasing it costs as much as copying a page; it lets a waiting invalidation through after
+// Mmu::kHoldBytes bytes or Mmu::kHoldTranslations translations, whichever comes first (short
+// rows on distinct pages cost a translation each for few bytes).
+constexpr uint64_t kHoldBytes = Mmu::kHoldBytes;
 
 // A row's bytes within a page. Not inlined: GCC expands a memcpy of a size it knows to be at
 // most a page into `rep movsq`, whose start-up costs more than the copy itself for the short
@@ -25,6 +27,11 @@ constexpr uint64_t kHoldBytes = 256u << 10;
 
 uint64_t bytes_left_in_page(uint64_t va) {
     return TPU_PAGE_SIZE - (va & (TPU_PAGE_SIZE - 1));
+}
+
+// Pages that [va, va + len) touches (len > 0): the translations copying it takes.
+uint64_t pages_spanned(uint64_t va, uint64_t len) {
+    return ((va + len - 1) >> TPU_PAGE_SHIFT) - (va >> TPU_PAGE_SHIFT) + 1;
 }
 
 // The rows of a strided transfer through mapped pages (PhysMemory::map): the page under the
@@ -53,6 +60,7 @@ class PageWindow {
                 const Fault f = mmu_.translate(at, to_host_ ? Access::Write : Access::Read, &pa);
                 if (!f.ok())
                     return f;
+                translations_++;
                 page_ = page;
                 pa_page_ = pa & ~uint64_t(TPU_PAGE_SIZE - 1);
                 ptr_ = phys_.map(pa_page_, TPU_PAGE_SIZE, to_host_);
@@ -73,6 +81,9 @@ class PageWindow {
         return kOk;
     }
 
+    // Translations made since the last call.
+    uint64_t take_translations() { return std::exchange(translations_, 0); }
+
     // Gives the mapped page back; the next copy translates again.
     void release() {
         if (ptr_)
@@ -89,21 +100,36 @@ class PageWindow {
     uint64_t page_ = 0;   // device VA of the page
     uint64_t pa_page_ = 0;
     uint8_t *ptr_ = nullptr;
+    uint64_t translations_ = 0;
 };
 
 } // namespace
 
 // va + len cannot overflow below: translate() rejects every va at or beyond 2^39 before the
 // next chunk is added, and len is at most a row (2^18 bytes) or a program (2^20 bytes).
+// No invalidation completes between a translation and its copy; one is let through every
+// kHoldBytes (at most Mmu::kHoldTranslations + 1 pages).
 Fault HostDma::read(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done) {
-    // No invalidation completes between a translation and its copy.
     auto in_use = mmu_.use();
-    return read_held(va, dst, len, done);
+    for (uint64_t off = 0;; off += kHoldBytes) {
+        uint64_t chunk_done = 0;
+        const Fault f =
+            read_held(va + off, dst + off, std::min(kHoldBytes, len - off), &chunk_done);
+        *done = off + chunk_done;
+        if (!f.ok() || off + kHoldBytes >= len)
+            return f;
+        mmu_.pause(in_use);
+    }
 }
 
 Fault HostDma::write(uint64_t va, const uint8_t *src, uint64_t len) {
     auto in_use = mmu_.use();
-    return write_held(va, src, len);
+    for (uint64_t off = 0;; off += kHoldBytes) {
+        const Fault f = write_held(va + off, src + off, std::min(kHoldBytes, len - off));
+        if (!f.ok() || off + kHoldBytes >= len)
+            return f;
+        mmu_.pause(in_use);
+    }
 }
 
 Fault HostDma::read_held(uint64_t va, uint8_t *dst, uint64_t len, uint64_t *done) {
@@ -175,16 +201,19 @@ Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atom
     std::optional<PageWindow> window;
     if (phys_.can_map())
         window.emplace(phys_, mmu_, insn.to_host);
-    uint64_t held = 0; // bytes moved since the lock was taken
+    uint64_t held = 0;         // bytes moved since the lock was taken
+    uint64_t translations = 0; // and translations made
     for (uint32_t r = 0; r < insn.rows; r++) {
         if (abort.load(std::memory_order_relaxed))
             return make_fault(TPU_ERR_ABORTED);
-        if (held >= kHoldBytes) {
+        if (window)
+            translations += window->take_translations();
+        if (held >= kHoldBytes || translations >= Mmu::kHoldTranslations) {
             if (window)
                 window->release();
-            in_use.unlock();
-            in_use.lock();
+            mmu_.pause(in_use);
             held = 0;
+            translations = 0;
         }
         held += insn.row_bytes;
         uint64_t va = insn.host_addr + r * insn.host_stride;
@@ -193,8 +222,10 @@ Fault HostDma::transfer(const DmaInsn &insn, LocalMemory &local, const std::atom
         if (window) {
             f = window->copy(va, row, insn.row_bytes);
         } else if (insn.to_host) {
+            translations += pages_spanned(va, insn.row_bytes);
             f = write_held(va, row, insn.row_bytes);
         } else {
+            translations += pages_spanned(va, insn.row_bytes);
             uint64_t done;
             f = read_held(va, row, insn.row_bytes, &done);
         }

@@ -4,12 +4,19 @@
 #include "memory/mmu.hpp"
 
 #include <algorithm>
+#include <thread>
 
 namespace tpu::engine {
 
-Mmu::Mmu(const PhysMemory &phys, uint32_t tlb_entries)
+Mmu::Mmu(const PhysMemory &phys, uint32_t tlb_entries, const std::atomic<bool> &abort)
     : phys_(phys), tlb_(tlb_entries ? tlb_entries : kDefaultTlbEntries),
-      ways_(std::min<uint32_t>(kWays, uint32_t(tlb_.size()))), sets_(tlb_.size() / ways_) {}
+      ways_(std::min<uint32_t>(kWays, uint32_t(tlb_.size()))), sets_(tlb_.size() / ways_),
+      abort_(abort) {}
+
+void Mmu::wait_for_invalidations() const {
+    while (invalidations_waiting_.load(std::memory_order_acquire) != 0)
+        std::this_thread::yield();
+}
 
 void Mmu::set_ctx_table(uint64_t addr, uint32_t entries) {
     std::lock_guard<std::mutex> guard(table_lock_);
@@ -91,7 +98,7 @@ Fault Mmu::translate(uint64_t va, Access access, uint64_t *pa) {
         if (!f.ok())
             return f;
         std::lock_guard<std::mutex> guard(tlb_lock_);
-        if (generation == generation_) {
+        if (generation == generation_ && !abort_.load(std::memory_order_relaxed)) {
             // An empty way, or the next victim.
             uint32_t way = next_victim_++ % ways_;
             for (uint32_t w = 0; w < ways_; w++)
@@ -110,14 +117,20 @@ Fault Mmu::translate(uint64_t va, Access access, uint64_t *pa) {
     return kOk;
 }
 
-void Mmu::invalidate(uint32_t ctx_id) {
-    // Waits for the translations in use, and keeps new ones out until the TLB is clean.
-    std::unique_lock<std::shared_mutex> in_use(use_lock_);
+void Mmu::drop(uint32_t ctx_id) {
     std::lock_guard<std::mutex> guard(tlb_lock_);
     for (TlbEntry &e : tlb_)
         if (ctx_id == TPU_TLB_INVAL_ALL || e.ctx == ctx_id)
             e.valid = false;
     generation_++;
+}
+
+void Mmu::invalidate(uint32_t ctx_id) {
+    // Waits for the translations in use, and keeps new ones out until the TLB is clean.
+    invalidations_waiting_.fetch_add(1, std::memory_order_acq_rel);
+    std::unique_lock<std::shared_mutex> in_use(use_lock_);
+    invalidations_waiting_.fetch_sub(1, std::memory_order_acq_rel);
+    drop(ctx_id);
 }
 
 } // namespace tpu::engine

@@ -24,8 +24,10 @@ class Mmu {
     static constexpr uint32_t kDefaultTlbEntries = 8192;
     static constexpr uint32_t kMaxTlbEntries = 65536;
 
-    // tlb_entries: 0 = kDefaultTlbEntries, at most kMaxTlbEntries (see config_error()).
-    Mmu(const PhysMemory &phys, uint32_t tlb_entries);
+    // tlb_entries: 0 = kDefaultTlbEntries, at most kMaxTlbEntries (see config_error()). While
+    // abort is set (a reset is stopping the job) translations still work but fill no entry: a
+    // job that keeps translating after a reset began cannot leave its context's pages behind.
+    Mmu(const PhysMemory &phys, uint32_t tlb_entries, const std::atomic<bool> &abort);
 
     // Location and size of the context table; safe to call while a job runs (the job keeps
     // the context it bound).
@@ -47,10 +49,26 @@ class Mmu {
     // once no translation made before the call can still be used: every access made under
     // use() has ended, so the host may free the pages of a mapping it removed.
     void invalidate(uint32_t ctx_id);
+    // Drops the entries as invalidate() does, without waiting for the translations in use:
+    // the next translation walks the page tables. Never waits for a page copy.
+    void drop(uint32_t ctx_id);
 
     // Held (shared) by a user of the MMU from a translation until it is done with the
     // physical address (HostDma: translate, then copy one page); invalidate() waits for it.
-    std::shared_lock<std::shared_mutex> use() { return std::shared_lock(use_lock_); }
+    // Users hold it for at most kHoldTranslations translations (or kHoldBytes bytes) at a time
+    // and give way to a waiting invalidation before they take it again.
+    static constexpr uint32_t kHoldTranslations = 64;
+    static constexpr uint64_t kHoldBytes = 256u << 10;
+    std::shared_lock<std::shared_mutex> use() {
+        wait_for_invalidations();
+        return std::shared_lock(use_lock_);
+    }
+    // Lets a waiting invalidation through between two holds of in_use (kept held on return).
+    void pause(std::shared_lock<std::shared_mutex> &in_use) {
+        in_use.unlock();
+        wait_for_invalidations();
+        in_use.lock();
+    }
 
     // Page-table walks since creation (TLB misses that reached the tables), for the counters.
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
@@ -64,6 +82,9 @@ class Mmu {
     };
 
     Fault walk(uint64_t va, uint64_t *leaf);
+    // Yields while an invalidate() waits for the use lock: a reader-preferring shared_mutex
+    // would otherwise let a user that drops and retakes it at once starve the invalidation.
+    void wait_for_invalidations() const;
     // The first entry of the set that (ctx, vpn) maps to.
     size_t set_of(uint32_t ctx, uint64_t vpn) const;
 
@@ -89,6 +110,8 @@ class Mmu {
     uint32_t next_victim_ = 0; // fills go round the ways, not per set: a scan does not thrash
     uint64_t generation_ = 0;
     std::atomic<uint64_t> misses_{0};
+    const std::atomic<bool> &abort_;
+    std::atomic<uint32_t> invalidations_waiting_{0};
 };
 
 } // namespace tpu::engine

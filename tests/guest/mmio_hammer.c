@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// mmio_hammer: reads a card's ID register through /dev/mem in bursts of 1000 reads, across the
+// card's hot-unplug (tests/vm/check-hotunplug.sh), until two seconds after the card stopped
+// answering or MAX_SECONDS. The mapping outlives the PCI device, so the reads go on while QEMU
+// unrealizes it and after: the card's answers (TPU_ID_MAGIC) end, then the empty address
+// answers something else. Prints both counts; exits 0 once it saw both, 1 otherwise. Needs root
+// and iomem=relaxed.
+//
+//   mmio_hammer BAR0_PHYS_ADDR MAX_SECONDS
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tpu_hw.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long card = 0, gone = 0;
+	volatile uint32_t *regs;
+	double end, gone_since = 0;
+	off_t addr;
+	int fd;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s BAR0_PHYS_ADDR MAX_SECONDS\n", argv[0]);
+		return 2;
+	}
+	addr = (off_t)strtoull(argv[1], NULL, 0);
+	end = now() + atof(argv[2]);
+	fd = open("/dev/mem", O_RDONLY | O_SYNC);
+	if (fd < 0) {
+		perror("mmio_hammer: /dev/mem");
+		return 2;
+	}
+	regs = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, addr);
+	if (regs == MAP_FAILED) {
+		perror("mmio_hammer: mmap");
+		return 2;
+	}
+	while (now() < end && (!gone_since || now() < gone_since + 2)) {
+		for (int i = 0; i < 1000; i++) {
+			if (regs[TPU_REG_ID / 4] == TPU_ID_MAGIC)
+				card++;
+			else
+				gone++;
+		}
+		if (gone && !gone_since)
+			gone_since = now();
+		usleep(1000);	/* QEMU's main loop needs the big lock too */
+	}
+	printf("mmio_hammer: %llu reads from the card, %llu after it was gone\n", card, gone);
+	return card && gone ? 0 : 1;
+}
