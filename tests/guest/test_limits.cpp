@@ -8,6 +8,7 @@
 // alive through exported buffers (PRIME) is held to the same limit ([contexts][prime]).
 #include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
+#include "users.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -27,40 +28,7 @@
 
 namespace {
 
-constexpr const char *kNode = "/dev/accel/accel0";
-
-// Runs `body` in a child process as user `uid`; returns its exit status (255: it threw).
-template <class Body> int as_user(uid_t uid, Body body) {
-    const pid_t child = fork();
-    if (child == 0) {
-        int status = 255;
-        try {
-            if (setgid(uid) == 0 && setuid(uid) == 0)
-                status = body();
-        } catch (...) {
-        }
-        _exit(status);
-    }
-    int status = 0;
-    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
-        return -1;
-    return WEXITSTATUS(status);
-}
-
-// BO_CREATE of `bytes` on `fd`: the errno, 0 on success (the handle in `handle`).
-int create_bo(int fd, std::uint64_t bytes, std::uint32_t &handle) {
-    struct drm_tpu_bo_create create = {};
-    create.size = bytes;
-    const int err = uapi::ioctl_errno(fd, DRM_IOCTL_TPU_BO_CREATE, &create);
-    handle = create.handle;
-    return err;
-}
-
-void close_bo(int fd, std::uint32_t handle) {
-    struct drm_gem_close close = {};
-    close.handle = handle;
-    REQUIRE(uapi::ioctl_errno(fd, DRM_IOCTL_GEM_CLOSE, &close) == 0);
-}
+using users::kNode;
 
 // SUBMIT of `program` (in `code`) on `fd`: the errno, 0 on success (the id in `job_id`).
 int submit(int fd, const tpurt::Buffer &code, std::size_t bytes, std::uint64_t &job_id) {
@@ -82,11 +50,7 @@ int wait(int fd, std::uint64_t job_id) {
 } // namespace
 
 TEST_CASE("300 opens from one user leave a second user able to use the card", "[contexts]") {
-    // The VM's initramfs root is 0700: let the other users reach the device node.
-    struct stat root_st;
-    REQUIRE(stat("/", &root_st) == 0);
-    REQUIRE(chmod("/", 0755) == 0);
-    REQUIRE(chmod(kNode, 0666) == 0);
+    users::OpenToUsers open_to_users;
     // User 1000 opens the card 300 times and keeps every file open; exit status: the errno
     // of the first failed open (0: all 300 worked), then it waits until user 1001 is done.
     int go[2];
@@ -124,26 +88,13 @@ TEST_CASE("300 opens from one user leave a second user able to use the card", "[
     CHECK(hog_errno == EDQUOT);
 
     // With user 1000's files still open, user 1001 opens the card and runs a matmul.
-    const int other = as_user(1001, [] {
-        tpurt::Device device = tpurt::Device::open(0);
-        const auto a = tpurt::random_int8(32 * 32, 5);
-        std::vector<std::int32_t> got(32 * 32), want(32 * 32);
-        tpurt::matmul(device, a, a, got, 32, 32, 32);
-        tpurt::reference_matmul(a, a, want, 32, 32, 32);
-        return got == want ? 0 : 1;
-    });
-    CHECK(other == 0);
+    CHECK(users::run_matmul_as(1001) == 0);
     REQUIRE(write(go[1], "x", 1) == 1);
     int status = 0;
     REQUIRE(waitpid(hog, &status, 0) == hog);
     CHECK(WIFEXITED(status));
     // Its files closed, user 1000 can open the card again.
-    CHECK(as_user(1000, [] {
-              const int fd = open(kNode, O_RDWR | O_CLOEXEC);
-              return fd >= 0 ? 0 : errno;
-          }) == 0);
-    chmod(kNode, 0600);
-    chmod("/", root_st.st_mode & 07777);
+    CHECK(users::open_errno_as(1000) == 0);
 }
 
 // Issue 24, item 3: a buffer exported as a dma-buf keeps its file's context (and its context
@@ -151,10 +102,7 @@ TEST_CASE("300 opens from one user leave a second user able to use the card", "[
 // open, BO_CREATE, PRIME_HANDLE_TO_FD, close took every context id of the card: every later
 // open, by any user, failed with ENOSPC.
 TEST_CASE("contexts kept alive by exported buffers count against their user", "[contexts][prime]") {
-    struct stat root_st;
-    REQUIRE(stat("/", &root_st) == 0);
-    REQUIRE(chmod("/", 0755) == 0);
-    REQUIRE(chmod(kNode, 0666) == 0);
+    users::OpenToUsers open_to_users;
     // User 1000 opens the card, exports a buffer, closes the card, 300 times, keeping the
     // dma-bufs; it reports the errno that stopped it (0: none did) and the step, then waits
     // until user 1001 is done.
@@ -179,7 +127,7 @@ TEST_CASE("contexts kept alive by exported buffers count against their user", "[
                 }
                 std::uint32_t handle = 0;
                 struct drm_prime_handle prime = {};
-                if ((result[0] = static_cast<unsigned char>(create_bo(fd, 4096, handle)))) {
+                if ((result[0] = static_cast<unsigned char>(uapi::create_bo(fd, 4096, handle)))) {
                     result[1] = 2;
                 } else {
                     prime.handle = handle;
@@ -212,26 +160,13 @@ TEST_CASE("contexts kept alive by exported buffers count against their user", "[
 
     // With user 1000's buffers (and so its contexts) alive, user 1001 opens the card and runs
     // a matmul.
-    const int other = as_user(1001, [] {
-        tpurt::Device device = tpurt::Device::open(0);
-        const auto a = tpurt::random_int8(32 * 32, 5);
-        std::vector<std::int32_t> got(32 * 32), want(32 * 32);
-        tpurt::matmul(device, a, a, got, 32, 32, 32);
-        tpurt::reference_matmul(a, a, want, 32, 32, 32);
-        return got == want ? 0 : 1;
-    });
-    CHECK(other == 0);
+    CHECK(users::run_matmul_as(1001) == 0);
     REQUIRE(write(go[1], "x", 1) == 1);
     int status = 0;
     REQUIRE(waitpid(hog, &status, 0) == hog);
     CHECK(WIFEXITED(status));
     // Its buffers freed, user 1000 can open the card again.
-    CHECK(as_user(1000, [] {
-              const int fd = open(kNode, O_RDWR | O_CLOEXEC);
-              return fd >= 0 ? 0 : errno;
-          }) == 0);
-    chmod(kNode, 0600);
-    chmod("/", root_st.st_mode & 07777);
+    CHECK(users::open_errno_as(1000) == 0);
 }
 
 // tpu.ko loaded with max_file_pinned_mb=4 max_device_pinned_mb=6. A file's page tables count
@@ -241,26 +176,26 @@ TEST_CASE("pinned memory is bounded per file and per device", "[memory]") {
     tpurt::Device a = tpurt::Device::open(0), b = tpurt::Device::open(0);
     std::vector<std::uint32_t> bos_a(4), bos_b(2);
     for (std::uint32_t &bo : bos_a)
-        REQUIRE(create_bo(a.fd(), kBo, bo) == 0);
+        REQUIRE(uapi::create_bo(a.fd(), kBo, bo) == 0);
     std::uint32_t extra = 0;
-    CHECK(create_bo(a.fd(), kBo, extra) == EDQUOT);
+    CHECK(uapi::create_bo(a.fd(), kBo, extra) == EDQUOT);
     // The buffers alone leave 256 KiB of the file's 4 MiB; with the page tables that is over.
-    CHECK(create_bo(a.fd(), 256 * kKiB, extra) == EDQUOT);
+    CHECK(uapi::create_bo(a.fd(), 256 * kKiB, extra) == EDQUOT);
 
     for (std::uint32_t &bo : bos_b)
-        REQUIRE(create_bo(b.fd(), kBo, bo) == 0);
-    CHECK(create_bo(b.fd(), kBo, extra) == ENOSPC);
+        REQUIRE(uapi::create_bo(b.fd(), kBo, bo) == 0);
+    CHECK(uapi::create_bo(b.fd(), kBo, extra) == ENOSPC);
 
     // Freeing one of a's buffers makes room on the device for b.
-    close_bo(a.fd(), bos_a.back());
+    REQUIRE(uapi::close_bo(a.fd(), bos_a.back()) == 0);
     bos_a.pop_back();
-    REQUIRE(create_bo(b.fd(), kBo, extra) == 0);
+    REQUIRE(uapi::create_bo(b.fd(), kBo, extra) == 0);
     bos_b.push_back(extra);
-    CHECK(create_bo(a.fd(), kBo, extra) == ENOSPC);
+    CHECK(uapi::create_bo(a.fd(), kBo, extra) == ENOSPC);
     for (std::uint32_t bo : bos_a)
-        close_bo(a.fd(), bo);
+        REQUIRE(uapi::close_bo(a.fd(), bo) == 0);
     for (std::uint32_t bo : bos_b)
-        close_bo(b.fd(), bo);
+        REQUIRE(uapi::close_bo(b.fd(), bo) == 0);
 }
 
 // tpu.ko loaded with max_file_jobs=4 max_device_jobs=6.

@@ -10,6 +10,7 @@
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
 #include "uapi_helpers.hpp"
+#include "users.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -36,60 +37,10 @@
 
 namespace {
 
-constexpr const char *kNode = "/dev/accel/accel0";
+using users::as_user;
+using users::kNode;
+using users::OpenToUsers;
 constexpr std::uint64_t kMiB = 1 << 20;
-
-// Runs `body` in a child process as user `uid`; returns its exit status (255: it threw).
-template <class Body> int as_user(uid_t uid, Body body) {
-    const pid_t child = fork();
-    if (child == 0) {
-        int status = 255;
-        try {
-            if (setgid(uid) == 0 && setuid(uid) == 0)
-                status = body();
-        } catch (...) {
-        }
-        _exit(status);
-    }
-    int status = 0;
-    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
-        return -1;
-    return WEXITSTATUS(status);
-}
-
-// Lets users other than root open the card (the VM's initramfs root is 0700) while it lives.
-class OpenToUsers {
-  public:
-    OpenToUsers() {
-        REQUIRE(stat("/", &root_) == 0);
-        REQUIRE(chmod("/", 0755) == 0);
-        REQUIRE(chmod(kNode, 0666) == 0);
-    }
-    ~OpenToUsers() {
-        chmod(kNode, 0600);
-        chmod("/", root_.st_mode & 07777);
-    }
-    OpenToUsers(const OpenToUsers &) = delete;
-    OpenToUsers &operator=(const OpenToUsers &) = delete;
-
-  private:
-    struct stat root_ = {};
-};
-
-// BO_CREATE of `bytes` on `fd`: the errno, 0 on success (the handle in `handle`).
-int create_bo(int fd, std::uint64_t bytes, std::uint32_t &handle) {
-    struct drm_tpu_bo_create create = {};
-    create.size = bytes;
-    const int err = uapi::ioctl_errno(fd, DRM_IOCTL_TPU_BO_CREATE, &create);
-    handle = create.handle;
-    return err;
-}
-
-void close_bo(int fd, std::uint32_t handle) {
-    struct drm_gem_close close = {};
-    close.handle = handle;
-    REQUIRE(uapi::ioctl_errno(fd, DRM_IOCTL_GEM_CLOSE, &close) == 0);
-}
 
 // SUBMIT of the one-instruction program in `code` at `priority`: the errno, 0 on success.
 int submit_halt(int fd, std::uint32_t code, std::uint32_t priority) {
@@ -267,10 +218,10 @@ TEST_CASE("the page tables of freed buffers are freed with them", "[pagetables]"
 
     // 64 MiB need 32 leaf tables (and a level-1 table); freeing the buffer frees them.
     std::uint32_t big = 0;
-    REQUIRE(create_bo(fd, 64 * kMiB, big) == 0);
+    REQUIRE(uapi::create_bo(fd, 64 * kMiB, big) == 0);
     const std::uint64_t mapped = page_tables();
     CHECK(mapped >= empty + 32);
-    close_bo(fd, big);
+    REQUIRE(uapi::close_bo(fd, big) == 0);
     CHECK(page_tables() == empty);
 
     // Buffers of growing sizes with a small one behind each: every big one lands on new
@@ -278,17 +229,17 @@ TEST_CASE("the page tables of freed buffers are freed with them", "[pagetables]"
     std::vector<std::uint32_t> small;
     std::uint64_t peak = 0;
     for (std::uint64_t round = 0; round < 8; round++) {
-        REQUIRE(create_bo(fd, 16 * kMiB + round * 2 * kMiB, big) == 0);
+        REQUIRE(uapi::create_bo(fd, 16 * kMiB + round * 2 * kMiB, big) == 0);
         std::uint32_t sentinel = 0;
-        REQUIRE(create_bo(fd, TPU_PAGE_SIZE, sentinel) == 0);
+        REQUIRE(uapi::create_bo(fd, TPU_PAGE_SIZE, sentinel) == 0);
         small.push_back(sentinel);
-        close_bo(fd, big);
+        REQUIRE(uapi::close_bo(fd, big) == 0);
         peak = std::max(peak, page_tables());
     }
     INFO("page tables: " << empty << " empty, at most " << peak << " during the rounds");
     CHECK(page_tables() <= empty + 2 * small.size() + 1);
     for (std::uint32_t handle : small)
-        close_bo(fd, handle);
+        REQUIRE(uapi::close_bo(fd, handle) == 0);
     CHECK(page_tables() == empty);
     close(fd);
 }
@@ -303,7 +254,7 @@ TEST_CASE("SUBMIT's user arrays do not hold up an unbind", "[uffd]") {
         const int fd = open(kNode, O_RDWR | O_CLOEXEC);
         REQUIRE(fd >= 0);
         std::uint32_t code = 0;
-        REQUIRE(create_bo(fd, TPU_PAGE_SIZE, code) == 0);
+        REQUIRE(uapi::create_bo(fd, TPU_PAGE_SIZE, code) == 0);
         StuckPage stuck;
         struct drm_tpu_submit args = {};
         args.program_handle = code;

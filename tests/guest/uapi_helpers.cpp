@@ -22,6 +22,20 @@ int ioctl_errno(int fd, unsigned long request, void *arg) {
     return drmIoctl(fd, request, arg) == 0 ? 0 : errno;
 }
 
+int create_bo(int fd, std::uint64_t bytes, std::uint32_t &handle) {
+    struct drm_tpu_bo_create create = {};
+    create.size = bytes;
+    const int err = ioctl_errno(fd, DRM_IOCTL_TPU_BO_CREATE, &create);
+    handle = create.handle;
+    return err;
+}
+
+int close_bo(int fd, std::uint32_t handle) {
+    struct drm_gem_close close = {};
+    close.handle = handle;
+    return ioctl_errno(fd, DRM_IOCTL_GEM_CLOSE, &close);
+}
+
 int device_fd() {
     static const tpurt::Device device = tpurt::Device::open(0);
     return device.fd();

@@ -16,6 +16,11 @@ namespace uapi {
 // errno of an ioctl on `fd`, 0 on success.
 int ioctl_errno(int fd, unsigned long request, void *arg);
 
+// BO_CREATE of `bytes` on `fd`: the errno, 0 on success (the handle in `handle`).
+int create_bo(int fd, std::uint64_t bytes, std::uint32_t &handle);
+// GEM_CLOSE of `handle` on `fd`: the errno, 0 on success.
+int close_bo(int fd, std::uint32_t handle);
+
 // The file descriptor of the first TPU node (found and kept open by the runtime).
 int device_fd();
 std::uint64_t get_param(std::uint32_t param);
