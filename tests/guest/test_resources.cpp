@@ -62,17 +62,6 @@ std::uint64_t page_tables() {
     return 0;
 }
 
-// Polls `cond` every 10 ms until it holds or `limit` passed; returns its last value.
-template <class Cond> bool wait_for(Cond cond, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!cond()) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return cond();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-}
-
 // A matmul through a fresh file of accel0 is exact.
 void check_card_works() {
     tpurt::Device device = tpurt::Device::open(0);
@@ -150,13 +139,6 @@ pid_t start_unbind(const std::string &card) {
         _exit(0);
     }
     return child;
-}
-
-// Whether the child `pid` exited successfully within `limit`.
-bool exited_ok(pid_t pid, std::chrono::milliseconds limit) {
-    int status = 0;
-    const bool done = wait_for([&] { return waitpid(pid, &status, WNOHANG) == pid; }, limit);
-    return done && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 } // namespace
@@ -276,12 +258,12 @@ TEST_CASE("SUBMIT's user arrays do not hold up an unbind", "[uffd]") {
 
         const pid_t unbind = start_unbind(card);
         REQUIRE(unbind > 0);
-        const bool unbound = exited_ok(unbind, std::chrono::seconds(5));
+        const bool unbound = uapi::exited_ok(unbind, std::chrono::seconds(5));
         CHECK(unbound);
         stuck.answer();
         submitter.join();
         if (!unbound)
-            REQUIRE(exited_ok(unbind, std::chrono::seconds(30)));
+            REQUIRE(uapi::exited_ok(unbind, std::chrono::seconds(30)));
         // Read after the unbind, the device is gone; read before it (unfixed), the zeroed
         // page names handle 0: no such BO or syncobj.
         CHECK(submit_errno == (unbound ? ENODEV : ENOENT));

@@ -88,17 +88,6 @@ void write_text(const std::string &path, const std::string &text) {
         throw std::runtime_error("cannot write " + text + " to " + path);
 }
 
-// Polls `cond` every 10 ms until it holds or `limit` passed; returns its last value.
-template <class Cond> bool wait_for(Cond cond, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!cond()) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return cond();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-}
-
 // Unbinds tpu.ko from `card` in a child process; whether the unbind returned within `limit` (a
 // child stuck in the kernel is left behind).
 bool unbind_within(const std::string &card, std::chrono::milliseconds limit) {
@@ -113,9 +102,7 @@ bool unbind_within(const std::string &card, std::chrono::milliseconds limit) {
         }
         _exit(0);
     }
-    int status = 0;
-    const bool done = wait_for([&] { return waitpid(child, &status, WNOHANG) == child; }, limit);
-    return done && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return uapi::exited_ok(child, limit);
 }
 
 // The WAIT of `job` fails with ENODEV: the device is gone.
@@ -261,7 +248,7 @@ TEST_CASE("unbinding while a job's timeout handler runs frees the job, its buffe
         fences::FencedJob behind(device, guest::halt_program(),
                                  std::vector<const tpurt::Buffer *>{});
         // The 1 s timeout fires and its handler holds, the job off the pending list.
-        REQUIRE(wait_for([&] { return read_text(hold) == "2"; }, 60s));
+        REQUIRE(uapi::wait_for([&] { return read_text(hold) == "2"; }, 60s));
         REQUIRE(fences::fence_status(hung.sync_file(), 0) == 0);
 
         const bool returned = unbind_within(card, 60s);
@@ -320,7 +307,7 @@ TEST_CASE("a close on its way while the driver is unbound finishes before the sc
         // The last reference to the file goes: its close holds before destroying its entities.
         closer = std::thread([device = std::move(device)]() mutable { device.reset(); });
     }
-    REQUIRE(wait_for([&] { return read_text(hold) == "2"; }, 60s));
+    REQUIRE(uapi::wait_for([&] { return read_text(hold) == "2"; }, 60s));
 
     const bool returned = unbind_within(card, 60s);
     closer.join();
@@ -358,7 +345,7 @@ TEST_CASE("a buffer freed by a job's free that a reset waits for does not hang t
             REQUIRE(fences::fence_status(job.sync_file()) == 1);
         }
         // The job ended; its free holds, with the last references to the buffers.
-        REQUIRE(wait_for([&] { return read_text(hold) == "2"; }, 60s));
+        REQUIRE(uapi::wait_for([&] { return read_text(hold) == "2"; }, 60s));
         data.reset();
         // The reset enters its section and waits for the held free (not for the unbind).
         resetter = std::thread([&] {
@@ -433,7 +420,7 @@ TEST_CASE("a card reset that does not take wedges the card before the jobs end",
         CHECK(status_value("wedged") == "1");
         CHECK_FALSE(bus_master_on(card));
         // The hung job runs on (its queue and the card were not reset) until it ends.
-        const bool ended = wait_for(
+        const bool ended = uapi::wait_for(
             [] { return (std::stoul(status_value("run_queue"), nullptr, 16) >> 31) == 0; }, 120s);
         CHECK(ended);
         const auto *bytes = static_cast<const std::uint8_t *>(out.data());

@@ -7,8 +7,12 @@
 #include <tpu_hw.h>
 #include <tpurt/program_builder.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <thread>
 #include <vector>
 
 namespace uapi {
@@ -64,5 +68,23 @@ std::string debugfs_dir();
 // every millisecond for up to timeout_ms: a test that needs a job running on the card waits for
 // it instead of sleeping a fixed time. False if the card never was busy.
 bool wait_card_busy(unsigned timeout_ms = 30000);
+
+// Polls `cond` every 10 ms until it holds or `limit` passed; returns its last value.
+template <class Cond> bool wait_for(Cond cond, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!cond()) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return cond();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+}
+
+// Whether the child `pid` exited with status 0 within `limit` (else it is left running).
+inline bool exited_ok(pid_t pid, std::chrono::milliseconds limit) {
+    int status = 0;
+    const bool done = wait_for([&] { return waitpid(pid, &status, WNOHANG) == pid; }, limit);
+    return done && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
 } // namespace uapi
