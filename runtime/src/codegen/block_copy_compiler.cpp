@@ -3,6 +3,7 @@
 // block_copy.hpp).
 #include "codegen/block_copy.hpp"
 
+#include "codegen/isa_limits.hpp"
 #include "tpurt/error.hpp"
 
 #include <algorithm>
@@ -13,7 +14,6 @@ namespace tpurt::detail {
 std::vector<Program> compile_block_copies(DType type, std::span<const BlockCopy> blocks,
                                           const ArrayLimits &limits,
                                           std::size_t max_program_bytes) {
-    constexpr std::uint64_t max_dim = 65535;
     const std::uint64_t e = element_size(type);
     const std::size_t max_insns = max_program_bytes / TPU_INSN_SIZE;
     if (limits.ub_bytes < e || max_insns < 3)

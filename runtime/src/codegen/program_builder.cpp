@@ -3,6 +3,7 @@
 // on every field.
 #include "tpurt/codegen/program_builder.hpp"
 
+#include "codegen/isa_limits.hpp"
 #include "tpurt/error.hpp"
 
 #include <bit>
@@ -20,8 +21,9 @@ namespace {
 
 // Checks that a shape dimension fits an instruction's 16-bit field and is non-zero.
 std::uint16_t dim16(std::uint32_t value, const char *what) {
-    if (value == 0 || value > std::numeric_limits<std::uint16_t>::max())
-        refuse(std::string(what) + " = " + std::to_string(value) + " is outside 1..65535");
+    if (value == 0 || value > max_dim)
+        refuse(std::string(what) + " = " + std::to_string(value) + " is outside 1.." +
+               std::to_string(max_dim));
     return static_cast<std::uint16_t>(value);
 }
 

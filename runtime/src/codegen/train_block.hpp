@@ -3,10 +3,11 @@
 // constants, the start of every program (the constant 1 as a 1 x 1 fp32 weight), Block (one
 // tile's instructions on fp32 operands: functions and constants through the accumulators,
 // VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA, and bf16 operands widened on
-// the way in and rounded on the way out through a Staging area) and Splitter (tiles into
-// programs).
+// the way in and rounded on the way out through a Staging area). Tiles go into programs through a
+// ProgramSplitter (program_splitter.hpp) with start_program() as the prologue.
 #pragma once
 
+#include "codegen/isa_limits.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/error.hpp"
@@ -19,7 +20,6 @@
 
 namespace tpurt::train_detail {
 
-constexpr std::uint32_t max_dim = 65535;
 // Unified buffer: the constant 1 at 0, constants and hyperparameters from 64, operands from 128.
 constexpr std::uint32_t one_ub = 0;
 constexpr std::uint32_t const_ub = 64;
@@ -40,9 +40,11 @@ struct Staging {
     static constexpr std::uint32_t bytes_per_element = 4;
 };
 
-// The start of every program: 1.0 at one_ub (exp of a still zero accumulator), loaded as the
-// 1 x 1 fp32 weight tile that moves values into the accumulators.
-inline void emit_start(ProgramBuilder &b) {
+// The start of every program (the prologue of its ProgramSplitter): 1.0 at one_ub (exp of a
+// still zero accumulator), loaded as the 1 x 1 fp32 weight tile that moves values into the
+// accumulators.
+inline Program start_program() {
+    ProgramBuilder b;
     b.activate({.out_type = DType::Fp32,
                 .function = Activation::Exp,
                 .acc_addr = 0,
@@ -53,8 +55,8 @@ inline void emit_start(ProgramBuilder &b) {
                 .cols = 1});
     b.load_weights(
         WeightLoad{.type = DType::Fp32, .src_addr = one_ub, .src_stride = 4, .rows = 1, .cols = 1});
+    return b.finish();
 }
-constexpr std::size_t start_insns = 2;
 
 // How b is combined with a in a VECTOR: same shape, b's first row, one value per row
 // (TPU_F_VEC_B_COL), or one value for all (B_COL with stride 0).
@@ -257,33 +259,6 @@ class Block {
                 .cols = cols};
     }
     ProgramBuilder b_;
-};
-
-// Collects tiles into programs of at most max_insns (the start, unless `with_start` is false
-// for tiles that use no function or constant, and HALT included).
-class Splitter {
-  public:
-    explicit Splitter(std::size_t max_program_bytes, bool with_start = true)
-        : max_insns_(max_program_bytes / TPU_INSN_SIZE), start_(with_start ? start_insns : 0) {}
-    void add(const Program &tile) {
-        if (start_ + tile.insns.size() + 1 > max_insns_)
-            throw Error(ErrorCode::InvalidArgument, "program size limit below one tile");
-        if (!current_.empty() && current_.size() + tile.insns.size() + 1 > max_insns_)
-            programs_.push_back(current_.halt().finish());
-        if (current_.empty() && start_)
-            emit_start(current_);
-        current_.append(tile);
-    }
-    std::vector<Program> finish() {
-        programs_.push_back(current_.halt().finish());
-        return std::move(programs_);
-    }
-
-  private:
-    std::size_t max_insns_;
-    std::size_t start_;
-    ProgramBuilder current_;
-    std::vector<Program> programs_;
 };
 
 // A training operand's dtype: fp32 or bf16; `bytes` its element size.

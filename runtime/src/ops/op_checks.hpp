@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// op_checks.hpp - the argument checks every op entry point (matmul, dense, conv2d) shares: the
-// card has a matrix unit for the type, a caller's array or buffer holds as many bytes as the op
-// reads or writes there, a matrix operand's rows are unit-strided.
+// op_checks.hpp - the argument checks every op entry point (matmul, dense, conv2d) shares: an
+// operand refused with the op's name, the card has a matrix unit for the type, a caller's array or
+// buffer holds as many bytes as the op reads or writes there, a matrix operand's rows are
+// unit-strided.
 #pragma once
 
 #include "tpurt/device_info.hpp"
@@ -14,6 +15,11 @@
 #include <string>
 
 namespace tpurt::detail {
+
+// Throws InvalidArgument "<op>: <message>".
+[[noreturn]] inline void refuse(const std::string &op, const std::string &message) {
+    throw Error(ErrorCode::InvalidArgument, op + ": " + message);
+}
 
 // Throws Unsupported if type is a matrix-unit input type the card lacks.
 inline void require_matrix_unit(const DeviceInfo &info, DType type) {

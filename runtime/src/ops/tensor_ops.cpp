@@ -16,11 +16,8 @@ namespace tpurt {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string &op, const std::string &message) {
-    throw Error(ErrorCode::InvalidArgument, op + ": " + message);
-}
-
 using detail::matrix_row_stride;
+using detail::refuse;
 
 } // namespace
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // conv2d_compiler.cpp - compiles a convolution into row_group MATMUL programs: stacks of whole
 // images walked as one tall image, or blocks of output rows of an image (see conv2d.hpp).
+#include "codegen/isa_limits.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/ops/conv2d.hpp"
 
@@ -12,8 +13,6 @@
 namespace tpurt {
 
 namespace {
-
-constexpr std::uint64_t max_dim = 65535; // rows / cols fields
 
 [[noreturn]] void invalid(const std::string &what) {
     throw Error(ErrorCode::InvalidArgument, "conv2d: " + what);
@@ -300,9 +299,9 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
     }
     g.tile_f = std::min<std::uint64_t>(s.filters, limits.mxu_cols);
     if (std::uint64_t{s.width} * s.channels > max_dim)
-        throw Error(ErrorCode::Unsupported, "conv2d: an input row of " +
-                                                std::to_string(s.width * s.channels) +
-                                                " elements is longer than one DMA row (65535)");
+        throw Error(ErrorCode::Unsupported,
+                    "conv2d: an input row of " + std::to_string(s.width * s.channels) +
+                        " elements is longer than one DMA row (" + std::to_string(max_dim) + ")");
 
     // The epilogue's staging area: a quarter of the unified buffer, and at least the bias and
     // one output row of a filter tile.

@@ -5,7 +5,7 @@
 #include "tpurt/codegen/conv_grad_compiler.hpp"
 
 #include "codegen/block_copy.hpp"
-#include "codegen/train_block.hpp"
+#include "codegen/program_splitter.hpp"
 #include "tpurt/codegen/axis_compiler.hpp"
 #include "tpurt/codegen/vector_compiler.hpp"
 #include "tpurt/error.hpp"
@@ -29,7 +29,7 @@ void append(std::vector<Program> &programs, std::vector<Program> more) {
 // jobs as fit: each part's instructions without its HALT, a SYNC between parts (a part may read
 // host memory the one before wrote).
 std::vector<Program> joined(const std::vector<Program> &parts) {
-    train_detail::Splitter out(TPU_PROGRAM_MAX_BYTES, false);
+    ProgramSplitter out(TPU_PROGRAM_MAX_BYTES);
     for (std::size_t i = 0; i < parts.size(); ++i) {
         ProgramBuilder part;
         if (i > 0)

@@ -5,6 +5,8 @@
 // per-column (first-row) broadcasts.
 #include "tpurt/codegen/layer_norm_compiler.hpp"
 
+#include "codegen/isa_limits.hpp"
+#include "codegen/program_splitter.hpp"
 #include "codegen/train_block.hpp"
 #include "tpurt/error.hpp"
 
@@ -89,7 +91,7 @@ std::vector<Program> compile_layer_norm(const LayerNormProblem &p, const ArrayLi
         unsupported(name + " over rows of " + std::to_string(p.cols), limits);
     const std::uint32_t cols = p.cols;
     const float inv = 1.0f / static_cast<float>(cols);
-    Splitter programs(max_program_bytes);
+    ProgramSplitter programs(max_program_bytes, start_program());
     for (std::uint32_t r0 = 0; r0 < p.rows; r0 += tile) {
         const std::uint32_t rows = std::min(tile, p.rows - r0);
         const Layout l = layout_of(rows, cols);

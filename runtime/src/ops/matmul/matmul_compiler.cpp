@@ -3,6 +3,7 @@
 // ACTIVATE epilogue (see matmul_compiler.hpp).
 #include "tpurt/codegen/matmul_compiler.hpp"
 
+#include "codegen/program_splitter.hpp"
 #include "tpurt/error.hpp"
 
 #include <algorithm>
@@ -198,7 +199,7 @@ MatmulPlan compile_matmul(const MatmulProblem &problem, const ArrayLimits &limit
     const BlockEmitter emitter(problem, t, limits.ub_bytes);
     const std::size_t max_insns = max_program_bytes / TPU_INSN_SIZE;
 
-    ProgramBuilder program;
+    ProgramSplitter programs(max_program_bytes);
     ProgramBuilder block;
     const std::uint64_t group_cols = std::uint64_t{t.group_n} * t.tile_n;
     for (std::uint64_t m0 = 0; m0 < problem.m; m0 += t.block_m) {
@@ -211,12 +212,10 @@ MatmulPlan compile_matmul(const MatmulProblem &problem, const ArrayLimits &limit
                 throw Error(ErrorCode::Unsupported, "matmul block of " +
                                                         std::to_string(block.size()) +
                                                         " instructions does not fit one program");
-            if (!program.empty() && program.size() + block.size() + 1 > max_insns)
-                plan.programs.push_back(program.halt().finish());
-            program.append(block.finish());
+            programs.add(block.finish());
         }
     }
-    plan.programs.push_back(program.halt().finish());
+    plan.programs = programs.finish();
     for (const Program &p : plan.programs)
         plan.instructions += p.insns.size();
     return plan;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // matmul_tiling.cpp - chooses the tiles of a matmul from the card's array and memory sizes and
 // its cost model (see matmul_compiler.hpp for how the tiles are used).
+#include "codegen/isa_limits.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
 #include "tpurt/error.hpp"
 
 #include <tpu_hw.h>
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 
@@ -15,7 +15,6 @@ namespace tpurt {
 
 namespace {
 
-constexpr std::uint64_t max_dim = std::numeric_limits<std::uint16_t>::max(); // rows/cols fields
 constexpr double dma_bytes_per_cycle = 64.0; // the card's host interface (docs/hardware.md)
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {

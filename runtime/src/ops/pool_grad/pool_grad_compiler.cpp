@@ -12,7 +12,9 @@
 // the window's contribution. Bf16 operands are widened on the way in and the rows rounded on
 // the way out (train_block.hpp's Staging, after the fp32 rows). With padding, both run over the
 // padded image: x copied into its padding (padded_rows.hpp) first, dx cut out of it last.
+#include "codegen/isa_limits.hpp"
 #include "codegen/padded_rows.hpp"
+#include "codegen/program_splitter.hpp"
 #include "codegen/train_block.hpp"
 #include "tpurt/codegen/train_compiler.hpp"
 #include "tpurt/error.hpp"
@@ -83,7 +85,7 @@ std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size
                             .cols = c,
                             .b_column = scalar});
     };
-    Splitter programs(max_program_bytes);
+    ProgramSplitter programs(max_program_bytes, start_program());
     for (std::uint32_t w0 = 0; w0 < windows; w0 += chunk) {
         const std::uint32_t rows = std::min(chunk, windows - w0), q = rows * ow;
         const auto values = static_cast<std::uint32_t>(rows * row_m);
@@ -124,7 +126,7 @@ std::vector<Program> per_band(const PoolGradProblem &p, std::uint64_t height,
                               std::uint64_t row_bytes, const ArrayLimits &limits,
                               std::size_t max_program_bytes, Emit &&emit) {
     const std::uint64_t band = std::min<std::uint64_t>(limits.ub_bytes / row_bytes, max_dim);
-    Splitter programs(max_program_bytes, false);
+    ProgramSplitter programs(max_program_bytes);
     for (std::uint32_t n = 0; n < p.batch; ++n)
         for (std::uint64_t y0 = 0; y0 < height; y0 += band) {
             ProgramBuilder b;
@@ -263,7 +265,7 @@ std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimi
                             .cols = pixels * c,
                             .b_column = scalar});
     };
-    Splitter programs(max_program_bytes);
+    ProgramSplitter programs(max_program_bytes, start_program());
     for (std::uint32_t img = 0; img < p.batch; ++img) {
         for (std::uint32_t iy = 0; iy < p.height; ++iy) {
             // The window rows oy with oy sh <= iy < oy sh + kh.

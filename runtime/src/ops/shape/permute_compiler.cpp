@@ -4,6 +4,8 @@
 // TRANSPOSEd in the unified buffer.
 #include "tpurt/codegen/axis_compiler.hpp"
 
+#include "codegen/isa_limits.hpp"
+#include "codegen/program_splitter.hpp"
 #include "codegen/train_block.hpp"
 #include "tpurt/error.hpp"
 
@@ -99,7 +101,7 @@ std::vector<Program> swap_outer_axes(const PermuteProblem &p, const Canonical &c
     if (ba == 0)
         unsupported("permute", limits);
     const auto u32 = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
-    Splitter programs(max_program_bytes, false);
+    ProgramSplitter programs(max_program_bytes);
     for (std::uint64_t a0 = 0; a0 < na; a0 += ba)
         for (std::uint64_t b0 = 0; b0 < nb; b0 += bb) {
             const std::uint64_t rows = std::min(ba, na - a0), cols = std::min(bb, nb - b0);
@@ -186,7 +188,7 @@ std::vector<Program> compile_permute(const PermuteProblem &p, const ArrayLimits 
     const std::uint64_t row_in = row < rank ? in_stride[row] : 0;
     const std::uint64_t row_out = row < rank ? out_stride[row] : 0;
     const std::uint32_t tr = static_cast<std::uint32_t>((br * bc * e + 63) / 64 * 64);
-    Splitter programs(max_program_bytes, false);
+    ProgramSplitter programs(max_program_bytes);
     for (;;) {
         std::uint64_t in_base = 0, out_base = 0;
         for (std::size_t i = 0; i < others.size(); ++i) {

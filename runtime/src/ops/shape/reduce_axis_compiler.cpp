@@ -4,6 +4,8 @@
 // columns, TRANSPOSE and REDUCE for any other.
 #include "tpurt/codegen/axis_compiler.hpp"
 
+#include "codegen/isa_limits.hpp"
+#include "codegen/program_splitter.hpp"
 #include "codegen/train_block.hpp"
 #include "tpurt/codegen/vector_compiler.hpp"
 #include "tpurt/error.hpp"
@@ -79,7 +81,7 @@ std::vector<Program> compile_reduce_axis(const AxisReduceProblem &p, const Array
             b.apply(Activation::None, inv, red, red, rows);
         b.builder().dma_out(dma(out_type, host, rows * oe, red, 1, rows));
     };
-    Splitter programs(max_program_bytes, p.mean);
+    ProgramSplitter programs(max_program_bytes, p.mean ? start_program() : Program{});
     const std::uint32_t in = data_ub;
     if (last) {
         for (std::uint64_t r0 = 0; r0 < p.outer; r0 += tile) {

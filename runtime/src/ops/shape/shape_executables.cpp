@@ -3,6 +3,7 @@
 // executables and caching them per device (see shape_executables.hpp).
 #include "tpurt/codegen/shape_executables.hpp"
 
+#include "codegen/program_splitter.hpp"
 #include "device/device_state.hpp"
 #include "tpurt/codegen/op_executables.hpp"
 #include "tpurt/device.hpp"
@@ -88,9 +89,7 @@ Executable compile_batched_matmul_executable(const BatchedMatmulProblem &problem
         {"A", last * problem.a_batch + extent(m.m, m.a_stride, m.k * e)},
         {"B", last * problem.b_batch + extent(m.k, m.b_stride, m.n * e)},
         {"C", last * problem.c_batch + extent(m.m, m.c_stride, m.n * ce)}};
-    const std::size_t max_insns = max_program_bytes / TPU_INSN_SIZE;
-    std::vector<Program> programs;
-    ProgramBuilder job;
+    ProgramSplitter jobs(max_program_bytes);
     for (std::uint64_t i = 0; i < problem.batch; ++i) {
         MatmulProblem one = m;
         one.a_addr = Executable::placeholder(0) + i * problem.a_batch;
@@ -98,13 +97,10 @@ Executable compile_batched_matmul_executable(const BatchedMatmulProblem &problem
         one.c_addr = Executable::placeholder(2) + i * problem.c_batch;
         for (Program &p : compile_matmul(one, limits, max_program_bytes).programs) {
             p.insns.pop_back(); // its HALT: the job goes on with the next matrix's program
-            if (!job.empty() && job.size() + p.insns.size() + 1 > max_insns)
-                programs.push_back(job.halt().finish());
-            job.append(p);
+            jobs.add(p);
         }
     }
-    programs.push_back(job.halt().finish());
-    return Executable::link(batched_name(problem), std::move(args), std::move(programs));
+    return Executable::link(batched_name(problem), std::move(args), jobs.finish());
 }
 
 std::shared_ptr<const Executable> reduce_axis_executable(Device &device,

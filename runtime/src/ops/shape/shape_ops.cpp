@@ -12,9 +12,7 @@ namespace tpurt {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string &op, const std::string &message) {
-    throw Error(ErrorCode::InvalidArgument, op + ": " + message);
-}
+using detail::refuse;
 
 void require_vector_unit(const Device &device) {
     if (!device.info().has_vector_unit())

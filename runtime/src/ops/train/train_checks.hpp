@@ -5,6 +5,7 @@
 // the op and the operand's dtype.
 #pragma once
 
+#include "ops/op_checks.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/tensor.hpp"
@@ -13,10 +14,6 @@
 #include <string>
 
 namespace tpurt::detail {
-
-[[noreturn]] inline void refuse(const std::string &op, const std::string &message) {
-    throw Error(ErrorCode::InvalidArgument, op + ": " + message);
-}
 
 // The card runs spec 1.4's training instructions and fp32 matmuls (the programs move values
 // through the accumulators with a 1 x 1 fp32 weight).

@@ -3,6 +3,8 @@
 // card programs (see train_compiler.hpp).
 #include "tpurt/codegen/train_compiler.hpp"
 
+#include "codegen/isa_limits.hpp"
+#include "codegen/program_splitter.hpp"
 #include "codegen/train_block.hpp"
 #include "tpurt/error.hpp"
 
@@ -99,7 +101,7 @@ std::vector<Program> compile_softmax(const SoftmaxProblem &p, const ArrayLimits 
         unsupported(name + " over rows of " + std::to_string(p.cols), limits);
     const Staging staging{.zeros = static_cast<std::uint32_t>(data_ub + fp32_row * tile_rows),
                           .capacity = static_cast<std::uint32_t>(tile_rows * p.cols)};
-    Splitter programs(max_program_bytes);
+    ProgramSplitter programs(max_program_bytes, start_program());
     for (std::uint32_t r0 = 0; r0 < p.rows; r0 += static_cast<std::uint32_t>(tile_rows)) {
         const auto rows =
             static_cast<std::uint32_t>(std::min<std::uint64_t>(tile_rows, p.rows - r0));
@@ -159,7 +161,7 @@ std::vector<Program> compile_activation_grad(const ActivationGradProblem &p,
     // After the six fp32 regions of the largest chunk (bf16 operands only).
     const Staging staging{.zeros = static_cast<std::uint32_t>(data_ub + 6 * 4 * chunk),
                           .capacity = static_cast<std::uint32_t>(chunk)};
-    Splitter programs(max_program_bytes);
+    ProgramSplitter programs(max_program_bytes, start_program());
     for (std::uint64_t e0 = 0; e0 < p.elements; e0 += chunk) {
         const auto n = static_cast<std::uint32_t>(std::min(chunk, p.elements - e0));
         const std::uint32_t x = data_ub, d = x + 4 * n, t = d + 4 * n, q = t + 4 * n, s = q + 4 * n,
@@ -215,7 +217,7 @@ std::vector<Program> compile_optimizer(const OptimizerProblem &p, const ArrayLim
     const bool adam = p.kind == OptimizerKind::Adam;
     // The hyperparameters at const_ub, in the order of OptimizerProblem's comment.
     const auto hp = [](std::uint32_t i) { return const_ub + 4 * i; };
-    Splitter programs(max_program_bytes);
+    ProgramSplitter programs(max_program_bytes, start_program());
     for (std::uint64_t e0 = 0; e0 < p.elements; e0 += chunk) {
         const auto n = static_cast<std::uint32_t>(std::min(chunk, p.elements - e0));
         const std::uint32_t w = data_ub, g = w + 4 * n, m = g + 4 * n, v = m + 4 * n, t = v + 4 * n,

@@ -3,7 +3,9 @@
 // vector_compiler.hpp).
 #include "tpurt/codegen/vector_compiler.hpp"
 
+#include "codegen/isa_limits.hpp"
 #include "codegen/padded_rows.hpp"
+#include "codegen/program_splitter.hpp"
 #include "tpurt/error.hpp"
 
 #include <algorithm>
@@ -12,8 +14,6 @@
 namespace tpurt {
 
 namespace {
-
-constexpr std::uint32_t max_dim = 65535;
 
 std::uint64_t stride_of(std::uint64_t given, std::uint64_t row_bytes, const char *op,
                         const char *name) {
@@ -38,30 +38,6 @@ void check_shape(const char *op, DType type, std::uint32_t rows, std::uint32_t c
                                                     " x " + std::to_string(cols) +
                                                     " elements: dimensions must be non-zero");
 }
-
-// Collects self-contained blocks of instructions into programs of at most max_insns (HALT
-// included).
-class ProgramSplitter {
-  public:
-    explicit ProgramSplitter(std::size_t max_program_bytes)
-        : max_insns_(max_program_bytes / TPU_INSN_SIZE) {}
-    void add(Program block) {
-        if (block.insns.size() + 1 > max_insns_)
-            throw Error(ErrorCode::InvalidArgument, "program size limit below one tile");
-        if (!current_.empty() && current_.size() + block.insns.size() + 1 > max_insns_)
-            programs_.push_back(current_.halt().finish());
-        current_.append(block);
-    }
-    std::vector<Program> finish() {
-        programs_.push_back(current_.halt().finish());
-        return std::move(programs_);
-    }
-
-  private:
-    std::size_t max_insns_;
-    ProgramBuilder current_;
-    std::vector<Program> programs_;
-};
 
 } // namespace
 
