@@ -4,6 +4,7 @@
 #include "codegen/block_copy.hpp"
 
 #include "codegen/isa_limits.hpp"
+#include "codegen/program_splitter.hpp"
 #include "tpurt/error.hpp"
 
 #include <algorithm>
@@ -19,8 +20,7 @@ std::vector<Program> compile_block_copies(DType type, std::span<const BlockCopy>
     if (limits.ub_bytes < e || max_insns < 3)
         throw Error(ErrorCode::Unsupported, "block copy: no room for one element (unified buffer " +
                                                 std::to_string(limits.ub_bytes) + " bytes)");
-    std::vector<Program> programs;
-    ProgramBuilder b;
+    ProgramSplitter programs(max_program_bytes);
     for (const BlockCopy &block : blocks) {
         const std::uint64_t cols =
             std::min<std::uint64_t>({block.cols, max_dim, limits.ub_bytes / e});
@@ -31,8 +31,7 @@ std::vector<Program> compile_block_copies(DType type, std::span<const BlockCopy>
                 const auto n = static_cast<std::uint32_t>(std::min(cols, block.cols - c0));
                 const auto m = static_cast<std::uint32_t>(std::min(rows, block.rows - r0));
                 const auto row = static_cast<std::uint32_t>(n * e);
-                if (b.size() + 3 > max_insns)
-                    programs.push_back(b.halt().finish());
+                ProgramBuilder b;
                 b.dma_in({.type = type,
                           .host_addr = block.src + r0 * block.src_stride + c0 * e,
                           .host_stride = block.src_stride,
@@ -47,10 +46,10 @@ std::vector<Program> compile_block_copies(DType type, std::span<const BlockCopy>
                            .local_stride = row,
                            .rows = m,
                            .cols = n});
+                programs.add(b.finish());
             }
     }
-    programs.push_back(b.halt().finish());
-    return programs;
+    return programs.finish();
 }
 
 } // namespace tpurt::detail
