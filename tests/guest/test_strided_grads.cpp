@@ -8,6 +8,8 @@
 // exact (grouped ones too); refusals that say what to do.
 #include <tpurt/codegen/conv_grad_compiler.hpp>
 #include <tpurt/codegen/train_compiler.hpp>
+#include <tpurt/golden/reference_conv_grad.hpp>
+#include <tpurt/golden/reference_pool_grad.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 

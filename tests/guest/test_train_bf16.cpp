@@ -9,6 +9,7 @@
 // model (reference.hpp, reference_conv2d) and, on small integers, the plain sums. Refusals name
 // the op and the dtypes.
 #include <tpurt/golden/reference.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 

@@ -7,6 +7,7 @@
 // small integers), division and LOG, max and average pooling with padding (forward, gradients
 // against reference_pool_grad and finite differences), and refusals of mismatched tensors.
 #include <tpurt/codegen/train_compiler.hpp>
+#include <tpurt/golden/reference_pool_grad.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 

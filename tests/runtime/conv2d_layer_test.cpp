@@ -8,6 +8,7 @@
 #include "engine_runner.hpp"
 
 #include <tpurt/error.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/ops/conv2d.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 

@@ -9,6 +9,7 @@
 #include <tpu_test/reference.hpp>
 
 #include <tpurt/error.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/ops/conv2d.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 

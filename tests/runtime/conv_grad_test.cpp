@@ -12,6 +12,7 @@
 #include <tpurt/bf16.hpp>
 #include <tpurt/codegen/conv_grad_compiler.hpp>
 #include <tpurt/error.hpp>
+#include <tpurt/golden/reference_conv_grad.hpp>
 #include <tpurt/ops/conv2d.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 

@@ -14,6 +14,7 @@
 #include <tpurt/bf16.hpp>
 #include <tpurt/codegen/train_compiler.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
+#include <tpurt/golden/reference_pool_grad.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>

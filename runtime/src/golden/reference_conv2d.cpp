@@ -4,10 +4,10 @@
 // products of zero, channels ascending within a tap (bf16: in blocks of 32 channels from the
 // tap's first, each an even and an odd chain of the bf16 MATMUL step added to the accumulator
 // once); see conv2d.hpp. A convolution layer adds ACTIVATE's epilogue (reference_dense.hpp).
+#include "tpurt/golden/reference_conv2d.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/golden/reference_dense.hpp"
 #include "tpurt/golden/reference_fp32.hpp"
-#include "tpurt/ops/conv2d.hpp"
 
 #include <algorithm>
 #include <bit>

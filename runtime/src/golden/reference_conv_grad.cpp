@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // reference_conv_grad.cpp - the convolution gradients on the CPU (see conv_grad_compiler.hpp):
 // the lowered operands built element by element with plain loops, then reference_conv2d().
-#include "tpurt/codegen/conv_grad_compiler.hpp"
+#include "tpurt/golden/reference_conv_grad.hpp"
 #include "tpurt/error.hpp"
+#include "tpurt/golden/reference_conv2d.hpp"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // reference_pool_grad.cpp - the pooling gradients on the CPU by plain loops over the windows (see
 // train_compiler.hpp's PoolGradProblem), padding included.
-#include "tpurt/codegen/train_compiler.hpp"
+#include "tpurt/golden/reference_pool_grad.hpp"
 #include "tpurt/error.hpp"
 
 #include <limits>

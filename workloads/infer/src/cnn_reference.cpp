@@ -7,6 +7,7 @@
 
 #include "byte_views.hpp"
 
+#include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/ops/conv2d.hpp>
 
 #include <algorithm>

@@ -25,7 +25,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <vector>
 
 namespace tpurt {
@@ -144,10 +143,6 @@ struct PoolGradProblem {
 
 std::vector<Program> compile_pool_grad(const PoolGradProblem &problem, const ArrayLimits &limits,
                                        std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);
-// The same gradient on the CPU by plain loops over the windows in row-major order (fp32 values:
-// bf16 operands widened; a bf16 dx is this rounded). x and y are read for MAX only.
-std::vector<float> reference_pool_grad(const PoolGradProblem &problem, std::span<const float> x,
-                                       std::span<const float> y, std::span<const float> dy);
 
 std::vector<Program> compile_softmax(const SoftmaxProblem &problem, const ArrayLimits &limits,
                                      std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES);

@@ -24,13 +24,13 @@
 // summed in an even-channel and an odd-channel chain of bf16 MATMUL steps (DAZ, exact product,
 // one rounding, FTZ) from +0 and then added to acc once (bf16 channel tiles are multiples of 32
 // but for the last, so tiling never splits a block); int8 exact sums.
-// reference_conv2d() computes exactly this.
+// reference_conv2d() (golden/reference_conv2d.hpp) computes exactly this.
 //
 // With an epilogue (a convolution layer), each finished filter tile of a block goes through
 // ACTIVATE on the card instead of leaving as accumulators: int32 accumulators converted to fp32,
 // + bias[f], x scale, the function, conversion to the epilogue's output type (docs/hardware.md,
 // Numerics; dense.hpp's epilogue), staged in the top of the unified buffer and written out.
-// reference_conv2d_layer() computes exactly this.
+// reference_conv2d_layer() (golden/reference_conv2d.hpp) computes exactly this.
 #pragma once
 
 #include "tpurt/bf16.hpp"
@@ -110,23 +110,5 @@ MatmulStats conv2d(Device &device, std::span<const Bf16> input, std::span<const 
                    std::span<float> output, const Conv2dShape &shape);
 MatmulStats conv2d(Device &device, std::span<const float> input, std::span<const float> weights,
                    std::span<float> output, const Conv2dShape &shape);
-
-// The direct convolution on the CPU with the card's numerics and reduction order (above).
-void reference_conv2d(std::span<const std::int8_t> input, std::span<const std::int8_t> weights,
-                      std::span<std::int32_t> output, const Conv2dShape &shape);
-void reference_conv2d(std::span<const Bf16> input, std::span<const Bf16> weights,
-                      std::span<float> output, const Conv2dShape &shape);
-void reference_conv2d(std::span<const float> input, std::span<const float> weights,
-                      std::span<float> output, const Conv2dShape &shape);
-
-// The convolution layer on the CPU: reference_conv2d() of `type` (input and weights raw bytes
-// of it), then the epilogue's ACTIVATE steps per element (reference_dense.hpp) with bias
-// fp32[F] (empty: none); returns the output as raw bytes of epilogue.out_type. Throws Error
-// (InvalidArgument) for a transcendental function or arrays too small.
-std::vector<std::byte> reference_conv2d_layer(DType type, std::span<const std::byte> input,
-                                              std::span<const std::byte> weights,
-                                              std::span<const float> bias,
-                                              const MatmulEpilogue &epilogue,
-                                              const Conv2dShape &shape);
 
 } // namespace tpurt
