@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <tpurt/matmul_compiler.hpp>
+#include <tpurt/codegen/matmul_compiler.hpp>
 
 namespace tpu::bench {
 namespace {

@@ -14,6 +14,7 @@
 //                  honest "engine time" seen from the guest
 //   host arrays    the host-array form (staged copies in and out) against the tensor form
 // Usage: tpu-bench-runtime [--reps R] [--size N] [--launches L] [--empty E]
+#include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <drm/tpu_accel.h>

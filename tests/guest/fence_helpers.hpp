@@ -5,6 +5,7 @@
 #pragma once
 
 #include <drm/tpu_accel.h>
+#include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // with.
 #pragma once
 
-#include <tpurt/program_builder.hpp>
+#include <tpurt/codegen/program_builder.hpp>
 
 #include <cstdint>
 

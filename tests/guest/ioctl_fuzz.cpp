@@ -11,6 +11,8 @@
 // Exit status: 0 clean, 1 a process died or the matmul was wrong, 2 bad usage.
 #include <drm/tpu_accel.h>
 #include <tpu_hw.h>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <CLI/CLI.hpp>

@@ -8,6 +8,7 @@
 #include "guest_programs.hpp"
 
 #include <drm/tpu_accel.h>
+#include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <xf86drm.h>

@@ -3,6 +3,7 @@
 #include "tenant.hpp"
 
 #include "guest_programs.hpp"
+#include "tpurt/codegen/program_builder.hpp"
 
 #include <catch2/catch.hpp>
 

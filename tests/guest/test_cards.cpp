@@ -4,6 +4,8 @@
 // 0 are unbound (the others keep working) and bound again, and all four work again; tpu-smi
 // --json names a background process running jobs with its utilisation over the sampling window
 // (a percentage), its cumulative busy time and memory.
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>

@@ -12,8 +12,9 @@
 #include <tpu_infer/network.hpp>
 #include <tpu_infer/reference.hpp>
 #include <tpu_quant/quantise.hpp>
-#include <tpurt/tensor_ops.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/ops/tensor_ops.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,6 +5,11 @@
 // launches create no buffer objects (the program and staging pools make none); launches with
 // buffers that are too small or released are refused before anything reaches the card. Prints
 // the time per launch of a cached small matmul (each launch a job on the card, the result exact).
+#include <tpurt/codegen/op_executables.hpp>
+#include <tpurt/codegen/program_builder.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/golden/reference_fp32.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <drm/tpu_accel.h>

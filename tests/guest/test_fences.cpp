@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <cerrno>

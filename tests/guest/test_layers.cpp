@@ -3,6 +3,9 @@
 // (driver + device) equal the runtime's reference models exactly: dense int8 (requantised),
 // bf16 and fp32 with bias and RELU / RELU6 / no activation into every output type; conv2d
 // int8, bf16 and fp32 with strides, padding and a batch.
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/golden/reference_dense.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <xf86drm.h>

@@ -2,6 +2,10 @@
 // test_matmul.cpp - guest test: matmuls through libtpurt on the real card (driver + device)
 // must equal the reference loops exactly, for int8, bf16 and fp32, from 1x1x1 to 1024^3 and at
 // sizes that are not multiples of the systolic array.
+#include <tpurt/codegen/program_builder.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/golden/reference_fp32.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.h>
 #include <tpurt/tpurt.hpp>
 

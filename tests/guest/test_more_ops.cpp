@@ -7,7 +7,7 @@
 // exactly against plain loops; permutations element by element; grouped, depthwise and
 // dilated convolutions exactly against plain loops and the grouped gradients against central
 // differences of the card's forward pass; refusals of wrong operands.
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"

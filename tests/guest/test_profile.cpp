@@ -4,6 +4,7 @@
 // and MACs, whose sums equal the change of the card's own counters over the run; the trace
 // written by profiler::write_trace() parses as JSON with one complete event per op call and
 // host submit / wait spans; the table names every op; nothing is recorded once stopped.
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <nlohmann/json.hpp>

@@ -16,6 +16,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <xf86drm.h>

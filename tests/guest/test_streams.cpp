@@ -7,6 +7,9 @@
 #include "guest_programs.hpp"
 #include "runtime_helpers.hpp"
 
+#include <tpurt/codegen/program_builder.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>

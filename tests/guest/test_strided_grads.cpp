@@ -6,7 +6,11 @@
 // reference_pool_grad of train_compiler.hpp) in fp32 and bf16, and against central differences
 // of the card's own forward pass (conv2d / grouped_conv2d, pool2d) on values whose sums are
 // exact (grouped ones too); refusals that say what to do.
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/codegen/conv_grad_compiler.hpp>
+#include <tpurt/codegen/train_compiler.hpp>
+#include <tpurt/golden/reference_conv_grad.hpp>
+#include <tpurt/golden/reference_pool_grad.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"

@@ -6,6 +6,11 @@
 // and fp32, and so do dense layers and convolutions on tensors; a transpose on the card gives
 // the transposed view's elements; wrong shapes, types and layouts are refused with a message naming
 // the operand.
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/golden/reference_dense.hpp>
+#include <tpurt/golden/reference_fp32.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"

@@ -3,6 +3,8 @@
 // program and staging pools, and the profiler). Each thread runs matmuls of its own shape and
 // of a shape every thread uses, on host arrays and on tensors, and checks each result exactly;
 // the shared shape is compiled once, and the profile holds one record per call.
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>

@@ -8,8 +8,9 @@
 // awkward shapes (K and channels beyond the array and not multiples of 32) equal the CPU golden
 // model (reference.hpp, reference_conv2d) and, on small integers, the plain sums. Refusals name
 // the op and the dtypes.
-#include <tpurt/reference.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"

@@ -6,7 +6,9 @@
 // backward matmuls A^T B and A B^T and the bias gradient against reference loops (exact on
 // small integers), division and LOG, max and average pooling with padding (forward, gradients
 // against reference_pool_grad and finite differences), and refusals of mismatched tensors.
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/codegen/train_compiler.hpp>
+#include <tpurt/golden/reference_pool_grad.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"

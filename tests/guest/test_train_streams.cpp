@@ -7,7 +7,8 @@
 // blocking forms' bit for bit. A job of a queued training op that fails is reported by
 // synchronize() naming the executable that failed (one launch, and the second of a sequence);
 // operand errors are thrown when the op is queued, naming the op.
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/codegen/program_builder.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include "runtime_helpers.hpp"

@@ -16,6 +16,9 @@
 #include "raw_card.hpp"
 #include "uapi_helpers.hpp"
 
+#include <tpurt/codegen/program_builder.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>

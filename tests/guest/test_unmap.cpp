@@ -10,6 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <tpurt/codegen/program_builder.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <chrono>

@@ -5,7 +5,7 @@
 
 #include <drm/tpu_accel.h>
 #include <tpu_hw.h>
-#include <tpurt/program_builder.hpp>
+#include <tpurt/codegen/program_builder.hpp>
 
 #include <chrono>
 #include <cstdint>

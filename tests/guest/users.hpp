@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <cerrno>

@@ -6,10 +6,10 @@
 // into many blocks and programs.
 #include "engine_runner.hpp"
 
-#include <tpurt/axis_compiler.hpp>
+#include <tpurt/codegen/axis_compiler.hpp>
+#include <tpurt/codegen/shape_executables.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/shape_executables.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -7,9 +7,10 @@
 // checked against a plain loop over the accumulators.
 #include "engine_runner.hpp"
 
-#include <tpurt/conv2d.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/ops/conv2d.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

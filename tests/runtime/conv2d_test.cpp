@@ -8,9 +8,10 @@
 
 #include <tpu_test/reference.hpp>
 
-#include <tpurt/conv2d.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/ops/conv2d.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -10,10 +10,11 @@
 #include "engine_runner.hpp"
 
 #include <tpurt/bf16.hpp>
-#include <tpurt/conv2d.hpp>
-#include <tpurt/conv_grad_compiler.hpp>
+#include <tpurt/codegen/conv_grad_compiler.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference_conv_grad.hpp>
+#include <tpurt/ops/conv2d.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

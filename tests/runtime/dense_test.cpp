@@ -9,8 +9,8 @@
 #include <tpu_test/reference.hpp>
 
 #include <tpurt/bf16.hpp>
-#include <tpurt/reference_dense.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference_dense.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -4,9 +4,9 @@
 // host memory, one engine job per program.
 #pragma once
 
-#include <tpurt/conv2d.hpp>
-#include <tpurt/dense.hpp>
-#include <tpurt/matmul_compiler.hpp>
+#include <tpurt/codegen/matmul_compiler.hpp>
+#include <tpurt/ops/conv2d.hpp>
+#include <tpurt/ops/dense.hpp>
 
 #include <tpu_engine.h>
 

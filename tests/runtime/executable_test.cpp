@@ -7,9 +7,9 @@
 // argument counts are refused.
 #include "engine_runner.hpp"
 
-#include <tpurt/dense.hpp>
+#include <tpurt/codegen/op_executables.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/op_executables.hpp>
+#include <tpurt/ops/dense.hpp>
 
 #include <catch2/catch.hpp>
 

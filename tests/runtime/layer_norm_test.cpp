@@ -6,9 +6,9 @@
 // single rows and columns, and tiles and programs split over a small card.
 #include "engine_runner.hpp"
 
+#include <tpurt/codegen/layer_norm_compiler.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/layer_norm_compiler.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

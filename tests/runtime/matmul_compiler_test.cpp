@@ -9,7 +9,7 @@
 #include <tpu_test/reference.hpp>
 
 #include <tpurt/error.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

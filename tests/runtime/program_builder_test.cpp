@@ -2,8 +2,8 @@
 // program_builder_test.cpp - the program builder encodes every field of every spec 1.1
 // instruction where tpu_hw.h puts it, leaves everything else zero, and refuses values that
 // would not fit (or types and operations the instruction does not take) instead of truncating.
+#include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/program_builder.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -4,8 +4,8 @@
 // infinite, NaN), and its matmul agrees bit for bit with the test library's independent loop.
 #include <tpu_test/reference.hpp>
 
-#include <tpurt/reference_fp32.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference_fp32.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

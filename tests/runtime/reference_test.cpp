@@ -3,8 +3,8 @@
 // agrees bit for bit with the test library's independent loops, on both of its bf16 paths.
 #include <tpu_test/reference.hpp>
 
-#include <tpurt/reference.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -9,9 +9,10 @@
 #include "engine_runner.hpp"
 
 #include <tpurt/bf16.hpp>
+#include <tpurt/codegen/train_compiler.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/test_patterns.hpp>
-#include <tpurt/train_compiler.hpp>
+#include <tpurt/golden/reference_pool_grad.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

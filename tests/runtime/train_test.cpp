@@ -12,9 +12,10 @@
 #include <tpu_test/card.hpp>
 
 #include <tpurt/bf16.hpp>
-#include <tpurt/test_patterns.hpp>
-#include <tpurt/train_compiler.hpp>
-#include <tpurt/vector_compiler.hpp>
+#include <tpurt/codegen/train_compiler.hpp>
+#include <tpurt/codegen/vector_compiler.hpp>
+#include <tpurt/golden/reference_pool_grad.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

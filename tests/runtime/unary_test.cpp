@@ -10,9 +10,9 @@
 #include <tpu_test/card.hpp>
 
 #include <tpurt/bf16.hpp>
+#include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/test_patterns.hpp>
-#include <tpurt/vector_compiler.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

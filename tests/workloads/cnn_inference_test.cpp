@@ -11,7 +11,7 @@
 #include <tpu_infer/reference.hpp>
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_quant/quantise.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -9,7 +9,7 @@
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_quant/quantise.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 #include "toy_cnn.hpp"
 
 #include <cmath>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 namespace tpu_test {
 

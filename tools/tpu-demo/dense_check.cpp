@@ -3,9 +3,9 @@
 // then ACTIVATE on the card's vector unit), compared byte for byte with the CPU reference.
 #include "dense_check.hpp"
 
-#include <tpurt/dense.hpp>
-#include <tpurt/reference_dense.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference_dense.hpp>
+#include <tpurt/ops/dense.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <chrono>
 #include <cstdio>

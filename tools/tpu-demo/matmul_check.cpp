@@ -3,10 +3,10 @@
 // run through libtpurt, the CPU reference, an exact comparison and the timing report.
 #include "matmul_check.hpp"
 
-#include <tpurt/matmul.hpp>
-#include <tpurt/reference.hpp>
-#include <tpurt/reference_fp32.hpp>
-#include <tpurt/test_patterns.hpp>
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/golden/reference_fp32.hpp>
+#include <tpurt/ops/matmul.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 
 #include <bit>
 #include <chrono>

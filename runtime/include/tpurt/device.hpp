@@ -4,9 +4,9 @@
 #pragma once
 
 #include "tpurt/buffer.hpp"
+#include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/job.hpp"
-#include "tpurt/program_builder.hpp"
 
 #include <cstddef>
 #include <cstdint>

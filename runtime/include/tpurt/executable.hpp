@@ -14,9 +14,9 @@
 #pragma once
 
 #include "tpurt/buffer.hpp"
+#include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/job.hpp"
-#include "tpurt/matmul.hpp"
-#include "tpurt/program_builder.hpp"
+#include "tpurt/ops/matmul.hpp"
 
 #include <chrono>
 #include <cstddef>

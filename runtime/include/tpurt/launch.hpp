@@ -10,7 +10,7 @@
 #include "tpurt/buffer.hpp"
 #include "tpurt/executable.hpp"
 #include "tpurt/job.hpp"
-#include "tpurt/matmul.hpp"
+#include "tpurt/ops/matmul.hpp"
 #include "tpurt/tensor.hpp"
 
 #include <chrono>

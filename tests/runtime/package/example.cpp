@@ -3,6 +3,8 @@
 // check-install.sh, once through pkg-config and once through find_package(tpurt)). With a card
 // it runs an exact bf16 matmul on tensors and prints "example: ok"; without one it prints the
 // runtime's explanation and exits 3.
+#include <tpurt/golden/reference.hpp>
+#include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.h>
 #include <tpurt/tpurt.hpp>
 

@@ -10,7 +10,7 @@
 #include "dense_stacks.hpp"
 #include "tpu_infer/reference.hpp"
 
-#include <tpurt/tensor_ops.hpp>
+#include <tpurt/ops/tensor_ops.hpp>
 
 #include <algorithm>
 

@@ -7,7 +7,8 @@
 
 #include "byte_views.hpp"
 
-#include <tpurt/conv2d.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/ops/conv2d.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include "chunked_model.hpp"
 #include "tpu_infer/reference.hpp"
 
-#include <tpurt/tensor_ops.hpp>
+#include <tpurt/ops/tensor_ops.hpp>
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 
 #include "byte_views.hpp"
 
-#include <tpurt/reference_dense.hpp>
+#include <tpurt/golden/reference_dense.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// job.cpp - waiting for submitted jobs (DRM_IOCTL_TPU_WAIT) and turning their completion into
+// statistics or a JobError.
+#include "tpurt/job.hpp"
+
+#include "device/device_file.hpp"
+#include "memory/buffer_pool.hpp"
+#include "tpurt/error.hpp"
+
+#include <drm/tpu_accel.h>
+#include <tpu_hw.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace tpurt {
+
+std::chrono::nanoseconds JobStats::modelled_time(const DeviceInfo &info) const {
+    if (info.clock_mhz == 0)
+        return std::chrono::nanoseconds(0);
+    return std::chrono::nanoseconds(cycles * 1000 / info.clock_mhz);
+}
+
+double JobStats::utilisation(const DeviceInfo &info) const {
+    const double peak =
+        static_cast<double>(cycles) * static_cast<double>(info.peak_macs_per_cycle());
+    return peak > 0 ? static_cast<double>(macs) / peak : 0.0;
+}
+
+JobStats &JobStats::operator+=(const JobStats &other) {
+    cycles += other.cycles;
+    macs += other.macs;
+    wall += other.wall;
+    return *this;
+}
+
+Job::Job(std::shared_ptr<detail::DeviceFile> file, std::uint64_t id,
+         std::shared_ptr<detail::PooledBuffer> program)
+    : file_(std::move(file)), id_(id), program_(std::move(program)),
+      submitted_(std::chrono::steady_clock::now()) {}
+
+Job &Job::operator=(Job &&other) noexcept {
+    if (this != &other) {
+        retire_quietly();
+        file_ = std::move(other.file_);
+        id_ = other.id_;
+        program_ = std::move(other.program_);
+        submitted_ = other.submitted_;
+        retired_ = std::exchange(other.retired_, true);
+    }
+    return *this;
+}
+
+Job::~Job() {
+    retire_quietly();
+}
+
+void Job::retire_quietly() noexcept {
+    if (!file_ || retired_)
+        return;
+    struct drm_tpu_wait wait = {};
+    wait.job_id = id_;
+    wait.timeout_ns = default_timeout.count();
+    file_->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+    retired_ = true;
+    program_.reset();
+}
+
+JobStats Job::wait(std::chrono::nanoseconds timeout) {
+    if (!file_ || retired_)
+        throw Error(ErrorCode::InvalidArgument,
+                    "job " + std::to_string(id_) + " was already waited for");
+    struct drm_tpu_wait wait = {};
+    wait.job_id = id_;
+    wait.timeout_ns = timeout.count();
+    const int err = file_->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+    if (err == ETIMEDOUT)
+        throw Error(ErrorCode::Timeout, "job " + std::to_string(id_) + " still running after " +
+                                            std::to_string(timeout.count() / 1000000) +
+                                            " ms; wait again or check the card (dmesg)");
+    if (err != 0)
+        throw Error(ErrorCode::SystemCall,
+                    "DRM_IOCTL_TPU_WAIT for job " + std::to_string(id_) + " on " + file_->path() +
+                        " failed: " + std::strerror(err),
+                    err);
+    retired_ = true;
+    program_.reset();
+    if (wait.status != TPU_ERR_NONE)
+        throw JobError(id_, wait.status, wait.error_pc, wait.fault_addr);
+
+    JobStats stats;
+    stats.cycles = wait.cycles;
+    stats.macs = wait.macs;
+    stats.wall = std::chrono::steady_clock::now() - submitted_;
+    return stats;
+}
+
+} // namespace tpurt
