@@ -15,7 +15,11 @@
  * 1 (armed) or 2 (holding);
  * "inject_tlb_timeout", "inject_reset_fails": writing 1 makes the next TLB invalidation not
  * complete, the next reset of the card not take (enum tpu_inject_point); reading gives 1 while
- * armed.
+ * armed;
+ * "stall_queues": writing 1 stops the card fetching from every ring (CONTROL.ENABLE cleared: it
+ * finishes the job it runs, if any, and starts no other), so that jobs written to the rings stay
+ * there unstarted, their fences unsignalled, however fast the host; 0 lets it fetch again, and so
+ * does the reset of a queue or of the card (the recovery of a job that times out meanwhile).
  */
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
@@ -245,6 +249,44 @@ static const struct file_operations tpu_debugfs_hook_fops = {
 	.llseek = default_llseek,
 };
 
+/* "stall_queues": 1 clears every queue's CONTROL.ENABLE, 0 sets it again. */
+static ssize_t tpu_debugfs_stall_write(struct file *file, const char __user *buf, size_t len,
+				       loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	unsigned int value;
+	int ret, idx;
+	u32 q;
+
+	ret = kstrtouint_from_user(buf, len, 0, &value);
+	if (ret)
+		return ret;
+	if (value > 1)
+		return -EINVAL;
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+	/* Not in the middle of a reset, which disables and enables queues itself. */
+	mutex_lock(&tdev->reset_lock);
+	if (tpu_device_wedged(tdev)) {
+		ret = -EIO;
+	} else {
+		drm_info(&tdev->drm, "stall_queues: the card %s its rings\n",
+			 value ? "stops fetching from" : "fetches from");
+		for (q = 0; q < tdev->num_queues; q++)
+			tpu_write(tdev, TPU_REG_QUEUE(q, TPU_QREG_CONTROL),
+				  value ? 0 : TPU_QCTRL_ENABLE);
+	}
+	mutex_unlock(&tdev->reset_lock);
+	drm_dev_exit(idx);
+	return ret ? ret : len;
+}
+
+static const struct file_operations tpu_debugfs_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = tpu_debugfs_stall_write,
+};
+
 static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
 {
 	int i;
@@ -255,6 +297,8 @@ static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
 	for (i = 0; i < TPU_INJECT_COUNT; i++)
 		debugfs_create_file(tpu_inject_names[i], 0600, tdev->drm.debugfs_root,
 				    &tdev->inject[i], &tpu_debugfs_hook_fops);
+	debugfs_create_file("stall_queues", 0200, tdev->drm.debugfs_root, tdev,
+			    &tpu_debugfs_stall_fops);
 }
 #else
 static void tpu_debugfs_init_hooks(struct tpu_device *tdev)

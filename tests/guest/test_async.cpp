@@ -3,7 +3,8 @@
 // by a timeline syncobj (in- and out-syncs, DRM_TPU_SUBMIT_NO_WAIT) run without any WAIT;
 // jobs that read a buffer (DRM_TPU_BO_READ) leave it free for other readers while a writer
 // waits (seen through the buffer's dma-buf implicit fences); WAIT takes an absolute deadline
-// and reports every per-job figure of the card.
+// and reports every per-job figure of the card. Jobs that must not have ended when a check looks
+// are submitted with the card's rings stalled (debugfs stall_queues: root, make -C driver builds).
 #include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
 
@@ -130,26 +131,30 @@ TEST_CASE("an in-sync point without a fence is ENOENT", "[async]") {
     drmSyncobjDestroy(fd, timeline);
 }
 
+// Deterministic on any host: the card's rings are stalled (debugfs stall_queues) while the
+// fences are looked at, so neither job can have ended, however fast the engine.
 TEST_CASE("readers of a buffer do not wait for each other, a writer waits for them", "[async]") {
     tpurt::Device device = tpurt::Device::open(0);
     const int fd = device.fd();
     tpurt::Buffer weights = device.allocate(TPU_PAGE_SIZE);
-    const tpurt::Program busy = guest::busy_program(2000), halt = guest::halt_program();
-    tpurt::Buffer busy_code = device.allocate_copy(busy.insns.data(), busy.size_bytes());
+    const tpurt::Program halt = guest::halt_program();
     tpurt::Buffer halt_code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
     int dmabuf = -1;
     REQUIRE(drmPrimeHandleToFD(fd, weights.handle(), DRM_CLOEXEC | DRM_RDWR, &dmabuf) == 0);
 
     const std::vector<std::uint32_t> bos{weights.handle()};
     std::uint64_t reader = 0, writer = 0;
-    REQUIRE(submit(fd, busy_code, busy.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
-                   {DRM_TPU_BO_READ}, &reader) == 0);
-    // A reader finds no writer to wait for; a writer must wait for the running reader.
-    CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 1);
-    CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_WRITE) == 0);
-    REQUIRE(submit(fd, halt_code, halt.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
-                   {DRM_TPU_BO_WRITE}, &writer) == 0);
-    CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 0);
+    {
+        uapi::StalledQueues stalled;
+        REQUIRE(submit(fd, halt_code, halt.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
+                       {DRM_TPU_BO_READ}, &reader) == 0);
+        // A reader finds no writer to wait for; a writer must wait for the unfinished reader.
+        CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 1);
+        CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_WRITE) == 0);
+        REQUIRE(submit(fd, halt_code, halt.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
+                       {DRM_TPU_BO_WRITE}, &writer) == 0);
+        CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 0);
+    } // the card fetches again
 
     struct drm_tpu_wait w = {};
     w.job_id = writer;
@@ -197,15 +202,18 @@ TEST_CASE("WAIT takes an absolute deadline and reports every per-job figure", "[
     CHECK(w.mxu_busy_cycles <= w.cycles);
     CHECK(w.stall_cycles <= w.cycles);
 
-    // A deadline already passed polls a job that is still running.
-    const tpurt::Program busy = guest::busy_program(400);
-    tpurt::Buffer busy_code = device.allocate_copy(busy.insns.data(), busy.size_bytes());
-    REQUIRE(submit(fd, busy_code, busy.size_bytes(), 0, {}, {}, {}, {}, &id) == 0);
+    // A deadline already passed polls a job that has not ended (the card's rings stalled).
+    const tpurt::Program halt = guest::halt_program();
+    tpurt::Buffer halt_code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
     w = {};
-    w.job_id = id;
-    w.flags = DRM_TPU_WAIT_ABSOLUTE;
-    w.timeout_ns = monotonic_ns() - 1'000'000;
-    CHECK(uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &w) == ETIMEDOUT);
+    {
+        uapi::StalledQueues stalled;
+        REQUIRE(submit(fd, halt_code, halt.size_bytes(), 0, {}, {}, {}, {}, &id) == 0);
+        w.job_id = id;
+        w.flags = DRM_TPU_WAIT_ABSOLUTE;
+        w.timeout_ns = monotonic_ns() - 1'000'000;
+        CHECK(uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &w) == ETIMEDOUT);
+    }
     w.timeout_ns = monotonic_ns() + 60'000'000'000;
     REQUIRE(uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &w) == 0);
     CHECK(w.status == TPU_ERR_NONE);

@@ -120,6 +120,31 @@ std::string debugfs_dir() {
     return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
 }
 
+namespace {
+
+// Writes `value` to accel0's debugfs stall_queues; whether the write took.
+bool write_stall(const char *value) {
+    std::ofstream out(debugfs_dir() + "/stall_queues");
+    out << value;
+    out.flush();
+    return static_cast<bool>(out);
+}
+
+} // namespace
+
+StalledQueues::StalledQueues() {
+    if (!write_stall("1"))
+        throw std::runtime_error("cannot write 1 to debugfs stall_queues");
+}
+
+StalledQueues::~StalledQueues() {
+    try {
+        write_stall("0");
+    } catch (const std::exception &) {
+        // accel0 is gone: nothing left to let go on.
+    }
+}
+
 bool wait_card_busy(unsigned timeout_ms) {
     const std::string status = debugfs_dir() + "/status";
     for (unsigned ms = 0; ms < timeout_ms; ms++) {

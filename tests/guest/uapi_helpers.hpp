@@ -69,6 +69,18 @@ std::string debugfs_dir();
 // it instead of sleeping a fixed time. False if the card never was busy.
 bool wait_card_busy(unsigned timeout_ms = 30000);
 
+// While it lives, accel0's card fetches no job from its rings (debugfs stall_queues, a test hook
+// of make -C driver builds): jobs submitted meanwhile are written to the rings and stay there
+// unstarted, their fences unsignalled, however fast the host. The card fetches again once it is
+// destroyed, or after a reset of the queue (a job that times out meanwhile).
+class StalledQueues {
+  public:
+    StalledQueues();
+    ~StalledQueues();
+    StalledQueues(const StalledQueues &) = delete;
+    StalledQueues &operator=(const StalledQueues &) = delete;
+};
+
 // Polls `cond` every 10 ms until it holds or `limit` passed; returns its last value.
 template <class Cond> bool wait_for(Cond cond, std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
