@@ -185,12 +185,15 @@ static void tpu_job_free(struct drm_sched_job *sched_job)
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
 	/* PCI remove waits for this before it tears the scheduler down. */
-	if (atomic_dec_and_test(&tdev->jobs_alive))
+	if (atomic_dec_and_test(&tdev->jobs_alive)) {
+		/* A remove that comes now finds no job alive and does not wait for this one. */
+		tpu_hold(tdev, TPU_HOLD_LAST_FREE);
 		wake_up_all(&tdev->jobs_freed);
+	}
 	/*
 	 * Last: the job's reference keeps the device alive until here, even once remove, woken
-	 * above, is done (jobs killed with their entity are freed from system_wq, which remove does
-	 * not flush).
+	 * above or finding no job alive, is done (jobs killed with their entity are freed from
+	 * system_wq, which remove does not flush).
 	 */
 	drm_dev_put(&tdev->drm);
 }
