@@ -8,11 +8,11 @@
  *
  * Test hooks, only in builds with TPU_TEST_HOOKS (driver/Makefile's, which the VM tests load; not
  * the DKMS package's), all off by default:
- * "timeout_hold", "close_hold", "free_hold", "hang_hold", "last_free_hold": writing 1 arms the
- * hold, so that the next pass through its point (enum tpu_hold_point) holds until the device is
- * unplugged (PCI remove) or what the point waits for happened (hang_hold: the hung job left its
- * ring), at most TPU_HOLD_MAX_MS, and TPU_HOLD_GRACE_MS more, then disarms; 0 disarms it; reading
- * gives 0 (off), 1 (armed) or 2 (holding);
+ * "timeout_hold", "close_hold", "free_hold", "hang_hold", "last_free_hold", "pending_hold":
+ * writing 1 arms the hold, so that the next pass through its point (enum tpu_hold_point) holds
+ * until the device is unplugged (PCI remove) or what the point waits for happened (hang_hold: the
+ * hung job left its ring), at most TPU_HOLD_MAX_MS, and TPU_HOLD_GRACE_MS more, then disarms; 0
+ * disarms it; reading gives 0 (off), 1 (armed) or 2 (holding);
  * "inject_tlb_timeout", "inject_reset_fails": writing 1 makes the next TLB invalidation not
  * complete, the next reset of the card not take (enum tpu_inject_point); reading gives 1 while
  * armed;
@@ -162,6 +162,7 @@ static const char *const tpu_hold_names[TPU_HOLD_COUNT] = {
 	[TPU_HOLD_FREE] = "free_hold",
 	[TPU_HOLD_HANG] = "hang_hold",
 	[TPU_HOLD_LAST_FREE] = "last_free_hold",
+	[TPU_HOLD_PENDING] = "pending_hold",
 };
 
 static const char *const tpu_inject_names[TPU_INJECT_COUNT] = {

@@ -59,6 +59,7 @@ enum tpu_hold_point {
 	TPU_HOLD_FREE,		/* the schedulers' free_job, before the job drops its BOs */
 	TPU_HOLD_HANG,		/* the timeout handler, its job found hung, before the reset */
 	TPU_HOLD_LAST_FREE,	/* free_job of the last job, counted out, before its wake-up */
+	TPU_HOLD_PENDING,	/* the timeout handler, its job back on the pending list */
 	TPU_HOLD_COUNT
 };
 

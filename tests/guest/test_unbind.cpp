@@ -6,12 +6,12 @@
 // hung task), a file closed with jobs in the ring right before the unbind leaves nothing
 // behind, and the driver binds again to a working card (as accel0: the old device was freed),
 // also when the unbind comes while a job's timeout handler runs (held there by the debugfs test
-// hook timeout_hold), while a file's close is on its way (close_hold) and while a reset waits for
-// a job's free that drops the last reference to a buffer (free_hold); and a card the driver can
-// no longer vouch for (a TLB invalidation or a card reset that did not take, debugfs
-// inject_tlb_timeout and inject_reset_fails) is wedged: bus mastering off, its jobs ended, its
-// freed pages kept until the unbind; a job killed with its file, freed after the unbind found no
-// job alive (last_free_hold), keeps the device until it is freed.
+// hook timeout_hold, or with a job that ended meanwhile by pending_hold), while a file's close is
+// on its way (close_hold) and while a reset waits for a job's free that drops the last reference to
+// a buffer (free_hold); and a card the driver can no longer vouch for (a TLB invalidation or a card
+// reset that did not take, debugfs inject_tlb_timeout and inject_reset_fails) is wedged: bus
+// mastering off, its jobs ended, its freed pages kept until the unbind; a job killed with its file,
+// freed after the unbind found no job alive (last_free_hold), keeps the device until it is freed.
 #include "fence_helpers.hpp"
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
@@ -293,6 +293,50 @@ TEST_CASE("unbinding while a job's timeout handler runs frees the job, its buffe
     // bind_driver() waits for accel0, which comes back only if the old device was released.
     raw::bind_driver(card);
     CHECK(read_text(uapi::debugfs_dir() + "/timeout_hold") == "0");
+    check_card_works();
+}
+
+// Defect 11 of issue 24: the timeout handler put its job back on drm_sched's pending list before
+// it stopped the scheduler's work, so a job ending meanwhile could be freed by free_job while the
+// handler still used it. ctest's vm_unbind_timeout runs this with job_timeout_ms=1000. The job,
+// holding the last reference to a buffer, waits in a stalled ring (stall_queues) until it times
+// out; the handler holds once the job is back on the list (pending_hold, until the unbind). Let
+// go, the card runs the job and its fence signals; free_job must not run before the handler is
+// done (it would drop the buffer, and free the job under the handler).
+TEST_CASE("a job that ends while its timeout handler runs is not freed under the handler",
+          "[unbind][timeout][pending]") {
+    using namespace std::chrono_literals;
+    const std::string card = raw::find_card();
+    const std::string hold = uapi::debugfs_dir() + "/pending_hold";
+    const auto pinned = [&] { return std::stoull(read_text(card + "/tpu/pinned_bytes")); };
+    REQUIRE(read_text(hold) == "0");
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        std::unique_ptr<fences::FencedJob> job;
+        std::uint64_t with_buffer = 0;
+        {
+            uapi::StalledQueues stalled;
+            auto data = std::make_unique<tpurt::Buffer>(device.allocate(1 << 20));
+            write_text(hold, "1");
+            job = std::make_unique<fences::FencedJob>(
+                device, guest::halt_program(), std::vector<const tpurt::Buffer *>{data.get()});
+            with_buffer = pinned();
+            data.reset(); // the job holds the buffer's last reference
+            REQUIRE(pinned() == with_buffer);
+            // The 1 s timeout fires; the handler holds with the job back on the pending list.
+            REQUIRE(uapi::wait_for([&] { return read_text(hold) == "2"; }, 60s));
+        } // the card fetches again: it runs the job
+        REQUIRE(fences::fence_status(job->sync_file()) == 1);
+        INFO("pinned bytes: " << with_buffer << " with the buffer, " << pinned() << " now");
+        CHECK(pinned() == with_buffer);
+        CHECK(read_text(hold) == "2");
+
+        const bool returned = unbind_within(card, 60s);
+        INFO("the unbind " << (returned ? "returned" : "hangs"));
+        REQUIRE(returned);
+    }
+    raw::bind_driver(card);
+    CHECK(read_text(uapi::debugfs_dir() + "/pending_hold") == "0");
     check_card_works();
 }
 
