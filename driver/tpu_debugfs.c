@@ -15,7 +15,8 @@
  * disarms it; reading gives 0 (off), 1 (armed) or 2 (holding);
  * "inject_tlb_timeout", "inject_reset_fails": writing 1 makes the next TLB invalidation not
  * complete, the next reset of the card not take (enum tpu_inject_point); reading gives 1 while
- * armed;
+ * armed; "inject_slow_end": while it is 1, each job's end (the callback of its finished fence,
+ * under the fence's lock) spins TPU_INJECT_DELAY_MS first;
  * "stall_queues": writing 1 stops the card fetching from every ring (CONTROL.ENABLE cleared: it
  * finishes the job it runs, if any, and starts no other), so that jobs written to the rings stay
  * there unstarted, their fences unsignalled, however fast the host; 0 lets it fetch again, and so
@@ -168,6 +169,7 @@ static const char *const tpu_hold_names[TPU_HOLD_COUNT] = {
 static const char *const tpu_inject_names[TPU_INJECT_COUNT] = {
 	[TPU_INJECT_TLB_TIMEOUT] = "inject_tlb_timeout",
 	[TPU_INJECT_RESET_FAILS] = "inject_reset_fails",
+	[TPU_INJECT_SLOW_END] = "inject_slow_end",
 };
 
 /**
@@ -211,6 +213,22 @@ bool tpu_inject(struct tpu_device *tdev, enum tpu_inject_point point)
 		return false;
 	drm_info(&tdev->drm, "%s: injecting the failure\n", tpu_inject_names[point]);
 	return true;
+}
+
+/* How long a delay injected in atomic context spins. */
+#define TPU_INJECT_DELAY_MS	50
+
+/**
+ * tpu_inject_delay - spin TPU_INJECT_DELAY_MS if the slowness @point is armed
+ * @tdev: the device
+ * @point: the slowness, on until debugfs disarms it
+ *
+ * May be called in atomic context.
+ */
+void tpu_inject_delay(struct tpu_device *tdev, enum tpu_inject_point point)
+{
+	if (atomic_read(&tdev->inject[point]))
+		mdelay(TPU_INJECT_DELAY_MS);
 }
 
 static ssize_t tpu_debugfs_hook_read(struct file *file, char __user *buf, size_t len,

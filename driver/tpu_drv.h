@@ -69,11 +69,12 @@ enum tpu_hold_point {
 
 /*
  * Test hooks (tpu_debugfs.c, TPU_TEST_HOOKS builds): failures the card cannot be made to show,
- * armed through debugfs "inject_<failure>", each happening once.
+ * armed through debugfs "inject_<failure>", each happening once; and a slowness, on while armed.
  */
 enum tpu_inject_point {
 	TPU_INJECT_TLB_TIMEOUT,	/* a TLB invalidation does not complete (not waited for) */
 	TPU_INJECT_RESET_FAILS,	/* a reset of the card does not take (RESET not written) */
+	TPU_INJECT_SLOW_END,	/* each job's end (its fence's callback) takes longer */
 	TPU_INJECT_COUNT
 };
 

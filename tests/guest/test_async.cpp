@@ -18,8 +18,13 @@
 #include <linux/sync_file.h>
 
 #include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
+#include <fstream>
+#include <string>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <vector>
@@ -217,4 +222,48 @@ TEST_CASE("WAIT takes an absolute deadline and reports every per-job figure", "[
     w.timeout_ns = monotonic_ns() + 60'000'000'000;
     REQUIRE(uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &w) == 0);
     CHECK(w.status == TPU_ERR_NONE);
+}
+
+// On two CPUs (ctest vm_async_smp2): a job's finished fence is seen signalled (its bit) before its
+// callbacks have run, so free_job on the other CPU could drop the job's context while the callback
+// that counts the job out of the jobs in flight (tpu_job_ended()) was about to read it: a NULL
+// dereference in the interrupt handler, seen once in vm_ioctl_fuzz_smp2. The debugfs hook
+// inject_slow_end makes each such callback spin 50 ms first; jobs queued in a stalled ring
+// (stall_queues) then end one after the other while the scheduler frees those before them.
+TEST_CASE("jobs ending while free_job runs on another CPU are counted out", "[async][slow_end]") {
+    const std::string dir = uapi::debugfs_dir();
+    const auto write = [&](const std::string &file, const char *value) {
+        std::ofstream out(dir + "/" + file);
+        out << value;
+        out.flush();
+        return static_cast<bool>(out);
+    };
+    tpurt::Device device = tpurt::Device::open(0);
+    const int fd = device.fd();
+    const tpurt::Program halt = guest::halt_program();
+    tpurt::Buffer code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
+    std::uint32_t timeline = 0;
+    REQUIRE(drmSyncobjCreate(fd, 0, &timeline) == 0);
+    constexpr std::uint64_t kJobs = 32;
+    REQUIRE(write("inject_slow_end", "1"));
+    {
+        uapi::StalledQueues stalled;
+        for (std::uint64_t point = 1; point <= kJobs; point++)
+            REQUIRE(submit(fd, code, halt.size_bytes(), DRM_TPU_SUBMIT_NO_WAIT, {},
+                           {{timeline, 0, point}}) == 0);
+    } // the card runs them
+    const bool ended = wait_point(fd, timeline, kJobs, 120);
+    CHECK(write("inject_slow_end", "0"));
+    REQUIRE(ended);
+    // Every job counted out of the jobs in flight (sysfs jobs_in_flight), once.
+    char target[PATH_MAX];
+    REQUIRE(realpath("/sys/class/accel/accel0/device", target) != nullptr);
+    std::string in_flight;
+    CHECK(uapi::wait_for(
+        [&] {
+            std::ifstream(std::string(target) + "/tpu/jobs_in_flight") >> in_flight;
+            return in_flight == "0";
+        },
+        std::chrono::seconds(10)));
+    drmSyncobjDestroy(fd, timeline);
 }
