@@ -8,14 +8,19 @@
  *
  * Test hooks, only in builds with TPU_TEST_HOOKS (driver/Makefile's, which the VM tests load; not
  * the DKMS package's), all off by default:
- * "timeout_hold", "close_hold", "free_hold", "hang_hold": writing 1 arms the hold, so that the
- * next pass through its point (enum tpu_hold_point) holds until the device is unplugged (PCI
- * remove) or what the point waits for happened (hang_hold: the hung job left its ring), at most
- * TPU_HOLD_MAX_MS, and TPU_HOLD_GRACE_MS more, then disarms; 0 disarms it; reading gives 0 (off),
- * 1 (armed) or 2 (holding);
+ * "timeout_hold", "close_hold", "free_hold", "hang_hold", "last_free_hold", "pending_hold":
+ * writing 1 arms the hold, so that the next pass through its point (enum tpu_hold_point) holds
+ * until the device is unplugged (PCI remove) or what the point waits for happened (hang_hold: the
+ * hung job left its ring), at most TPU_HOLD_MAX_MS, and TPU_HOLD_GRACE_MS more, then disarms; 0
+ * disarms it; reading gives 0 (off), 1 (armed) or 2 (holding);
  * "inject_tlb_timeout", "inject_reset_fails": writing 1 makes the next TLB invalidation not
  * complete, the next reset of the card not take (enum tpu_inject_point); reading gives 1 while
- * armed.
+ * armed; "inject_slow_end": while it is 1, each job's end (the callback of its finished fence,
+ * under the fence's lock) spins TPU_INJECT_DELAY_MS first;
+ * "stall_queues": writing 1 stops the card fetching from every ring (CONTROL.ENABLE cleared: it
+ * finishes the job it runs, if any, and starts no other), so that jobs written to the rings stay
+ * there unstarted, their fences unsignalled, however fast the host; 0 lets it fetch again, and so
+ * does the reset of a queue or of the card (the recovery of a job that times out meanwhile).
  */
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
@@ -157,11 +162,14 @@ static const char *const tpu_hold_names[TPU_HOLD_COUNT] = {
 	[TPU_HOLD_CLOSE] = "close_hold",
 	[TPU_HOLD_FREE] = "free_hold",
 	[TPU_HOLD_HANG] = "hang_hold",
+	[TPU_HOLD_LAST_FREE] = "last_free_hold",
+	[TPU_HOLD_PENDING] = "pending_hold",
 };
 
 static const char *const tpu_inject_names[TPU_INJECT_COUNT] = {
 	[TPU_INJECT_TLB_TIMEOUT] = "inject_tlb_timeout",
 	[TPU_INJECT_RESET_FAILS] = "inject_reset_fails",
+	[TPU_INJECT_SLOW_END] = "inject_slow_end",
 };
 
 /**
@@ -173,7 +181,7 @@ static const char *const tpu_inject_names[TPU_INJECT_COUNT] = {
  *
  * Holds until the device is unplugged (or @released, or TPU_HOLD_MAX_MS passed), then
  * TPU_HOLD_GRACE_MS more, so that PCI remove gets as far as it goes without waiting for the
- * caller.
+ * caller. The kernel log says when the hold starts and ends (for a test whose device is gone).
  */
 void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point point,
 		    bool (*released)(void *arg), void *arg)
@@ -188,6 +196,7 @@ void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point point,
 	       time_before(jiffies, deadline))
 		msleep(20);
 	msleep(TPU_HOLD_GRACE_MS);
+	drm_info(&tdev->drm, "%s: let go\n", tpu_hold_names[point]);
 	atomic_set(&tdev->hold[point], TPU_HOLD_OFF);
 }
 
@@ -204,6 +213,22 @@ bool tpu_inject(struct tpu_device *tdev, enum tpu_inject_point point)
 		return false;
 	drm_info(&tdev->drm, "%s: injecting the failure\n", tpu_inject_names[point]);
 	return true;
+}
+
+/* How long a delay injected in atomic context spins. */
+#define TPU_INJECT_DELAY_MS	50
+
+/**
+ * tpu_inject_delay - spin TPU_INJECT_DELAY_MS if the slowness @point is armed
+ * @tdev: the device
+ * @point: the slowness, on until debugfs disarms it
+ *
+ * May be called in atomic context.
+ */
+void tpu_inject_delay(struct tpu_device *tdev, enum tpu_inject_point point)
+{
+	if (atomic_read(&tdev->inject[point]))
+		mdelay(TPU_INJECT_DELAY_MS);
 }
 
 static ssize_t tpu_debugfs_hook_read(struct file *file, char __user *buf, size_t len,
@@ -245,6 +270,44 @@ static const struct file_operations tpu_debugfs_hook_fops = {
 	.llseek = default_llseek,
 };
 
+/* "stall_queues": 1 clears every queue's CONTROL.ENABLE, 0 sets it again. */
+static ssize_t tpu_debugfs_stall_write(struct file *file, const char __user *buf, size_t len,
+				       loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	unsigned int value;
+	int ret, idx;
+	u32 q;
+
+	ret = kstrtouint_from_user(buf, len, 0, &value);
+	if (ret)
+		return ret;
+	if (value > 1)
+		return -EINVAL;
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+	/* Not in the middle of a reset, which disables and enables queues itself. */
+	mutex_lock(&tdev->reset_lock);
+	if (tpu_device_wedged(tdev)) {
+		ret = -EIO;
+	} else {
+		drm_info(&tdev->drm, "stall_queues: the card %s its rings\n",
+			 value ? "stops fetching from" : "fetches from");
+		for (q = 0; q < tdev->num_queues; q++)
+			tpu_write(tdev, TPU_REG_QUEUE(q, TPU_QREG_CONTROL),
+				  value ? 0 : TPU_QCTRL_ENABLE);
+	}
+	mutex_unlock(&tdev->reset_lock);
+	drm_dev_exit(idx);
+	return ret ? ret : len;
+}
+
+static const struct file_operations tpu_debugfs_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = tpu_debugfs_stall_write,
+};
+
 static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
 {
 	int i;
@@ -255,6 +318,8 @@ static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
 	for (i = 0; i < TPU_INJECT_COUNT; i++)
 		debugfs_create_file(tpu_inject_names[i], 0600, tdev->drm.debugfs_root,
 				    &tdev->inject[i], &tpu_debugfs_hook_fops);
+	debugfs_create_file("stall_queues", 0200, tdev->drm.debugfs_root, tdev,
+			    &tpu_debugfs_stall_fops);
 }
 #else
 static void tpu_debugfs_init_hooks(struct tpu_device *tdev)

@@ -15,6 +15,7 @@ void tpu_debugfs_init(struct tpu_device *tdev);
 void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point point,
 		    bool (*released)(void *arg), void *arg);
 bool tpu_inject(struct tpu_device *tdev, enum tpu_inject_point point);
+void tpu_inject_delay(struct tpu_device *tdev, enum tpu_inject_point point);
 #else
 static inline void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point point,
 				  bool (*released)(void *arg), void *arg)
@@ -24,6 +25,10 @@ static inline void tpu_hold_until(struct tpu_device *tdev, enum tpu_hold_point p
 static inline bool tpu_inject(struct tpu_device *tdev, enum tpu_inject_point point)
 {
 	return false;
+}
+
+static inline void tpu_inject_delay(struct tpu_device *tdev, enum tpu_inject_point point)
+{
 }
 #endif
 

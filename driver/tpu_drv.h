@@ -58,6 +58,8 @@ enum tpu_hold_point {
 	TPU_HOLD_CLOSE,		/* a file's close, off the device's list, before its entities go */
 	TPU_HOLD_FREE,		/* the schedulers' free_job, before the job drops its BOs */
 	TPU_HOLD_HANG,		/* the timeout handler, its job found hung, before the reset */
+	TPU_HOLD_LAST_FREE,	/* free_job of the last job, counted out, before its wake-up */
+	TPU_HOLD_PENDING,	/* the timeout handler, its job back on the pending list */
 	TPU_HOLD_COUNT
 };
 
@@ -67,11 +69,12 @@ enum tpu_hold_point {
 
 /*
  * Test hooks (tpu_debugfs.c, TPU_TEST_HOOKS builds): failures the card cannot be made to show,
- * armed through debugfs "inject_<failure>", each happening once.
+ * armed through debugfs "inject_<failure>", each happening once; and a slowness, on while armed.
  */
 enum tpu_inject_point {
 	TPU_INJECT_TLB_TIMEOUT,	/* a TLB invalidation does not complete (not waited for) */
 	TPU_INJECT_RESET_FAILS,	/* a reset of the card does not take (RESET not written) */
+	TPU_INJECT_SLOW_END,	/* each job's end (its fence's callback) takes longer */
 	TPU_INJECT_COUNT
 };
 

@@ -88,11 +88,15 @@ static void tpu_job_put(struct tpu_job *job)
 	kref_put(&job->refcount, tpu_job_release);
 }
 
-/* The job's finished fence signalled: it no longer counts as in flight. */
+/*
+ * The job's finished fence signalled: it no longer counts as in flight. Runs under the fence's
+ * lock, which tpu_job_free() takes before the job drops its context.
+ */
 static void tpu_job_ended(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct tpu_job *job = container_of(cb, struct tpu_job, end_cb);
 
+	tpu_inject_delay(job->tdev, TPU_INJECT_SLOW_END);
 	tpu_limits_job_end(job->ctx);
 }
 
@@ -181,16 +185,26 @@ static void tpu_job_free(struct drm_sched_job *sched_job)
 	struct tpu_device *tdev = job->tdev;
 
 	tpu_hold(tdev, TPU_HOLD_FREE);
+	/*
+	 * drm_sched frees a job once it sees its finished fence signalled, which another CPU may
+	 * see before that fence's callbacks have run. They run under the fence's lock, which
+	 * removing tpu_job_ended() takes (it has run: there is nothing to remove), so that it is
+	 * done with the job's context before the job drops it.
+	 */
+	WARN_ON(dma_fence_remove_callback(job->done, &job->end_cb));
 	drm_sched_job_cleanup(sched_job);
 	tpu_job_put_resources(job);
 	tpu_job_put(job);
 	/* PCI remove waits for this before it tears the scheduler down. */
-	if (atomic_dec_and_test(&tdev->jobs_alive))
+	if (atomic_dec_and_test(&tdev->jobs_alive)) {
+		/* A remove that comes now finds no job alive and does not wait for this one. */
+		tpu_hold(tdev, TPU_HOLD_LAST_FREE);
 		wake_up_all(&tdev->jobs_freed);
+	}
 	/*
 	 * Last: the job's reference keeps the device alive until here, even once remove, woken
-	 * above, is done (jobs killed with their entity are freed from system_wq, which remove does
-	 * not flush).
+	 * above or finding no job alive, is done (jobs killed with their entity are freed from
+	 * system_wq, which remove does not flush).
 	 */
 	drm_dev_put(&tdev->drm);
 }

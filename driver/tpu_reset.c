@@ -26,9 +26,11 @@
  *
  * Test hooks (tpu_debugfs.c): once armed through debugfs, the next timeout handler holds, before
  * it does anything, until the device is unplugged ("timeout_hold"), so that a test can unbind the
- * driver exactly while the hung job is off the scheduler's pending list; or, its job found hung,
- * before the reset until the card retired that job ("hang_hold"), so that a test can have the job
- * end between the check and the reset.
+ * driver exactly while the hung job is off the scheduler's pending list; or once the job is back
+ * on that list ("pending_hold"), so that a test can have the job end there (free_job must not run
+ * before the handler is done with it); or, its job found hung, before the reset until the card
+ * retired that job ("hang_hold"), so that a test can have the job end between the check and the
+ * reset.
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
@@ -205,6 +207,7 @@ enum drm_gpu_sched_stat tpu_reset_timedout(struct drm_sched_job *sched_job)
 	spin_lock(&sched->job_list_lock);
 	list_add(&sched_job->list, &sched->pending_list);
 	spin_unlock(&sched->job_list_lock);
+	tpu_hold(tdev, TPU_HOLD_PENDING);
 
 	/*
 	 * PCI remove ends the job with -ENODEV and waits until it is freed. Restarting the

@@ -3,7 +3,8 @@
 // by a timeline syncobj (in- and out-syncs, DRM_TPU_SUBMIT_NO_WAIT) run without any WAIT;
 // jobs that read a buffer (DRM_TPU_BO_READ) leave it free for other readers while a writer
 // waits (seen through the buffer's dma-buf implicit fences); WAIT takes an absolute deadline
-// and reports every per-job figure of the card.
+// and reports every per-job figure of the card. Jobs that must not have ended when a check looks
+// are submitted with the card's rings stalled (debugfs stall_queues: root, make -C driver builds).
 #include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
 
@@ -18,8 +19,13 @@
 #include <linux/sync_file.h>
 
 #include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
+#include <fstream>
+#include <string>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <vector>
@@ -131,26 +137,30 @@ TEST_CASE("an in-sync point without a fence is ENOENT", "[async]") {
     drmSyncobjDestroy(fd, timeline);
 }
 
+// Deterministic on any host: the card's rings are stalled (debugfs stall_queues) while the
+// fences are looked at, so neither job can have ended, however fast the engine.
 TEST_CASE("readers of a buffer do not wait for each other, a writer waits for them", "[async]") {
     tpurt::Device device = tpurt::Device::open(0);
     const int fd = device.fd();
     tpurt::Buffer weights = device.allocate(TPU_PAGE_SIZE);
-    const tpurt::Program busy = guest::busy_program(2000), halt = guest::halt_program();
-    tpurt::Buffer busy_code = device.allocate_copy(busy.insns.data(), busy.size_bytes());
+    const tpurt::Program halt = guest::halt_program();
     tpurt::Buffer halt_code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
     int dmabuf = -1;
     REQUIRE(drmPrimeHandleToFD(fd, weights.handle(), DRM_CLOEXEC | DRM_RDWR, &dmabuf) == 0);
 
     const std::vector<std::uint32_t> bos{weights.handle()};
     std::uint64_t reader = 0, writer = 0;
-    REQUIRE(submit(fd, busy_code, busy.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
-                   {DRM_TPU_BO_READ}, &reader) == 0);
-    // A reader finds no writer to wait for; a writer must wait for the running reader.
-    CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 1);
-    CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_WRITE) == 0);
-    REQUIRE(submit(fd, halt_code, halt.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
-                   {DRM_TPU_BO_WRITE}, &writer) == 0);
-    CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 0);
+    {
+        uapi::StalledQueues stalled;
+        REQUIRE(submit(fd, halt_code, halt.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
+                       {DRM_TPU_BO_READ}, &reader) == 0);
+        // A reader finds no writer to wait for; a writer must wait for the unfinished reader.
+        CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 1);
+        CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_WRITE) == 0);
+        REQUIRE(submit(fd, halt_code, halt.size_bytes(), DRM_TPU_SUBMIT_BO_FLAGS, {}, {}, bos,
+                       {DRM_TPU_BO_WRITE}, &writer) == 0);
+        CHECK(implicit_status(dmabuf, DMA_BUF_SYNC_READ) == 0);
+    } // the card fetches again
 
     struct drm_tpu_wait w = {};
     w.job_id = writer;
@@ -198,16 +208,63 @@ TEST_CASE("WAIT takes an absolute deadline and reports every per-job figure", "[
     CHECK(w.mxu_busy_cycles <= w.cycles);
     CHECK(w.stall_cycles <= w.cycles);
 
-    // A deadline already passed polls a job that is still running.
-    const tpurt::Program busy = guest::busy_program(400);
-    tpurt::Buffer busy_code = device.allocate_copy(busy.insns.data(), busy.size_bytes());
-    REQUIRE(submit(fd, busy_code, busy.size_bytes(), 0, {}, {}, {}, {}, &id) == 0);
+    // A deadline already passed polls a job that has not ended (the card's rings stalled).
+    const tpurt::Program halt = guest::halt_program();
+    tpurt::Buffer halt_code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
     w = {};
-    w.job_id = id;
-    w.flags = DRM_TPU_WAIT_ABSOLUTE;
-    w.timeout_ns = monotonic_ns() - 1'000'000;
-    CHECK(uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &w) == ETIMEDOUT);
+    {
+        uapi::StalledQueues stalled;
+        REQUIRE(submit(fd, halt_code, halt.size_bytes(), 0, {}, {}, {}, {}, &id) == 0);
+        w.job_id = id;
+        w.flags = DRM_TPU_WAIT_ABSOLUTE;
+        w.timeout_ns = monotonic_ns() - 1'000'000;
+        CHECK(uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &w) == ETIMEDOUT);
+    }
     w.timeout_ns = monotonic_ns() + 60'000'000'000;
     REQUIRE(uapi::ioctl_errno(fd, DRM_IOCTL_TPU_WAIT, &w) == 0);
     CHECK(w.status == TPU_ERR_NONE);
+}
+
+// On two CPUs (ctest vm_async_smp2): a job's finished fence is seen signalled (its bit) before its
+// callbacks have run, so free_job on the other CPU could drop the job's context while the callback
+// that counts the job out of the jobs in flight (tpu_job_ended()) was about to read it: a NULL
+// dereference in the interrupt handler, seen once in vm_ioctl_fuzz_smp2. The debugfs hook
+// inject_slow_end makes each such callback spin 50 ms first; jobs queued in a stalled ring
+// (stall_queues) then end one after the other while the scheduler frees those before them.
+TEST_CASE("jobs ending while free_job runs on another CPU are counted out", "[async][slow_end]") {
+    const std::string dir = uapi::debugfs_dir();
+    const auto write = [&](const std::string &file, const char *value) {
+        std::ofstream out(dir + "/" + file);
+        out << value;
+        out.flush();
+        return static_cast<bool>(out);
+    };
+    tpurt::Device device = tpurt::Device::open(0);
+    const int fd = device.fd();
+    const tpurt::Program halt = guest::halt_program();
+    tpurt::Buffer code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
+    std::uint32_t timeline = 0;
+    REQUIRE(drmSyncobjCreate(fd, 0, &timeline) == 0);
+    constexpr std::uint64_t kJobs = 32;
+    REQUIRE(write("inject_slow_end", "1"));
+    {
+        uapi::StalledQueues stalled;
+        for (std::uint64_t point = 1; point <= kJobs; point++)
+            REQUIRE(submit(fd, code, halt.size_bytes(), DRM_TPU_SUBMIT_NO_WAIT, {},
+                           {{timeline, 0, point}}) == 0);
+    } // the card runs them
+    const bool ended = wait_point(fd, timeline, kJobs, 120);
+    CHECK(write("inject_slow_end", "0"));
+    REQUIRE(ended);
+    // Every job counted out of the jobs in flight (sysfs jobs_in_flight), once.
+    char target[PATH_MAX];
+    REQUIRE(realpath("/sys/class/accel/accel0/device", target) != nullptr);
+    std::string in_flight;
+    CHECK(uapi::wait_for(
+        [&] {
+            std::ifstream(std::string(target) + "/tpu/jobs_in_flight") >> in_flight;
+            return in_flight == "0";
+        },
+        std::chrono::seconds(10)));
+    drmSyncobjDestroy(fd, timeline);
 }

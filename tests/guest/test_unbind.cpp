@@ -6,11 +6,12 @@
 // hung task), a file closed with jobs in the ring right before the unbind leaves nothing
 // behind, and the driver binds again to a working card (as accel0: the old device was freed),
 // also when the unbind comes while a job's timeout handler runs (held there by the debugfs test
-// hook timeout_hold), while a file's close is on its way (close_hold) and while a reset waits for
-// a job's free that drops the last reference to a buffer (free_hold); and a card the driver can
-// no longer vouch for (a TLB invalidation or a card reset that did not take, debugfs
-// inject_tlb_timeout and inject_reset_fails) is wedged: bus mastering off, its jobs ended, its
-// freed pages kept until the unbind.
+// hook timeout_hold, or with a job that ended meanwhile by pending_hold), while a file's close is
+// on its way (close_hold) and while a reset waits for a job's free that drops the last reference to
+// a buffer (free_hold); and a card the driver can no longer vouch for (a TLB invalidation or a card
+// reset that did not take, debugfs inject_tlb_timeout and inject_reset_fails) is wedged: bus
+// mastering off, its jobs ended, its freed pages kept until the unbind; a job killed with its file,
+// freed after the unbind found no job alive (last_free_hold), keeps the device until it is freed.
 #include "fence_helpers.hpp"
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
@@ -25,7 +26,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -163,6 +166,35 @@ std::string status_value(const std::string &key) {
     return "";
 }
 
+// The kernel log (/dev/kmsg), read from its start.
+class KernelLog {
+  public:
+    KernelLog() : fd_(open("/dev/kmsg", O_RDONLY | O_NONBLOCK)) {
+        if (fd_ < 0)
+            throw std::runtime_error("cannot open /dev/kmsg");
+    }
+    ~KernelLog() { close(fd_); }
+    KernelLog(const KernelLog &) = delete;
+    KernelLog &operator=(const KernelLog &) = delete;
+
+    // Whether a message read so far, or now, contains `text`.
+    bool has(const std::string &text) {
+        char record[8192];
+        for (;;) {
+            const ssize_t n = read(fd_, record, sizeof(record));
+            if (n < 0 && errno == EPIPE)
+                continue; // overwritten records skipped
+            if (n <= 0)
+                return found_;
+            found_ = found_ || std::string(record, std::size_t(n)).find(text) != std::string::npos;
+        }
+    }
+
+  private:
+    int fd_;
+    bool found_ = false;
+};
+
 } // namespace
 
 TEST_CASE("unbinding tpu.ko under an open file ends its jobs and binds again", "[unbind]") {
@@ -264,6 +296,50 @@ TEST_CASE("unbinding while a job's timeout handler runs frees the job, its buffe
     // bind_driver() waits for accel0, which comes back only if the old device was released.
     raw::bind_driver(card);
     CHECK(read_text(uapi::debugfs_dir() + "/timeout_hold") == "0");
+    check_card_works();
+}
+
+// Defect 11 of issue 24: the timeout handler put its job back on drm_sched's pending list before
+// it stopped the scheduler's work, so a job ending meanwhile could be freed by free_job while the
+// handler still used it. ctest's vm_unbind_timeout runs this with job_timeout_ms=1000. The job,
+// holding the last reference to a buffer, waits in a stalled ring (stall_queues) until it times
+// out; the handler holds once the job is back on the list (pending_hold, until the unbind). Let
+// go, the card runs the job and its fence signals; free_job must not run before the handler is
+// done (it would drop the buffer, and free the job under the handler).
+TEST_CASE("a job that ends while its timeout handler runs is not freed under the handler",
+          "[unbind][timeout][pending]") {
+    using namespace std::chrono_literals;
+    const std::string card = raw::find_card();
+    const std::string hold = uapi::debugfs_dir() + "/pending_hold";
+    const auto pinned = [&] { return std::stoull(read_text(card + "/tpu/pinned_bytes")); };
+    REQUIRE(read_text(hold) == "0");
+    {
+        tpurt::Device device = tpurt::Device::open(0);
+        std::unique_ptr<fences::FencedJob> job;
+        std::uint64_t with_buffer = 0;
+        {
+            uapi::StalledQueues stalled;
+            auto data = std::make_unique<tpurt::Buffer>(device.allocate(1 << 20));
+            write_text(hold, "1");
+            job = std::make_unique<fences::FencedJob>(
+                device, guest::halt_program(), std::vector<const tpurt::Buffer *>{data.get()});
+            with_buffer = pinned();
+            data.reset(); // the job holds the buffer's last reference
+            REQUIRE(pinned() == with_buffer);
+            // The 1 s timeout fires; the handler holds with the job back on the pending list.
+            REQUIRE(uapi::wait_for([&] { return read_text(hold) == "2"; }, 60s));
+        } // the card fetches again: it runs the job
+        REQUIRE(fences::fence_status(job->sync_file()) == 1);
+        INFO("pinned bytes: " << with_buffer << " with the buffer, " << pinned() << " now");
+        CHECK(pinned() == with_buffer);
+        CHECK(read_text(hold) == "2");
+
+        const bool returned = unbind_within(card, 60s);
+        INFO("the unbind " << (returned ? "returned" : "hangs"));
+        REQUIRE(returned);
+    }
+    raw::bind_driver(card);
+    CHECK(read_text(uapi::debugfs_dir() + "/pending_hold") == "0");
     check_card_works();
 }
 
@@ -459,4 +535,75 @@ TEST_CASE("unbinding undoes the DMA mappings of the buffers of files still open"
         CHECK(slots() <= before);
     }
     raw::bind_driver(card);
+}
+
+// Defect 7 of issue 24: jobs killed with their scheduler entity (at a close that does not wait for
+// them) are freed from system_wq, which PCI remove does not flush; a remove that found no job alive
+// could finish and free the device between such a free counting itself out and its wake-up of
+// remove (use-after-free). ctest's vm_unbind_killed runs this with two cards. A process submits,
+// on accel0, a job waiting for a job of accel1 held in accel1's stalled rings (stall_queues), and
+// exits: its close kills the waiting job, whose free then waits for that fence alone. Let go, the
+// free counts itself out, the last job of accel0, and holds there (debugfs last_free_hold) until
+// accel0 is unplugged and half a second more, while remove, finding no job alive, completes. The
+// job's reference must keep the device alive until its free is done: bind_driver() waits for
+// accel0, which comes back only once the old device is released.
+TEST_CASE("a killed job's free after the unbind found no job alive keeps the device",
+          "[unbind][killed]") {
+    using namespace std::chrono_literals;
+    char target[PATH_MAX];
+    REQUIRE(realpath("/sys/class/accel/accel0/device", target) != nullptr);
+    const std::string card = target;
+    const std::string hold = uapi::debugfs_dir(0) + "/last_free_hold";
+    REQUIRE(read_text(hold) == "0");
+    const tpurt::Program halt = guest::halt_program();
+    {
+        tpurt::Device other = tpurt::Device::open(1);
+        uapi::StalledQueues stalled(uapi::debugfs_dir(1));
+        tpurt::Buffer other_code = other.allocate_copy(halt.insns.data(), halt.size_bytes());
+        std::uint32_t syncobj = 0;
+        REQUIRE(drmSyncobjCreate(other.fd(), 0, &syncobj) == 0);
+        REQUIRE(submit(other.fd(), other_code, static_cast<std::uint32_t>(halt.size_bytes()), 0, 0,
+                       syncobj) == 0);
+        int fence = -1;
+        REQUIRE(drmSyncobjExportSyncFile(other.fd(), syncobj, &fence) == 0);
+        REQUIRE(fences::fence_status(fence, 0) == 0);
+        write_text(hold, "1");
+
+        const pid_t child = fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            // Its own file of accel0; the job waits for accel1's; the exit closes the file.
+            try {
+                tpurt::Device device = tpurt::Device::open(0);
+                tpurt::Buffer code = device.allocate_copy(halt.insns.data(), halt.size_bytes());
+                std::uint32_t waits_for = 0;
+                const bool ok =
+                    drmSyncobjCreate(device.fd(), 0, &waits_for) == 0 &&
+                    drmSyncobjImportSyncFile(device.fd(), waits_for, fence) == 0 &&
+                    submit(device.fd(), code, static_cast<std::uint32_t>(halt.size_bytes()), 0,
+                           waits_for, 0) == 0;
+                _exit(ok ? 0 : 1);
+            } catch (...) {
+                _exit(1);
+            }
+        }
+        // The close at its exit waits a second for the job, then kills it.
+        REQUIRE(uapi::exited_ok(child, 60s));
+        REQUIRE(read_text(hold) == "1");
+        close(fence);
+        drmSyncobjDestroy(other.fd(), syncobj);
+    } // accel1 fetches again: its job ends, and the killed job's free runs
+    REQUIRE(uapi::wait_for([&] { return read_text(hold) == "2"; }, 60s));
+
+    KernelLog log;
+    const bool returned = unbind_within(card, 60s);
+    INFO("the unbind " << (returned ? "returned" : "hangs"));
+    REQUIRE(returned);
+    // The debugfs files went with the unbind: the kernel log tells when the hold ends, half a
+    // second after the unplug. Without the job's reference, the device is freed by then.
+    REQUIRE(uapi::wait_for([&] { return log.has(" last_free_hold: let go"); }, 60s));
+    // accel0 again: the old device was released when the job's free was done.
+    raw::bind_driver(card);
+    CHECK(read_text(uapi::debugfs_dir() + "/last_free_hold") == "0");
+    check_card_works();
 }

@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace uapi {
 
@@ -108,16 +109,38 @@ int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result) {
     return ioctl_errno(device_fd(), DRM_IOCTL_TPU_WAIT, &result);
 }
 
-std::string debugfs_dir() {
+std::string debugfs_dir(unsigned minor) {
     struct stat st;
     if (stat("/sys/kernel/debug/accel", &st) != 0)
         mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr);
+    const std::string link = "/sys/class/accel/accel" + std::to_string(minor) + "/device";
     char target[256] = "";
-    const ssize_t n = readlink("/sys/class/accel/accel0/device", target, sizeof(target) - 1);
+    const ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
     if (n <= 0)
-        throw std::runtime_error("/sys/class/accel/accel0/device: no card");
+        throw std::runtime_error(link + ": no card");
     const std::string device(target, std::size_t(n));
     return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
+}
+
+namespace {
+
+// Writes `value` to stall_queues in the debugfs directory `dir`; whether the write took.
+bool write_stall(const std::string &dir, const char *value) {
+    std::ofstream out(dir + "/stall_queues");
+    out << value;
+    out.flush();
+    return static_cast<bool>(out);
+}
+
+} // namespace
+
+StalledQueues::StalledQueues(std::string dir) : dir_(std::move(dir)) {
+    if (!write_stall(dir_, "1"))
+        throw std::runtime_error("cannot write 1 to " + dir_ + "/stall_queues");
+}
+
+StalledQueues::~StalledQueues() {
+    write_stall(dir_, "0");
 }
 
 bool wait_card_busy(unsigned timeout_ms) {

@@ -60,14 +60,30 @@ class SubmittedProgram {
 // DRM_IOCTL_TPU_WAIT with a generous timeout; returns the errno and fills `result`.
 int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
 
-// The card accel0's debugfs directory (/sys/kernel/debug/accel/<PCI address>), mounting
-// debugfs if needed; throws std::runtime_error if accel0 has no device.
-std::string debugfs_dir();
+// The debugfs directory (/sys/kernel/debug/accel/<PCI address>) of the card of accel<minor>,
+// mounting debugfs if needed; throws std::runtime_error if there is no such device.
+std::string debugfs_dir(unsigned minor = 0);
 
 // Waits until accel0's card is executing a job (TPU_STATUS_BUSY in its debugfs status), polling
 // every millisecond for up to timeout_ms: a test that needs a job running on the card waits for
 // it instead of sleeping a fixed time. False if the card never was busy.
 bool wait_card_busy(unsigned timeout_ms = 30000);
+
+// While it lives, the card (of accel0, or with the debugfs directory `dir`) fetches no job from
+// its rings (debugfs stall_queues, a test hook of make -C driver builds): jobs submitted meanwhile
+// are written to the rings and stay there unstarted, their fences unsignalled, however fast the
+// host. The card fetches again once it is destroyed, or after a reset of the queue (a job that
+// times out meanwhile).
+class StalledQueues {
+  public:
+    explicit StalledQueues(std::string dir = debugfs_dir());
+    ~StalledQueues();
+    StalledQueues(const StalledQueues &) = delete;
+    StalledQueues &operator=(const StalledQueues &) = delete;
+
+  private:
+    std::string dir_;
+};
 
 // Polls `cond` every 10 ms until it holds or `limit` passed; returns its last value.
 template <class Cond> bool wait_for(Cond cond, std::chrono::milliseconds limit) {
