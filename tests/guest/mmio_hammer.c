@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 		}
 		if (gone && !gone_since)
 			gone_since = now();
-		usleep(1000);	/* QEMU's main loop needs the big lock too */
+		usleep(100);	/* QEMU's main loop needs the big lock too */
 	}
 	printf("mmio_hammer: %llu reads from the card, %llu after it was gone\n", card, gone);
 	return card && gone ? 0 : 1;
