@@ -116,6 +116,7 @@ struct TPUState {
     uint32_t dma_mbps;
     uint32_t tlb_entries;
     bool queue_reset_fails;     /* x-queue-reset-fails: QCTRL_RESET fails */
+    uint32_t spec_version;      /* x-spec-version: VERSION, and CAPS by it */
 
     struct tpu_engine *engine;
     QemuThread worker;
