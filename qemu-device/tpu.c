@@ -30,6 +30,10 @@
  *                       minor), and only the CAPS bits of that version; the
  *                       card behaves as the current spec all the same (for
  *                       the driver's refusal of cards before spec 1.3)
+ *   x-ring-generation-step  test only (default 1, at least 1): how far a ring
+ *                       reprogram or QCTRL_RESET advances the queue's
+ *                       generation counters; 4294967296 makes each count as
+ *                       2^32 of them, to show that the counters do not wrap
  *
  * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
  *
@@ -251,7 +255,7 @@ static bool tpu_queue_reprogram(TPUState *s, unsigned qid, const char *reg)
     }
     q->head = 0;
     q->tail = 0;
-    q->epoch++;
+    q->epoch += s->generation_step;
     return true;
 }
 
@@ -271,8 +275,8 @@ static void tpu_queue_reset(TPUState *s, unsigned qid)
         q->reset_failed = true;
         return;
     }
-    q->resets++;
-    q->epoch++;
+    q->resets += s->generation_step;
+    q->epoch += s->generation_step;
     q->head = 0;
     q->tail = 0;
     q->status &= ~TPU_QSTAT_ERROR;
@@ -718,6 +722,8 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
         error_setg(errp, "tpu: dma-mbps must be at least 1");
     } else if (s->tlb_entries < 1 || s->tlb_entries > TPU_MAX_TLB_ENTRIES) {
         error_setg(errp, "tpu: tlb-entries must be 1..%d", TPU_MAX_TLB_ENTRIES);
+    } else if (s->generation_step < 1) {
+        error_setg(errp, "tpu: x-ring-generation-step must be at least 1");
     } else if (s->spec_version >> 16 != TPU_SPEC_VERSION >> 16 ||
                s->spec_version > TPU_SPEC_VERSION) {
         error_setg(errp, "tpu: x-spec-version 0x%x: must be 0x%x..0x%x "
@@ -916,6 +922,7 @@ static const Property tpu_properties[] = {
                      false),
     DEFINE_PROP_UINT32("x-spec-version", TPUState, spec_version,
                        TPU_SPEC_VERSION),
+    DEFINE_PROP_UINT64("x-ring-generation-step", TPUState, generation_step, 1),
 };
 
 /* Shown by -device tpu,help. */
@@ -942,6 +949,8 @@ static const struct {
       "queue stays in error until a global reset" },
     { "x-spec-version", "test only: the spec version (major << 16 | minor, "
       "1.0 to the current one) VERSION and CAPS report" },
+    { "x-ring-generation-step", "test only: how far a ring reprogram or "
+      "queue reset advances the queue's generation counters (at least 1)" },
 };
 
 static const VMStateDescription vmstate_tpu = {
