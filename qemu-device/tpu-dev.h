@@ -116,6 +116,8 @@ struct TPUState {
     uint32_t dma_mbps;
     uint32_t tlb_entries;
     bool queue_reset_fails;     /* x-queue-reset-fails: QCTRL_RESET fails */
+    uint32_t spec_version;      /* x-spec-version: VERSION, and CAPS by it */
+    uint64_t generation_step;   /* x-ring-generation-step: epoch/resets step */
 
     struct tpu_engine *engine;
     QemuThread worker;

@@ -25,6 +25,15 @@
  *                       the queue enters STATUS.ERROR and only a global reset
  *                       recovers it (for the driver's escalation to a reset
  *                       of the card)
+ *   x-spec-version      test only (default TPU_SPEC_VERSION): the spec version
+ *                       VERSION reports, 1.0 to the current one (major << 16 |
+ *                       minor), and only the CAPS bits of that version; the
+ *                       card behaves as the current spec all the same (for
+ *                       the driver's refusal of cards before spec 1.3)
+ *   x-ring-generation-step  test only (default 1, at least 1): how far a ring
+ *                       reprogram or QCTRL_RESET advances the queue's
+ *                       generation counters; 4294967296 makes each count as
+ *                       2^32 of them, to show that the counters do not wrap
  *
  * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
  *
@@ -246,7 +255,7 @@ static bool tpu_queue_reprogram(TPUState *s, unsigned qid, const char *reg)
     }
     q->head = 0;
     q->tail = 0;
-    q->epoch++;
+    q->epoch += s->generation_step;
     return true;
 }
 
@@ -266,8 +275,8 @@ static void tpu_queue_reset(TPUState *s, unsigned qid)
         q->reset_failed = true;
         return;
     }
-    q->resets++;
-    q->epoch++;
+    q->resets += s->generation_step;
+    q->epoch += s->generation_step;
     q->head = 0;
     q->tail = 0;
     q->status &= ~TPU_QSTAT_ERROR;
@@ -446,6 +455,24 @@ static bool tpu_runs_job(TPUState *s)
     return s->job_state != TPU_JOB_NONE && !s->running_dropped;
 }
 
+/* The CAPS bits of a spec version (1.x). */
+static uint32_t tpu_caps(uint32_t spec_version)
+{
+    uint32_t minor = spec_version & 0xffff;
+    uint32_t caps = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU;
+
+    if (minor >= 3) {
+        caps |= TPU_CAP_TLB_DONE;
+    }
+    if (minor >= 4) {
+        caps |= TPU_CAP_VPU_TRAIN;
+    }
+    if (minor >= 5) {
+        caps |= TPU_CAP_RUN_INFO;
+    }
+    return caps;
+}
+
 /* Reads a register at its natural width; lock held. */
 static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
 {
@@ -454,11 +481,10 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
         *val = TPU_ID_MAGIC;
         break;
     case TPU_REG_VERSION:
-        *val = TPU_SPEC_VERSION;
+        *val = s->spec_version;
         break;
     case TPU_REG_CAPS:
-        *val = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU |
-               TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN | TPU_CAP_RUN_INFO;
+        *val = tpu_caps(s->spec_version);
         break;
     case TPU_REG_MXU_DIM:
         *val = s->mxu_rows << 16 | s->mxu_cols;
@@ -696,6 +722,15 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
         error_setg(errp, "tpu: dma-mbps must be at least 1");
     } else if (s->tlb_entries < 1 || s->tlb_entries > TPU_MAX_TLB_ENTRIES) {
         error_setg(errp, "tpu: tlb-entries must be 1..%d", TPU_MAX_TLB_ENTRIES);
+    } else if (s->generation_step < 1) {
+        error_setg(errp, "tpu: x-ring-generation-step must be at least 1");
+    } else if (s->spec_version >> 16 != TPU_SPEC_VERSION >> 16 ||
+               s->spec_version > TPU_SPEC_VERSION) {
+        error_setg(errp, "tpu: x-spec-version 0x%x: must be 0x%x..0x%x "
+                   "(spec %u.0 to %u.%u, major << 16 | minor)",
+                   s->spec_version, TPU_SPEC_VERSION & 0xffff0000u,
+                   TPU_SPEC_VERSION, TPU_SPEC_VERSION >> 16,
+                   TPU_SPEC_VERSION >> 16, TPU_SPEC_VERSION & 0xffff);
     } else {
         return true;
     }
@@ -885,6 +920,9 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_UINT32("tlb-entries", TPUState, tlb_entries, 8192),
     DEFINE_PROP_BOOL("x-queue-reset-fails", TPUState, queue_reset_fails,
                      false),
+    DEFINE_PROP_UINT32("x-spec-version", TPUState, spec_version,
+                       TPU_SPEC_VERSION),
+    DEFINE_PROP_UINT64("x-ring-generation-step", TPUState, generation_step, 1),
 };
 
 /* Shown by -device tpu,help. */
@@ -909,6 +947,10 @@ static const struct {
     { "tlb-entries", "device TLB entries kept across jobs (1..65536)" },
     { "x-queue-reset-fails", "test only: a queue reset does not take, the "
       "queue stays in error until a global reset" },
+    { "x-spec-version", "test only: the spec version (major << 16 | minor, "
+      "1.0 to the current one) VERSION and CAPS report" },
+    { "x-ring-generation-step", "test only: how far a ring reprogram or "
+      "queue reset advances the queue's generation counters (at least 1)" },
 };
 
 static const VMStateDescription vmstate_tpu = {

@@ -1,21 +1,35 @@
 // SPDX-License-Identifier: MIT
-// mmio_hammer: reads a card's ID register through /dev/mem in bursts of 1000 reads, across the
-// card's hot-unplug (tests/vm/check-hotunplug.sh), until two seconds after the card stopped
-// answering or MAX_SECONDS. The mapping outlives the PCI device, so the reads go on while QEMU
-// unrealizes it and after: the card's answers (TPU_ID_MAGIC) end, then the empty address
-// answers something else. Prints both counts; exits 0 once it saw both, 1 otherwise. Needs root
-// and iomem=relaxed.
+// mmio_hammer: reads a card's ID register through /dev/mem in bursts of 1000 reads, 100 us
+// apart. Each read takes QEMU's big lock and the device's lock. Needs root and iomem=relaxed.
 //
 //   mmio_hammer BAR0_PHYS_ADDR MAX_SECONDS
+// Across the card's hot-unplug (tests/vm/check-hotunplug.sh): until two seconds after the card
+// stopped answering or MAX_SECONDS. The mapping outlives the PCI device, so the reads go on
+// while QEMU unrealizes it and after: the card's answers (TPU_ID_MAGIC) end, then the empty
+// address answers something else. Prints both counts; exits 0 once it saw both, 1 otherwise.
+//
+//   mmio_hammer BAR0_PHYS_ADDR MAX_SECONDS steady
+// While the card works (tests/vm/guest-iommu-hammer.sh): until SIGTERM or MAX_SECONDS. Prints
+// the counts; exits 0 if every read returned the card's ID, 1 otherwise.
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tpu_hw.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static double now(void)
 {
@@ -31,12 +45,14 @@ int main(int argc, char **argv)
 	volatile uint32_t *regs;
 	double end, gone_since = 0;
 	off_t addr;
-	int fd;
+	int steady, fd;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s BAR0_PHYS_ADDR MAX_SECONDS\n", argv[0]);
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "steady"))) {
+		fprintf(stderr, "usage: %s BAR0_PHYS_ADDR MAX_SECONDS [steady]\n", argv[0]);
 		return 2;
 	}
+	steady = argc == 4;
+	signal(SIGTERM, on_term);
 	addr = (off_t)strtoull(argv[1], NULL, 0);
 	end = now() + atof(argv[2]);
 	fd = open("/dev/mem", O_RDONLY | O_SYNC);
@@ -49,7 +65,7 @@ int main(int argc, char **argv)
 		perror("mmio_hammer: mmap");
 		return 2;
 	}
-	while (now() < end && (!gone_since || now() < gone_since + 2)) {
+	while (!stop && now() < end && (steady || !gone_since || now() < gone_since + 2)) {
 		for (int i = 0; i < 1000; i++) {
 			if (regs[TPU_REG_ID / 4] == TPU_ID_MAGIC)
 				card++;
@@ -58,8 +74,10 @@ int main(int argc, char **argv)
 		}
 		if (gone && !gone_since)
 			gone_since = now();
-		usleep(1000);	/* QEMU's main loop needs the big lock too */
+		usleep(100);	/* QEMU's main loop needs the big lock too */
 	}
-	printf("mmio_hammer: %llu reads from the card, %llu after it was gone\n", card, gone);
+	printf("mmio_hammer: %llu reads answered by the card, %llu not\n", card, gone);
+	if (steady)
+		return card && !gone ? 0 : 1;
 	return card && gone ? 0 : 1;
 }
