@@ -137,8 +137,12 @@ CARDS ?= 1
 vm: deps qemu all
 	tests/vm/run-in-vm.sh --cards $(CARDS) --interactive
 
-check: | deps
+# Style: the driver with W=1, sparse and the kernel's checkpatch --strict; the QEMU device with
+# QEMU's own checkpatch (from the QEMU tree `make qemu` unpacks); C++ with clang-format.
+check: | deps qemu
 	tools/fetch-checkpatch.sh
+	$$(dirname "$$(readlink -f $(TPU_CACHE)/qemu/current)")/../scripts/checkpatch.pl --no-tree \
+		-f qemu-device/*.c qemu-device/*.h
 	$(MAKE) -C driver W=1
 	$(MAKE) -C driver W=1 C=2
 	$(MAKE) -C driver check
