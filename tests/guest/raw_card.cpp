@@ -93,6 +93,15 @@ void unbind_driver(const std::string &card) {
         write_text(card + "/driver/unbind", base_name(card));
 }
 
+const std::string &unbound_card() {
+    static const std::string card = [] {
+        std::string found = find_card();
+        unbind_driver(found);
+        return found;
+    }();
+    return card;
+}
+
 void bind_driver(const std::string &card) {
     write_text("/sys/bus/pci/drivers/tpu/bind", base_name(card));
     if (!poll_until([] { return exists("/dev/accel/accel0"); }, 10.0))

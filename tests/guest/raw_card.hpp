@@ -32,6 +32,8 @@ std::string find_card();
 // /dev/accel/accel0.
 void unbind_driver(const std::string &card);
 void bind_driver(const std::string &card);
+// The card, unbound from tpu.ko on the first call (the raw tests own it for the whole process).
+const std::string &unbound_card();
 
 // A page of host memory the card can reach.
 struct Page {

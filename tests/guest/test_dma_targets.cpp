@@ -21,17 +21,8 @@ constexpr std::uint64_t kSrcVa = 0x20000000;
 constexpr std::uint64_t kRegsVa = 0x30000000; // the card's BAR0
 constexpr std::uint32_t kRow = 64;            // bytes from CONTROL (0x40) to 0x7f
 
-const std::string &card_path() {
-    static const std::string path = [] {
-        std::string card = raw::find_card();
-        raw::unbind_driver(card);
-        return card;
-    }();
-    return path;
-}
-
 std::uint64_t bar0_phys() {
-    std::ifstream resource(card_path() + "/resource");
+    std::ifstream resource(raw::unbound_card() + "/resource");
     std::uint64_t start = 0;
     resource >> std::hex >> start;
     REQUIRE(start != 0);
@@ -39,7 +30,7 @@ std::uint64_t bar0_phys() {
 }
 
 struct Rig {
-    raw::Bar bar{card_path()};
+    raw::Bar bar{raw::unbound_card()};
     raw::PagePool pool{16};
     raw::Page ctx_table = pool.page();
     raw::AddressSpace space{pool, ctx_table, kCtx};

@@ -30,15 +30,6 @@ constexpr std::uint64_t kNowhere = 0x7f00000000ull; // physical: no RAM, no devi
 constexpr std::uint32_t kCopyBytes = 256;
 constexpr unsigned kBusyMatmuls = 120; // ~16 G MACs: long enough to catch the card busy
 
-const std::string &card_path() {
-    static const std::string path = [] {
-        std::string card = raw::find_card();
-        raw::unbind_driver(card);
-        return card;
-    }();
-    return path;
-}
-
 std::uint32_t program_bytes(const Program &p) {
     return std::uint32_t(p.size_bytes());
 }
@@ -55,7 +46,7 @@ Program copy_program(std::uint32_t bytes) {
 // The card reset and programmed with context kCtx (copy and busy programs mapped) and queues
 // [0, queues) started. The destructor resets the card before its memory goes away.
 struct Rig {
-    raw::Bar bar{card_path()};
+    raw::Bar bar{raw::unbound_card()};
     raw::PagePool pool{96};
     raw::Page ctx_table = pool.page();
     raw::AddressSpace space{pool, ctx_table, kCtx};
@@ -484,7 +475,7 @@ TEST_CASE("TLB_INVAL makes remapped pages visible", "[raw][tlb]") {
 }
 
 TEST_CASE("tpu.ko binds again and runs a job", "[raw][driver]") {
-    raw::bind_driver(card_path());
+    raw::bind_driver(raw::unbound_card());
     uapi::RawBo src(TPU_PAGE_SIZE), dst(TPU_PAGE_SIZE);
     std::memset(src.map, 0x3c, 64);
     uapi::SubmittedProgram job(ProgramBuilder()

@@ -28,19 +28,10 @@ constexpr unsigned kLongMatmuls = 2000;
 constexpr std::uint32_t kLongSlot = 40;
 constexpr std::uint32_t kSmallRing = 8;
 
-const std::string &card_path() {
-    static const std::string path = [] {
-        std::string card = raw::find_card();
-        raw::unbind_driver(card);
-        return card;
-    }();
-    return path;
-}
-
 // The card reset, context kCtx with a HALT program and the long program mapped, queue 0 started
 // with kLongSlot quick jobs done and the long job running in slot kLongSlot.
 struct Rig {
-    raw::Bar bar{card_path()};
+    raw::Bar bar{raw::unbound_card()};
     raw::PagePool pool{64};
     raw::Page ctx_table = pool.page();
     raw::AddressSpace space{pool, ctx_table, kCtx};
