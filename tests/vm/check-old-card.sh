@@ -4,7 +4,7 @@
 # spec 1.2 (QEMU's x-spec-version=0x10002: no CAPS.TLB_DONE, so freed pages could not be known
 # out of its reach) and one current. tpu.ko must refuse the old card at probe with its message
 # and drive the current one: exactly one card bound, one /dev/accel node, and test_uapi and
-# test_matmul pass on it. (An oops or memory-check report fails the run in guest-init.sh.)
+# test_tensors pass on it. (An oops or memory-check report fails the run in guest-init.sh.)
 #
 #   check-old-card.sh GUEST_BUILD_DIR
 fail() {
@@ -32,5 +32,5 @@ dmesg | grep "$refused.*spec 1.2 card without TLB_INVAL_DONE (spec 1.3): not sup
 nodes=$(ls /dev/accel)
 [ "$nodes" = accel0 ] || fail "want /dev/accel/accel0 alone, have: $nodes"
 "$build/tests/guest/test_uapi" --use-colour no -w NoTests || fail "test_uapi on the current card"
-"$build/tests/guest/test_matmul" --use-colour no -w NoTests || fail "test_matmul on the current card"
+"$build/tests/guest/test_tensors" --use-colour no -w NoTests || fail "test_tensors on the current card"
 echo "check-old-card: PASS"
