@@ -233,12 +233,6 @@ TEST_CASE("WAIT takes an absolute deadline and reports every per-job figure", "[
 // (stall_queues) then end one after the other while the scheduler frees those before them.
 TEST_CASE("jobs ending while free_job runs on another CPU are counted out", "[async][slow_end]") {
     const std::string dir = uapi::debugfs_dir();
-    const auto write = [&](const std::string &file, const char *value) {
-        std::ofstream out(dir + "/" + file);
-        out << value;
-        out.flush();
-        return static_cast<bool>(out);
-    };
     tpurt::Device device = tpurt::Device::open(0);
     const int fd = device.fd();
     const tpurt::Program halt = guest::halt_program();
@@ -246,7 +240,7 @@ TEST_CASE("jobs ending while free_job runs on another CPU are counted out", "[as
     std::uint32_t timeline = 0;
     REQUIRE(drmSyncobjCreate(fd, 0, &timeline) == 0);
     constexpr std::uint64_t kJobs = 32;
-    REQUIRE(write("inject_slow_end", "1"));
+    REQUIRE(uapi::write_debugfs(dir, "inject_slow_end", "1"));
     {
         uapi::StalledQueues stalled;
         for (std::uint64_t point = 1; point <= kJobs; point++)
@@ -254,7 +248,7 @@ TEST_CASE("jobs ending while free_job runs on another CPU are counted out", "[as
                            {{timeline, 0, point}}) == 0);
     } // the card runs them
     const bool ended = wait_point(fd, timeline, kJobs, 120);
-    CHECK(write("inject_slow_end", "0"));
+    CHECK(uapi::write_debugfs(dir, "inject_slow_end", "0"));
     REQUIRE(ended);
     // Every job counted out of the jobs in flight (sysfs jobs_in_flight), once.
     char target[PATH_MAX];

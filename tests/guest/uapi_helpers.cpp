@@ -122,25 +122,20 @@ std::string debugfs_dir(unsigned minor) {
     return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
 }
 
-namespace {
-
-// Writes `value` to stall_queues in the debugfs directory `dir`; whether the write took.
-bool write_stall(const std::string &dir, const char *value) {
-    std::ofstream out(dir + "/stall_queues");
+bool write_debugfs(const std::string &dir, const std::string &file, const char *value) {
+    std::ofstream out(dir + "/" + file);
     out << value;
     out.flush();
     return static_cast<bool>(out);
 }
 
-} // namespace
-
 StalledQueues::StalledQueues(std::string dir) : dir_(std::move(dir)) {
-    if (!write_stall(dir_, "1"))
+    if (!write_debugfs(dir_, "stall_queues", "1"))
         throw std::runtime_error("cannot write 1 to " + dir_ + "/stall_queues");
 }
 
 StalledQueues::~StalledQueues() {
-    write_stall(dir_, "0");
+    write_debugfs(dir_, "stall_queues", "0");
 }
 
 bool wait_card_busy(unsigned timeout_ms) {

@@ -69,6 +69,9 @@ std::string debugfs_dir(unsigned minor = 0);
 // it instead of sleeping a fixed time. False if the card never was busy.
 bool wait_card_busy(unsigned timeout_ms = 30000);
 
+// Writes `value` to the debugfs file `file` of the card whose debugfs directory is `dir`; whether
+// the write took.
+bool write_debugfs(const std::string &dir, const std::string &file, const char *value);
 // While it lives, the card (of accel0, or with the debugfs directory `dir`) fetches no job from
 // its rings (debugfs stall_queues, a test hook of make -C driver builds): jobs submitted meanwhile
 // are written to the rings and stay there unstarted, their fences unsignalled, however fast the
