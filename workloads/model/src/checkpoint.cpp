@@ -4,13 +4,11 @@
 
 #include <tpu_data/error.hpp>
 #include <tpu_data/file_bytes.hpp>
+#include <tpu_data/file_write.hpp>
 
 #include <zlib.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace tpu_model {
@@ -118,19 +116,7 @@ void save_checkpoint(const Checkpoint &c, const std::string &path) {
     put_u64(file, payload.size());
     file += payload;
 
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            throw std::runtime_error(tmp +
-                                     ": cannot write the checkpoint: " + std::strerror(errno));
-        out.write(file.data(), std::streamsize(file.size()));
-        if (!out.flush())
-            throw std::runtime_error(tmp + ": writing the checkpoint failed");
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        throw std::runtime_error(path +
-                                 ": cannot put the checkpoint in place: " + std::strerror(errno));
+    tpu_data::write_file_atomically(path, file.data(), file.size());
 }
 
 Checkpoint load_checkpoint(const std::string &path) {

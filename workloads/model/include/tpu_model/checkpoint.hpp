@@ -29,7 +29,8 @@ struct Checkpoint {
     const NamedTensor *find(const std::string &name) const;
 };
 
-// Writes atomically (to `path`.tmp, then renamed). Throws std::runtime_error naming the file.
+// Writes crash-safely (tpu_data::write_file_atomically: `path`.tmp, fsync, rename): a crash or a
+// kill leaves the previous checkpoint or the new one. Throws std::runtime_error naming the file.
 void save_checkpoint(const Checkpoint &c, const std::string &path);
 // Reads and validates a checkpoint. Throws tpu_data::DataError naming the file: not a
 // checkpoint, an unknown version, truncated, a checksum mismatch, an implausible size.
