@@ -9,6 +9,7 @@
 // of the run's first training steps (libtpurt's profiler) and prints their per-op table.
 #include "card_cnn.hpp"
 #include "card_mlp.hpp"
+#include "card_recovery.hpp"
 #include "train_common.hpp"
 
 #include <tpu_data/batches.hpp>
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <variant>
 
 namespace {
@@ -122,7 +124,31 @@ tpu_train::Forward test_forward(tpu_train::CardMlp &card, tpu_model::CpuMlp &net
     };
 }
 
-// Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`.
+// The device and the model's card state on it, opened again after a card failure.
+template <typename Card, typename Net> class CardSession {
+  public:
+    CardSession(const Options &o, Net &net) : o_(o), net_(net) { open(); }
+    // Drops the card state and the device file (its context may be banned), then opens both
+    // again from `net`'s weights.
+    void open() {
+        card_.reset();
+        device_.reset();
+        device_.emplace(tpurt::Device::open(0));
+        card_.emplace(*device_, net_, optimizer_config(o_),
+                      tpu_train::parse_precision(o_.precision));
+    }
+    tpurt::Device &device() { return *device_; }
+    Card &card() { return *card_; }
+
+  private:
+    const Options &o_;
+    Net &net_;
+    std::optional<tpurt::Device> device_;
+    std::optional<Card> card_;
+};
+
+// Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`, replaying from the
+// last recovery point after a card failure (card_recovery.hpp).
 template <typename Card, typename Net>
 int train_net(const Options &o, Net &net, const std::string &model, const tpu_data::Dataset &train,
               const tpu_data::Dataset &test, const tpu_data::Normalization &norm) {
@@ -133,13 +159,11 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
             throw tpu_data::DataError(o.resume, "holds model " + resumed.model + ", not " + model);
         net.load(resumed);
     }
-    tpurt::Device device = tpurt::Device::open(0);
-    Card card(device, net, optimizer_config(o), tpu_train::parse_precision(o.precision));
-    const tpu_train::Forward forward = test_forward(card, net);
-    std::size_t first_epoch = 0;
+    CardSession<Card, Net> session(o, net);
+    tpu_train::RunPosition pos;
     if (!o.resume.empty()) {
-        card.load_optimizer(resumed);
-        first_epoch = resumed.epoch;
+        session.card().load_optimizer(resumed);
+        pos.epoch = resumed.epoch;
         std::cout << "resumed " << model << " from " << o.resume << " after epoch " << resumed.epoch
                   << "\n";
     }
@@ -151,44 +175,104 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
     const std::string ckpt_path = o.out + "/checkpoint.tpuckpt";
     tpu_data::Batches batches(train, o.batch, o.seed);
     tpu_data::Batch b;
-    batches.start_epoch(first_epoch);
-    if (batches.next(b))
-        compare_step_times<Card>(device, net, o, b, train.classes());
+    batches.start_epoch(pos.epoch);
+    pos.step = pos.epoch * batches.batches_per_epoch();
+    tpu_train::RecoveryBudget budget(o.retries);
+    if (batches.next(b)) {
+        try {
+            compare_step_times<Card>(session.device(), net, o, b, train.classes());
+        } catch (const std::exception &e) {
+            if (!budget.failed(e, pos, pos))
+                throw;
+            session.open();
+            if (!o.resume.empty())
+                session.card().load_optimizer(resumed);
+        }
+    }
 
-    tpu_report::CurveLog curves(o.out + "/curves.csv", first_epoch > 0);
+    // The state at `pos`, read back from the card: a recovery point and the checkpoint's tensors.
+    auto recovery_point = [&] {
+        tpu_train::RecoveryPoint r{pos, tpu_train::checkpoint_header(o, model, pos.epoch, norm)};
+        Card &card = session.card();
+        card.copy_to(net);
+        r.state.notes["precision"] = o.precision;
+        r.state.step = card.steps();
+        net.save(r.state);
+        card.save_optimizer(r.state);
+        return r;
+    };
+    // The first recovery point is the run's start, which the host already holds.
+    tpu_train::RecoveryPoint point{pos, resumed};
+    if (o.resume.empty()) {
+        point.state = tpu_train::checkpoint_header(o, model, 0, norm);
+        net.save(point.state); // and no optimiser state: a fresh one
+    }
+    const tpu_train::Forward forward = [&](const float *x, std::size_t batch) {
+        return test_forward(session.card(), net)(x, batch);
+    };
+
+    tpu_report::CurveLog curves(o.out + "/curves.csv", pos.epoch > 0);
     const tpu_model::LrSchedule schedule = tpu_train::lr_schedule(o, batches.batches_per_epoch());
     const bool tty = tpu_report::Progress::stdout_is_terminal();
     StepProfile profile(o);
-    for (std::size_t epoch = first_epoch; epoch < o.epochs; ++epoch) {
-        tpu_report::Progress progress("epoch " + std::to_string(epoch + 1) + "/" +
-                                          std::to_string(o.epochs),
-                                      train.count, std::cout, tty);
-        batches.start_epoch(epoch);
-        double loss_sum = 0;
-        std::size_t seen = 0, correct = 0;
-        std::uint64_t step = epoch * batches.batches_per_epoch();
-        while (batches.next(b)) {
-            card.set_lr(schedule.at(step++));
-            const tpu_train::StepResult r = card.step(b.features.data(), b.labels.data(), b.size);
-            profile.stepped();
-            loss_sum += r.loss * double(b.size);
-            correct += r.correct;
-            seen += b.size;
-            progress.update(seen, loss_sum / double(seen), double(correct) / double(seen));
+    auto epoch_start = std::chrono::steady_clock::now();
+    for (;;) {
+        try {
+            if (pos.epoch == o.epochs) {
+                tpu_train::final_evaluation(forward, test, o.out);
+                break;
+            }
+            tpu_report::Progress progress("epoch " + std::to_string(pos.epoch + 1) + "/" +
+                                              std::to_string(o.epochs),
+                                          train.count, std::cout, tty);
+            batches.start_epoch(pos.epoch);
+            for (std::size_t i = 0; i < pos.batch; ++i) // replayed from a recovery point
+                batches.next(b);
+            if (pos.batch == 0)
+                epoch_start = std::chrono::steady_clock::now();
+            while (batches.next(b)) {
+                Card &card = session.card();
+                card.set_lr(schedule.at(pos.step));
+                const tpu_train::StepResult r =
+                    card.step(b.features.data(), b.labels.data(), b.size);
+                budget.progressed();
+                profile.stepped();
+                ++pos.step;
+                ++pos.batch;
+                pos.loss_sum += r.loss * double(b.size);
+                pos.correct += r.correct;
+                pos.seen += b.size;
+                progress.update(pos.seen, pos.loss_sum / double(pos.seen),
+                                double(pos.correct) / double(pos.seen));
+                if (pos.step % o.snapshot_steps == 0)
+                    point = recovery_point();
+            }
+            const std::chrono::duration<double> seconds =
+                std::chrono::steady_clock::now() - epoch_start;
+            progress.finish(pos.loss_sum / double(pos.seen),
+                            double(pos.correct) / double(pos.seen));
+            profile.report();
+            // The epoch's end is a recovery point: a failure in the evaluation repeats only it.
+            point = recovery_point();
+            tpu_train::end_epoch(forward, test, pos.epoch, pos.loss_sum, pos.correct, pos.seen,
+                                 seconds.count(), curves);
+            tpu_model::Checkpoint c = point.state;
+            c.epoch = pos.epoch + 1;
+            tpu_model::save_checkpoint(c, ckpt_path);
+            pos = {pos.epoch + 1, 0, pos.step, 0.0, 0, 0};
+            point.at = pos;
+        } catch (const std::exception &e) {
+            if (!budget.failed(e, pos, point.at))
+                throw;
+            pos = point.at;
+            net.load(point.state);
+            session.open();
+            session.card().load_optimizer(point.state);
         }
-        const double seconds = progress.elapsed();
-        progress.finish(loss_sum / double(seen), double(correct) / double(seen));
-        profile.report();
-        tpu_train::end_epoch(forward, test, epoch, loss_sum, correct, seen, seconds, curves);
-        card.copy_to(net);
-        tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
-        c.notes["precision"] = o.precision;
-        c.step = card.steps();
-        net.save(c);
-        card.save_optimizer(c);
-        tpu_model::save_checkpoint(c, ckpt_path);
     }
-    tpu_train::final_evaluation(forward, test, o.out);
+    if (budget.recovered() > 0)
+        std::cout << "recovered from " << budget.recovered()
+                  << " card failures; the run replayed the lost steps\n";
     return 0;
 }
 
@@ -221,6 +305,14 @@ int main(int argc, char **argv) {
                    "and print their per-op table");
     app.add_option("--profile-steps", o.profile_steps, "training steps --profile records")
         ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--snapshot-steps", o.snapshot_steps,
+                   "read the weights and optimiser state back every this many steps (and at each "
+                   "epoch's end): a card failure replays the steps since")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--retries", o.retries,
+                   "card failures (hung or reset jobs) in a row to recover from before giving up")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {

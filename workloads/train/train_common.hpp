@@ -40,9 +40,11 @@ struct Options {
     std::uint64_t seed = 1;
     std::string out = "train-out";
     std::string resume;
-    std::string precision = "bf16"; // tpu-train's --precision (card_params.hpp), or fp32
-    std::string profile;            // tpu-train's --profile: the trace of the first steps
-    std::size_t profile_steps = 4;  // tpu-train's --profile-steps
+    std::string precision = "bf16";  // tpu-train's --precision (card_params.hpp), or fp32
+    std::string profile;             // tpu-train's --profile: the trace of the first steps
+    std::size_t profile_steps = 4;   // tpu-train's --profile-steps
+    std::size_t snapshot_steps = 50; // tpu-train's --snapshot-steps (card_recovery.hpp)
+    std::size_t retries = 5;         // tpu-train's --retries
 };
 
 // The trainers' options on `app`.

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// fault_injector.cpp - tpu-inject-faults: runs a command and, while it runs, injects seeded faults
+// into accel0's card: resets (debugfs reset: the queue of the running job is reset, that job ends
+// DRM_TPU_JOB_CANCELED) and hangs (debugfs stall_queues: the card starts no further job, so the
+// next one times out and the driver resets its queue, DRM_TPU_JOB_TIMEOUT). Each fault is
+// injected while the card is busy, after a seeded random pause. Exits with the command's status
+// and prints how many faults of each kind it injected. Root only; stall_queues needs the driver's
+// test hooks (make -C driver builds).
+//   tpu-inject-faults --seed 7 --faults 24 -- tpu-train --model cnn ...
+#include "uapi_helpers.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// A `name: value` line of the card's debugfs status; -1 if it is missing.
+long long status_value(const std::string &dir, const std::string &name) {
+    std::ifstream in(dir + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(name + ": ", 0) == 0)
+            return std::stoll(line.substr(name.size() + 2), nullptr, 0);
+    return -1;
+}
+
+// The command: whether it still runs, reaped once it ended.
+struct Child {
+    pid_t pid;
+    bool ended = false;
+    int status = 0;
+    bool running() {
+        if (!ended && waitpid(pid, &status, WNOHANG) == pid)
+            ended = true;
+        return !ended;
+    }
+    void wait() {
+        while (!ended && waitpid(pid, &status, 0) != pid && errno == EINTR)
+            ;
+        ended = true;
+    }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+    std::uint64_t seed = 1;
+    unsigned faults = 20, min_gap_ms = 100, max_gap_ms = 600;
+    std::string kinds = "both";
+    std::vector<std::string> command;
+    CLI::App app("tpu-inject-faults: run a command while injecting card resets and hung jobs");
+    app.add_option("--seed", seed, "seed of the pauses and the kinds of fault")
+        ->capture_default_str();
+    app.add_option("--faults", faults, "faults to inject (fewer if the command ends first)")
+        ->capture_default_str();
+    app.add_option("--kinds", kinds, "reset, hang or both")
+        ->check(CLI::IsMember({"reset", "hang", "both"}))
+        ->capture_default_str();
+    app.add_option("--min-gap-ms", min_gap_ms, "shortest pause before a fault")
+        ->capture_default_str();
+    app.add_option("--max-gap-ms", max_gap_ms, "longest pause before a fault")
+        ->capture_default_str();
+    app.add_option("command", command, "the command to run")->required();
+    CLI11_PARSE(app, argc, argv);
+    if (max_gap_ms < min_gap_ms) {
+        std::fprintf(stderr, "tpu-inject-faults: --max-gap-ms is below --min-gap-ms\n");
+        return 2;
+    }
+
+    const std::string dir = uapi::debugfs_dir();
+    Child child{fork()};
+    if (child.pid < 0) {
+        std::perror("tpu-inject-faults: fork");
+        return 2;
+    }
+    if (child.pid == 0) {
+        std::vector<char *> args;
+        for (std::string &a : command)
+            args.push_back(a.data());
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        std::perror(("tpu-inject-faults: " + command[0]).c_str());
+        _exit(127);
+    }
+
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<unsigned> gap(min_gap_ms, max_gap_ms);
+    unsigned resets = 0, hangs = 0;
+    while (resets + hangs < faults && child.running()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(gap(rng)));
+        const bool hang = kinds == "hang" || (kinds == "both" && rng() % 2 == 1);
+        if (!uapi::wait_card_busy(2000))
+            continue;
+        if (!hang) {
+            if (uapi::write_debugfs(dir, "reset", "1"))
+                ++resets;
+            continue;
+        }
+        // The next job the card would start times out; the queue's reset lets it fetch again.
+        const long long before = status_value(dir, "resets");
+        if (!uapi::write_debugfs(dir, "stall_queues", "1")) {
+            std::fprintf(stderr,
+                         "tpu-inject-faults: cannot stall the card (%s/stall_queues: a "
+                         "driver without test hooks?)\n",
+                         dir.c_str());
+            break;
+        }
+        uapi::wait_for([&] { return status_value(dir, "resets") > before || !child.running(); },
+                       std::chrono::seconds(30));
+        uapi::write_debugfs(dir, "stall_queues", "0");
+        ++hangs;
+    }
+    child.wait();
+    const int status = child.status;
+    std::printf("tpu-inject-faults: injected %u faults (%u resets, %u hangs), seed %llu\n",
+                resets + hangs, resets, hangs, static_cast<unsigned long long>(seed));
+    if (WIFSIGNALED(status)) {
+        std::fprintf(stderr, "tpu-inject-faults: %s killed by signal %d\n", command[0].c_str(),
+                     WTERMSIG(status));
+        return 128 + WTERMSIG(status);
+    }
+    return WEXITSTATUS(status);
+}
