@@ -6,8 +6,8 @@
 // run was, read back every --snapshot-steps steps and at each epoch's end), opens the device
 // again, puts the recovery point on the card and replays the steps from there. The data order and
 // the learning-rate schedule are functions of the step, and a step's arithmetic is the same on a
-// fresh card, so the replayed run ends bit for bit where an undisturbed run ends. Any other error
-// (a bad program, a refused shape, a missing device) ends the run as before.
+// fresh card, so the replayed run ends bit for bit where an undisturbed run ends. Only the failures
+// tpurt::is_retryable() names are replayed; any other error ends the run as before.
 #pragma once
 
 #include <tpu_model/checkpoint.hpp>
@@ -18,11 +18,6 @@
 #include <string>
 
 namespace tpu_train {
-
-// Whether `e` is a failure of the card that a replay from a recovery point gets past: a job that
-// ended DRM_TPU_JOB_TIMEOUT, DRM_TPU_JOB_CANCELED or TPU_ERR_ABORTED, or a SUBMIT refused with
-// ECANCELED (the file was banned after TPU_CTX_BAN_HANGS hung jobs).
-bool is_card_failure(const std::exception &e);
 
 // Where a run is: the epoch, the batches of it done, the optimiser steps taken (the index of the
 // learning-rate schedule), and the epoch's running sums for its progress line and curves.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -60,5 +61,12 @@ class JobError : public Error {
 std::string job_status_name(std::uint32_t status);
 // One-line explanation of a job status, e.g. "unmapped device address or permission denied".
 const char *job_status_description(std::uint32_t status);
+
+// Whether `e` says the card lost the work rather than refused it: a job that hung
+// (DRM_TPU_JOB_TIMEOUT), was ended by a queue or card reset (DRM_TPU_JOB_CANCELED,
+// TPU_ERR_ABORTED), or a SUBMIT refused with ECANCELED because the file was banned after repeated
+// hangs. The same work, submitted again on the device opened again, may then succeed; any other
+// error (a bad shape or program, a fault, no device) will not.
+bool is_retryable(const std::exception &e);
 
 } // namespace tpurt

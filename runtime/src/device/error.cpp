@@ -6,6 +6,7 @@
 #include <drm/tpu_accel.h>
 #include <tpu_hw.h>
 
+#include <cerrno>
 #include <cstdio>
 
 namespace tpurt {
@@ -108,6 +109,16 @@ std::string job_status_name(std::uint32_t status) {
 
 const char *job_status_description(std::uint32_t status) {
     return status_text(status).description;
+}
+
+bool is_retryable(const std::exception &e) {
+    if (const auto *job = dynamic_cast<const JobError *>(&e)) {
+        const std::uint32_t s = job->status();
+        return s == DRM_TPU_JOB_TIMEOUT || s == DRM_TPU_JOB_CANCELED || s == TPU_ERR_ABORTED;
+    }
+    if (const auto *err = dynamic_cast<const Error *>(&e))
+        return err->code() == ErrorCode::SystemCall && err->sys_errno() == ECANCELED;
+    return false;
 }
 
 } // namespace tpurt
