@@ -9,7 +9,7 @@
 set -eu
 b=$1
 seed=${2:-7}
-faults=30
+faults=36
 MIN_RECOVERED=20
 out=/tmp/train-faults
 mkdir -p "$out"

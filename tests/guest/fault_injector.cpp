@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // fault_injector.cpp - tpu-inject-faults: runs a command and, while it runs, injects seeded faults
 // into accel0's card: resets (debugfs reset: the queue of the running job is reset, that job ends
-// DRM_TPU_JOB_CANCELED) and hangs (debugfs stall_queues: the card starts no further job, so the
-// next one times out and the driver resets its queue, DRM_TPU_JOB_TIMEOUT). Each fault is
-// injected while the card is busy, after a seeded random pause. Exits with the command's status
+// DRM_TPU_JOB_CANCELED; on an idle card the whole card is reset) and hangs (debugfs stall_queues:
+// the card starts no further job, so the next one times out and the driver resets its queue,
+// DRM_TPU_JOB_TIMEOUT), each after a seeded random pause; a reset waits for the card to be busy
+// first (at most --busy-wait-ms). Exits with the command's status
 // and prints how many faults of each kind it injected. Root only; stall_queues needs the driver's
 // test hooks (make -C driver builds).
 //   tpu-inject-faults --seed 7 --faults 24 -- tpu-train --model cnn ...
@@ -56,7 +57,7 @@ struct Child {
 
 int main(int argc, char **argv) {
     std::uint64_t seed = 1;
-    unsigned faults = 20, min_gap_ms = 100, max_gap_ms = 600;
+    unsigned faults = 20, min_gap_ms = 100, max_gap_ms = 600, busy_wait_ms = 2000;
     std::string kinds = "both";
     std::vector<std::string> command;
     CLI::App app("tpu-inject-faults: run a command while injecting card resets and hung jobs");
@@ -70,6 +71,9 @@ int main(int argc, char **argv) {
     app.add_option("--min-gap-ms", min_gap_ms, "shortest pause before a fault")
         ->capture_default_str();
     app.add_option("--max-gap-ms", max_gap_ms, "longest pause before a fault")
+        ->capture_default_str();
+    app.add_option("--busy-wait-ms", busy_wait_ms,
+                   "how long a reset waits for the card to run a job before it resets anyway")
         ->capture_default_str();
     app.add_option("command", command, "the command to run")->required();
     CLI11_PARSE(app, argc, argv);
@@ -100,9 +104,9 @@ int main(int argc, char **argv) {
     while (resets + hangs < faults && child.running()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(gap(rng)));
         const bool hang = kinds == "hang" || (kinds == "both" && rng() % 2 == 1);
-        if (!uapi::wait_card_busy(2000))
-            continue;
         if (!hang) {
+            // Best while a job runs (it is the one that ends); else it resets the whole card.
+            uapi::wait_card_busy(busy_wait_ms);
             if (uapi::write_debugfs(dir, "reset", "1"))
                 ++resets;
             continue;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // tpu-loadgen: a load generator for tpu-serve (any KServe v2 REST server), in the manner of
 // Triton's perf_analyzer. For each concurrency level, that many clients (one thread and one
-// keep-alive connection each, cpp-httplib) send infer requests back to back until --requests
-// requests were sent or --seconds passed; it reports throughput and p50/p90/p95/p99 latency per
-// level as a table, and optionally as JSON and CSV. Inputs are uniform random features in [0, 1]
-// of the size the model's metadata gives, --batch samples per request.
-// A level's clients open their connections one after the other (a GET of /v2/health/ready each)
+// keep-alive connection each, cpp-httplib; or with --new-connection a connection per request)
+// send infer requests back to back until --requests requests were sent or --seconds passed; it
+// reports throughput and p50/p90/p95/p99 latency per level as a table, and optionally as JSON and
+// CSV. Every request's outcome is counted: answered (200), unavailable (503 with Retry-After: the
+// server's card is recovering; an answer, not an error) or an error (any other status, or no
+// answer: a connection reset, a timeout), which makes the exit status 1. Inputs are uniform random
+// features in [0, 1] of the size the model's metadata gives, --batch samples per request.
+// A level's clients open their connections one after the other (a GET of /v2/health/live each)
 // before its clock starts: it measures serving, not a storm of connects, which a forwarded port
 // of QEMU's user network does not take (libslirp listens on the host with a backlog of 1; at 32
 // clients connecting at once the host dropped connects and requests stalled for seconds or
@@ -22,6 +25,7 @@
 #include <fstream>
 #include <iostream>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -34,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Level {
     unsigned concurrency = 0;
-    std::size_t requests = 0, errors = 0, samples = 0;
+    std::size_t requests = 0, unavailable = 0, errors = 0, samples = 0;
     double seconds = 0;
     double p50 = 0, p90 = 0, p95 = 0, p99 = 0, mean = 0; // milliseconds
     std::string first_error;
@@ -49,10 +53,10 @@ double percentile(const std::vector<double> &sorted, double p) {
 
 Level run_level(const std::string &host, int port, const std::string &path,
                 const std::vector<std::string> &bodies, unsigned concurrency, std::size_t requests,
-                double max_seconds, std::size_t batch) {
+                double max_seconds, std::size_t batch, bool new_connection) {
     std::atomic<std::size_t> next{0};
     std::vector<std::vector<double>> lat(concurrency);
-    std::vector<std::size_t> errors(concurrency, 0);
+    std::vector<std::size_t> errors(concurrency, 0), unavailable(concurrency, 0);
     std::vector<std::string> first_error(concurrency);
     std::mutex connecting; // one client connects at a time
     std::latch connected(concurrency);
@@ -61,14 +65,18 @@ Level run_level(const std::string &host, int port, const std::string &path,
     std::vector<std::thread> clients;
     for (unsigned c = 0; c < concurrency; ++c)
         clients.emplace_back([&, c] {
-            httplib::Client cli(host, port);
-            cli.set_keep_alive(true);
-            cli.set_tcp_nodelay(true);
-            cli.set_read_timeout(60, 0);
+            auto client = [&] {
+                auto cli = std::make_unique<httplib::Client>(host, port);
+                cli->set_keep_alive(!new_connection);
+                cli->set_tcp_nodelay(true);
+                cli->set_read_timeout(60, 0);
+                return cli;
+            };
+            std::unique_ptr<httplib::Client> cli = client();
             bool up;
             {
                 std::lock_guard<std::mutex> one(connecting);
-                auto res = cli.Get("/v2/health/ready");
+                auto res = cli->Get("/v2/health/live");
                 up = res && res->status == 200;
                 if (!up) {
                     errors[c]++;
@@ -83,9 +91,15 @@ Level run_level(const std::string &host, int port, const std::string &path,
                 if (i >= requests || Clock::now() >= end)
                     break;
                 const auto t0 = Clock::now();
-                auto res = cli.Post(path, bodies[i % bodies.size()], "application/json");
+                if (new_connection)
+                    cli = client();
+                auto res = cli->Post(path, bodies[i % bodies.size()], "application/json");
                 const double ms =
                     std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                if (res && res->status == 503 && res->has_header("Retry-After")) {
+                    unavailable[c]++;
+                    continue;
+                }
                 if (!res || res->status != 200) {
                     if (errors[c]++ == 0)
                         first_error[c] = res ? "HTTP " + std::to_string(res->status) + " " +
@@ -110,6 +124,7 @@ Level run_level(const std::string &host, int port, const std::string &path,
     for (unsigned c = 0; c < concurrency; ++c) {
         all.insert(all.end(), lat[c].begin(), lat[c].end());
         l.errors += errors[c];
+        l.unavailable += unavailable[c];
         if (l.first_error.empty())
             l.first_error = first_error[c];
     }
@@ -152,6 +167,9 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(1, 4096))
         ->capture_default_str();
     app.add_option("--seed", seed, "seed of the random inputs")->capture_default_str();
+    bool new_connection = false;
+    app.add_flag("--new-connection", new_connection,
+                 "open a connection per request (as clients without keep-alive do)");
     app.add_option("--json", json_out, "also write the results as JSON here");
     app.add_option("--csv", csv_out, "also write the results as CSV here");
     CLI11_PARSE(app, argc, argv);
@@ -199,14 +217,14 @@ int main(int argc, char **argv) {
     std::printf("tpu-loadgen: %s:%d model %s, %zu features, batch %zu per request, up to %zu "
                 "requests or %.0f s per level\n",
                 host.c_str(), port, model.c_str(), features, batch, requests, seconds);
-    std::printf("%11s %9s %7s %10s %11s %9s %9s %9s %9s\n", "concurrency", "requests", "errors",
-                "req/s", "samples/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms");
+    std::printf("%11s %9s %7s %7s %10s %11s %9s %9s %9s %9s\n", "concurrency", "requests", "503",
+                "errors", "req/s", "samples/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms");
     std::vector<Level> results;
     int rc = 0;
     for (unsigned c : levels) {
-        Level l = run_level(host, port, path, bodies, c, requests, seconds, batch);
-        std::printf("%11u %9zu %7zu %10.1f %11.1f %9.2f %9.2f %9.2f %9.2f\n", l.concurrency,
-                    l.requests, l.errors, double(l.requests) / l.seconds,
+        Level l = run_level(host, port, path, bodies, c, requests, seconds, batch, new_connection);
+        std::printf("%11u %9zu %7zu %7zu %10.1f %11.1f %9.2f %9.2f %9.2f %9.2f\n", l.concurrency,
+                    l.requests, l.unavailable, l.errors, double(l.requests) / l.seconds,
                     double(l.samples) / l.seconds, l.p50, l.p90, l.p95, l.p99);
         if (l.errors) {
             std::printf("            first error: %s\n", l.first_error.c_str());
@@ -219,6 +237,7 @@ int main(int argc, char **argv) {
         for (const Level &l : results)
             j.push_back({{"concurrency", l.concurrency},
                          {"requests", l.requests},
+                         {"unavailable", l.unavailable},
                          {"errors", l.errors},
                          {"seconds", l.seconds},
                          {"requests_per_second", double(l.requests) / l.seconds},
@@ -233,12 +252,14 @@ int main(int argc, char **argv) {
     }
     if (!csv_out.empty()) {
         std::ofstream csv(csv_out);
-        csv << "concurrency,requests,errors,seconds,requests_per_second,samples_per_second,"
+        csv << "concurrency,requests,unavailable,errors,seconds,requests_per_second,samples_per_"
+               "second,"
                "p50_ms,p90_ms,p95_ms,p99_ms\n";
         for (const Level &l : results)
-            csv << l.concurrency << ',' << l.requests << ',' << l.errors << ',' << l.seconds << ','
-                << double(l.requests) / l.seconds << ',' << double(l.samples) / l.seconds << ','
-                << l.p50 << ',' << l.p90 << ',' << l.p95 << ',' << l.p99 << '\n';
+            csv << l.concurrency << ',' << l.requests << ',' << l.unavailable << ',' << l.errors
+                << ',' << l.seconds << ',' << double(l.requests) / l.seconds << ','
+                << double(l.samples) / l.seconds << ',' << l.p50 << ',' << l.p90 << ',' << l.p95
+                << ',' << l.p99 << '\n';
         if (!csv)
             std::cerr << "tpu-loadgen: cannot write " << csv_out << "\n", rc = 1;
     }

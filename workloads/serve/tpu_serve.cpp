@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // tpu-serve: serves a checkpointed model on the card over HTTP with the Open Inference Protocol
 // (KServe v2 REST) and dynamic batching; Prometheus metrics at /metrics. An fp32 checkpoint runs
-// as bf16, a quantised one (tpu-quantise) as int8. SIGTERM or SIGINT stops it cleanly: no new
-// connections, the queued batches finish, exit status 0.
+// as bf16, a quantised one (tpu-quantise) as int8. A batch the card loses (a reset, a hung job) is
+// run again on the model loaded again, or answered 503 with Retry-After (RecoveringRunner).
+// SIGTERM or SIGINT stops it cleanly: no new connections, the queued batches finish, exit status 0.
+#include "tpu_serve/recovering_runner.hpp"
 #include "tpu_serve/server.hpp"
 
 #include <tpu_infer/card_model.hpp>
@@ -10,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <tpurt/device.hpp>
+#include <tpurt/error.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -62,13 +65,24 @@ int main(int argc, char **argv) {
         const tpu_infer::Network net = tpu_infer::load_network(model_path);
         std::optional<tpurt::Device> dev;
         std::unique_ptr<tpu_infer::CardModel> model;
+        std::unique_ptr<tpu_serve::RecoveringRunner> runner;
         tpu_serve::Batcher::RunFn run = [&](const float *x, std::size_t rows) {
             return tpu_infer::reference_logits(net, x, rows);
         };
         if (!cpu) {
-            dev.emplace(tpurt::Device::open());
-            model = tpu_infer::load_on_card(*dev, net, max_batch);
-            run = [&](const float *x, std::size_t rows) { return model->logits(x, rows); };
+            // (Re)opens the device and loads the model: at start, and after the card lost it.
+            auto open = [&]() -> tpu_serve::Batcher::RunFn {
+                model.reset();
+                dev.reset();
+                dev.emplace(tpurt::Device::open());
+                model = tpu_infer::load_on_card(*dev, net, max_batch);
+                return [&](const float *x, std::size_t rows) { return model->logits(x, rows); };
+            };
+            runner = std::make_unique<tpu_serve::RecoveringRunner>(
+                open, [](const std::exception &e) { return tpurt::is_retryable(e); });
+            run = [&](const float *x, std::size_t rows) { return runner->run(x, rows); };
+            opt.ready = [&] { return runner->ready(); };
+            opt.more_metrics = [&] { return runner->metrics(); };
         }
         const char *precision = tpu_infer::network_precision(net);
         tpu_serve::ModelSignature sig;

@@ -2,6 +2,8 @@
 // batcher.cpp - the dynamic batching queue and its worker thread.
 #include "tpu_serve/batcher.hpp"
 
+#include "tpu_serve/protocol.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -22,7 +24,7 @@ std::future<std::vector<float>> Batcher::submit(std::vector<float> samples, std:
         throw std::invalid_argument("Batcher::submit: 1..max_batch samples of the model's size");
     std::lock_guard lock(mutex_);
     if (stopping_)
-        throw std::runtime_error("the server is shutting down");
+        throw ProtocolError(503, "the server is shutting down");
     queue_.push_back({std::move(samples), rows, std::chrono::steady_clock::now(), {}});
     queued_rows_ += rows;
     std::future<std::vector<float>> f = queue_.back().result.get_future();

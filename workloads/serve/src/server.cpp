@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // server.cpp - the routes of tpu-serve. Every error answer is {"error": "..."}: 400 for a bad
 // request, 404 for an unknown model or path, 413 for a body over the limit, 500 if the card
-// fails, 503 while shutting down.
+// fails, 503 with Retry-After while the card recovers (RecoveringRunner) or the server shuts down.
 #include "tpu_serve/server.hpp"
 
 #include <httplib.h>
@@ -24,8 +24,13 @@ constexpr const char *json_type = "application/json";
 // client read errors after stalls of seconds.
 constexpr int kListenBacklog = 256;
 
+// Seconds a 503's client is asked to wait before it tries again.
+constexpr const char *kRetryAfterSeconds = "1";
+
 void reply(httplib::Response &res, int status, const std::string &body) {
     res.status = status;
+    if (status == 503)
+        res.set_header("Retry-After", kRetryAfterSeconds);
     res.set_content(body, json_type);
 }
 
@@ -57,8 +62,12 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
     s.Get("/v2/health/live", [](const httplib::Request &, httplib::Response &res) {
         reply(res, 200, R"({"live":true})");
     });
-    s.Get("/v2/health/ready", [](const httplib::Request &, httplib::Response &res) {
-        reply(res, 200, R"({"ready":true})");
+    auto ready = [this] { return !options_.ready || options_.ready(); };
+    s.Get("/v2/health/ready", [ready](const httplib::Request &, httplib::Response &res) {
+        if (ready())
+            reply(res, 200, R"({"ready":true})");
+        else
+            reply(res, 503, R"({"ready":false,"error":"the card is recovering"})");
     });
     s.Get("/v2", [](const httplib::Request &, httplib::Response &res) {
         reply(res, 200, R"({"name":"tpu-serve","version":"1","extensions":[]})");
@@ -77,9 +86,13 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
                   reply(res, 200, model_metadata(model_));
           });
     s.Get(R"(/v2/models/([^/]+)(?:/versions/[^/]+)?/ready)",
-          [this, known](const httplib::Request &req, httplib::Response &res) {
-              if (known(req, res))
+          [this, known, ready](const httplib::Request &req, httplib::Response &res) {
+              if (!known(req, res))
+                  return;
+              if (ready())
                   reply(res, 200, R"({"name":")" + model_.name + R"(","ready":true})");
+              else
+                  reply(res, 503, R"({"name":")" + model_.name + R"(","ready":false})");
           });
     s.Post(R"(/v2/models/([^/]+)(?:/versions/[^/]+)?/infer)",
            [this, known](const httplib::Request &req, httplib::Response &res) {
@@ -101,7 +114,8 @@ Server::Server(ModelSignature model, Batcher::RunFn run, std::size_t max_batch,
            });
     s.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
         res.status = 200;
-        res.set_content(metrics_.render(), "text/plain; version=0.0.4");
+        res.set_content(metrics_.render() + (options_.more_metrics ? options_.more_metrics() : ""),
+                        "text/plain; version=0.0.4");
     });
     // Whatever httplib answers by itself (404 for unknown paths, 413 over the size limit, 400
     // for a malformed request line) gets a JSON error too; its error handler sees every
