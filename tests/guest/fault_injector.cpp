@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // fault_injector.cpp - tpu-inject-faults: runs a command and, while it runs, injects seeded faults
-// into accel0's card: resets (debugfs reset: the queue of the running job is reset, that job ends
-// DRM_TPU_JOB_CANCELED; on an idle card the whole card is reset) and hangs (debugfs stall_queues:
-// the card starts no further job, so the next one times out and the driver resets its queue,
-// DRM_TPU_JOB_TIMEOUT), each after a seeded random pause; a reset waits for the card to be busy
-// first (at most --busy-wait-ms). Exits with the command's status
-// and prints how many faults of each kind it injected. Root only; stall_queues needs the driver's
-// test hooks (make -C driver builds).
+// into a card (accel0, or --card N): resets (debugfs reset: the queue of the running job is reset,
+// that job ends DRM_TPU_JOB_CANCELED; on an idle card the whole card is reset) and hangs (debugfs
+// stall_queues: the card starts no further job, so the next one times out and the driver resets its
+// queue, DRM_TPU_JOB_TIMEOUT), each after a seeded random pause; a reset waits for the card to be
+// busy first (at most --busy-wait-ms). Exits with the command's status and prints how many faults
+// of each kind it injected. Root only; stall_queues needs the driver's test hooks (make -C driver
+// builds).
 //   tpu-inject-faults --seed 7 --faults 24 -- tpu-train --model cnn ...
 #include "uapi_helpers.hpp"
+
+#include <tpu_hw.h>
 
 #include <CLI/CLI.hpp>
 
@@ -72,6 +74,8 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("--max-gap-ms", max_gap_ms, "longest pause before a fault")
         ->capture_default_str();
+    unsigned card = 0;
+    app.add_option("--card", card, "the card (accel<N>)")->capture_default_str();
     app.add_option("--busy-wait-ms", busy_wait_ms,
                    "how long a reset waits for the card to run a job before it resets anyway")
         ->capture_default_str();
@@ -82,7 +86,7 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    const std::string dir = uapi::debugfs_dir();
+    const std::string dir = uapi::debugfs_dir(card);
     Child child{fork()};
     if (child.pid < 0) {
         std::perror("tpu-inject-faults: fork");
@@ -106,7 +110,12 @@ int main(int argc, char **argv) {
         const bool hang = kinds == "hang" || (kinds == "both" && rng() % 2 == 1);
         if (!hang) {
             // Best while a job runs (it is the one that ends); else it resets the whole card.
-            uapi::wait_card_busy(busy_wait_ms);
+            uapi::wait_for(
+                [&] {
+                    const long long status = status_value(dir, "status");
+                    return status > 0 && (status & TPU_STATUS_BUSY) != 0;
+                },
+                std::chrono::milliseconds(busy_wait_ms));
             if (uapi::write_debugfs(dir, "reset", "1"))
                 ++resets;
             continue;

@@ -47,6 +47,9 @@ int main(int argc, char **argv) {
     app.add_option("--http-threads", opt.http_threads, "connections served at once")
         ->check(CLI::Range(1, 1024))
         ->capture_default_str();
+    unsigned card = 0;
+    app.add_option("--card", card, "the card to serve on (its index in /dev/accel order)")
+        ->capture_default_str();
     bool cpu = false;
     app.add_flag("--cpu", cpu,
                  "compute on this CPU with the reference of the card's arithmetic instead of the "
@@ -74,7 +77,7 @@ int main(int argc, char **argv) {
             auto open = [&]() -> tpu_serve::Batcher::RunFn {
                 model.reset();
                 dev.reset();
-                dev.emplace(tpurt::Device::open());
+                dev.emplace(tpurt::Device::open(card));
                 model = tpu_infer::load_on_card(*dev, net, max_batch);
                 return [&](const float *x, std::size_t rows) { return model->logits(x, rows); };
             };

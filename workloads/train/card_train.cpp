@@ -133,7 +133,7 @@ template <typename Card, typename Net> class CardSession {
     void open() {
         card_.reset();
         device_.reset();
-        device_.emplace(tpurt::Device::open(0));
+        device_.emplace(tpurt::Device::open(o_.card));
         card_.emplace(*device_, net_, optimizer_config(o_),
                       tpu_train::parse_precision(o_.precision));
     }
@@ -310,6 +310,8 @@ int main(int argc, char **argv) {
                    "read the weights and optimiser state back every this many steps (and at each "
                    "epoch's end): a card failure replays the steps since")
         ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--card", o.card, "the card to train on (its index in /dev/accel order)")
         ->capture_default_str();
     app.add_option("--retries", o.retries,
                    "card failures (hung or reset jobs) in a row to recover from before giving up")

@@ -45,6 +45,7 @@ struct Options {
     std::size_t profile_steps = 4;   // tpu-train's --profile-steps
     std::size_t snapshot_steps = 50; // tpu-train's --snapshot-steps (card_recovery.hpp)
     std::size_t retries = 5;         // tpu-train's --retries
+    unsigned card = 0;               // tpu-train's --card
 };
 
 // The trainers' options on `app`.
