@@ -9,10 +9,11 @@
 # opening a connection per request, and 64 keeping theirs, must see no error.
 #   check-serve-faults.sh GUEST_BUILD_DIR [SEED]     (run-in-vm.sh --datasets)
 set -eu
+. tests/guest/serve-ready.sh
 b=$1
 seed=${2:-7}
-faults=30
-MIN_FAILURES=15
+faults=40
+MIN_FAILURES=12
 out=/tmp/serve-faults
 port=8500
 mkdir -p "$out"
@@ -27,13 +28,7 @@ stop() {
 	tail -n 20 "$out/serve.log"
 }
 trap stop EXIT
-tries=0
-until wget -q -O /dev/null "http://127.0.0.1:$port/v2/health/ready"; do
-	tries=$((tries + 1))
-	[ $tries -lt 120 ] || { echo "check-serve-faults: tpu-serve did not come up"; exit 1; }
-	kill -0 $pid || { echo "check-serve-faults: tpu-serve exited"; exit 1; }
-	sleep 1
-done
+serve_wait_ready $port $pid 120
 loadgen() {
 	"$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --batch 2 "$@"
 }
@@ -54,12 +49,7 @@ test "$failures" -ge $MIN_FAILURES || {
 	echo "check-serve-faults: $failures lost batches, want >= $MIN_FAILURES"
 	exit 1
 }
-tries=0
-until wget -q -O /dev/null "http://127.0.0.1:$port/v2/health/ready"; do
-	tries=$((tries + 1))
-	[ $tries -lt 30 ] || { echo "check-serve-faults: not ready after the faults"; exit 1; }
-	sleep 1
-done
+serve_wait_ready $port $pid 30
 echo "== after the faults, no faults"
 loadgen --concurrency 16 --requests 400
 loadgen --concurrency 64,256 --requests 2000 --new-connection

@@ -8,6 +8,7 @@
 # run); the source tree is shared read-only. Outputs go to /tmp and vanish with the VM.
 #   check-serve.sh GUEST_BUILD_DIR      (run-in-vm.sh --datasets: the digits come from the host)
 set -eu
+. tests/guest/serve-ready.sh
 b=$1
 out=/tmp/serve-test
 mkdir -p "$out"
@@ -28,13 +29,7 @@ for ckpt in checkpoint int8; do
 	"$b/workloads/serve/tpu-serve" --model "$model" --name digits --port $port \
 		--max-batch $max_batch --queue-delay-us 20000 --max-body-bytes $max_body &
 	pid=$!
-	tries=0
-	until wget -q -O /dev/null "http://127.0.0.1:$port/v2/health/ready"; do
-		tries=$((tries + 1))
-		[ $tries -lt 120 ] || { echo "check-serve: tpu-serve did not come up"; kill $pid; exit 1; }
-		kill -0 $pid || { echo "check-serve: tpu-serve exited"; exit 1; }
-		sleep 1
-	done
+	serve_wait_ready $port $pid 120 || { kill $pid; exit 1; }
 	SERVE_PORT=$port SERVE_MODEL=$model SERVE_MAX_BATCH=$max_batch SERVE_MAX_BODY=$max_body \
 		"$b/tests/guest/test_serve" --durations yes --use-colour no || { kill $pid; exit 1; }
 	"$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --concurrency 1,4 \

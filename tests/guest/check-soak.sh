@@ -11,6 +11,7 @@
 # (after a warm-up run), and the harness fails the run on any oops, WARN or BUG in the kernel log.
 #   check-soak.sh GUEST_BUILD_DIR [MINUTES] [SEED]
 set -eu
+. tests/guest/serve-ready.sh
 b=$1
 minutes=${2:-1}
 seed=${3:-11}
@@ -35,12 +36,7 @@ tail -n 2 "$out/reference.log"
 "$b/workloads/serve/tpu-serve" --card 1 --model "$out/served/checkpoint.tpuckpt" --name digits \
 	--port $port --max-batch 16 >"$out/serve.log" 2>&1 &
 serve=$!
-tries=0
-until wget -q -O /dev/null "http://127.0.0.1:$port/v2/health/ready"; do
-	tries=$((tries + 1))
-	[ $tries -lt 120 ] || { echo "check-soak: tpu-serve did not come up"; exit 1; }
-	sleep 1
-done
+serve_wait_ready $port $serve 120
 slab_start=$(slab)
 end=$(($(date +%s) + seconds))
 echo "== soak: $minutes min, seed $seed, slab $slab_start kB"
