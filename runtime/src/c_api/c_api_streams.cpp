@@ -154,7 +154,7 @@ int tpurt_executable_compile_dense(tpurt_device *dev, const struct tpurt_dense_d
                 .out_type = out_type,
                 .bias_addr = d.has_bias ? std::optional<std::uint64_t>(0) : std::nullopt,
                 .scale = d.scale};
-        *out = new tpurt_executable{tpurt::matmul_executable(dev->device, problem)};
+        *out = new tpurt_executable{tpurt::cached_executable(dev->device, problem)};
         return static_cast<int>(TPURT_OK);
     });
 }

@@ -19,7 +19,7 @@ LayerNormProblem problem_of(const std::string &op, Device &device, const Tensor 
                             std::initializer_list<std::pair<const char *, const Tensor *>> same,
                             std::initializer_list<std::pair<const char *, const Tensor *>> vectors,
                             float eps) {
-    detail::require_train_unit(device, op);
+    detail::require_train_unit(device.info(), op);
     detail::require_fp32_dense(op, "x", x);
     for (const auto &[name, t] : same) {
         detail::require_fp32_dense(op, name, *t);

@@ -87,7 +87,7 @@ std::optional<Tensor> padded_scratch(Device &device, const PoolGradProblem &p, D
 OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
                                  const Tensor &dx, const PoolWindow &window) {
     const std::string op = "max_pool2d_grad";
-    require_train_unit(device, op);
+    require_train_unit(device.info(), op);
     const DType x_type = require_float_dense(op, "x", x);
     if (require_float_dense(op, "y", y) != x_type)
         refuse(op, std::string("x is ") + dtype_name(x_type) + " and y " + dtype_name(y.dtype()) +
@@ -107,7 +107,7 @@ OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &
 OpLaunch prepare_avg_pool2d_grad(Device &device, const Tensor &dy, const Tensor &dx,
                                  const PoolWindow &window) {
     const std::string op = "avg_pool2d_grad";
-    require_train_unit(device, op);
+    require_train_unit(device.info(), op);
     PoolGradProblem p = pool_problem(op, PoolOp::Avg, dx, "dx", dy, "dy", window);
     p.dy_type = require_float_dense(op, "dy", dy);
     p.dx_type = require_float_dense(op, "dx", dx);

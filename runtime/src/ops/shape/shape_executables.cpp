@@ -44,7 +44,7 @@ std::string batched_name(const BatchedMatmulProblem &p) {
 std::string batched_key(const BatchedMatmulProblem &p, const ArrayLimits &limits) {
     return batched_name(p) + " batch strides " + std::to_string(p.a_batch) + "," +
            std::to_string(p.b_batch) + "," + std::to_string(p.c_batch) + " of " +
-           matmul_executable_key(p.matrix, limits);
+           executable_key(p.matrix, limits);
 }
 
 std::uint64_t extent(std::uint32_t rows, std::uint64_t stride, std::uint64_t row_bytes) {

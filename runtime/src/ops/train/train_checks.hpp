@@ -17,8 +17,7 @@ namespace tpurt::detail {
 
 // The card runs spec 1.4's training instructions and fp32 matmuls (the programs move values
 // through the accumulators with a 1 x 1 fp32 weight).
-inline void require_train_unit(const Device &device, const std::string &op) {
-    const DeviceInfo &info = device.info();
+inline void require_train_unit(const DeviceInfo &info, const std::string &op) {
     if (!(info.caps & TPU_CAP_VPU_TRAIN) || !info.supports(DType::Fp32))
         throw Error(ErrorCode::Unsupported,
                     op +

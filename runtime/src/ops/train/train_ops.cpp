@@ -27,7 +27,7 @@ using detail::require_train_unit;
 OpLaunch prepare_softmax_kind(Device &device, SoftmaxKind kind, const Tensor &x,
                               const Tensor &out) {
     const std::string op = softmax_kind_name(kind);
-    require_train_unit(device, op);
+    require_train_unit(device.info(), op);
     const DType x_type = require_float_dense(op, "x", x);
     const DType out_type = require_float_dense(op, "out", out);
     require_same_shape(op, x, "out", out);
@@ -53,7 +53,7 @@ OpLaunch prepare_log_softmax(Device &device, const Tensor &x, const Tensor &out)
 OpLaunch prepare_softmax_cross_entropy(Device &device, const Tensor &logits, const Tensor &targets,
                                        const Tensor &loss, const Tensor &grad, float grad_scale) {
     const std::string op = "softmax_cross_entropy";
-    require_train_unit(device, op);
+    require_train_unit(device.info(), op);
     const DType x_type = require_float_dense(op, "logits", logits);
     require_fp32_dense(op, "targets", targets);
     const DType out_type = require_float_dense(op, "grad", grad);
@@ -77,7 +77,7 @@ OpLaunch prepare_softmax_cross_entropy(Device &device, const Tensor &logits, con
 OpLaunch prepare_activation_grad(Device &device, GradFunction function, const Tensor &saved,
                                  const Tensor &dy, const Tensor &dx) {
     const std::string op = grad_function_name(function);
-    require_train_unit(device, op);
+    require_train_unit(device.info(), op);
     const DType x_type = require_float_dense(op, "saved", saved);
     const DType dy_type = require_float_dense(op, "dy", dy);
     const DType dx_type = require_float_dense(op, "dx", dx);
@@ -97,7 +97,7 @@ OpLaunch prepare_optimizer(Device &device, OptimizerKind kind, const Tensor &w, 
                            const Tensor &m, const Tensor *v, const Tensor &hp,
                            const Tensor *w_bf16) {
     const std::string op = optimizer_name(kind);
-    require_train_unit(device, op);
+    require_train_unit(device.info(), op);
     require_fp32_dense(op, "w", w);
     require_fp32_dense(op, "g", g);
     require_fp32_dense(op, "state", m);
