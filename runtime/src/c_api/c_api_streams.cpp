@@ -31,7 +31,10 @@ E enum_of(std::uint32_t value, std::uint32_t last, const char *call, const char 
     return static_cast<E>(value);
 }
 
-// Runs `launch` on dev (stream NULL: waits) or queues it on the stream.
+} // namespace
+
+namespace tpurt::c_api {
+
 int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpLaunch launch,
                  const char *call) {
     if (stream) {
@@ -50,7 +53,10 @@ tpurt::Device &device_of(tpurt_device *dev, tpurt_stream *stream, const char *ca
     return dev->device;
 }
 
-} // namespace
+} // namespace tpurt::c_api
+
+using tpurt::c_api::device_of;
+using tpurt::c_api::run_or_queue;
 
 extern "C" {
 

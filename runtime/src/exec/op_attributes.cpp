@@ -67,14 +67,38 @@ bool parse_value(std::string_view text, float &out) {
     return !s.empty() && end == s.c_str() + s.size() && errno == 0;
 }
 
-bool parse_value(std::string_view text, std::uint32_t &out) {
+bool parse_value(std::string_view text, std::uint64_t &out) {
     const std::string s(text);
     char *end = nullptr;
     errno = 0;
     const unsigned long long value = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || s[0] == '-' || end != s.c_str() + s.size() || errno != 0 || value > UINT32_MAX)
+    if (s.empty() || s[0] < '0' || s[0] > '9' || end != s.c_str() + s.size() || errno != 0)
+        return false;
+    out = value;
+    return true;
+}
+
+bool parse_value(std::string_view text, std::uint32_t &out) {
+    std::uint64_t value = 0;
+    if (!parse_value(text, value) || value > UINT32_MAX)
         return false;
     out = static_cast<std::uint32_t>(value);
+    return true;
+}
+
+bool parse_value(std::string_view text, std::vector<std::uint64_t> &out) {
+    std::vector<std::uint64_t> list;
+    while (true) {
+        const std::size_t comma = text.find(',');
+        std::uint64_t value = 0;
+        if (!parse_value(text.substr(0, comma), value))
+            return false;
+        list.push_back(value);
+        if (comma == std::string_view::npos)
+            break;
+        text.remove_prefix(comma + 1);
+    }
+    out = std::move(list);
     return true;
 }
 
@@ -99,6 +123,12 @@ std::string expected(float) {
 }
 std::string expected(std::uint32_t) {
     return "an integer from 0 to 4294967295";
+}
+std::string expected(std::uint64_t) {
+    return "a non-negative integer";
+}
+std::string expected(const std::vector<std::uint64_t> &) {
+    return "a list of non-negative integers separated by commas";
 }
 std::string expected(VectorOp) {
     return one_of(vector_ops);

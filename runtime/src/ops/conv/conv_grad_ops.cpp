@@ -22,7 +22,7 @@ namespace {
 using detail::refuse;
 
 std::uint32_t dim(const std::string &op, const Tensor &t, std::size_t d) {
-    return detail::dim32(op, t.size(d), t);
+    return detail::dim32(op, t.size(d), t.layout());
 }
 
 void require_dense4(const std::string &op, const char *name, const Tensor &t, DType type) {
