@@ -52,7 +52,7 @@ template <class Kernel>
 std::string kernel_key(typename Kernel::Problem problem, const ArrayLimits &limits) {
     OpArguments args;
     Kernel::bind(problem, args);
-    return std::string(Kernel::name) + key::of(problem) + limits_key(limits);
+    return cache_key(Kernel::name, problem, limits);
 }
 
 template <class Kernel>
