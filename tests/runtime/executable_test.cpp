@@ -137,6 +137,9 @@ TEST_CASE("an executable counts the bytes its programs move", "[executable]") {
 TEST_CASE("executable keys tell apart what changes the programs", "[executable]") {
     const tpurt::MatmulProblem base{.type = DType::Bf16, .m = 8, .k = 16, .n = 32};
     const std::string key = tpurt::executable_key(base, card);
+    tpurt::MatmulProblem dense_strides = base;
+    dense_strides.a_stride = 16 * 2; // the same as 0
+    CHECK(tpurt::executable_key(dense_strides, card) == key);
     tpurt::MatmulProblem addressed = base; // addresses are the arguments': not in the key
     addressed.a_addr = 0x1000;
     addressed.c_addr = 0x7f0000000;

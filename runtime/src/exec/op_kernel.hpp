@@ -3,7 +3,8 @@
 // declared once in its op's folder as a struct with
 //   using Problem = XProblem;                      // an aggregate: shapes, dtypes, attributes
 //   static constexpr const char *name = "x";       // the cache key's prefix
-//   static void bind(Problem &, OpArguments &);    // the argument list, in order
+//   static void bind(Problem &, OpArguments &);    // the argument list, in order, and the
+//                                                  // problem made canonical (spelled_out())
 //   static std::vector<Program> compile(const Problem &, const ArrayLimits &);
 //   static std::string profile_name(const Problem &);  // the executable's name in profiles
 // and made an executable by TPURT_KERNEL(Kernel). Everything else is generic: the cache key is
@@ -47,6 +48,14 @@ class OpArguments {
     std::vector<ExecutableArg> args_;
     std::vector<const void *> fields_;
 };
+
+// A row stride of 0 (dense) written out as `row_bytes`, so that a problem with a dense stride
+// of 0 and one with it spelled out, whose programs are the same, have one key.
+inline std::uint64_t spelled_out(std::uint64_t &stride, std::uint64_t row_bytes) {
+    if (stride == 0)
+        stride = row_bytes;
+    return stride;
+}
 
 template <class Kernel>
 std::string kernel_key(typename Kernel::Problem problem, const ArrayLimits &limits) {

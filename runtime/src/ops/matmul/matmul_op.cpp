@@ -15,10 +15,6 @@ namespace detail {
 
 namespace {
 
-std::uint64_t stride_or_dense(std::uint64_t stride, std::uint64_t row_bytes) {
-    return stride ? stride : row_bytes;
-}
-
 struct MatmulKernel {
     using Problem = MatmulProblem;
     static constexpr const char *name = "matmul";
@@ -27,8 +23,8 @@ struct MatmulKernel {
         const std::uint64_t elem = element_size(p.type);
         const std::uint64_t c_elem =
             element_size(p.epilogue ? p.epilogue->out_type : accumulator_type(p.type));
-        const auto extent = [&](std::uint32_t rows, std::uint64_t stride, std::uint64_t row) {
-            return (rows - 1) * stride_or_dense(stride, row) + row;
+        const auto extent = [&](std::uint32_t rows, std::uint64_t &stride, std::uint64_t row) {
+            return (rows - 1) * spelled_out(stride, row) + row;
         };
         args.bind(p.a_addr, "A", extent(p.m, p.a_stride, p.k * elem));
         args.bind(p.b_addr, "B", extent(p.k, p.b_stride, p.n * elem));

@@ -17,8 +17,8 @@ namespace detail {
 
 namespace {
 
-std::uint64_t extent(std::uint32_t rows, std::uint64_t stride, std::uint64_t row_bytes) {
-    return (rows - 1) * (stride ? stride : row_bytes) + row_bytes;
+std::uint64_t extent(std::uint32_t rows, std::uint64_t &stride, std::uint64_t row_bytes) {
+    return (rows - 1) * spelled_out(stride, row_bytes) + row_bytes;
 }
 
 std::vector<Program> batched_programs(const BatchedMatmulProblem &problem,

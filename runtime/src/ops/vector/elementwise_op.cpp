@@ -44,9 +44,11 @@ struct ElementwiseKernel {
 
     static void bind(Problem &p, OpArguments &args) {
         const std::uint64_t row = std::uint64_t{p.cols} * element_size(p.type);
-        const auto extent = [&](std::uint64_t stride) {
-            return (p.rows - 1) * stride_or_dense(stride, row) + row;
+        const auto extent = [&](std::uint64_t &stride) {
+            return (p.rows - 1) * spelled_out(stride, row) + row;
         };
+        if (p.broadcast_b)
+            p.b_stride = 0; // one row: no stride
         args.bind(p.a_addr, "a", extent(p.a_stride));
         args.bind(p.b_addr, "b", p.broadcast_b ? row : extent(p.b_stride));
         args.bind(p.dst_addr, "dst", extent(p.dst_stride));

@@ -20,7 +20,7 @@ struct ReduceKernel {
 
     static void bind(Problem &p, OpArguments &args) {
         const std::uint64_t row = std::uint64_t{p.cols} * element_size(p.type);
-        args.bind(p.a_addr, "a", (p.rows - 1) * stride_or_dense(p.a_stride, row) + row);
+        args.bind(p.a_addr, "a", (p.rows - 1) * spelled_out(p.a_stride, row) + row);
         args.bind(p.dst_addr, "dst",
                   std::uint64_t{p.rows} * element_size(reduce_result_type(p.type, p.op)));
     }

@@ -48,8 +48,4 @@ inline Rows rows_of(const std::string &op, const char *name, const TensorLayout 
             stride_bytes};
 }
 
-inline std::uint64_t stride_or_dense(std::uint64_t stride, std::uint64_t row_bytes) {
-    return stride ? stride : row_bytes;
-}
-
 } // namespace tpurt::detail

@@ -21,9 +21,9 @@ struct TransposeKernel {
     static void bind(Problem &p, OpArguments &args) {
         const std::uint64_t elem = element_size(p.type);
         args.bind(p.a_addr, "a",
-                  (p.rows - 1) * stride_or_dense(p.a_stride, p.cols * elem) + p.cols * elem);
+                  (p.rows - 1) * spelled_out(p.a_stride, p.cols * elem) + p.cols * elem);
         args.bind(p.dst_addr, "dst",
-                  (p.cols - 1) * stride_or_dense(p.dst_stride, p.rows * elem) + p.rows * elem);
+                  (p.cols - 1) * spelled_out(p.dst_stride, p.rows * elem) + p.rows * elem);
     }
     static std::vector<Program> compile(const Problem &p, const ArrayLimits &limits) {
         return compile_transpose(p, limits);
