@@ -229,9 +229,10 @@ static void test_ops_and_streams(tpurt_device *dev) {
 
 /* Every registered op by name: listed with its signature, launched with attributes. */
 static void test_registry(tpurt_device *dev) {
+    /* Every op of tpurt.hpp's API is registered; composites (several launches) too. */
     const int count = tpurt_op_count();
     int seen = 0;
-    CHECK(count >= 20);
+    CHECK(count >= 30);
     for (int i = 0; i < count; i++) {
         CHECK(tpurt_op_name(i) != NULL && tpurt_op_signature(i) != NULL);
         if (strcmp(tpurt_op_name(i), "dense") == 0) {
@@ -240,8 +241,9 @@ static void test_registry(tpurt_device *dev) {
         }
         seen += strcmp(tpurt_op_name(i), "square") == 0;
         seen += strcmp(tpurt_op_name(i), "softmax") == 0;
+        seen += strcmp(tpurt_op_name(i), "conv2d_weight_grad") == 0;
     }
-    CHECK(seen == 3);
+    CHECK(seen == 4);
     CHECK(tpurt_op_name(count) == NULL && tpurt_op_name(-1) == NULL);
 
     /* square (int32, wrapping) and elementwise sub with an attribute, blocking. */
@@ -298,6 +300,20 @@ static void test_registry(tpurt_device *dev) {
     /* Row 0: (1 + 4 + 1.5 + 0.25) x 0.5 = 3.375, relu(-6.5 + 4) x 0.5 = 0; row 1: 0.125, 2. */
     CHECK(dense_out[0] == 3.375f && dense_out[1] == 0.0f);
     CHECK(dense_out[2] == 0.125f && dense_out[3] == 2.0f);
+
+    /* A composite op by name: column sums (a TRANSPOSE into scratch, then REDUCE). */
+    int32_t col[C];
+    tpurt_tensor *tcol = tensor_1d(dev, TPURT_INT32, C);
+    tpurt_tensor *column_args[2] = {tx, tcol};
+    CHECK(tpurt_op_launch(dev, NULL, "column_sums", column_args, 2, NULL, 0) == TPURT_OK);
+    CHECK(tpurt_tensor_read(NULL, tcol, col, sizeof(col)) == TPURT_OK);
+    for (int c = 0; c < C; c++) {
+        int32_t sum = 0;
+        for (int r = 0; r < R; r++)
+            sum += x[r * C + c];
+        CHECK(col[c] == sum);
+    }
+    tpurt_tensor_destroy(tcol);
 
     /* The bias is optional: NULL in its place. */
     dense_args[3] = NULL;

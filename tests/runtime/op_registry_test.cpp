@@ -3,7 +3,8 @@
 // changes when any field of its problem (or of the card's limits) changes, but for the address
 // fields its argument list binds; names are unique and listed with their signatures; an op
 // compiled by name from tensor layouts is the executable of the problem the typed API builds;
-// unknown ops, wrong operand counts and bad attributes are refused with errors that say so.
+// unknown ops, wrong operand counts and bad attributes are refused with errors that say so;
+// composite ops (several launches, scratch of their own) are listed but not compiled alone.
 #include "engine_runner.hpp"
 
 #include <tpurt/codegen/op_executables.hpp>
@@ -60,6 +61,10 @@ TEST_CASE("every registered op's key covers every field of its problem", "[regis
     for (std::size_t i = 0; i < tpurt::op_count(); ++i) {
         const tpurt::OpInfo &op = tpurt::op_info(i);
         INFO(op.signature());
+        if (op.composite) { // other kernels' launches, or its own key by cache_key()
+            CHECK(tpurt::op_key_checks(op.name, card).empty());
+            continue;
+        }
         std::size_t keyed = 0, arguments = 0;
         for (const tpurt::KeyFieldCheck &check : tpurt::op_key_checks(op.name, card)) {
             INFO(check.field);
@@ -81,6 +86,8 @@ TEST_CASE("registered ops have unique names and readable signatures", "[registry
     REQUIRE(dense != nullptr);
     CHECK(dense->signature() == "dense(a, w, out, bias?; activation, scale)");
     CHECK(tpurt::find_op("transpose")->signature() == "transpose(a, out)");
+    CHECK(tpurt::find_op("conv2d_weight_grad")->composite);
+    CHECK(!tpurt::find_op("conv2d")->composite);
     CHECK(tpurt::find_op("no such op") == nullptr);
     CHECK_THROWS_WITH(tpurt::op_info(tpurt::op_count()), Catch::Contains("beyond the"));
 }
@@ -127,4 +134,6 @@ TEST_CASE("the registry refuses unknown ops, operand counts and attributes", "[r
                       Catch::Contains("attribute scale = 'half' is not a number"));
     CHECK_THROWS_WITH(tpurt::compile_op(info, "transpose", two, scale),
                       Catch::Contains("no attribute 'scale' (it has none)"));
+    CHECK_THROWS_WITH(tpurt::compile_op(info, "matmul_tn", three),
+                      Catch::Contains("matmul_tn is a composite op"));
 }

@@ -36,6 +36,9 @@ struct OpInfo {
     std::string_view name;
     std::span<const OpOperand> operands;
     std::span<const char *const> attributes;
+    // Made of other ops' launches or with scratch of its own (matmul_tn, the convolution
+    // gradients, ...): prepared on a device only, not compiled by compile_op().
+    bool composite = false;
 
     // "dense(a, w, out, bias?; activation, scale)"
     std::string signature() const;
@@ -50,11 +53,14 @@ const OpInfo *find_op(std::string_view name); // null for an unknown op
 // `attributes` (each by name at most once; the others keep their defaults): checked and
 // compiled, or fetched from the device's cache. Throws Error(InvalidArgument) for an unknown
 // op, a wrong operand count, a missing operand, an unknown or malformed attribute, and
-// whatever the op's own checks refuse.
-OpLaunch prepare_op(Device &device, std::string_view name, std::span<const Tensor *const> operands,
-                    std::span<const OpAttribute> attributes = {});
+// whatever the op's own checks refuse. The launches run in order (one for most ops): run() them
+// and wait, or queue them with Stream::enqueue().
+OpSequence prepare_op(Device &device, std::string_view name,
+                      std::span<const Tensor *const> operands,
+                      std::span<const OpAttribute> attributes = {});
 // The same on layouts alone, compiled for a card described by `info` (no device, no cache):
-// the executable whose arguments are the non-null operands in order.
+// the executable whose arguments are the non-null operands in order. Throws Error(Unsupported)
+// for a composite op.
 Executable compile_op(const DeviceInfo &info, std::string_view name,
                       std::span<const TensorLayout *const> operands,
                       std::span<const OpAttribute> attributes = {});

@@ -101,6 +101,8 @@ void write_versioned(T *out, T value, std::size_t first_version, const char *cal
 
 // Runs `launch` on dev (stream NULL: waits) or queues it on the stream.
 int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpLaunch launch, const char *call);
+int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpSequence sequence,
+                 const char *call);
 // The stream's device, or dev for a NULL stream.
 tpurt::Device &device_of(tpurt_device *dev, tpurt_stream *stream, const char *call);
 

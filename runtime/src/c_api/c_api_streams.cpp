@@ -46,6 +46,17 @@ int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpLaunch launch
     return TPURT_OK;
 }
 
+int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpSequence sequence,
+                 const char *call) {
+    if (stream) {
+        stream->stream.enqueue(std::move(sequence));
+    } else {
+        require(dev, call, "dev (with a NULL stream)");
+        sequence.run(dev->device);
+    }
+    return TPURT_OK;
+}
+
 tpurt::Device &device_of(tpurt_device *dev, tpurt_stream *stream, const char *call) {
     if (stream)
         return stream->stream.device();

@@ -66,19 +66,28 @@ const OpInfo *find_op(std::string_view name) {
     return nullptr;
 }
 
-OpLaunch prepare_op(Device &device, std::string_view name, std::span<const Tensor *const> operands,
-                    std::span<const OpAttribute> attributes) {
+OpSequence prepare_op(Device &device, std::string_view name,
+                      std::span<const Tensor *const> operands,
+                      std::span<const OpAttribute> attributes) {
     return detail::registered(name).prepare(device, operands, attributes);
 }
 
 Executable compile_op(const DeviceInfo &info, std::string_view name,
                       std::span<const TensorLayout *const> operands,
                       std::span<const OpAttribute> attributes) {
-    return detail::registered(name).compile(info, operands, attributes);
+    const detail::RegisteredOp &op = detail::registered(name);
+    if (!op.compile)
+        throw Error(
+            ErrorCode::Unsupported,
+            std::string(name) +
+                " is a composite op (other ops' launches, or scratch of its own): "
+                "prepare_op() runs it on a device, compile_op() compiles single-kernel ops");
+    return op.compile(info, operands, attributes);
 }
 
 std::vector<KeyFieldCheck> op_key_checks(std::string_view op, const ArrayLimits &limits) {
-    return detail::registered(op).key_checks(limits);
+    const detail::RegisteredOp &entry = detail::registered(op);
+    return entry.key_checks ? entry.key_checks(limits) : std::vector<KeyFieldCheck>{};
 }
 
 } // namespace tpurt

@@ -7,6 +7,9 @@
 //   struct Attributes { ... };                       // an aggregate with defaults
 //   static constexpr std::array<const char *, M> attributes{...}; // its fields' names
 //   static Kernel::Problem check(const DeviceInfo &, const Layouts<XOp> &, const Attributes &);
+// A composite op (several launches, or an executable of its own with scratch) declares instead
+// of Kernel and check() how it is prepared:
+//   static OpSequence prepare(Device &, const Tensors<XOp> &, const Attributes &);
 // registered by TPURT_REGISTER_OP(x_op, XOp) in its source and one line TPURT_OP(x_op) in
 // ops/registered_ops.def. Generic: prepare<Op>() (check, the cached executable, the launch on
 // the tensors), its blocking and stream forms run<Op>() and enqueue<Op>(), attributes by name,
@@ -21,6 +24,7 @@
 #include "tpurt/stream.hpp"
 
 #include <array>
+#include <concepts>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,6 +49,12 @@ template <class Op> Layouts<Op> layouts_of(const Tensors<Op> &tensors) {
         layouts[i] = tensors[i] ? &tensors[i]->layout() : nullptr;
     return layouts;
 }
+
+template <class Op>
+concept CompositeOp = requires(Device &device, const Tensors<Op> &tensors,
+                               const typename Op::Attributes &attributes) {
+    { Op::prepare(device, tensors, attributes) } -> std::same_as<OpSequence>;
+};
 
 template <class Op>
 OpLaunch prepare(Device &device, const Tensors<Op> &tensors,
@@ -125,20 +135,40 @@ std::array<const T *, Op::operands.size()> operands_of(std::span<const T *const>
 
 struct RegisteredOp {
     OpInfo info;
-    OpLaunch (*prepare)(Device &, std::span<const Tensor *const>, std::span<const OpAttribute>);
+    OpSequence (*prepare)(Device &, std::span<const Tensor *const>, std::span<const OpAttribute>);
+    // Null for a composite op.
     Executable (*compile)(const DeviceInfo &, std::span<const TensorLayout *const>,
                           std::span<const OpAttribute>);
     std::vector<KeyFieldCheck> (*key_checks)(const ArrayLimits &);
 };
 
+template <CompositeOp Op> const RegisteredOp &registered_op() {
+    static const RegisteredOp entry{.info = {.name = Op::name,
+                                             .operands = Op::operands,
+                                             .attributes = Op::attributes,
+                                             .composite = true},
+                                    .prepare =
+                                        [](Device &device, std::span<const Tensor *const> tensors,
+                                           std::span<const OpAttribute> attributes) {
+                                            return Op::prepare(device, operands_of<Op>(tensors),
+                                                               parse_attributes<Op>(attributes));
+                                        },
+                                    .compile = nullptr,
+                                    .key_checks = nullptr};
+    return entry;
+}
+
 template <class Op> const RegisteredOp &registered_op() {
     static const RegisteredOp entry{
-        .info = {.name = Op::name, .operands = Op::operands, .attributes = Op::attributes},
+        .info = {.name = Op::name,
+                 .operands = Op::operands,
+                 .attributes = Op::attributes,
+                 .composite = false},
         .prepare =
             [](Device &device, std::span<const Tensor *const> tensors,
                std::span<const OpAttribute> attributes) {
-                return prepare<Op>(device, operands_of<Op>(tensors),
-                                   parse_attributes<Op>(attributes));
+                return OpSequence{{prepare<Op>(device, operands_of<Op>(tensors),
+                                               parse_attributes<Op>(attributes))}};
             },
         .compile =
             [](const DeviceInfo &info, std::span<const TensorLayout *const> layouts,

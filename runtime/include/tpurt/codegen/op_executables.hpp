@@ -37,7 +37,9 @@ struct KeyFieldCheck {
     bool changes_key = false;
     bool bound_argument = false;
 };
-// Throws Error(InvalidArgument) for an op the registry does not know.
+// Empty for a composite op (its parts are other kernels, or its executable keys on its own
+// problem's fields by the same cache_key()). Throws Error(InvalidArgument) for an op the
+// registry does not know.
 std::vector<KeyFieldCheck> op_key_checks(std::string_view op, const ArrayLimits &limits);
 
 } // namespace tpurt
