@@ -10,7 +10,7 @@
 #include <tpurt/codegen/op_executables.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/error.hpp>
-#include <tpurt/op_registry.hpp>
+#include <tpurt/ops/op_registry.hpp>
 
 #include <catch2/catch.hpp>
 

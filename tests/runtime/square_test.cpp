@@ -6,7 +6,7 @@
 #include "engine_runner.hpp"
 
 #include <tpurt/bf16.hpp>
-#include <tpurt/op_registry.hpp>
+#include <tpurt/ops/op_registry.hpp>
 
 #include <catch2/catch.hpp>
 

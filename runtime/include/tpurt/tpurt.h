@@ -242,7 +242,7 @@ int tpurt_matmul_fp32(tpurt_device *dev, const float *a, const float *b, float *
 /* Message of the last failed call on this thread ("" if none); valid until the next call. */
 const char *tpurt_last_error(void);
 
-/* ---- Every registered op by name (tpurt/op_registry.hpp); stream NULL: run and wait ---- */
+/* ---- Every registered op by name (tpurt/ops/op_registry.hpp); stream NULL: run and wait ---- */
 
 /* An attribute by name, its value as text: "op" = "add", "activation" = "relu", "scale" =
  * "0.5" (any strtof number, "0x1p-3" exactly), window sizes and strides as integers. */

@@ -3,7 +3,7 @@
 // their signatures, and tpurt_op_launch() with tensors in the op's order and attributes by name.
 #include "c_api/c_api_internal.hpp"
 
-#include "tpurt/op_registry.hpp"
+#include "tpurt/ops/op_registry.hpp"
 
 #include <string>
 #include <vector>

@@ -34,7 +34,6 @@ class OpArguments {
         fields_.push_back(&field);
         args_.push_back({std::move(name), bytes});
     }
-    std::size_t count() const { return args_.size(); }
     // Whether bind() wrote `field` (the registry's key test).
     bool bound(const void *field) const {
         for (const void *f : fields_)

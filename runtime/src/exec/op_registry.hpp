@@ -20,7 +20,7 @@
 #include "exec/op_kernel.hpp"
 #include "ops/op_checks.hpp"
 #include "tpurt/launch.hpp"
-#include "tpurt/op_registry.hpp"
+#include "tpurt/ops/op_registry.hpp"
 #include "tpurt/stream.hpp"
 
 #include <array>

@@ -2,7 +2,7 @@
 // square_op.cpp - the square op, out = a x a elementwise in the card's VECTOR MUL arithmetic
 // (int8 saturating, int32 wrapping, bf16 computed in binary32 and rounded, fp32): its kernel
 // (compile_elementwise() with a as both operands; arguments a, dst) and its checks. Reached by
-// name ("square") from C++ (op_registry.hpp) and C (tpurt_op_launch); runtime/README.md's
+// name ("square") from C++ (tpurt/ops/op_registry.hpp) and C (tpurt_op_launch); runtime/README.md's
 // "Adding an op" walks through this file.
 #include "exec/op_registry.hpp"
 #include "ops/vector/rows.hpp"
