@@ -3,9 +3,10 @@
  * test_c_api.c - guest test of the C API (tpurt.h), compiled as C: devices (list, open, info,
  * counters), versioned structs (struct_size checked), buffers and tensors, ops blocking and on
  * streams, events, a stream waiting for another's event, a compiled executable launched both
- * ways, errors with their per-thread message, and four threads sharing one device, each with
- * its own stream. Results are checked exactly against loops on the host. Exits non-zero on a
- * failure, printing each failed check.
+ * ways, errors with their per-thread message, four threads sharing one device, each with its
+ * own stream, and the registry: every op listed, ops launched by name with attributes (square,
+ * softmax, elementwise, dense), blocking and on a stream, and its refusals. Results are checked
+ * exactly against loops on the host. Exits non-zero on a failure, printing each failed check.
  */
 #include <tpurt/tpurt.h>
 
@@ -226,6 +227,125 @@ static void test_ops_and_streams(tpurt_device *dev) {
     tpurt_tensor_destroy(g);
 }
 
+/* Every registered op by name: listed with its signature, launched with attributes. */
+static void test_registry(tpurt_device *dev) {
+    /* Every op of tpurt.hpp's API is registered; composites (several launches) too. */
+    const int count = tpurt_op_count();
+    int seen = 0;
+    CHECK(count >= 30);
+    for (int i = 0; i < count; i++) {
+        CHECK(tpurt_op_name(i) != NULL && tpurt_op_signature(i) != NULL);
+        if (strcmp(tpurt_op_name(i), "dense") == 0) {
+            CHECK(strcmp(tpurt_op_signature(i), "dense(a, w, out, bias?; activation, scale)") == 0);
+            seen++;
+        }
+        seen += strcmp(tpurt_op_name(i), "square") == 0;
+        seen += strcmp(tpurt_op_name(i), "softmax") == 0;
+        seen += strcmp(tpurt_op_name(i), "conv2d_weight_grad") == 0;
+    }
+    CHECK(seen == 4);
+    CHECK(tpurt_op_name(count) == NULL && tpurt_op_name(-1) == NULL);
+
+    /* square (int32, wrapping) and elementwise sub with an attribute, blocking. */
+    enum { R = 5, C = 7 };
+    int32_t x[R * C], sq[R * C], diff[R * C];
+    for (int i = 0; i < R * C; i++)
+        x[i] = i * 1000 - 17000 + (i == 3 ? 70000 : 0);
+    tpurt_tensor *tx = matrix(dev, TPURT_INT32, R, C), *tsq = matrix(dev, TPURT_INT32, R, C);
+    tpurt_tensor *tdiff = matrix(dev, TPURT_INT32, R, C);
+    CHECK(tpurt_tensor_write(NULL, tx, x, sizeof(x)) == TPURT_OK);
+    tpurt_tensor *square_args[2] = {tx, tsq};
+    CHECK(tpurt_op_launch(dev, NULL, "square", square_args, 2, NULL, 0) == TPURT_OK);
+    tpurt_tensor *sub_args[3] = {tsq, tx, tdiff};
+    const struct tpurt_op_attr sub[1] = {{"op", "sub"}};
+    CHECK(tpurt_op_launch(dev, NULL, "elementwise", sub_args, 3, sub, 1) == TPURT_OK);
+    CHECK(tpurt_tensor_read(NULL, tsq, sq, sizeof(sq)) == TPURT_OK);
+    CHECK(tpurt_tensor_read(NULL, tdiff, diff, sizeof(diff)) == TPURT_OK);
+    for (int i = 0; i < R * C; i++) {
+        const int32_t want = (int32_t)((uint32_t)x[i] * (uint32_t)x[i]);
+        if (sq[i] != want || diff[i] != (int32_t)((uint32_t)want - (uint32_t)x[i])) {
+            CHECK(sq[i] == want);
+            break;
+        }
+    }
+
+    /* softmax and a dense layer with a bias, ReLU and a scale given by name, on a stream. */
+    const float logits[2 * 3] = {1.0f, 2.0f, 3.0f, 0.0f, 0.0f, 0.0f};
+    const float w[3 * 2] = {1.0f, -1.0f, 2.0f, -2.0f, 0.5f, -0.5f}, bias[2] = {0.25f, 4.0f};
+    float probs[2 * 3], dense_out[2 * 2];
+    tpurt_tensor *tl = matrix(dev, TPURT_FP32, 2, 3), *tp = matrix(dev, TPURT_FP32, 2, 3);
+    tpurt_tensor *tw = matrix(dev, TPURT_FP32, 3, 2), *tb = tensor_1d(dev, TPURT_FP32, 2);
+    tpurt_tensor *td = matrix(dev, TPURT_FP32, 2, 2);
+    tpurt_stream *s = NULL;
+    CHECK(tpurt_stream_create(dev, NULL, &s) == TPURT_OK);
+    CHECK(tpurt_tensor_write(s, tl, logits, sizeof(logits)) == TPURT_OK);
+    CHECK(tpurt_tensor_write(s, tw, w, sizeof(w)) == TPURT_OK);
+    CHECK(tpurt_tensor_write(s, tb, bias, sizeof(bias)) == TPURT_OK);
+    tpurt_tensor *softmax_args[2] = {tl, tp};
+    CHECK(tpurt_op_launch(NULL, s, "softmax", softmax_args, 2, NULL, 0) == TPURT_OK);
+    tpurt_tensor *dense_args[4] = {tl, tw, td, tb};
+    const struct tpurt_op_attr dense[2] = {{"activation", "relu"}, {"scale", "0.5"}};
+    CHECK(tpurt_op_launch(NULL, s, "dense", dense_args, 4, dense, 2) == TPURT_OK);
+    CHECK(tpurt_tensor_read(s, tp, probs, sizeof(probs)) == TPURT_OK);
+    CHECK(tpurt_tensor_read(s, td, dense_out, sizeof(dense_out)) == TPURT_OK);
+    CHECK(tpurt_stream_synchronize(s, TPURT_WAIT_DEFAULT) == TPURT_OK);
+    for (int r = 0; r < 2; r++) {
+        float sum = 0.0f;
+        for (int c = 0; c < 3; c++)
+            sum += probs[r * 3 + c];
+        CHECK(sum > 0.999f && sum < 1.001f);
+        CHECK(probs[r * 3] <= probs[r * 3 + 2]);
+    }
+    CHECK(probs[3] > 0.333f && probs[3] < 0.334f);
+    /* Row 0: (1 + 4 + 1.5 + 0.25) x 0.5 = 3.375, relu(-6.5 + 4) x 0.5 = 0; row 1: 0.125, 2. */
+    CHECK(dense_out[0] == 3.375f && dense_out[1] == 0.0f);
+    CHECK(dense_out[2] == 0.125f && dense_out[3] == 2.0f);
+
+    /* A composite op by name: column sums (a TRANSPOSE into scratch, then REDUCE). */
+    int32_t col[C];
+    tpurt_tensor *tcol = tensor_1d(dev, TPURT_INT32, C);
+    tpurt_tensor *column_args[2] = {tx, tcol};
+    CHECK(tpurt_op_launch(dev, NULL, "column_sums", column_args, 2, NULL, 0) == TPURT_OK);
+    CHECK(tpurt_tensor_read(NULL, tcol, col, sizeof(col)) == TPURT_OK);
+    for (int c = 0; c < C; c++) {
+        int32_t sum = 0;
+        for (int r = 0; r < R; r++)
+            sum += x[r * C + c];
+        CHECK(col[c] == sum);
+    }
+    tpurt_tensor_destroy(tcol);
+
+    /* The bias is optional: NULL in its place. */
+    dense_args[3] = NULL;
+    CHECK(tpurt_op_launch(dev, NULL, "dense", dense_args, 4, dense, 2) == TPURT_OK);
+
+    /* Refusals, each with a message naming the problem. */
+    CHECK(tpurt_op_launch(dev, NULL, "sqaure", square_args, 2, NULL, 0) == TPURT_E_INVALID);
+    CHECK(strstr(tpurt_last_error(), "no op named 'sqaure'") != NULL);
+    CHECK(tpurt_op_launch(dev, NULL, "square", square_args, 1, NULL, 0) == TPURT_E_INVALID);
+    CHECK(strstr(tpurt_last_error(), "takes 2 tensors (a, out), got 1") != NULL);
+    square_args[1] = NULL;
+    CHECK(tpurt_op_launch(dev, NULL, "square", square_args, 2, NULL, 0) == TPURT_E_INVALID);
+    CHECK(strstr(tpurt_last_error(), "operand 1 (out) is missing") != NULL);
+    const struct tpurt_op_attr bad[1] = {{"op", "plus"}};
+    CHECK(tpurt_op_launch(dev, NULL, "elementwise", sub_args, 3, bad, 1) == TPURT_E_INVALID);
+    CHECK(strstr(tpurt_last_error(), "attribute op = 'plus' is not one of") != NULL);
+    const struct tpurt_op_attr unknown[1] = {{"alpha", "2"}};
+    CHECK(tpurt_op_launch(dev, NULL, "elementwise", sub_args, 3, unknown, 1) == TPURT_E_INVALID);
+    CHECK(strstr(tpurt_last_error(), "no attribute 'alpha'") != NULL);
+    CHECK(tpurt_op_launch(dev, NULL, NULL, sub_args, 3, NULL, 0) == TPURT_E_INVALID);
+
+    tpurt_stream_destroy(s);
+    tpurt_tensor_destroy(tx);
+    tpurt_tensor_destroy(tsq);
+    tpurt_tensor_destroy(tdiff);
+    tpurt_tensor_destroy(tl);
+    tpurt_tensor_destroy(tp);
+    tpurt_tensor_destroy(tw);
+    tpurt_tensor_destroy(tb);
+    tpurt_tensor_destroy(td);
+}
+
 struct worker {
     tpurt_device *dev;
     int index;
@@ -293,6 +413,7 @@ int main(void) {
     test_buffers(dev);
     test_ops_and_streams(dev);
     test_threads(dev);
+    test_registry(dev);
     tpurt_close(dev);
     printf("test_c_api: %s (%d failed checks)\n", failures ? "FAILED" : "passed", failures);
     return failures ? 1 : 0;

@@ -189,8 +189,8 @@ TEST_CASE("launches on unusable buffers are refused", "[executable][errors]") {
     tpurt::Buffer taker = std::move(gone);
     require_refused([&] { tpurt::matmul(dev, gone, b, c, 64, 64, 64, DType::Int8); }, "holds 0");
     // A direct launch whose argument lies outside the buffers it names.
-    const auto exe =
-        tpurt::matmul_executable(dev, {.type = DType::Int8, .m = 64, .k = 64, .n = 64});
+    const auto exe = tpurt::cached_executable(
+        dev, tpurt::MatmulProblem{.type = DType::Int8, .m = 64, .k = 64, .n = 64});
     const std::array<std::uint64_t, 3> bases{a.device_addr(), b.device_addr(),
                                              c.device_addr() + 4096};
     const std::array<const tpurt::Buffer *, 3> buffers{&a, &b, &c};

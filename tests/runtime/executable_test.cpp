@@ -7,8 +7,10 @@
 // argument counts are refused.
 #include "engine_runner.hpp"
 
+#include <tpurt/codegen/matmul_compiler.hpp>
 #include <tpurt/codegen/op_executables.hpp>
 #include <tpurt/error.hpp>
+#include <tpurt/ops/conv2d.hpp>
 #include <tpurt/ops/dense.hpp>
 
 #include <catch2/catch.hpp>
@@ -43,8 +45,8 @@ bool same_programs(const Executable &exe, std::span<const std::uint64_t> bases,
 }
 
 void check_matmul(tpurt::MatmulProblem problem, const tpurt::ArrayLimits &limits) {
-    INFO(tpurt::matmul_executable_key(problem, limits));
-    const Executable exe = tpurt::compile_matmul_executable(problem, limits);
+    INFO(tpurt::executable_key(problem, limits));
+    const Executable exe = tpurt::compile_executable(problem, limits);
     CHECK(exe.macs() == std::uint64_t{problem.m} * problem.k * problem.n);
     for (const std::array<std::uint64_t, 4> bases :
          {std::array<std::uint64_t, 4>{0x1000, 0x40000000, 0x7f0000010, 0x123456000},
@@ -74,8 +76,8 @@ TEST_CASE("patched matmul executables are the compiler's programs", "[executable
                   .c_stride = 100 * 4},
                  card);
     // Big enough on the tiny card to need several programs.
-    const Executable split =
-        tpurt::compile_matmul_executable({.type = DType::Int8, .m = 256, .k = 256, .n = 256}, tiny);
+    const Executable split = tpurt::compile_executable(
+        tpurt::MatmulProblem{.type = DType::Int8, .m = 256, .k = 256, .n = 256}, tiny);
     CHECK(split.program_count() > 1);
     check_matmul({.type = DType::Int8, .m = 256, .k = 256, .n = 256}, tiny);
 }
@@ -107,7 +109,8 @@ TEST_CASE("patched conv2d executables are the compiler's programs", "[executable
                                    .stride_w = 1,
                                    .pad_h = 1,
                                    .pad_w = 1};
-    const Executable exe = tpurt::compile_conv2d_executable(DType::Fp32, shape, card);
+    const Executable exe =
+        tpurt::compile_executable(tpurt::Conv2dProblem{.type = DType::Fp32, .shape = shape}, card);
     // The two images stacked: slots of 12 padded rows, 6 output rows apart, so the MATMULs
     // walk 6 + 5 rows of 11 pixels.
     CHECK(exe.macs() == (6 + 5) * 11 * 7 * 3 * 3 * 5);
@@ -123,8 +126,8 @@ TEST_CASE("patched conv2d executables are the compiler's programs", "[executable
 
 TEST_CASE("an executable counts the bytes its programs move", "[executable]") {
     // One tile: A and B in once, C out once.
-    const Executable exe =
-        tpurt::compile_matmul_executable({.type = DType::Bf16, .m = 64, .k = 64, .n = 64}, card);
+    const Executable exe = tpurt::compile_executable(
+        tpurt::MatmulProblem{.type = DType::Bf16, .m = 64, .k = 64, .n = 64}, card);
     CHECK(exe.bytes_moved() == 64 * 64 * 2 * 2 + 64 * 64 * 4);
     CHECK(exe.relocation_count() == 3);
     CHECK(exe.args().size() == 3);
@@ -133,23 +136,26 @@ TEST_CASE("an executable counts the bytes its programs move", "[executable]") {
 
 TEST_CASE("executable keys tell apart what changes the programs", "[executable]") {
     const tpurt::MatmulProblem base{.type = DType::Bf16, .m = 8, .k = 16, .n = 32};
-    const std::string key = tpurt::matmul_executable_key(base, card);
+    const std::string key = tpurt::executable_key(base, card);
     tpurt::MatmulProblem dense_strides = base;
     dense_strides.a_stride = 16 * 2; // the same as 0
-    CHECK(tpurt::matmul_executable_key(dense_strides, card) == key);
+    CHECK(tpurt::executable_key(dense_strides, card) == key);
+    tpurt::MatmulProblem addressed = base; // addresses are the arguments': not in the key
+    addressed.a_addr = 0x1000;
+    addressed.c_addr = 0x7f0000000;
+    CHECK(tpurt::executable_key(addressed, card) == key);
     tpurt::MatmulProblem strided = base;
     strided.c_stride = 64 * 4;
-    CHECK(tpurt::matmul_executable_key(strided, card) != key);
+    CHECK(tpurt::executable_key(strided, card) != key);
     tpurt::MatmulProblem fp32 = base;
     fp32.type = DType::Fp32;
-    CHECK(tpurt::matmul_executable_key(fp32, card) != key);
-    CHECK(tpurt::matmul_executable_key(base, tiny) != key);
+    CHECK(tpurt::executable_key(fp32, card) != key);
+    CHECK(tpurt::executable_key(base, tiny) != key);
     tpurt::MatmulProblem scaled = base;
     scaled.epilogue = tpurt::MatmulEpilogue{.scale = 0.25f};
     tpurt::MatmulProblem unscaled = scaled;
     unscaled.epilogue->scale = 0.5f;
-    CHECK(tpurt::matmul_executable_key(scaled, card) !=
-          tpurt::matmul_executable_key(unscaled, card));
+    CHECK(tpurt::executable_key(scaled, card) != tpurt::executable_key(unscaled, card));
 }
 
 TEST_CASE("linking and patching refuse what does not fit", "[executable]") {

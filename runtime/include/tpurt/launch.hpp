@@ -16,6 +16,7 @@
 #include <chrono>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace tpurt {
@@ -48,5 +49,6 @@ struct OpSequence {
 // operand such as a bias), holding their buffers.
 OpLaunch launch_of(std::shared_ptr<const Executable> exe,
                    std::initializer_list<const Tensor *> operands);
+OpLaunch launch_of(std::shared_ptr<const Executable> exe, std::span<const Tensor *const> operands);
 
 } // namespace tpurt

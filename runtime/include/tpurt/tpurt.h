@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 /* Version of this API: TPURT_API_VERSION of the header, tpurt_api_version() of the library. */
-#define TPURT_API_VERSION 2
+#define TPURT_API_VERSION 3
 uint32_t tpurt_api_version(void);
 
 enum tpurt_status {
@@ -241,6 +241,31 @@ int tpurt_matmul_fp32(tpurt_device *dev, const float *a, const float *b, float *
 
 /* Message of the last failed call on this thread ("" if none); valid until the next call. */
 const char *tpurt_last_error(void);
+
+/* ---- Every registered op by name (tpurt/ops/op_registry.hpp); stream NULL: run and wait ---- */
+
+/* An attribute by name, its value as text: "op" = "add", "activation" = "relu", "scale" =
+ * "0.5" (any strtof number, "0x1p-3" exactly), window sizes and strides as integers. */
+struct tpurt_op_attr {
+    const char *name;
+    const char *value;
+};
+
+/* Number of registered ops. */
+int tpurt_op_count(void);
+/* Name of op `index` (0 .. tpurt_op_count() - 1), NULL beyond. */
+const char *tpurt_op_name(int index);
+/* Its tensors in order (optional ones marked "?", passed as NULL when absent) and attribute
+ * names, e.g. "dense(a, w, out, bias?; activation, scale)"; NULL beyond. */
+const char *tpurt_op_signature(int index);
+/* Op `op` on tensors[0 .. tensor_count) with attrs[0 .. attr_count) (each at most once; the
+ * others keep their defaults): run and waited for with a NULL stream, else queued. Refused
+ * with TPURT_E_INVALID and a message for an unknown op, a wrong tensor count, a NULL tensor
+ * the op does not take as optional, an unknown attribute or a value it cannot parse, and
+ * whatever the op's own checks refuse. */
+int tpurt_op_launch(tpurt_device *dev, tpurt_stream *stream, const char *op,
+                    tpurt_tensor *const *tensors, uint32_t tensor_count,
+                    const struct tpurt_op_attr *attrs, uint32_t attr_count);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 #include "tpurt/ops/grouped_conv2d.hpp"
 #include "tpurt/ops/layer_norm.hpp"
 #include "tpurt/ops/matmul.hpp"
+#include "tpurt/ops/op_registry.hpp"
 #include "tpurt/ops/shape_ops.hpp"
 #include "tpurt/ops/tensor_ops.hpp"
 #include "tpurt/ops/train_ops.hpp"

@@ -9,6 +9,7 @@
 #include "tpurt/device.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
+#include "tpurt/launch.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 
@@ -97,6 +98,13 @@ void write_versioned(T *out, T value, std::size_t first_version, const char *cal
     value.struct_size = static_cast<std::uint32_t>(size);
     std::memcpy(out, &value, std::min(size, sizeof(T)));
 }
+
+// Runs `launch` on dev (stream NULL: waits) or queues it on the stream.
+int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpLaunch launch, const char *call);
+int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpSequence sequence,
+                 const char *call);
+// The stream's device, or dev for a NULL stream.
+tpurt::Device &device_of(tpurt_device *dev, tpurt_stream *stream, const char *call);
 
 // TPURT_WAIT_DEFAULT or a negative value: the runtime's default timeout.
 inline std::chrono::nanoseconds timeout_of(std::int64_t timeout_ns) {

@@ -31,7 +31,10 @@ E enum_of(std::uint32_t value, std::uint32_t last, const char *call, const char 
     return static_cast<E>(value);
 }
 
-// Runs `launch` on dev (stream NULL: waits) or queues it on the stream.
+} // namespace
+
+namespace tpurt::c_api {
+
 int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpLaunch launch,
                  const char *call) {
     if (stream) {
@@ -43,6 +46,17 @@ int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpLaunch launch
     return TPURT_OK;
 }
 
+int run_or_queue(tpurt_device *dev, tpurt_stream *stream, tpurt::OpSequence sequence,
+                 const char *call) {
+    if (stream) {
+        stream->stream.enqueue(std::move(sequence));
+    } else {
+        require(dev, call, "dev (with a NULL stream)");
+        sequence.run(dev->device);
+    }
+    return TPURT_OK;
+}
+
 tpurt::Device &device_of(tpurt_device *dev, tpurt_stream *stream, const char *call) {
     if (stream)
         return stream->stream.device();
@@ -50,7 +64,10 @@ tpurt::Device &device_of(tpurt_device *dev, tpurt_stream *stream, const char *ca
     return dev->device;
 }
 
-} // namespace
+} // namespace tpurt::c_api
+
+using tpurt::c_api::device_of;
+using tpurt::c_api::run_or_queue;
 
 extern "C" {
 
@@ -154,7 +171,7 @@ int tpurt_executable_compile_dense(tpurt_device *dev, const struct tpurt_dense_d
                 .out_type = out_type,
                 .bias_addr = d.has_bias ? std::optional<std::uint64_t>(0) : std::nullopt,
                 .scale = d.scale};
-        *out = new tpurt_executable{tpurt::matmul_executable(dev->device, problem)};
+        *out = new tpurt_executable{tpurt::cached_executable(dev->device, problem)};
         return static_cast<int>(TPURT_OK);
     });
 }

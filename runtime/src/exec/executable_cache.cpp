@@ -4,12 +4,12 @@
 
 namespace tpurt::detail {
 
-std::string limits_key(const ArrayLimits &l) {
+std::string limits_text(const ArrayLimits &l) {
     return " card " + std::to_string(l.mxu_rows) + "x" + std::to_string(l.mxu_cols) + " ub " +
            std::to_string(l.ub_bytes) + " acc " + std::to_string(l.acc_bytes);
 }
 
-std::string conv_shape_key(const Conv2dShape &s) {
+std::string conv_shape_text(const Conv2dShape &s) {
     return std::to_string(s.batch) + "x" + std::to_string(s.height) + "x" +
            std::to_string(s.width) + "x" + std::to_string(s.channels) + " k" +
            std::to_string(s.kernel_h) + "x" + std::to_string(s.kernel_w) + " f" +

@@ -17,6 +17,11 @@ std::vector<const Buffer *> OpLaunch::buffer_pointers() const {
 
 OpLaunch launch_of(std::shared_ptr<const Executable> exe,
                    std::initializer_list<const Tensor *> operands) {
+    return launch_of(std::move(exe),
+                     std::span<const Tensor *const>(operands.begin(), operands.size()));
+}
+
+OpLaunch launch_of(std::shared_ptr<const Executable> exe, std::span<const Tensor *const> operands) {
     OpLaunch launch{.executable = std::move(exe), .bases = {}, .buffers = {}};
     for (const Tensor *t : operands) {
         if (!t)

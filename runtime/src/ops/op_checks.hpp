@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // op_checks.hpp - the argument checks every op entry point (matmul, dense, conv2d) shares: an
-// operand refused with the op's name, the card has a matrix unit for the type, a caller's array or
+// operand refused with the op's name, the card has a matrix or vector unit, a caller's array or
 // buffer holds as many bytes as the op reads or writes there, a matrix operand's rows are
 // unit-strided.
 #pragma once
@@ -8,7 +8,7 @@
 #include "tpurt/device_info.hpp"
 #include "tpurt/dtype.hpp"
 #include "tpurt/error.hpp"
-#include "tpurt/tensor.hpp"
+#include "tpurt/tensor_layout.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +29,13 @@ inline void require_matrix_unit(const DeviceInfo &info, DType type) {
                                                 ")");
 }
 
+// Throws Unsupported if the card has no vector unit (VECTOR, REDUCE, ACTIVATE, POOL, TRANSPOSE).
+inline void require_vector_unit(const DeviceInfo &info, const std::string &what = "") {
+    if (!info.has_vector_unit())
+        throw Error(ErrorCode::Unsupported, "this card has no vector unit" + what + " (caps " +
+                                                std::to_string(info.caps) + ")");
+}
+
 // Throws InvalidArgument ("<op> <what> holds N bytes, needs M") if have < need.
 inline void require_size(const char *op, std::size_t have, std::uint64_t need, const char *what) {
     if (have < need)
@@ -38,9 +45,9 @@ inline void require_size(const char *op, std::size_t have, std::uint64_t need, c
 }
 
 // A rank-2 operand of `type` whose rows are unit-strided; returns its row stride in bytes.
-inline std::uint64_t matrix_row_stride(const std::string &op, const char *name, const Tensor &t,
-                                       DType type) {
-    const std::string described = t.layout().describe();
+inline std::uint64_t matrix_row_stride(const std::string &op, const char *name,
+                                       const TensorLayout &t, DType type) {
+    const std::string described = t.describe();
     const auto refuse = [&](const std::string &what) {
         throw Error(ErrorCode::InvalidArgument, op + ": " + name + " " + what);
     };

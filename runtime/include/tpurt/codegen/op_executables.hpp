@@ -1,71 +1,45 @@
 // SPDX-License-Identifier: MIT
-// op_executables.hpp - the runtime's ops as executables: pure functions of an op's shape and
-// the card's limits (no device), compiled by the op compilers with the arguments at their
-// placeholder addresses and linked (see executable.hpp). The op entry points (matmul, dense,
-// conv2d, on buffers, host arrays or tensors) fetch these from the device's cache, so each
-// shape is compiled once per device and card geometry.
+// op_executables.hpp - a compiler's problem (MatmulProblem, ElementwiseProblem, SoftmaxProblem,
+// ...) as an executable: the pure function of the problem and the card's limits that compiles
+// it with its arguments at their placeholder addresses and links it (see executable.hpp), its
+// cache key (problem_key.hpp: every field of the problem, its address fields bound to their
+// placeholders, plus the card's geometry) and the device-cached form, compiled on the first use
+// of a key. One template each, defined once for every kernel of the registry (its problem type);
+// the problem's addresses are ignored (only whether an optional one such as a dense layer's bias
+// is present counts), its strides (0: dense) and shapes define the executable. The argument
+// order is each kernel's (matmul: A, B, C, then the bias when the epilogue has one).
 #pragma once
 
-#include "tpurt/codegen/matmul_compiler.hpp"
-#include "tpurt/codegen/vector_compiler.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/executable.hpp"
-#include "tpurt/ops/conv2d.hpp"
 
 #include <memory>
-#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace tpurt {
 
 class Device;
 
-// Arguments: A, B, C, and the bias when the epilogue has one. The problem's addresses are
-// ignored (only whether an epilogue bias is present counts); its strides (0: dense) and
-// shapes define the executable.
-Executable compile_matmul_executable(const MatmulProblem &problem, const ArrayLimits &limits);
-// Arguments: input, weights, output (densely packed NHWC, HWIO, NHWC), and the bias when the
-// epilogue has one (a convolution layer; its bias_addr only says whether there is a bias).
-Executable compile_conv2d_executable(DType type, const Conv2dShape &shape,
-                                     const ArrayLimits &limits,
-                                     const std::optional<MatmulEpilogue> &epilogue = std::nullopt);
+template <class Problem>
+Executable compile_executable(const Problem &problem, const ArrayLimits &limits);
+template <class Problem>
+std::string executable_key(const Problem &problem, const ArrayLimits &limits);
+template <class Problem>
+std::shared_ptr<const Executable> cached_executable(Device &device, const Problem &problem);
 
-// Arguments: a, b, dst (the problem's addresses are ignored).
-Executable compile_elementwise_executable(const ElementwiseProblem &problem,
-                                          const ArrayLimits &limits);
-// Arguments: a, dst.
-Executable compile_pool_executable(const PoolProblem &problem, const ArrayLimits &limits);
-// Arguments: a, dst.
-Executable compile_transpose_executable(const TransposeProblem &problem, const ArrayLimits &limits);
-// Arguments: a, dst.
-Executable compile_unary_executable(const UnaryProblem &problem, const ArrayLimits &limits);
-// Arguments: a, dst.
-Executable compile_reduce_executable(const ReduceProblem &problem, const ArrayLimits &limits);
-
-// The cache keys: everything that changes the programs, spelled out.
-std::string matmul_executable_key(const MatmulProblem &problem, const ArrayLimits &limits);
-std::string conv2d_executable_key(DType type, const Conv2dShape &shape, const ArrayLimits &limits,
-                                  const std::optional<MatmulEpilogue> &epilogue = std::nullopt);
-
-std::string elementwise_executable_key(const ElementwiseProblem &problem,
-                                       const ArrayLimits &limits);
-std::string reduce_executable_key(const ReduceProblem &problem, const ArrayLimits &limits);
-std::string unary_executable_key(const UnaryProblem &problem, const ArrayLimits &limits);
-std::string transpose_executable_key(const TransposeProblem &problem, const ArrayLimits &limits);
-std::string pool_executable_key(const PoolProblem &problem, const ArrayLimits &limits);
-
-// From the device's cache, compiled on the first use of the key.
-std::shared_ptr<const Executable> matmul_executable(Device &device, const MatmulProblem &problem);
-std::shared_ptr<const Executable>
-conv2d_executable(Device &device, DType type, const Conv2dShape &shape,
-                  const std::optional<MatmulEpilogue> &epilogue = std::nullopt);
-
-std::shared_ptr<const Executable> elementwise_executable(Device &device,
-                                                         const ElementwiseProblem &problem);
-std::shared_ptr<const Executable> reduce_executable(Device &device, const ReduceProblem &problem);
-std::shared_ptr<const Executable> unary_executable(Device &device, const UnaryProblem &problem);
-std::shared_ptr<const Executable> transpose_executable(Device &device,
-                                                       const TransposeProblem &problem);
-std::shared_ptr<const Executable> pool_executable(Device &device, const PoolProblem &problem);
+// One leaf field of a registered op's problem (or of the card's limits, "limits.N") changed
+// from a sample problem (key::make_sample()): whether its cache key changed, and whether the
+// field is an address the argument list binds to a placeholder (which the key ignores).
+struct KeyFieldCheck {
+    std::string field; // "matmul.10?.2": field 10, inside its optional field 2
+    bool changes_key = false;
+    bool bound_argument = false;
+};
+// Empty for a composite op (its parts are other kernels, or its executable keys on its own
+// problem's fields by the same cache_key()). Throws Error(InvalidArgument) for an op the
+// registry does not know.
+std::vector<KeyFieldCheck> op_key_checks(std::string_view op, const ArrayLimits &limits);
 
 } // namespace tpurt

@@ -43,7 +43,8 @@ MatmulStats conv2d_host(Device &device, std::span<const In> input, std::span<con
 MatmulStats conv2d(Device &device, const Buffer &input, const Buffer &weights, Buffer &output,
                    DType type, const Conv2dShape &shape, std::chrono::nanoseconds timeout) {
     detail::require_matrix_unit(device.info(), type);
-    const std::shared_ptr<const Executable> exe = conv2d_executable(device, type, shape);
+    const std::shared_ptr<const Executable> exe =
+        cached_executable(device, Conv2dProblem{.type = type, .shape = shape});
     const std::uint64_t elem = element_size(type);
     detail::require_size("conv2d", input.size(), shape.input_elements() * elem, "input");
     detail::require_size("conv2d", weights.size(), shape.weight_elements() * elem, "weights");

@@ -22,7 +22,7 @@ namespace {
 using detail::refuse;
 
 std::uint32_t dim(const std::string &op, const Tensor &t, std::size_t d) {
-    return detail::dim32(op, t.size(d), t);
+    return detail::dim32(op, t.size(d), t.layout());
 }
 
 void require_dense4(const std::string &op, const char *name, const Tensor &t, DType type) {
@@ -83,17 +83,18 @@ Checked check(Device &device, const std::string &op, const Tensor &image, const 
     return c;
 }
 
-std::string key_of(const char *op, const ConvGradProblem &p, const ArrayLimits &l) {
-    return std::string(op) + " " + dtype_name(p.type) + " " + detail::conv_shape_key(p.shape) +
+// The executable's name in profiles: the op, dtype, shape, dilation and card.
+std::string name_of(const char *op, const ConvGradProblem &p, const ArrayLimits &l) {
+    return std::string(op) + " " + dtype_name(p.type) + " " + detail::conv_shape_text(p.shape) +
            " dilation " + std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w) +
-           detail::limits_key(l);
+           detail::limits_text(l);
 }
 
 std::shared_ptr<const Executable> executable(Device &device, const char *op,
                                              const ConvGradProblem &problem,
                                              const ConvGradLowering &l, bool input_grad) {
     const ArrayLimits &limits = device.info().limits;
-    return detail::state_of(device).executables.get(key_of(op, problem, limits), [&] {
+    return detail::state_of(device).executables.get(detail::cache_key(op, problem, limits), [&] {
         ConvGradProblem p = problem;
         const Conv2dShape &s = p.shape;
         const std::uint64_t e = element_size(p.type), ae = element_size(accumulator_type(p.type));
@@ -118,7 +119,7 @@ std::shared_ptr<const Executable> executable(Device &device, const char *op,
         }
         if (l.spread)
             arg(p.dys_addr, "dy spread", l.dys_elements * e);
-        return Executable::link(key_of(op, p, limits), std::move(args),
+        return Executable::link(name_of(op, p, limits), std::move(args),
                                 input_grad ? compile_conv2d_input_grad(p, limits)
                                            : compile_conv2d_weight_grad(p, limits));
     });

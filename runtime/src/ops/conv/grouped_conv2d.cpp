@@ -112,11 +112,13 @@ Executable compile_grouped(DType type, const Conv2dShape &group, const ConvGroup
         std::move(args), std::move(programs));
 }
 
-std::string key_of(DType type, const Conv2dShape &s, const ConvGrouping &g, const ArrayLimits &l) {
-    return std::string("grouped conv2d ") + dtype_name(type) + " g" + std::to_string(g.groups) +
-           " d" + std::to_string(g.dilation_h) + "x" + std::to_string(g.dilation_w) + " " +
-           detail::conv_shape_key(s) + detail::limits_key(l);
-}
+// What compile_grouped() compiles from, the executable's cache key.
+struct GroupedProblem {
+    DType type;
+    Conv2dShape group;
+    ConvGrouping grouping;
+    std::uint32_t kh, kw;
+};
 
 } // namespace
 
@@ -174,10 +176,9 @@ OpLaunch prepare_grouped_conv2d(Device &device, const Tensor &input, const Tenso
     // One group's convolution checks the rest (dtypes, the output's shape).
     prepare_conv2d(device, x0, kernels.select(0, 0), y0, params);
     const ArrayLimits &limits = device.info().limits;
-    const std::shared_ptr<const Executable> exe =
-        detail::state_of(device).executables.get(key_of(type, group, grouping, limits), [&] {
-            return compile_grouped(type, group, grouping, kh, kw, limits);
-        });
+    const std::shared_ptr<const Executable> exe = detail::state_of(device).executables.get(
+        detail::cache_key("grouped_conv2d", GroupedProblem{type, group, grouping, kh, kw}, limits),
+        [&] { return compile_grouped(type, group, grouping, kh, kw, limits); });
     return launch_of(exe, {&input, &weights, &output, &kernels, x_groups ? &*x_groups : nullptr,
                            y_groups ? &*y_groups : nullptr});
 }

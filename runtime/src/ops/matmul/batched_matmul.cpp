@@ -34,9 +34,10 @@ OpLaunch prepare_batched_matmul(Device &device, const Tensor &a, const Tensor &b
         refuse("dimensions beyond 2^32 - 1");
     MatmulProblem matrix;
     matrix.type = type;
-    matrix.a_stride = detail::matrix_row_stride(op, "a[0]", a.select(0, 0), type);
-    matrix.b_stride = detail::matrix_row_stride(op, "b", b0, type);
-    matrix.c_stride = detail::matrix_row_stride(op, "c[0]", c.select(0, 0), accumulator_type(type));
+    matrix.a_stride = detail::matrix_row_stride(op, "a[0]", a.select(0, 0).layout(), type);
+    matrix.b_stride = detail::matrix_row_stride(op, "b", b0.layout(), type);
+    matrix.c_stride =
+        detail::matrix_row_stride(op, "c[0]", c.select(0, 0).layout(), accumulator_type(type));
     matrix.m = static_cast<std::uint32_t>(a.size(1));
     matrix.k = static_cast<std::uint32_t>(a.size(2));
     matrix.n = static_cast<std::uint32_t>(b0.size(1));

@@ -57,7 +57,7 @@ MatmulStats dense(Device &device, const Buffer &a, const Buffer &w, const Buffer
     const std::optional<std::uint64_t> bias_addr =
         bias ? std::optional<std::uint64_t>(bias->device_addr()) : std::nullopt;
     const std::shared_ptr<const Executable> exe =
-        matmul_executable(device, dense_problem(layer, 0, 0, bias_addr, 0));
+        cached_executable(device, dense_problem(layer, 0, 0, bias_addr, 0));
     const OperandBytes need = operand_bytes(layer, bias != nullptr);
     detail::require_size("dense layer", a.size(), need.a, "A");
     detail::require_size("dense layer", w.size(), need.w, "W");

@@ -50,7 +50,7 @@ MatmulStats matmul(Device &device, const Buffer &a, const Buffer &b, Buffer &c, 
     problem.m = m;
     problem.k = k;
     problem.n = n;
-    const std::shared_ptr<const Executable> exe = matmul_executable(device, problem);
+    const std::shared_ptr<const Executable> exe = cached_executable(device, problem);
     const std::uint64_t elem = element_size(type);
     detail::require_size("matmul", a.size(), std::uint64_t{m} * k * elem, "A");
     detail::require_size("matmul", b.size(), std::uint64_t{k} * n * elem, "B");

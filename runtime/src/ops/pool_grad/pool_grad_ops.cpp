@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // pool_grad_ops.cpp - the pooling gradients on tensors (see train_ops.hpp): checks the operands
 // against the forward pool2d()'s windows, takes the scratch of a padded image, fetches the
-// executable of compile_pool_grad() and gives the three forms of tensor_ops.hpp.
+// executable of pool_grad_kernel.cpp and gives the three forms of tensor_ops.hpp.
 #include "memory/scratch.hpp"
 #include "ops/train/train_checks.hpp"
-#include "ops/train/train_executables.hpp"
+#include "tpurt/codegen/op_executables.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/ops/train_ops.hpp"
 
@@ -53,10 +53,10 @@ PoolGradProblem pool_problem(const std::string &op, PoolOp pool, const Tensor &i
     if (in.rank() != 4)
         refuse(op, std::string(in_name) + " " + in.layout().describe() +
                        " must be a batch of NHWC images [N, H, W, C]");
-    p.batch = dim32(op, in.size(0), in);
-    p.height = dim32(op, in.size(1), in);
-    p.width = dim32(op, in.size(2), in);
-    p.channels = dim32(op, in.size(3), in);
+    p.batch = dim32(op, in.size(0), in.layout());
+    p.height = dim32(op, in.size(1), in.layout());
+    p.width = dim32(op, in.size(2), in.layout());
+    p.channels = dim32(op, in.size(3), in.layout());
     if (p.out_height() == 0 || p.out_width() == 0)
         refuse(op, std::string(in_name) + " " + in.layout().describe() +
                        " is smaller than one window (" + windows_text(p) + ")");
@@ -87,32 +87,32 @@ std::optional<Tensor> padded_scratch(Device &device, const PoolGradProblem &p, D
 OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
                                  const Tensor &dx, const PoolWindow &window) {
     const std::string op = "max_pool2d_grad";
-    require_train_unit(device, op);
-    const DType x_type = require_float_dense(op, "x", x);
-    if (require_float_dense(op, "y", y) != x_type)
+    require_train_unit(device.info(), op);
+    const DType x_type = require_float_dense(op, "x", x.layout());
+    if (require_float_dense(op, "y", y.layout()) != x_type)
         refuse(op, std::string("x is ") + dtype_name(x_type) + " and y " + dtype_name(y.dtype()) +
                        ": x and y must have one dtype (fp32 or bf16)");
     PoolGradProblem p = pool_problem(op, PoolOp::Max, x, "x", y, "y", window);
     p.x_type = x_type;
-    p.dy_type = require_float_dense(op, "dy", dy);
-    p.dx_type = require_float_dense(op, "dx", dx);
-    detail::require_same_shape(op, x, "dx", dx);
-    detail::require_same_shape(op, y, "dy", dy);
+    p.dy_type = require_float_dense(op, "dy", dy.layout());
+    p.dx_type = require_float_dense(op, "dx", dx.layout());
+    detail::require_same_shape(op, x.layout(), "dx", dx.layout());
+    detail::require_same_shape(op, y.layout(), "dy", dy.layout());
     const std::optional<Tensor> xp = padded_scratch(device, p, p.x_type),
                                 dxp = padded_scratch(device, p, p.dx_type);
-    return launch_of(pool_grad_executable(device, p),
+    return launch_of(cached_executable(device, p),
                      {&x, &y, &dy, &dx, xp ? &*xp : nullptr, dxp ? &*dxp : nullptr});
 }
 
 OpLaunch prepare_avg_pool2d_grad(Device &device, const Tensor &dy, const Tensor &dx,
                                  const PoolWindow &window) {
     const std::string op = "avg_pool2d_grad";
-    require_train_unit(device, op);
+    require_train_unit(device.info(), op);
     PoolGradProblem p = pool_problem(op, PoolOp::Avg, dx, "dx", dy, "dy", window);
-    p.dy_type = require_float_dense(op, "dy", dy);
-    p.dx_type = require_float_dense(op, "dx", dx);
+    p.dy_type = require_float_dense(op, "dy", dy.layout());
+    p.dx_type = require_float_dense(op, "dx", dx.layout());
     const std::optional<Tensor> dxp = padded_scratch(device, p, p.dx_type);
-    return launch_of(pool_grad_executable(device, p), {&dy, &dx, dxp ? &*dxp : nullptr});
+    return launch_of(cached_executable(device, p), {&dy, &dx, dxp ? &*dxp : nullptr});
 }
 
 OpLaunch prepare_max_pool2d_grad(Device &device, const Tensor &x, const Tensor &y, const Tensor &dy,
