@@ -96,6 +96,8 @@
 #define TPU_MAX_CTX 65536
 #define TPU_MAX_DEFAULT_THREADS 64
 #define TPU_MAX_TLB_ENTRIES 65536
+/* The last spec version before 2.0, for x-spec-version. */
+#define TPU_SPEC_1_LAST 0x00010005u
 
 /*
  * Interrupts: the lock is held. Delivery waits for the bottom half so that
@@ -455,7 +457,7 @@ static bool tpu_runs_job(TPUState *s)
     return s->job_state != TPU_JOB_NONE && !s->running_dropped;
 }
 
-/* The CAPS bits of a spec version (1.x). */
+/* The CAPS bits of a spec version (1.x, 2.0). */
 static uint32_t tpu_caps(uint32_t spec_version)
 {
     uint32_t minor = spec_version & 0xffff;
@@ -467,8 +469,8 @@ static uint32_t tpu_caps(uint32_t spec_version)
     if (minor >= 4) {
         caps |= TPU_CAP_VPU_TRAIN;
     }
-    if (minor >= 5) {
-        caps |= TPU_CAP_RUN_INFO;
+    if (minor >= 5 || spec_version >> 16 >= 2) {
+        caps |= TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN | TPU_CAP_RUN_INFO;
     }
     return caps;
 }
@@ -724,13 +726,14 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
         error_setg(errp, "tpu: tlb-entries must be 1..%d", TPU_MAX_TLB_ENTRIES);
     } else if (s->generation_step < 1) {
         error_setg(errp, "tpu: x-ring-generation-step must be at least 1");
-    } else if (s->spec_version >> 16 != TPU_SPEC_VERSION >> 16 ||
-               s->spec_version > TPU_SPEC_VERSION) {
-        error_setg(errp, "tpu: x-spec-version 0x%x: must be 0x%x..0x%x "
-                   "(spec %u.0 to %u.%u, major << 16 | minor)",
-                   s->spec_version, TPU_SPEC_VERSION & 0xffff0000u,
+    } else if ((s->spec_version < 0x00010000u ||
+                s->spec_version > TPU_SPEC_1_LAST) &&
+               s->spec_version != TPU_SPEC_VERSION) {
+        error_setg(errp, "tpu: x-spec-version 0x%x: must be 0x%x..0x%x or "
+                   "0x%x (spec 1.0 to 1.5, or %u.%u; major << 16 | minor)",
+                   s->spec_version, 0x00010000u, TPU_SPEC_1_LAST,
                    TPU_SPEC_VERSION, TPU_SPEC_VERSION >> 16,
-                   TPU_SPEC_VERSION >> 16, TPU_SPEC_VERSION & 0xffff);
+                   TPU_SPEC_VERSION & 0xffff);
     } else {
         return true;
     }
