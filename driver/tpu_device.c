@@ -62,6 +62,7 @@ int tpu_device_identify(struct tpu_device *tdev)
 	tdev->ub_size = tpu_read(tdev, TPU_REG_UB_SIZE);
 	tdev->acc_size = tpu_read(tdev, TPU_REG_ACC_SIZE);
 	tdev->clock_mhz = tpu_read(tdev, TPU_REG_CLOCK_MHZ);
+	tdev->ici_info = tdev->caps & TPU_CAP_ICI ? tpu_read(tdev, TPU_REG_ICI_INFO) : 0;
 	tdev->num_ctx = min(tpu_read(tdev, TPU_REG_NUM_CTX), TPU_MAX_CTX);
 
 	tdev->num_queues = min(tpu_read(tdev, TPU_REG_NUM_QUEUES), TPU_MAX_QUEUES);

@@ -279,5 +279,10 @@ static const struct attribute_group tpu_sysfs_group = {
 
 const struct attribute_group *tpu_sysfs_groups[] = {
 	&tpu_sysfs_group,
+	&tpu_ici_sysfs_group,
+	&tpu_ici_port0_group,
+	&tpu_ici_port1_group,
+	&tpu_ici_port2_group,
+	&tpu_ici_port3_group,
 	NULL
 };
