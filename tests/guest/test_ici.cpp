@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+// test_ici - cards joined by the inter-chip interconnect (spec 2.0, docs/hardware.md section
+// 10) in one guest, through tpu.ko (run-in-vm.sh --cards N --ici ring): every card sees its
+// coordinate and its two links up in tpu.ko's sysfs (ici/, ici_port<p>/); a buffer
+// goes from card 0 to card 1 (more than a receive buffer holds, so credits stall the sender),
+// intact, in the modelled time hops x latency + bytes / bandwidth; a ring all-reduce across all
+// the cards sums in the documented order, bit for bit; a RECV whose peer never sends is reset by
+// the driver's timeout (tpu.ko job_timeout_ms=1000) while the other card and the jobs behind it
+// work on; a SEND on a port a ring does not have ends LINK_DOWN.
+#include <drm/tpu_accel.h>
+
+#include <tpurt/codegen/program_builder.hpp>
+#include <tpurt/tpurt.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// One card: its runtime device and its sysfs directory, by coordinate.
+struct Card {
+    std::unique_ptr<tpurt::Device> device;
+    std::string sysfs;
+    unsigned x = 0;
+};
+
+// The first line of a sysfs file, "" if it cannot be read.
+std::string sysfs_read(const std::string &path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+// Every card, ordered by its x coordinate on the ring.
+std::vector<Card> ring_cards() {
+    std::vector<Card> cards;
+    const auto list = tpurt::Device::list();
+    for (unsigned i = 0; i < list.size(); i++) {
+        Card c;
+        c.device = std::make_unique<tpurt::Device>(tpurt::Device::open(i));
+        c.sysfs = "/sys/bus/pci/devices/" + list[i].pci_slot;
+        c.x = std::stoul(sysfs_read(c.sysfs + "/ici/coord"));
+        cards.push_back(std::move(c));
+    }
+    std::sort(cards.begin(), cards.end(), [](const Card &a, const Card &b) { return a.x < b.x; });
+    return cards;
+}
+
+// hops x latency + bytes / bandwidth in cycles, rounded up once (the card's formula).
+std::uint64_t link_cycles(std::uint64_t bytes, std::uint64_t clock_mhz, std::uint64_t gbps,
+                          std::uint64_t hop_ns) {
+    const unsigned __int128 num = ((unsigned __int128)hop_ns * gbps + bytes * 8) * clock_mhz;
+    const unsigned __int128 den = (unsigned __int128)gbps * 1000;
+    return std::uint64_t((num + den - 1) / den);
+}
+
+tpurt::Program copy_program(const tpurt::Buffer &in, const tpurt::Buffer &out, std::uint32_t rows) {
+    tpurt::ProgramBuilder b;
+    b.dma_in({tpurt::DType::Fp32, in.device_addr(), 4096, 0, 4096, rows, 1024});
+    b.dma_out({tpurt::DType::Fp32, out.device_addr(), 4096, 0, 4096, rows, 1024});
+    return b.halt().finish();
+}
+
+} // namespace
+
+TEST_CASE("every card sees its coordinate and its two links up", "[ici]") {
+    const auto cards = ring_cards();
+    const unsigned n = cards.size();
+    REQUIRE(n >= 2);
+    for (unsigned i = 0; i < n; i++) {
+        INFO("card at x = " << cards[i].x);
+        CHECK(cards[i].device->info().spec_version == TPU_SPEC_VERSION);
+        CHECK(cards[i].device->info().caps & DRM_TPU_CAP_ICI);
+        CHECK(cards[i].x == i);
+
+        // tpu.ko's sysfs shows the card's registers (ICI_*, PORT_*).
+        const std::string &dir = cards[i].sysfs;
+        CHECK(sysfs_read(dir + "/ici/topology") == "ring");
+        CHECK(sysfs_read(dir + "/ici/ports") == "2");
+        CHECK(sysfs_read(dir + "/ici/coord") == std::to_string(i));
+        CHECK(sysfs_read(dir + "/ici/dims") == std::to_string(n));
+        CHECK(sysfs_read(dir + "/ici/link_gbps") == "400");
+        CHECK(sysfs_read(dir + "/ici/hop_ns") == "1000");
+        CHECK(sysfs_read(dir + "/ici/credits") == "256");
+        CHECK(sysfs_read(dir + "/ici_port0/state") == "up");
+        CHECK(sysfs_read(dir + "/ici_port1/state") == "up");
+        CHECK(sysfs_read(dir + "/ici_port1/peer_port") == "0");
+        CHECK(sysfs_read(dir + "/ici_port0/peer") == std::to_string((i + 1) % n));
+        CHECK(sysfs_read(dir + "/ici_port0/peer_port") == "1");
+        CHECK(sysfs_read(dir + "/ici_port1/peer") == std::to_string((i + n - 1) % n));
+        CHECK(sysfs_read(dir + "/ici_port1/error") == "0");
+        CHECK_FALSE(std::ifstream(dir + "/ici_port2/state").good());
+    }
+}
+
+TEST_CASE("a buffer goes from card 0 to card 1 intact, in hops x latency + bytes / bandwidth",
+          "[ici]") {
+    auto cards = ring_cards();
+    constexpr std::uint32_t kBytes = 4u << 20; // four receive buffers' worth: credits stall
+    tpurt::Device &d0 = *cards[0].device, &d1 = *cards[1].device;
+    tpurt::Buffer src = d0.allocate(kBytes), dst = d1.allocate(kBytes);
+    std::mt19937 rng(7);
+    for (auto &w : src.as<std::uint32_t>())
+        w = rng();
+    std::memset(dst.data(), 0, kBytes);
+    auto counter = [&](unsigned card, const std::string &file) {
+        return std::stoull(sysfs_read(cards[card].sysfs + "/" + file));
+    };
+    const std::uint64_t tx_before = counter(0, "ici_port0/tx_bytes");
+    const std::uint64_t link_tx_before = counter(0, "ici/link_tx_bytes");
+    const std::uint64_t link_rx_before = counter(1, "ici/link_rx_bytes");
+
+    tpurt::ProgramBuilder rb, sb;
+    rb.recv({1, 42, dst.device_addr(), kBytes, true}).halt();
+    sb.send({0, 42, src.device_addr(), kBytes, true}).halt();
+    tpurt::Job recv_job = d1.submit(rb.finish(), {&dst});
+    tpurt::Job send_job = d0.submit(sb.finish(), {&src});
+    const tpurt::JobStats sent = send_job.wait();
+    const tpurt::JobStats got = recv_job.wait();
+    CHECK(std::memcmp(src.data(), dst.data(), kBytes) == 0);
+
+    const std::uint64_t want = link_cycles(kBytes, d1.info().clock_mhz, 400, 1000);
+    CHECK(got.cycles == want);
+    CHECK(sent.cycles >= kBytes * 8ull * d0.info().clock_mhz / 400000);
+    CHECK(counter(0, "ici_port0/tx_bytes") - tx_before == kBytes);
+    CHECK(counter(0, "ici_port0/tx_packets") >= kBytes / TPU_ICI_PACKET_BYTES);
+    CHECK(counter(1, "ici_port1/rx_bytes") >= kBytes);
+    CHECK(counter(1, "ici_port1/rx_queued") == 0);
+    CHECK(counter(0, "ici/link_tx_bytes") - link_tx_before == kBytes);
+    CHECK(counter(1, "ici/link_rx_bytes") - link_rx_before == kBytes);
+    CHECK(counter(1, "ici/link_cycles") >= got.cycles);
+    const double wall_ms = std::chrono::duration<double, std::milli>(got.wall).count();
+    WARN("4 MiB from card 0 to card 1: " << got.cycles << " modelled cycles, " << wall_ms
+                                         << " ms wall");
+}
+
+TEST_CASE("a ring all-reduce across the cards sums in the documented order, bit for bit", "[ici]") {
+    auto cards = ring_cards();
+    const unsigned p = cards.size();
+    constexpr std::uint32_t kChunk = 256 * 1024; // fp32 elements of 64 K, a chunk per card
+    constexpr std::uint32_t kRows = kChunk / 4096;
+    std::vector<std::vector<float>> inputs(p, std::vector<float>(p * kChunk / 4));
+    std::mt19937_64 rng(11);
+    for (auto &v : inputs)
+        for (float &x : v)
+            x = float(std::ldexp(double(rng() % 2000001) - 1e6, int(rng() % 40) - 20));
+    // Chunk c: v[c], then v[c+1] + that, v[c+2] + that, ... (each RECV adds dst + msg).
+    std::vector<float> want(p * kChunk / 4);
+    for (unsigned c = 0; c < p; c++)
+        for (std::size_t i = c * kChunk / 4; i < (c + 1) * kChunk / 4; i++) {
+            float acc = inputs[c][i];
+            for (unsigned k = 1; k < p; k++)
+                acc = inputs[(c + k) % p][i] + acc;
+            want[i] = acc;
+        }
+
+    std::vector<tpurt::Buffer> bufs;
+    std::vector<tpurt::Job> jobs;
+    for (unsigned r = 0; r < p; r++) {
+        tpurt::Device &d = *cards[r].device;
+        bufs.push_back(d.allocate_copy(inputs[r].data(), p * kChunk));
+        const std::uint64_t host = bufs.back().device_addr();
+        auto at = [&](long c) { return std::uint64_t(((c % long(p)) + p) % p) * kChunk; };
+        tpurt::ProgramBuilder b;
+        b.dma_in({tpurt::DType::Fp32, host, 4096, 0, 4096, kRows * p, 1024});
+        for (unsigned s = 0; s + 1 < p; s++) {
+            b.send({0, s, at(long(r) - s), kChunk});
+            b.recv({1, s, at(long(r) - s - 1), kChunk, false, tpurt::LinkReduce::Sum,
+                    tpurt::DType::Fp32});
+        }
+        for (unsigned s = 0; s + 1 < p; s++) {
+            b.send({0, 100 + s, at(long(r) + 1 - s), kChunk});
+            b.recv({1, 100 + s, at(long(r) - s), kChunk});
+        }
+        b.dma_out({tpurt::DType::Fp32, host, 4096, 0, 4096, kRows * p, 1024});
+        jobs.push_back(d.submit(b.halt().finish(), {&bufs.back()}));
+    }
+    for (unsigned r = 0; r < p; r++) {
+        INFO("card " << r);
+        const tpurt::JobStats stats = jobs[r].wait();
+        const auto got = bufs[r].as<std::uint32_t>();
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < want.size(); i++)
+            wrong += got[i] != std::bit_cast<std::uint32_t>(want[i]);
+        CHECK(wrong == 0);
+        if (r == 0)
+            WARN("ring all-reduce of " << p * kChunk << " bytes on " << p
+                                       << " cards: " << stats.cycles << " modelled cycles");
+    }
+}
+
+TEST_CASE("a RECV whose peer never sends is reset by the driver's timeout, other work goes on",
+          "[ici]") {
+    auto cards = ring_cards();
+    tpurt::Device &d0 = *cards[0].device, &d1 = *cards[1].device;
+    tpurt::Buffer in1 = d1.allocate(1u << 20), out1 = d1.allocate(1u << 20);
+    tpurt::Buffer in0 = d0.allocate(1u << 20), out0 = d0.allocate(1u << 20);
+    for (auto *b : {&in0, &in1})
+        for (auto &w : b->as<std::uint32_t>())
+            w = 0x12345678u;
+
+    tpurt::ProgramBuilder hb;
+    hb.recv({1, 99, 0, 4096}).halt();
+    tpurt::Job hung = d1.submit(hb.finish(), {});
+    tpurt::Job behind = d1.submit(copy_program(in1, out1, 256), {&in1, &out1});
+    // The other card works meanwhile.
+    tpurt::Job other = d0.submit(copy_program(in0, out0, 256), {&in0, &out0});
+    CHECK_NOTHROW(other.wait());
+    CHECK(std::memcmp(in0.data(), out0.data(), 1u << 20) == 0);
+    try {
+        hung.wait();
+        FAIL("the RECV without a sender ended");
+    } catch (const tpurt::JobError &e) {
+        CHECK(e.status() == DRM_TPU_JOB_TIMEOUT);
+    }
+    CHECK_NOTHROW(behind.wait());
+    CHECK(std::memcmp(in1.data(), out1.data(), 1u << 20) == 0);
+
+    // The link works again afterwards.
+    tpurt::ProgramBuilder rb, sb;
+    rb.recv({1, 5, out1.device_addr(), 4096, true}).halt();
+    sb.send({0, 5, in0.device_addr(), 4096, true}).halt();
+    tpurt::Job r = d1.submit(rb.finish(), {&out1});
+    tpurt::Job s = d0.submit(sb.finish(), {&in0});
+    CHECK_NOTHROW(s.wait());
+    CHECK_NOTHROW(r.wait());
+}
+
+TEST_CASE("a SEND on a port the ring does not have ends LINK_DOWN", "[ici]") {
+    auto cards = ring_cards();
+    tpurt::ProgramBuilder b;
+    b.send({2, 1, 0, 64}).halt();
+    tpurt::Job job = cards[0].device->submit(b.finish(), {});
+    try {
+        job.wait();
+        FAIL("a SEND on port 2 of a ring ended well");
+    } catch (const tpurt::JobError &e) {
+        CHECK(e.status() == TPU_ERR_LINK_DOWN);
+        CHECK(std::string(e.what()).find("TPU_ERR_LINK_DOWN") != std::string::npos);
+    }
+    CHECK(sysfs_read(cards[0].sysfs + "/ici_port0/error") == "0");
+}
