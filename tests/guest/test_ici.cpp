@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <random>
 #include <string>
@@ -43,15 +44,19 @@ std::string sysfs_read(const std::string &path) {
     return line;
 }
 
-// Every card, ordered by its x coordinate on the ring.
+// Every card on the fabric, ordered by its x coordinate on the ring (a card on none, which has
+// no ici/ in sysfs, is left out).
 std::vector<Card> ring_cards() {
     std::vector<Card> cards;
     const auto list = tpurt::Device::list();
     for (unsigned i = 0; i < list.size(); i++) {
         Card c;
-        c.device = std::make_unique<tpurt::Device>(tpurt::Device::open(i));
         c.sysfs = "/sys/bus/pci/devices/" + list[i].pci_slot;
-        c.x = std::stoul(sysfs_read(c.sysfs + "/ici/coord"));
+        const std::string coord = sysfs_read(c.sysfs + "/ici/coord");
+        if (coord.empty())
+            continue;
+        c.x = std::stoul(coord);
+        c.device = std::make_unique<tpurt::Device>(tpurt::Device::open(i));
         cards.push_back(std::move(c));
     }
     std::sort(cards.begin(), cards.end(), [](const Card &a, const Card &b) { return a.x < b.x; });
@@ -251,4 +256,37 @@ TEST_CASE("a SEND on a port the ring does not have ends LINK_DOWN", "[ici]") {
         CHECK(std::string(e.what()).find("TPU_ERR_LINK_DOWN") != std::string::npos);
     }
     CHECK(sysfs_read(cards[0].sysfs + "/ici_port0/error") == "0");
+}
+
+// Hidden (tests/vm/check-ici-unplug.sh runs it): card 1 waits in a RECV on its link to card 0,
+// the host unplugs card 0 (device_del), and the RECV ends LINK_DOWN instead of waiting on.
+TEST_CASE("a RECV whose peer is unplugged ends LINK_DOWN", "[.unplug]") {
+    auto cards = ring_cards();
+    REQUIRE(cards.size() == 2);
+    const std::string gone = cards[0].sysfs;
+    tpurt::ProgramBuilder b;
+    b.recv({1, 77, 0, 4096}).halt();
+    tpurt::Job job = cards[1].device->submit(b.finish(), {});
+    std::cout << "TPU-ICI-WAITING" << std::endl; // the host unplugs card 0 now
+    try {
+        job.wait(std::chrono::seconds(120));
+        FAIL("the RECV ended well without a sender");
+    } catch (const tpurt::JobError &e) {
+        CHECK(e.status() == TPU_ERR_LINK_DOWN);
+    }
+    CHECK(sysfs_read(cards[1].sysfs + "/ici_port1/state") == "down");
+    CHECK(sysfs_read(cards[1].sysfs + "/ici_port0/state") == "down");
+    CHECK(sysfs_read(cards[1].sysfs + "/ici_port1/error") == "1");
+    tpurt::ProgramBuilder s;
+    s.send({0, 1, 0, 64}).halt();
+    tpurt::Job send_job = cards[1].device->submit(s.finish(), {});
+    try {
+        send_job.wait();
+        FAIL("a SEND to the unplugged card ended well");
+    } catch (const tpurt::JobError &e) {
+        CHECK(e.status() == TPU_ERR_LINK_DOWN);
+    }
+    for (int i = 0; i < 600 && std::ifstream(gone + "/vendor").good(); i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(std::ifstream(gone + "/vendor").good());
 }
