@@ -32,6 +32,19 @@ uint32_t wait_status(LinkWait w) {
     }
 }
 
+// Wakes the other side of a channel, if it waits, when a SEND or RECV ends however it ends: the
+// channel wakes it for batches of packets or credits only.
+class KickOnExit {
+  public:
+    explicit KickOnExit(Channel &ch) : ch_(ch) {}
+    ~KickOnExit() { ch_.kick(); }
+    KickOnExit(const KickOnExit &) = delete;
+    KickOnExit &operator=(const KickOnExit &) = delete;
+
+  private:
+    Channel &ch_;
+};
+
 } // namespace
 
 Fault Executor::link_error(uint32_t port, uint32_t status) {
@@ -57,6 +70,7 @@ Fault Executor::execute(const SendInsn &insn) {
     const uint64_t depart = timeline_.start_of(step);
 
     PortCounters &counters = dev_.links.counters(insn.port);
+    const KickOnExit kick(*ch);
     const uint64_t msg = ch->begin_message();
     for (uint32_t offset = 0; offset < insn.len;) {
         Packet *packet;
@@ -78,7 +92,7 @@ Fault Executor::execute(const SendInsn &insn) {
             std::memcpy(packet->data.data(), dev_.ub.data() + insn.addr + offset, bytes);
         }
         packet->hdr = PacketHeader{msg, insn.tag, insn.len, offset, bytes, depart};
-        ch->publish();
+        ch->publish(offset + bytes == insn.len);
         counters.tx_bytes += bytes;
         counters.tx_packets++;
         offset += bytes;
@@ -137,6 +151,7 @@ Fault Executor::execute(const RecvInsn &insn) {
         step.add(Space::Ub, insn.addr, insn.addr + insn.len, true);
     const uint64_t start = timeline_.start_of(step);
     PortCounters &counters = dev_.links.counters(insn.port);
+    const KickOnExit kick(*ch);
 
     // The message's first packet; the rest of one that an earlier RECV or a reset left behind
     // is dropped on the way.
@@ -174,7 +189,7 @@ Fault Executor::execute(const RecvInsn &insn) {
         offset += packet->hdr.bytes;
         counters.rx_bytes += packet->hdr.bytes;
         counters.rx_packets++;
-        ch->pop();
+        ch->pop(offset == insn.len);
     }
 
     const uint64_t arrival = first.depart + cycles::link_transfer(1, insn.len, dev_.clock_mhz,

@@ -11,6 +11,11 @@ uint64_t Channel::begin_message() {
     return next_msg_++;
 }
 
+void Channel::notify_all() {
+    tx_cv_.notify_all();
+    rx_cv_.notify_all();
+}
+
 LinkWait Channel::acquire(const std::atomic<bool> &abort, Packet **out) {
     std::unique_lock lock(m_);
     for (;;) {
@@ -20,20 +25,25 @@ LinkWait Channel::acquire(const std::atomic<bool> &abort, Packet **out) {
             return LinkWait::Down;
         if (tail_ - head_ < slots_.size())
             break;
-        cv_.wait(lock);
+        tx_waiting_++;
+        tx_cv_.wait(lock);
+        tx_waiting_--;
     }
     *out = &slots_[tail_ % slots_.size()];
     return LinkWait::Ok;
 }
 
-void Channel::publish() {
+void Channel::publish(bool last) {
+    bool wake;
     {
         std::lock_guard lock(m_);
         if (!up_)
             return; // went down meanwhile: the packet goes with the rest
         tail_++;
+        wake = rx_waiting_ && (last || tail_ - head_ >= batch());
     }
-    cv_.notify_all();
+    if (wake)
+        rx_cv_.notify_all();
 }
 
 void Channel::cut(uint64_t msg) {
@@ -41,7 +51,7 @@ void Channel::cut(uint64_t msg) {
         std::lock_guard lock(m_);
         cut_ = msg;
     }
-    cv_.notify_all();
+    notify_all();
 }
 
 LinkWait Channel::peek(const std::atomic<bool> &abort, uint64_t msg, const Packet **out) {
@@ -55,19 +65,34 @@ LinkWait Channel::peek(const std::atomic<bool> &abort, uint64_t msg, const Packe
             break;
         if (msg != 0 && cut_ == msg)
             return LinkWait::Cut;
-        cv_.wait(lock);
+        rx_waiting_++;
+        rx_cv_.wait(lock);
+        rx_waiting_--;
     }
     *out = &slots_[head_ % slots_.size()];
     return LinkWait::Ok;
 }
 
-void Channel::pop() {
+void Channel::pop(bool last) {
+    bool wake;
     {
         std::lock_guard lock(m_);
         if (tail_ != head_)
             head_++;
+        wake = tx_waiting_ && (last || slots_.size() - (tail_ - head_) >= batch());
     }
-    cv_.notify_all();
+    if (wake)
+        tx_cv_.notify_all();
+}
+
+void Channel::kick() {
+    bool wake;
+    {
+        std::lock_guard lock(m_);
+        wake = tx_waiting_ || rx_waiting_;
+    }
+    if (wake)
+        notify_all();
 }
 
 uint32_t Channel::flush() {
@@ -77,7 +102,7 @@ uint32_t Channel::flush() {
         dropped = uint32_t(tail_ - head_);
         head_ = tail_;
     }
-    cv_.notify_all();
+    notify_all();
     return dropped;
 }
 
@@ -87,7 +112,7 @@ void Channel::set_up(bool up) {
         up_ = up;
         head_ = tail_;
     }
-    cv_.notify_all();
+    notify_all();
 }
 
 bool Channel::up() {
@@ -98,7 +123,7 @@ bool Channel::up() {
 void Channel::wake() {
     // Taking the lock orders the wake-up after a waiter's check of the flag.
     { std::lock_guard lock(m_); }
-    cv_.notify_all();
+    notify_all();
 }
 
 uint32_t Channel::queued() {

@@ -4,9 +4,10 @@
 // receiving card's RECV. A slot is a credit: a sender with none left waits (flow control, no
 // packet is ever dropped for want of room); a receiver with nothing to take waits. Both waits
 // block on a condition variable, never spin, and end when the link goes down or the waiting
-// engine's abort flag is set (wake()). One producer and one consumer at a time (a card runs one
-// job): payloads are copied into and out of their slots without the lock, which guards only the
-// indices, the link state and the cut mark.
+// engine's abort flag is set (wake()). A side is woken only while it waits, and then for a batch
+// of credits or packets, the end of a message or an event, not for every packet. One producer and
+// one consumer at a time (a card runs one job): payloads are copied into and out of their slots
+// without the lock, which guards only the indices, the link state and the cut mark.
 #pragma once
 
 #include <array>
@@ -52,15 +53,21 @@ class Channel {
     // Sender: waits for a free slot (a credit) and returns it in *out, to be filled and then
     // published; Down or Aborted instead if the link goes down or abort is set first.
     LinkWait acquire(const std::atomic<bool> &abort, Packet **out);
-    void publish();
+    // last: the message's last packet. The receiver is woken once a batch of packets waits, or
+    // at the end of a message.
+    void publish(bool last);
     // Sender: message msg ends here, short of its length (the SEND failed or was aborted).
     void cut(uint64_t msg);
 
     // Receiver: waits for the next packet, or the end of message msg (Cut: the sender cut it
     // and nothing of it is left; 0 = none being read), Down or Aborted.
     LinkWait peek(const std::atomic<bool> &abort, uint64_t msg, const Packet **out);
-    // Receiver: frees the slot peek() returned (returns its credit).
-    void pop();
+    // Receiver: frees the slot peek() returned (returns its credit). A sender waiting for
+    // credits is woken once a batch of them is free, or (last) at the end of a message.
+    void pop(bool last = false);
+    // Wakes a waiting sender or receiver whatever the batches: the end of a SEND or RECV, which
+    // may leave the other side waiting for less than a batch.
+    void kick();
     // Drops every packet waiting (the receiving card's reset); returns how many.
     uint32_t flush();
 
@@ -74,8 +81,15 @@ class Channel {
     uint32_t credits() const { return uint32_t(slots_.size()); }
 
   private:
+    // Credits or packets that make a batch worth a wake-up (a futex call) of the other side.
+    uint32_t batch() const { return slots_.size() / 4 ? uint32_t(slots_.size() / 4) : 1; }
+    void notify_all();
+
     std::mutex m_;
-    std::condition_variable cv_;
+    std::condition_variable tx_cv_; // a sender waits for credits
+    std::condition_variable rx_cv_; // a receiver waits for packets
+    uint32_t tx_waiting_ = 0;
+    uint32_t rx_waiting_ = 0;
     std::vector<Packet> slots_;
     uint64_t head_ = 0; // next slot the receiver takes
     uint64_t tail_ = 0; // next slot the sender fills
