@@ -25,6 +25,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -289,4 +290,53 @@ TEST_CASE("a RECV whose peer is unplugged ends LINK_DOWN", "[.unplug]") {
     for (int i = 0; i < 600 && std::ifstream(gone + "/vendor").good(); i++)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CHECK_FALSE(std::ifstream(gone + "/vendor").good());
+}
+
+// Hidden (vm_ici4_torus: run-in-vm.sh --cards 4 --ici torus2d): four cards on a 2 x 2 torus,
+// each with four ports up to its neighbours (both x ports lead to the same card, and both y
+// ports), and a message from (0:0) over +y to (0:1), which takes it from its -y port.
+TEST_CASE("four cards on a 2 x 2 torus: four links each, a message over +y", "[.torus]") {
+    std::vector<std::pair<std::string, std::unique_ptr<tpurt::Device>>> cards(4);
+    const auto list = tpurt::Device::list();
+    for (unsigned i = 0; i < list.size(); i++) {
+        const std::string dir = "/sys/bus/pci/devices/" + list[i].pci_slot;
+        const std::string coord = sysfs_read(dir + "/ici/coord");
+        if (coord.empty())
+            continue;
+        REQUIRE(coord.size() == 3);
+        const unsigned x = coord[0] - '0', y = coord[2] - '0';
+        REQUIRE((x < 2 && y < 2));
+        cards[y * 2 + x] = {dir, std::make_unique<tpurt::Device>(tpurt::Device::open(i))};
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        const std::string &dir = cards[i].first;
+        INFO("card " << i << " at " << dir);
+        REQUIRE(cards[i].second);
+        CHECK(sysfs_read(dir + "/ici/topology") == "torus2d");
+        CHECK(sysfs_read(dir + "/ici/ports") == "4");
+        CHECK(sysfs_read(dir + "/ici/dims") == "2x2");
+        const unsigned x = i % 2, y = i / 2;
+        const std::string xn = std::to_string(1 - x) + ":" + std::to_string(y);
+        const std::string yn = std::to_string(x) + ":" + std::to_string(1 - y);
+        for (unsigned p = 0; p < 4; p++) {
+            const std::string port = dir + "/ici_port" + std::to_string(p);
+            CHECK(sysfs_read(port + "/state") == "up");
+            CHECK(sysfs_read(port + "/peer") == (p < 2 ? xn : yn));
+            CHECK(sysfs_read(port + "/peer_port") == std::to_string(p ^ 1));
+        }
+    }
+    constexpr std::uint32_t kBytes = 256 * 1024;
+    tpurt::Buffer src = cards[0].second->allocate(kBytes), dst = cards[2].second->allocate(kBytes);
+    for (auto &w : src.as<std::uint32_t>())
+        w = 0xc0ffee00u;
+    tpurt::ProgramBuilder rb, sb;
+    rb.recv({3, 1, dst.device_addr(), kBytes, true}).halt();
+    sb.send({2, 1, src.device_addr(), kBytes, true}).halt();
+    tpurt::Job r = cards[2].second->submit(rb.finish(), {&dst});
+    tpurt::Job s = cards[0].second->submit(sb.finish(), {&src});
+    CHECK_NOTHROW(s.wait());
+    const tpurt::JobStats stats = r.wait();
+    CHECK(std::memcmp(src.data(), dst.data(), kBytes) == 0);
+    CHECK(stats.cycles == link_cycles(kBytes, cards[2].second->info().clock_mhz, 400, 1000));
+    CHECK(std::stoull(sysfs_read(cards[2].first + "/ici_port3/rx_bytes")) == kBytes);
 }
