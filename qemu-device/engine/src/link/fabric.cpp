@@ -55,18 +55,13 @@ const char *Fabric::attach(const std::shared_ptr<Fabric> &self, LinkEndpoint *ep
     if (attached_ && ep->clock_mhz() != clock_mhz_)
         return "the card's clock differs from the other cards' on the fabric";
 
-    // Every channel first (the only step that may fail), then the wiring.
-    std::array<std::shared_ptr<Channel>, TPU_ICI_MAX_PORTS> tx;
-    for (uint32_t p = 0; p < ports(); p++)
-        tx[p] = std::make_shared<Channel>(cfg_.credits);
-
-    std::lock_guard ep_lock(ep->m_);
-    ep->fabric_ = self;
-    ep->x_ = x;
-    ep->y_ = y;
-    for (uint32_t p = 0; p < ports(); p++) {
-        LinkEndpoint::Port &port = ep->ports_[p];
-        port.tx = tx[p];
+    // Every channel first (the only step that may fail), then the wiring. The fabric's lock
+    // keeps attach and detach apart; one endpoint's lock is held at a time.
+    std::array<LinkEndpoint::Port, TPU_ICI_MAX_PORTS> ports{};
+    for (uint32_t p = 0; p < this->ports(); p++)
+        ports[p].tx = std::make_shared<Channel>(cfg_.credits);
+    for (uint32_t p = 0; p < this->ports(); p++) {
+        LinkEndpoint::Port &port = ports[p];
         neighbour(x, y, p, &port.peer_x, &port.peer_y);
         LinkEndpoint *peer = cards_[index(port.peer_x, port.peer_y)];
         if (!peer)
@@ -75,8 +70,19 @@ const char *Fabric::attach(const std::shared_ptr<Fabric> &self, LinkEndpoint *ep
         LinkEndpoint::Port &back = peer->ports_[p ^ 1];
         port.rx = back.tx;
         back.rx = port.tx;
-        port.tx->set_up(true);
-        port.rx->set_up(true);
+    }
+    {
+        std::lock_guard ep_lock(ep->m_);
+        ep->fabric_ = self;
+        ep->x_ = x;
+        ep->y_ = y;
+        ep->ports_ = ports;
+    }
+    for (const LinkEndpoint::Port &port : ports) {
+        if (port.tx && port.rx) {
+            port.tx->set_up(true);
+            port.rx->set_up(true);
+        }
     }
     cards_[index(x, y)] = ep;
     clock_mhz_ = ep->clock_mhz();
@@ -86,23 +92,27 @@ const char *Fabric::attach(const std::shared_ptr<Fabric> &self, LinkEndpoint *ep
 
 void Fabric::detach(LinkEndpoint *ep) {
     std::lock_guard lock(m_);
-    std::lock_guard ep_lock(ep->m_);
-    if (cards_[index(ep->x_, ep->y_)] != ep)
-        return;
-    cards_[index(ep->x_, ep->y_)] = nullptr;
+    std::array<LinkEndpoint::Port, TPU_ICI_MAX_PORTS> ports;
+    {
+        std::lock_guard ep_lock(ep->m_);
+        if (cards_[index(ep->x_, ep->y_)] != ep)
+            return;
+        cards_[index(ep->x_, ep->y_)] = nullptr;
+        ports = ep->ports_;
+        ep->ports_ = {};
+    }
     attached_--;
-    for (uint32_t p = 0; p < ports(); p++) {
-        LinkEndpoint::Port &port = ep->ports_[p];
+    for (uint32_t p = 0; p < this->ports(); p++) {
+        const LinkEndpoint::Port &port = ports[p];
         if (port.tx)
             port.tx->set_up(false);
         if (port.rx)
             port.rx->set_up(false);
         LinkEndpoint *peer = cards_[index(port.peer_x, port.peer_y)];
-        if (peer && peer != ep) {
+        if (peer) {
             std::lock_guard peer_lock(peer->m_);
             peer->ports_[p ^ 1].rx.reset();
         }
-        port = LinkEndpoint::Port{};
     }
 }
 
