@@ -103,12 +103,13 @@ fuzz: deps
 
 # The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime
 # and workloads tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
-# engine and workloads tests with TSan and runs those with threads: the thread pool's kernel
-# sets, aborts from another thread, TLB invalidations under running jobs, the serving batcher.
+# engine and workloads tests with TSan and runs those with threads: the inter-chip links, the
+# thread pool's kernel sets, aborts from another thread, TLB invalidations under running jobs,
+# the serving batcher.
 SAN_TESTS := engine_tests runtime_tests workloads_tests
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
-TSAN_ENGINE_TESTS := [mxu],[golden],[abort],[tlb],[decoder]
+TSAN_ENGINE_TESTS := [mxu],[golden],[abort],[tlb],[decoder],[link]
 .PHONY: asan tsan sanitize
 sanitize: asan tsan
 

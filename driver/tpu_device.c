@@ -22,7 +22,11 @@
 #define TPU_RESET_TIMEOUT_US	(5 * USEC_PER_SEC)
 #define TPU_MAX_CTX		65536
 #define TPU_IRQ_ALL		(TPU_IRQ_DONE | TPU_IRQ_ERROR)
-/* TLB_INVAL_DONE: without it, freed pages cannot be known out of the card's reach. */
+/*
+ * Cards from spec 1.3 (TLB_INVAL_DONE: without it, freed pages cannot be known out of the card's
+ * reach) to the current TPU_SPEC_VERSION; 2.0 only added the interconnect (section 10).
+ */
+#define TPU_SPEC_MAJOR_MIN	1
 #define TPU_SPEC_MINOR_MIN	3
 
 int tpu_device_identify(struct tpu_device *tdev)
@@ -37,16 +41,18 @@ int tpu_device_identify(struct tpu_device *tdev)
 	}
 
 	tdev->version = tpu_read(tdev, TPU_REG_VERSION);
-	if ((tdev->version >> 16) != (TPU_SPEC_VERSION >> 16)) {
+	if ((tdev->version >> 16) < TPU_SPEC_MAJOR_MIN ||
+	    (tdev->version >> 16) > (TPU_SPEC_VERSION >> 16)) {
 		drm_err(drm, "unsupported spec version %u.%u\n", tdev->version >> 16,
 			tdev->version & 0xffff);
 		return -ENODEV;
 	}
 
 	tdev->caps = tpu_read(tdev, TPU_REG_CAPS);
-	if ((tdev->version & 0xffff) < TPU_SPEC_MINOR_MIN || !(tdev->caps & TPU_CAP_TLB_DONE)) {
+	if (((tdev->version >> 16) == TPU_SPEC_MAJOR_MIN &&
+	     (tdev->version & 0xffff) < TPU_SPEC_MINOR_MIN) || !(tdev->caps & TPU_CAP_TLB_DONE)) {
 		drm_err(drm, "spec %u.%u card without TLB_INVAL_DONE (spec %u.%u): not supported\n",
-			tdev->version >> 16, tdev->version & 0xffff, TPU_SPEC_VERSION >> 16,
+			tdev->version >> 16, tdev->version & 0xffff, TPU_SPEC_MAJOR_MIN,
 			TPU_SPEC_MINOR_MIN);
 		return -ENODEV;
 	}
@@ -56,6 +62,7 @@ int tpu_device_identify(struct tpu_device *tdev)
 	tdev->ub_size = tpu_read(tdev, TPU_REG_UB_SIZE);
 	tdev->acc_size = tpu_read(tdev, TPU_REG_ACC_SIZE);
 	tdev->clock_mhz = tpu_read(tdev, TPU_REG_CLOCK_MHZ);
+	tdev->ici_info = tdev->caps & TPU_CAP_ICI ? tpu_read(tdev, TPU_REG_ICI_INFO) : 0;
 	tdev->num_ctx = min(tpu_read(tdev, TPU_REG_NUM_CTX), TPU_MAX_CTX);
 
 	tdev->num_queues = min(tpu_read(tdev, TPU_REG_NUM_QUEUES), TPU_MAX_QUEUES);

@@ -200,6 +200,7 @@ struct tpu_device {
 
 	u32 version;
 	u32 caps;
+	u32 ici_info;		/* ICI_INFO (spec 2.0): ports and topology, 0 off a fabric */
 	u32 mxu_rows;
 	u32 mxu_cols;
 	u32 ub_size;

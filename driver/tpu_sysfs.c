@@ -55,6 +55,7 @@ static ssize_t caps_show(struct device *dev, struct device_attribute *attr, char
 		{ TPU_CAP_TLB_DONE, "tlb_done" },
 		{ TPU_CAP_VPU_TRAIN, "vpu_train" },
 		{ TPU_CAP_RUN_INFO, "run_info" },
+		{ TPU_CAP_ICI, "ici" },
 	};
 	u32 have = tpu_sysfs_dev(dev)->caps;
 	int i, len = 0;
@@ -278,5 +279,10 @@ static const struct attribute_group tpu_sysfs_group = {
 
 const struct attribute_group *tpu_sysfs_groups[] = {
 	&tpu_sysfs_group,
+	&tpu_ici_sysfs_group,
+	&tpu_ici_port0_group,
+	&tpu_ici_port1_group,
+	&tpu_ici_port2_group,
+	&tpu_ici_port3_group,
 	NULL
 };

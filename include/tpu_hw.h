@@ -70,6 +70,34 @@
 #define TPU_REG_CNT_MACS_FP32	0x150
 #define TPU_REG_CNT_STALL	0x158	/* cycles instructions waited for a dependency or unit */
 #define TPU_REG_CNT_TLB_MISSES	0x160	/* translations that walked the page tables */
+#define TPU_REG_CNT_LINK_CYCLES	0x168	/* spec 2.0: cycles SEND and RECV kept link units busy */
+#define TPU_REG_CNT_LINK_TX	0x170	/* spec 2.0: bytes SENDs put on the links */
+#define TPU_REG_CNT_LINK_RX	0x178	/* spec 2.0: bytes RECVs took from the links */
+
+/*
+ * Inter-chip interconnect (spec 2.0, TPU_CAP_ICI; docs/hardware.md section 10). All RO; 0 on a
+ * card that is not on a fabric.
+ */
+#define TPU_REG_ICI_INFO	0x180	/* TPU_ICI_INFO_*: ports and topology */
+#define TPU_REG_ICI_COORD	0x184	/* this card's coordinate: x | y << 8 */
+#define TPU_REG_ICI_DIMS	0x188	/* the fabric's size: dim x | dim y << 8 (ring: y = 1) */
+#define TPU_REG_ICI_LINK_GBPS	0x18c	/* each link direction's bandwidth, Gbit/s */
+#define TPU_REG_ICI_HOP_NS	0x190	/* latency of one hop, ns */
+#define TPU_REG_ICI_CREDITS	0x194	/* packets a port's receive buffer holds */
+
+/* Per-port register blocks (port p < TPU_ICI_MAX_PORTS), all RO. */
+#define TPU_REG_PORT_BASE	0x200
+#define TPU_REG_PORT_STRIDE	0x40
+#define TPU_REG_PORT(p, r)	(TPU_REG_PORT_BASE + (p) * TPU_REG_PORT_STRIDE + (r))
+
+#define TPU_PREG_STATUS		0x00	/* TPU_PORT_* */
+#define TPU_PREG_PEER		0x04	/* the peer card's coordinate: x | y << 8 */
+#define TPU_PREG_TX_BYTES	0x08	/* RO64 payload bytes sent */
+#define TPU_PREG_RX_BYTES	0x10	/* RO64 payload bytes received (taken by RECVs) */
+#define TPU_PREG_TX_PACKETS	0x18	/* RO64 packets sent */
+#define TPU_PREG_RX_PACKETS	0x20	/* RO64 packets received (taken by RECVs or dropped) */
+#define TPU_PREG_ERRORS		0x28	/* RO64 link errors: jobs that ended with a TPU_ERR_LINK_* */
+#define TPU_PREG_RX_QUEUED	0x30	/* packets waiting in the receive buffer (credits in use) */
 
 /* Per-queue register blocks. */
 #define TPU_REG_QUEUE_BASE	0x400
@@ -87,7 +115,7 @@
 #define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00010005u	/* 1.5 */
+#define TPU_SPEC_VERSION	0x00020000u	/* 2.0 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -98,6 +126,25 @@
 #define TPU_CAP_TLB_DONE	(1u << 4)	/* TLB_INVAL_DONE reports completed invalidations (spec 1.3) */
 #define TPU_CAP_VPU_TRAIN	(1u << 5)	/* spec 1.4: LOG..RECIP, VECTOR DIV..EQ, TPU_F_VEC_B_COL */
 #define TPU_CAP_RUN_INFO	(1u << 6)	/* spec 1.5: RUN_QUEUE and RUN_SEQNO name the running job */
+#define TPU_CAP_ICI		(1u << 7)	/* spec 2.0: the interconnect registers, SEND and RECV */
+
+/* ICI_INFO (spec 2.0) */
+#define TPU_ICI_INFO_PORTS_MASK	0xfu		/* bits 3..0: ports wired (0: not on a fabric) */
+#define TPU_ICI_INFO_TOPO_SHIFT	4		/* bits 7..4: enum tpu_ici_topology */
+enum tpu_ici_topology {
+	TPU_ICI_TOPO_NONE = 0,
+	TPU_ICI_TOPO_RING = 1,		/* ports 0 +x, 1 -x */
+	TPU_ICI_TOPO_TORUS2D = 2,	/* ports 0 +x, 1 -x, 2 +y, 3 -y */
+};
+#define TPU_ICI_MAX_PORTS	8	/* port numbers a SEND or RECV may name */
+#define TPU_ICI_MAX_DIM		64	/* cards along one axis */
+#define TPU_ICI_PACKET_BYTES	4096	/* payload of a packet: one credit */
+#define TPU_ICI_MAX_BYTES	(1u << 28)	/* largest SEND or RECV: 256 MiB */
+
+/* PORT_STATUS (spec 2.0) */
+#define TPU_PORT_UP		(1u << 0)	/* a peer card is wired to the port */
+#define TPU_PORT_ERROR		(1u << 1)	/* a job ended with a link error on it since reset */
+#define TPU_PORT_PEER_PORT_SHIFT 8		/* bits 15..8: the peer's port of this link */
 
 /* RUN_QUEUE (spec 1.5) */
 #define TPU_RUN_RUNNING		(1u << 31)	/* a job is executing */
@@ -167,7 +214,10 @@ struct tpu_completion {
 #define TPU_ERR_RING_ENTRY	9	/* bad ring entry opcode, flags or reserved fields */
 #define TPU_ERR_NO_WEIGHTS	10	/* MATMUL without matching loaded weights */
 #define TPU_ERR_ABORTED		11	/* stopped by a reset */
-#define TPU_ERR_COUNT		12
+#define TPU_ERR_LINK_DOWN	12	/* spec 2.0: no link on the port, or it went down */
+#define TPU_ERR_LINK_MISMATCH	13	/* spec 2.0: the message waiting has another tag or length */
+#define TPU_ERR_LINK_PARTIAL	14	/* spec 2.0: the sender cut the message short */
+#define TPU_ERR_COUNT		15
 
 #define TPU_PROGRAM_MAX_BYTES	(1u << 20)
 
@@ -212,6 +262,8 @@ enum tpu_opcode {
 	TPU_OP_TRANSPOSE = 10,	/* rows x cols -> cols x rows in the unified buffer */
 	TPU_OP_SYNC = 11,	/* wait until every earlier instruction has finished */
 	TPU_OP_TIMESTAMP = 12,	/* write the modelled cycle count to host memory */
+	TPU_OP_SEND = 13,	/* spec 2.0: unified buffer or host memory -> a link port */
+	TPU_OP_RECV = 14,	/* spec 2.0: a link port -> (reduce into) unified buffer or host */
 };
 
 enum tpu_dtype {
@@ -382,6 +434,37 @@ struct tpu_insn_pool {
 };
 
 /*
+ * SEND / RECV (spec 2.0): one message of len bytes over the link on port. SEND reads it from
+ * the unified buffer at addr, or with TPU_F_LINK_HOST from host memory at device VA addr (needs
+ * READ). RECV takes the next message that arrived on the port, whose tag and len must be the
+ * RECV's, and stores it at addr (UB, or host with TPU_F_LINK_HOST, needs READ and WRITE when
+ * it reduces), or with a reduce op (flags bits 3..0) combines it with what is there:
+ * dst[i] = dst[i] op msg[i], elements of dtype. docs/hardware.md section 10.
+ */
+struct tpu_insn_link {
+	__u8 opcode;
+	__u8 dtype;		/* RECV with a reduce op: BF16, INT32 or FP32; else 0 */
+	__u16 flags;		/* RECV: tpu_link_reduce in bits 3..0; TPU_F_LINK_HOST */
+	__u8 port;		/* < TPU_ICI_MAX_PORTS */
+	__u8 reserved0;		/* must be 0 */
+	__u16 reserved1;	/* must be 0 */
+	__u32 tag;		/* the message's tag, matched by RECV */
+	__u32 len;		/* bytes, 1..TPU_ICI_MAX_BYTES */
+	__u64 addr;		/* UB offset, or device VA with TPU_F_LINK_HOST */
+	__u64 reserved2;	/* must be 0 */
+};
+
+#define TPU_LINK_REDUCE_MASK	0xfu
+enum tpu_link_reduce {
+	TPU_LINK_COPY = 0,	/* dst = msg */
+	TPU_LINK_SUM = 1,	/* dst = dst + msg */
+	TPU_LINK_MAX = 2,	/* dst = max(dst, msg), VECTOR MAX's rule */
+	TPU_LINK_MIN = 3,	/* dst = min(dst, msg), VECTOR MIN's rule */
+};
+/* SEND / RECV: addr is a device VA in host memory, not a unified-buffer offset. */
+#define TPU_F_LINK_HOST		(1u << 4)
+
+/*
  * TIMESTAMP: once every earlier instruction has finished, write struct tpu_timestamp to
  * host_addr (device VA, 8-byte aligned, needs WRITE permission).
  */
@@ -412,6 +495,7 @@ union tpu_insn {
 	struct tpu_insn_vec vec;
 	struct tpu_insn_pool pool;
 	struct tpu_insn_ts ts;
+	struct tpu_insn_link link;
 	__u64 raw[4];
 };
 
@@ -424,6 +508,7 @@ static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
 static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
 static_assert(sizeof(struct tpu_insn_pool) == TPU_INSN_SIZE, "POOL is 32 bytes");
 static_assert(sizeof(struct tpu_insn_act) == TPU_INSN_SIZE, "ACTIVATE is 32 bytes");
+static_assert(sizeof(struct tpu_insn_link) == TPU_INSN_SIZE, "SEND and RECV are 32 bytes");
 #else
 _Static_assert(sizeof(struct tpu_ring_entry) == 64, "ring entry is 64 bytes");
 _Static_assert(sizeof(struct tpu_completion) == 64, "completion record is 64 bytes");
@@ -431,6 +516,7 @@ _Static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
 _Static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
 _Static_assert(sizeof(struct tpu_insn_pool) == TPU_INSN_SIZE, "POOL is 32 bytes");
 _Static_assert(sizeof(struct tpu_insn_act) == TPU_INSN_SIZE, "ACTIVATE is 32 bytes");
+_Static_assert(sizeof(struct tpu_insn_link) == TPU_INSN_SIZE, "SEND and RECV are 32 bytes");
 #endif
 
 #endif /* TPU_HW_H */

@@ -18,6 +18,12 @@
  *     translations in use, and counts them in TLB_INVAL_DONE.
  * A global reset under the BQL waits for the worker at most
  * TPU_RESET_WAIT_MS (tpu.c).
+ *
+ * Links (spec 2.0, tpu-ici.c): a job's SEND or RECV may wait for another
+ * card, inside the engine on the worker thread with no lock of ours held
+ * (the engine's link locks are leaves below TPUState.lock), so the BQL
+ * holder, MMIO handlers and the other card's worker never wait for it; an
+ * abort (tpu_engine_abort(), under the lock) ends the wait at once.
  */
 
 #ifndef HW_MISC_TPU_DEV_H
@@ -28,6 +34,7 @@
 #include "qom/object.h"
 #include "tpu_engine.h"
 #include "tpu_hw.h"
+#include "tpu-ici.h"
 
 #define TYPE_TPU "tpu"
 OBJECT_DECLARE_SIMPLE_TYPE(TPUState, TPU)
@@ -49,6 +56,9 @@ enum {
     TPU_CNT_MACS_FP32,
     TPU_CNT_STALL,
     TPU_CNT_TLB_MISSES,
+    TPU_CNT_LINK_CYCLES,    /* spec 2.0 */
+    TPU_CNT_LINK_TX,
+    TPU_CNT_LINK_RX,
     TPU_CNT_COUNT
 };
 
@@ -118,6 +128,9 @@ struct TPUState {
     bool queue_reset_fails;     /* x-queue-reset-fails: QCTRL_RESET fails */
     uint32_t spec_version;      /* x-spec-version: VERSION, and CAPS by it */
     uint64_t generation_step;   /* x-ring-generation-step: epoch/resets step */
+    TPUIciState *ici;           /* ici: the fabric the card joined, or NULL */
+    char *ici_coord;            /* ici-coord: its coordinate there */
+    bool ici_attached;
 
     struct tpu_engine *engine;
     QemuThread worker;

@@ -276,6 +276,9 @@ static void tpu_count_job(TPUState *s, const struct tpu_job_result *r)
     s->counters[TPU_CNT_MACS_FP32] += r->macs_fp32;
     s->counters[TPU_CNT_STALL] += r->stall_cycles;
     s->counters[TPU_CNT_TLB_MISSES] += r->tlb_misses;
+    s->counters[TPU_CNT_LINK_CYCLES] += r->link_cycles;
+    s->counters[TPU_CNT_LINK_TX] += r->link_tx_bytes;
+    s->counters[TPU_CNT_LINK_RX] += r->link_rx_bytes;
 }
 
 /*

@@ -26,10 +26,14 @@
  *                       recovers it (for the driver's escalation to a reset
  *                       of the card)
  *   x-spec-version      test only (default TPU_SPEC_VERSION): the spec version
- *                       VERSION reports, 1.0 to the current one (major << 16 |
- *                       minor), and only the CAPS bits of that version; the
- *                       card behaves as the current spec all the same (for
- *                       the driver's refusal of cards before spec 1.3)
+ *                       VERSION reports, 1.0 to 1.5 or the current 2.0
+ *                       (major << 16 | minor), and only the CAPS bits of that
+ *                       version; the card behaves as the current spec all the
+ *                       same (for the driver's refusal of cards before 1.3)
+ *   ici                 spec 2.0: the tpu-ici object (tpu-ici.c) whose fabric
+ *                       the card joins; none: no links
+ *   ici-coord           with ici: the card's coordinate, "x" on a ring, "x:y"
+ *                       on a 2-D torus
  *   x-ring-generation-step  test only (default 1, at least 1): how far a ring
  *                       reprogram or QCTRL_RESET advances the queue's
  *                       generation counters; 4294967296 makes each count as
@@ -64,6 +68,10 @@
  *     is no longer shown.
  *   - Ring entries are fetched and jobs retired by a bottom half in the main
  *     loop; the worker thread only runs the engine (tpu-dev.h, Locking).
+ *   - A card on a fabric (ici) joins it when realized and leaves it when
+ *     unrealized; a peer's job waiting on one of its links then ends
+ *     LINK_DOWN. A global reset also clears the port counters, and the
+ *     engine's reset after an aborted job empties the receive buffers.
  *   - RESET waits up to TPU_RESET_WAIT_MS for the running job to stop at an
  *     instruction boundary. If it has not, the registers are reset anyway,
  *     the job's results are dropped and STATUS.READY comes back once the job
@@ -96,6 +104,8 @@
 #define TPU_MAX_CTX 65536
 #define TPU_MAX_DEFAULT_THREADS 64
 #define TPU_MAX_TLB_ENTRIES 65536
+/* The last spec version before 2.0, for x-spec-version. */
+#define TPU_SPEC_1_LAST 0x00010005u
 
 /*
  * Interrupts: the lock is held. Delivery waits for the bottom half so that
@@ -169,6 +179,7 @@ static void tpu_global_reset(TPUState *s)
     }
     s->generation++;
     tpu_clear_registers(s);
+    tpu_engine_link_clear(s->engine);
     s->status &= ~TPU_STATUS_READY;     /* nothing new is fetched */
     if (tpu_worker_has_job(s)) {
         tpu_engine_abort(s->engine);
@@ -432,6 +443,105 @@ static bool tpu_queue_write(TPUState *s, hwaddr addr, uint64_t val)
 
 /* ---- global registers --------------------------------------------------- */
 
+/* ---- interconnect registers (spec 2.0) ---------------------------------- */
+
+static bool tpu_port_reg_is_64bit(hwaddr reg)
+{
+    hwaddr preg;
+
+    if (reg < TPU_REG_PORT_BASE ||
+        reg >= TPU_REG_PORT(TPU_ICI_MAX_PORTS, 0)) {
+        return false;
+    }
+    preg = (reg - TPU_REG_PORT_BASE) % TPU_REG_PORT_STRIDE;
+    return preg >= TPU_PREG_TX_BYTES && preg <= TPU_PREG_ERRORS;
+}
+
+static bool tpu_has_ici(TPUState *s)
+{
+    return s->spec_version >= 0x00020000u;
+}
+
+/* ICI_* registers: the card's place on its fabric, 0 on none; lock held. */
+static bool tpu_ici_read(TPUState *s, hwaddr addr, uint64_t *val)
+{
+    struct tpu_link_info info;
+
+    tpu_engine_link_info(s->engine, &info);
+    if (!tpu_has_ici(s)) {
+        memset(&info, 0, sizeof(info));
+    }
+    switch (addr) {
+    case TPU_REG_ICI_INFO:
+        *val = info.ports | info.topology << TPU_ICI_INFO_TOPO_SHIFT;
+        break;
+    case TPU_REG_ICI_COORD:
+        *val = info.x | info.y << 8;
+        break;
+    case TPU_REG_ICI_DIMS:
+        *val = info.dim_x | info.dim_y << 8;
+        break;
+    case TPU_REG_ICI_LINK_GBPS:
+        *val = info.link_gbps;
+        break;
+    case TPU_REG_ICI_HOP_NS:
+        *val = info.hop_ns;
+        break;
+    case TPU_REG_ICI_CREDITS:
+        *val = info.credits;
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* PORT blocks: a port the card does not have reads 0; lock held. */
+static bool tpu_port_read(TPUState *s, hwaddr addr, uint64_t *val)
+{
+    struct tpu_link_port_info p;
+    unsigned port;
+
+    if (addr < TPU_REG_PORT_BASE ||
+        addr >= TPU_REG_PORT(TPU_ICI_MAX_PORTS, 0)) {
+        return false;
+    }
+    port = (addr - TPU_REG_PORT_BASE) / TPU_REG_PORT_STRIDE;
+    if (!tpu_has_ici(s) || !tpu_engine_port_info(s->engine, port, &p)) {
+        memset(&p, 0, sizeof(p));
+    }
+    switch ((addr - TPU_REG_PORT_BASE) % TPU_REG_PORT_STRIDE) {
+    case TPU_PREG_STATUS:
+        *val = (p.up ? TPU_PORT_UP : 0) | (p.error ? TPU_PORT_ERROR : 0) |
+               p.peer_port << TPU_PORT_PEER_PORT_SHIFT;
+        break;
+    case TPU_PREG_PEER:
+        *val = p.peer_x | p.peer_y << 8;
+        break;
+    case TPU_PREG_TX_BYTES:
+        *val = p.tx_bytes;
+        break;
+    case TPU_PREG_RX_BYTES:
+        *val = p.rx_bytes;
+        break;
+    case TPU_PREG_TX_PACKETS:
+        *val = p.tx_packets;
+        break;
+    case TPU_PREG_RX_PACKETS:
+        *val = p.rx_packets;
+        break;
+    case TPU_PREG_ERRORS:
+        *val = p.errors;
+        break;
+    case TPU_PREG_RX_QUEUED:
+        *val = p.rx_queued;
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
 static bool tpu_reg_is_64bit(hwaddr reg)
 {
     hwaddr qreg;
@@ -443,7 +553,8 @@ static bool tpu_reg_is_64bit(hwaddr reg)
     }
     return reg == TPU_REG_CTX_TABLE || reg == TPU_REG_ERR_ADDR ||
            reg == TPU_REG_RUN_SEQNO ||
-           (reg >= TPU_REG_CNT_CYCLES && reg <= TPU_REG_CNT_TLB_MISSES);
+           (reg >= TPU_REG_CNT_CYCLES && reg <= TPU_REG_CNT_LINK_RX) ||
+           tpu_port_reg_is_64bit(reg);
 }
 
 /*
@@ -455,7 +566,7 @@ static bool tpu_runs_job(TPUState *s)
     return s->job_state != TPU_JOB_NONE && !s->running_dropped;
 }
 
-/* The CAPS bits of a spec version (1.x). */
+/* The CAPS bits of a spec version (1.x, 2.0). */
 static uint32_t tpu_caps(uint32_t spec_version)
 {
     uint32_t minor = spec_version & 0xffff;
@@ -467,8 +578,11 @@ static uint32_t tpu_caps(uint32_t spec_version)
     if (minor >= 4) {
         caps |= TPU_CAP_VPU_TRAIN;
     }
-    if (minor >= 5) {
-        caps |= TPU_CAP_RUN_INFO;
+    if (minor >= 5 || spec_version >> 16 >= 2) {
+        caps |= TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN | TPU_CAP_RUN_INFO;
+    }
+    if (spec_version >> 16 >= 2) {
+        caps |= TPU_CAP_ICI;
     }
     return caps;
 }
@@ -541,11 +655,12 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
     case TPU_REG_RUN_SEQNO:
         *val = tpu_runs_job(s) ? s->job.seqno : 0;
         break;
-    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
+    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_LINK_RX:
         *val = s->counters[(addr - TPU_REG_CNT_CYCLES) / 8];
         break;
     default:
-        return tpu_queue_read(s, addr, val);
+        return tpu_ici_read(s, addr, val) || tpu_port_read(s, addr, val) ||
+               tpu_queue_read(s, addr, val);
     }
     return true;
 }
@@ -607,7 +722,9 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
     case TPU_REG_ERR_CODE ... TPU_REG_ERR_ADDR:
     case TPU_REG_RUN_QUEUE:
     case TPU_REG_RUN_SEQNO:
-    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_TLB_MISSES:
+    case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_LINK_RX:
+    case TPU_REG_ICI_INFO ... TPU_REG_ICI_CREDITS:
+    case TPU_REG_PORT_BASE ... TPU_REG_PORT(TPU_ICI_MAX_PORTS, 0) - 1:
         qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only register 0x%"
                       HWADDR_PRIx "\n", addr);
         break;
@@ -724,13 +841,17 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
         error_setg(errp, "tpu: tlb-entries must be 1..%d", TPU_MAX_TLB_ENTRIES);
     } else if (s->generation_step < 1) {
         error_setg(errp, "tpu: x-ring-generation-step must be at least 1");
-    } else if (s->spec_version >> 16 != TPU_SPEC_VERSION >> 16 ||
-               s->spec_version > TPU_SPEC_VERSION) {
-        error_setg(errp, "tpu: x-spec-version 0x%x: must be 0x%x..0x%x "
-                   "(spec %u.0 to %u.%u, major << 16 | minor)",
-                   s->spec_version, TPU_SPEC_VERSION & 0xffff0000u,
+    } else if ((s->spec_version < 0x00010000u ||
+                s->spec_version > TPU_SPEC_1_LAST) &&
+               s->spec_version != TPU_SPEC_VERSION) {
+        error_setg(errp, "tpu: x-spec-version 0x%x: must be 0x%x..0x%x or "
+                   "0x%x (spec 1.0 to 1.5, or %u.%u; major << 16 | minor)",
+                   s->spec_version, 0x00010000u, TPU_SPEC_1_LAST,
                    TPU_SPEC_VERSION, TPU_SPEC_VERSION >> 16,
-                   TPU_SPEC_VERSION >> 16, TPU_SPEC_VERSION & 0xffff);
+                   TPU_SPEC_VERSION & 0xffff);
+    } else if (s->ici_coord && !s->ici) {
+        error_setg(errp, "tpu: ici-coord needs ici, the tpu-ici object the "
+                   "card joins");
     } else {
         return true;
     }
@@ -816,6 +937,15 @@ static bool tpu_init_msix(TPUState *s, Error **errp)
     return true;
 }
 
+/* Takes the card off its fabric: a peer's job waiting on it ends LINK_DOWN. */
+static void tpu_leave_fabric(TPUState *s)
+{
+    if (s->ici_attached) {
+        tpu_ici_detach(s->ici, s->engine);
+        s->ici_attached = false;
+    }
+}
+
 static void tpu_realize(PCIDevice *pdev, Error **errp)
 {
     TPUState *s = TPU(pdev);
@@ -823,9 +953,15 @@ static void tpu_realize(PCIDevice *pdev, Error **errp)
     if (!tpu_check_properties(s, errp) || !tpu_create_engine(s, errp)) {
         return;
     }
+    if (s->ici) {
+        if (!tpu_ici_attach(s->ici, s->engine, s->ici_coord, errp)) {
+            goto fail_engine;
+        }
+        s->ici_attached = true;
+    }
     if (pcie_endpoint_cap_init(pdev, TPU_PCIE_CAP_OFFSET) < 0) {
         error_setg(errp, "tpu: cannot add the PCIe capability");
-        goto fail_engine;
+        goto fail_ici;
     }
     if (!tpu_init_msix(s, errp)) {
         goto fail_pcie;
@@ -850,6 +986,8 @@ static void tpu_realize(PCIDevice *pdev, Error **errp)
 
 fail_pcie:
     pcie_cap_exit(pdev);
+fail_ici:
+    tpu_leave_fabric(s);
 fail_engine:
     tpu_engine_destroy(s->engine);
     s->engine = NULL;
@@ -869,6 +1007,7 @@ static void tpu_exit(PCIDevice *pdev)
     s->stopped = true;
     qemu_mutex_unlock(&s->lock);
     tpu_worker_stop(s);
+    tpu_leave_fabric(s);
     qemu_bh_delete(s->queue_bh);
     s->queue_bh = NULL;
     qemu_bh_delete(s->irq_bh);
@@ -923,6 +1062,8 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_UINT32("x-spec-version", TPUState, spec_version,
                        TPU_SPEC_VERSION),
     DEFINE_PROP_UINT64("x-ring-generation-step", TPUState, generation_step, 1),
+    DEFINE_PROP_LINK("ici", TPUState, ici, TYPE_TPU_ICI, TPUIciState *),
+    DEFINE_PROP_STRING("ici-coord", TPUState, ici_coord),
 };
 
 /* Shown by -device tpu,help. */
@@ -948,7 +1089,10 @@ static const struct {
     { "x-queue-reset-fails", "test only: a queue reset does not take, the "
       "queue stays in error until a global reset" },
     { "x-spec-version", "test only: the spec version (major << 16 | minor, "
-      "1.0 to the current one) VERSION and CAPS report" },
+      "1.0 to 1.5 or the current 2.0) VERSION and CAPS report" },
+    { "ici", "the tpu-ici object (inter-chip fabric) the card joins" },
+    { "ici-coord", "the card's coordinate on the fabric: \"x\" on a ring, "
+      "\"x:y\" on a 2-D torus" },
     { "x-ring-generation-step", "test only: how far a ring reprogram or "
       "queue reset advances the queue's generation counters (at least 1)" },
 };

@@ -108,6 +108,51 @@ if [ ! -d "$tree" ]; then
 	# Its python/wheels lacks pycotap, which only QEMU's test runner needs.
 	sed -i '/^pycotap = /d' "$partial/src/pythondeps.toml"
 	! grep -q pycotap "$partial/src/pythondeps.toml" || die "could not drop pycotap"
+	# -object tpu-ici (qemu-device/tpu-ici.c): -object checks its type and properties against
+	# the QAPI schema, so the type joins ObjectType and ObjectOptions in qapi/qom.json.
+	python3 - "$partial/src/qapi/qom.json" <<'PY' || die "could not add tpu-ici to qapi/qom.json"
+import sys
+path = sys.argv[1]
+text = open(path).read()
+struct = '''##
+# @TpuIciProperties:
+#
+# Properties for tpu-ici objects: the inter-chip interconnect of the
+# TPU cards (-device tpu,ici=ID; docs/hardware.md of tpu-stack).
+#
+# @topology: "ring" (default) or "torus2d"
+#
+# @dims: cards, "N" for a ring or "XxY" for a 2-D torus
+#
+# @preset: "v4" or "v5e", the link figures of Cloud TPU v4 and v5e
+#
+# @link-gbps: bandwidth of each link direction in Gbit/s
+#
+# @hop-ns: latency of one hop in nanoseconds
+#
+# @credits: packets of 4 KiB a port's receive buffer holds
+#
+# Since: 10.0
+##
+{ 'struct': 'TpuIciProperties',
+  'data': { '*topology': 'str',
+            '*dims': 'str',
+            '*preset': 'str',
+            '*link-gbps': 'uint32',
+            '*hop-ns': 'uint32',
+            '*credits': 'uint32' } }
+
+'''
+anchors = [("##\n# @ObjectType:", struct + "##\n# @ObjectType:"),
+           ("    'throttle-group',\n", "    'throttle-group',\n    'tpu-ici',\n"),
+           ("      'throttle-group':", "      'tpu-ici':                    'TpuIciProperties',\n"
+            "      'throttle-group':")]
+for old, new in anchors:
+    if text.count(old) != 1:
+        sys.exit("anchor not found once: " + old)
+    text = text.replace(old, new)
+open(path, "w").write(text)
+PY
 	mkdir "$partial/src/hw/misc/tpu"
 	printf '\n# TPU card (tools/build-qemu.sh)\nsubdir('"'"'tpu'"'"')\n' \
 		>>"$partial/src/hw/misc/meson.build"

@@ -56,7 +56,7 @@ tpu_insn with_raw_byte(tpu_insn insn, unsigned byte, uint8_t value) {
 
 TEST_CASE("unknown opcodes are rejected", "[decoder]") {
     Fixture f;
-    for (uint8_t op : {uint8_t(13), uint8_t(0x7f), uint8_t(0xff)})
+    for (uint8_t op : {uint8_t(15), uint8_t(0x7f), uint8_t(0xff)})
         check_error(f.run_one(with_raw_byte(nop(), 0, op)), TPU_ERR_BAD_OPCODE);
 }
 

@@ -432,3 +432,43 @@ TEST_CASE("spec 1.4 encodings: the new functions and ops, VECTOR's per-row broad
     CHECK(program.insns[1].vec.b_stride == 4);
     CHECK(program.insns[2].vec.flags == TPU_VOP_EQ);
 }
+
+TEST_CASE("spec 2.0 link instructions: SEND and RECV field by field, bad ones refused",
+          "[builder]") {
+    tpurt::ProgramBuilder builder;
+    builder.send({3, 0xdeadbeef, 0x1234567000ull, 65536, true});
+    builder.recv({1, 7, 4096, 1u << 20, false, tpurt::LinkReduce::Sum, DType::Bf16});
+    builder.recv({0, 8, 0x7000, 64, true});
+    const tpurt::Program program = builder.finish();
+    REQUIRE(program.insns.size() == 3);
+    const tpu_insn_link &s = program.insns[0].link;
+    CHECK(s.opcode == TPU_OP_SEND);
+    CHECK(s.dtype == 0);
+    CHECK(s.flags == TPU_F_LINK_HOST);
+    CHECK(s.port == 3);
+    CHECK(s.tag == 0xdeadbeef);
+    CHECK(s.len == 65536);
+    CHECK(s.addr == 0x1234567000ull);
+    CHECK(s.reserved0 == 0);
+    CHECK(s.reserved1 == 0);
+    CHECK(s.reserved2 == 0);
+    const tpu_insn_link &r = program.insns[1].link;
+    CHECK(r.opcode == TPU_OP_RECV);
+    CHECK(r.dtype == TPU_DT_BF16);
+    CHECK(r.flags == TPU_LINK_SUM);
+    CHECK(r.port == 1);
+    CHECK(r.len == (1u << 20));
+    CHECK(r.addr == 4096);
+    const tpu_insn_link &c = program.insns[2].link;
+    CHECK(c.dtype == 0); // a copy has no type
+    CHECK(c.flags == TPU_F_LINK_HOST);
+
+    CHECK_THROWS_AS(builder.send({TPU_ICI_MAX_PORTS, 0, 0, 64}), tpurt::Error);
+    CHECK_THROWS_AS(builder.send({0, 0, 0, 0}), tpurt::Error);
+    CHECK_THROWS_AS(builder.send({0, 0, 0, TPU_ICI_MAX_BYTES + 1}), tpurt::Error);
+    CHECK_THROWS_AS(builder.recv({0, 0, 0, 64, false, tpurt::LinkReduce::Max, DType::Int8}),
+                    tpurt::Error);
+    CHECK_THROWS_AS(builder.recv({0, 0, 0, 64, false, static_cast<tpurt::LinkReduce>(9)}),
+                    tpurt::Error);
+    CHECK(builder.empty());
+}

@@ -20,6 +20,10 @@
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
 #                      (in the initramfs), and TPU_DATASETS=/datasets exported to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
+#   --ici ring[,PROPS] | torus2d[,PROPS]   join the cards by an inter-chip fabric (spec 2.0):
+#                      -object tpu-ici (preset v5e, dims N on a ring, 2xN/2 on a torus, more
+#                      tpu-ici properties in PROPS, e.g. ring,credits=16) and each card at its
+#                      coordinate: x = i on a ring, i mod 2:i / 2 on the torus
 #   --smp N            N virtual CPUs (default 1): the driver's interrupt handler and ioctls on
 #                      several CPUs at once
 #   --append "ARGS"    more guest kernel arguments (e.g. "swiotlb=131072,force"; repeatable)
@@ -38,6 +42,7 @@ interactive=0
 driver=1
 driver_args=
 cards=1
+ici=
 smp=1
 extra=()
 extra_append=
@@ -60,6 +65,7 @@ while [ $# -gt 0 ]; do
 		forwards+=("$2"); shift 2 ;;
 	--datasets) datasets=1; shift ;;
 	--cards) cards=$2; shift 2 ;;
+	--ici) ici=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--out)
 		[ -d "$2" ] || { echo "run-in-vm: --out $2 is not a directory" >&2; exit 2; }
@@ -69,6 +75,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --cards needs a number >= 1, not '$cards'" >&2; exit 2; }
+[ -z "$ici" ] || [[ "$ici" =~ ^(ring|torus2d)(,[a-z0-9=,-]+)?$ ]] ||
+	{ echo "run-in-vm: --ici wants ring or torus2d and tpu-ici properties, not '$ici'" >&2; exit 2; }
+[ -z "$ici" ] || [ "$cards" -ge 2 ] || { echo "run-in-vm: --ici needs --cards 2 or more" >&2; exit 2; }
+[[ "$ici" != torus2d* ]] || [ $((cards % 2)) -eq 0 ] ||
+	{ echo "run-in-vm: --ici torus2d needs an even number of cards" >&2; exit 2; }
 [[ "$smp" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --smp needs a number >= 1, not '$smp'" >&2; exit 2; }
 [ $interactive -eq 1 ] || [ $# -gt 0 ] || { echo "run-in-vm: no command given" >&2; exit 2; }
 [ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
@@ -115,8 +126,21 @@ args=(-accel tcg -cpu max -smp "$smp" -m 2G -no-reboot -nic none -vga none
       -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on"
       -virtfs "local,path=$job,mount_tag=job,security_model=none"
       "${extra[@]}")
+if [ -n "$ici" ]; then
+	topology=${ici%%,*}
+	props=
+	[ "$topology" = "$ici" ] || props=,${ici#*,}
+	if [ "$topology" = ring ]; then dims=$cards; else dims=2x$((cards / 2)); fi
+	args+=(-object "tpu-ici,id=ici0,topology=$topology,dims=$dims,preset=v5e$props")
+fi
 for ((i = 0; i < cards; i++)); do
-	args+=(-device tpu)
+	if [ -z "$ici" ]; then
+		args+=(-device tpu)
+	elif [ "$topology" = ring ]; then
+		args+=(-device "tpu,ici=ici0,ici-coord=$i")
+	else
+		args+=(-device "tpu,ici=ici0,ici-coord=$((i % 2)):$((i / 2))")
+	fi
 done
 if [ ${#forwards[@]} -gt 0 ]; then
 	netdev=user,id=net0

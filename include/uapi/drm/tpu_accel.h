@@ -81,6 +81,7 @@ enum drm_tpu_param {
 #define DRM_TPU_CAP_TLB_DONE	(1u << 4)	/* the card reports TLB invalidations complete */
 #define DRM_TPU_CAP_VPU_TRAIN	(1u << 5)	/* LOG, SQRT, RSQRT, RECIP, VECTOR DIV..EQ, B_COL */
 #define DRM_TPU_CAP_RUN_INFO	(1u << 6)	/* the card names the job it runs (its resets spare more) */
+#define DRM_TPU_CAP_ICI		(1u << 7)	/* spec 2.0: inter-chip links, SEND and RECV */
 
 /**
  * struct drm_tpu_get_param - query a device property or counter
@@ -231,6 +232,9 @@ struct drm_tpu_submit {
 #define DRM_TPU_STATUS_RING_ENTRY	9	/* bad ring entry */
 #define DRM_TPU_STATUS_NO_WEIGHTS	10	/* MATMUL without matching loaded weights */
 #define DRM_TPU_STATUS_ABORTED		11	/* stopped by a reset */
+#define DRM_TPU_STATUS_LINK_DOWN	12	/* spec 2.0: no link on the port, or it went down */
+#define DRM_TPU_STATUS_LINK_MISMATCH	13	/* spec 2.0: the message waiting has another tag or length */
+#define DRM_TPU_STATUS_LINK_PARTIAL	14	/* spec 2.0: the sender cut the message short */
 
 /* drm_tpu_wait.flags: timeout_ns is an absolute CLOCK_MONOTONIC time, not a duration. */
 #define DRM_TPU_WAIT_ABSOLUTE	(1u << 0)

@@ -71,6 +71,9 @@ struct tpu_job_result {
 	uint64_t macs_bf16;
 	uint64_t macs_fp32;
 	uint64_t tlb_misses;	/* translations that walked the page tables */
+	uint64_t link_cycles;	/* spec 2.0: cycles SEND and RECV kept link units busy */
+	uint64_t link_tx_bytes;	/* bytes SENDs put on links */
+	uint64_t link_rx_bytes;	/* bytes RECVs took from links */
 };
 
 /*
@@ -117,7 +120,8 @@ void tpu_engine_tlb_drop(struct tpu_engine *eng, uint32_t ctx_id);
 /*
  * Asks a running tpu_engine_run() to stop with TPU_ERR_ABORTED: between instructions, and
  * inside long ones between rows (DMA, vector unit) or blocks of rows and simulated cycles
- * (MATMUL). Safe from any thread. Until tpu_engine_reset() clears the request, translations
+ * (MATMUL); a SEND waiting for credits or a RECV waiting for data stops at once (spec 2.0).
+ * Safe from any thread. Until tpu_engine_reset() clears the request, translations
  * fill no TLB entry.
  */
 void tpu_engine_abort(struct tpu_engine *eng);
@@ -131,10 +135,70 @@ void tpu_engine_abort(struct tpu_engine *eng);
 uint64_t tpu_engine_progress(struct tpu_engine *eng);
 
 /*
- * Empties the TLB and clears on-chip state (unified buffer, accumulators, weights) and any abort
- * request; no job may run. A reset of the card aborts first, then resets once the job stopped.
+ * Empties the TLB and clears on-chip state (unified buffer, accumulators, weights), the packets
+ * waiting in the link ports' receive buffers (spec 2.0) and any abort request; no job may run. A reset of the card aborts first, then resets once the job stopped.
  */
 void tpu_engine_reset(struct tpu_engine *eng);
+
+/* ---- the inter-chip interconnect (spec 2.0, docs/hardware.md section 10) ------------------ */
+
+struct tpu_fabric;
+
+struct tpu_fabric_config {
+	uint32_t topology;	/* enum tpu_ici_topology: RING or TORUS2D */
+	uint32_t dim_x;		/* cards along x, 2..TPU_ICI_MAX_DIM */
+	uint32_t dim_y;		/* 1 for a ring; 2..TPU_ICI_MAX_DIM for a torus */
+	uint32_t link_gbps;	/* each link direction's bandwidth, Gbit/s (>= 1) */
+	uint32_t hop_ns;	/* latency of one hop, ns */
+	uint32_t credits;	/* packets (TPU_ICI_PACKET_BYTES) a receive buffer holds, 2..65536 */
+};
+
+struct tpu_link_info {
+	uint32_t ports;		/* 0: not on a fabric */
+	uint32_t topology;
+	uint32_t x, y;
+	uint32_t dim_x, dim_y;
+	uint32_t link_gbps;
+	uint32_t hop_ns;
+	uint32_t credits;
+};
+
+struct tpu_link_port_info {
+	uint32_t up;		/* a card sits at the other end */
+	uint32_t error;		/* a job ended with a link error on the port since the last clear */
+	uint32_t peer_port;
+	uint32_t peer_x, peer_y;
+	uint32_t rx_queued;	/* packets waiting in the port's receive buffer */
+	uint64_t tx_bytes, rx_bytes, tx_packets, rx_packets;
+	uint64_t errors;	/* jobs that ended with a link error on the port */
+};
+
+/*
+ * A fabric that engines join at coordinates. NULL and a message in err if cfg is invalid.
+ * Destroying it leaves the engines attached wired until they detach.
+ */
+struct tpu_fabric *tpu_fabric_create(const struct tpu_fabric_config *cfg, char *err,
+				     size_t errlen);
+void tpu_fabric_destroy(struct tpu_fabric *fabric);
+
+/*
+ * Joins the engine to the fabric at (x, y); its ports are wired to the engines at the
+ * neighbouring coordinates (now or when they join). 0, or -1 and a message in err (coordinate
+ * outside the fabric or taken, a clock other than the cards' already there, already joined).
+ * No job may run.
+ */
+int tpu_engine_attach(struct tpu_engine *eng, struct tpu_fabric *fabric, uint32_t x, uint32_t y,
+		      char *err, size_t errlen);
+/* Leaves the fabric: the engine's links go down and a peer's job waiting on one of them ends
+ * with TPU_ERR_LINK_DOWN. No job of this engine may run. Destroying an engine detaches it. */
+void tpu_engine_detach(struct tpu_engine *eng);
+
+/* The engine's place on its fabric, all zero when it has none. Safe from any thread. */
+void tpu_engine_link_info(struct tpu_engine *eng, struct tpu_link_info *out);
+/* A port's state and counters; false (and *out zeroed) if the engine has no such port. */
+bool tpu_engine_port_info(struct tpu_engine *eng, uint32_t port, struct tpu_link_port_info *out);
+/* Clears the ports' counters and error flags (a global reset). Safe from any thread. */
+void tpu_engine_link_clear(struct tpu_engine *eng);
 
 #ifdef __cplusplus
 }

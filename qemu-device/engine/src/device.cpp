@@ -53,7 +53,7 @@ Device::Device(const tpu_engine_config &cfg, tpu_phys_rw_fn rw, void *opaque)
       chain_src(cfg.mode == TPU_ENGINE_FAST ? kChainSrcBytes : 0), pool(pool_threads(cfg.threads)),
       mxu(pool), clock_mhz(cfg.clock_mhz),
       dma_mbps(cfg.dma_mbps ? cfg.dma_mbps : cycles::kDefaultDmaMbps),
-      cycle_accurate(cfg.mode == TPU_ENGINE_CYCLE_ACCURATE) {
+      cycle_accurate(cfg.mode == TPU_ENGINE_CYCLE_ACCURATE), links(cfg.clock_mhz) {
     if (cycle_accurate)
         array = std::make_unique<SystolicArray>(cfg.mxu_rows, cfg.mxu_cols);
 }

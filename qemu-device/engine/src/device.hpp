@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "isa/decoder.hpp"
+#include "link/fabric.hpp"
 #include "memory/dma.hpp"
 #include "memory/local_memory.hpp"
 #include "memory/mmu.hpp"
@@ -90,6 +91,10 @@ class Device {
     // Instructions (or fused groups of them) that jobs have started since creation: how a test
     // knows that a job is under way before it aborts it (tpu_engine_progress()).
     std::atomic<uint64_t> progress{0};
+    // Spec 2.0: the card's place on an inter-chip fabric, its ports and their counters.
+    LinkEndpoint links;
+    // A RECV's staging of host memory it reduces into (made on first use and kept).
+    std::vector<uint8_t> link_staging;
 };
 
 } // namespace tpu::engine

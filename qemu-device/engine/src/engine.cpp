@@ -4,6 +4,7 @@
 // boundary.
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <new>
 
 #include "device.hpp"
@@ -12,6 +13,10 @@
 
 struct tpu_engine {
     tpu::engine::Device dev;
+};
+
+struct tpu_fabric {
+    std::shared_ptr<tpu::engine::Fabric> fabric;
 };
 
 namespace {
@@ -82,6 +87,7 @@ void tpu_engine_tlb_drop(struct tpu_engine *eng, uint32_t ctx_id) {
 
 void tpu_engine_abort(struct tpu_engine *eng) {
     eng->dev.abort_requested.store(true);
+    eng->dev.links.wake(); // a SEND or RECV waiting on a link sees the request
 }
 
 uint64_t tpu_engine_progress(struct tpu_engine *eng) {
@@ -92,7 +98,64 @@ void tpu_engine_reset(struct tpu_engine *eng) {
     // The TLB is emptied while the abort request still keeps fills out.
     eng->dev.mmu.invalidate(TPU_TLB_INVAL_ALL);
     eng->dev.clear_state();
+    eng->dev.links.flush();
     eng->dev.abort_requested.store(false);
+}
+
+struct tpu_fabric *tpu_fabric_create(const struct tpu_fabric_config *cfg, char *err,
+                                     size_t errlen) {
+    if (!cfg) {
+        set_error(err, errlen, "no fabric configuration");
+        return nullptr;
+    }
+    if (const char *why = tpu::engine::Fabric::config_error(*cfg)) {
+        set_error(err, errlen, why);
+        return nullptr;
+    }
+    try {
+        return new tpu_fabric{std::make_shared<tpu::engine::Fabric>(*cfg)};
+    } catch (const std::bad_alloc &) {
+        set_error(err, errlen, "out of memory for the fabric");
+    }
+    return nullptr;
+}
+
+void tpu_fabric_destroy(struct tpu_fabric *fabric) {
+    delete fabric;
+}
+
+int tpu_engine_attach(struct tpu_engine *eng, struct tpu_fabric *fabric, uint32_t x, uint32_t y,
+                      char *err, size_t errlen) {
+    if (!fabric) {
+        set_error(err, errlen, "no fabric");
+        return -1;
+    }
+    try {
+        if (const char *why = eng->dev.links.attach(fabric->fabric, x, y)) {
+            set_error(err, errlen, why);
+            return -1;
+        }
+    } catch (const std::bad_alloc &) {
+        set_error(err, errlen, "out of memory for the link buffers");
+        return -1;
+    }
+    return 0;
+}
+
+void tpu_engine_detach(struct tpu_engine *eng) {
+    eng->dev.links.detach();
+}
+
+void tpu_engine_link_info(struct tpu_engine *eng, struct tpu_link_info *out) {
+    eng->dev.links.info(out);
+}
+
+bool tpu_engine_port_info(struct tpu_engine *eng, uint32_t port, struct tpu_link_port_info *out) {
+    return eng->dev.links.port_info(port, out);
+}
+
+void tpu_engine_link_clear(struct tpu_engine *eng) {
+    eng->dev.links.clear_counters();
 }
 
 } // extern "C"

@@ -233,6 +233,47 @@ ProgramBuilder &ProgramBuilder::pool(const PoolStep &s) {
     return push(insn);
 }
 
+namespace {
+
+union tpu_insn link_insn(std::uint8_t opcode, std::uint32_t port, std::uint32_t tag,
+                         std::uint64_t addr, std::uint32_t bytes, bool host) {
+    const char *name = opcode == TPU_OP_SEND ? "SEND" : "RECV";
+    if (port >= TPU_ICI_MAX_PORTS)
+        refuse(std::string(name) + ": port " + std::to_string(port) + " is outside 0.." +
+               std::to_string(TPU_ICI_MAX_PORTS - 1));
+    if (bytes == 0 || bytes > TPU_ICI_MAX_BYTES)
+        refuse(std::string(name) + ": " + std::to_string(bytes) + " bytes is outside 1.." +
+               std::to_string(TPU_ICI_MAX_BYTES));
+    union tpu_insn insn = zeroed();
+    insn.link.opcode = opcode;
+    insn.link.flags = host ? TPU_F_LINK_HOST : 0;
+    insn.link.port = static_cast<std::uint8_t>(port);
+    insn.link.tag = tag;
+    insn.link.len = bytes;
+    insn.link.addr = addr;
+    return insn;
+}
+
+} // namespace
+
+ProgramBuilder &ProgramBuilder::send(const LinkSend &s) {
+    return push(link_insn(TPU_OP_SEND, s.port, s.tag, s.addr, s.bytes, s.host));
+}
+
+ProgramBuilder &ProgramBuilder::recv(const LinkRecv &s) {
+    union tpu_insn insn = link_insn(TPU_OP_RECV, s.port, s.tag, s.addr, s.bytes, s.host);
+    if (s.reduce != LinkReduce::Copy) {
+        if (s.type != DType::Bf16 && s.type != DType::Int32 && s.type != DType::Fp32)
+            refuse(std::string("RECV reduces bf16, int32 or fp32, not ") + dtype_name(s.type));
+        if (s.reduce != LinkReduce::Sum && s.reduce != LinkReduce::Max &&
+            s.reduce != LinkReduce::Min)
+            refuse("RECV: unknown reduce op " + std::to_string(static_cast<int>(s.reduce)));
+        insn.link.dtype = static_cast<std::uint8_t>(s.type);
+        insn.link.flags |= static_cast<std::uint16_t>(s.reduce);
+    }
+    return push(insn);
+}
+
 ProgramBuilder &ProgramBuilder::nop() {
     return push(opcode_only(TPU_OP_NOP));
 }

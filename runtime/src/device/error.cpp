@@ -45,6 +45,13 @@ StatusText status_text(std::uint32_t status) {
         return {"TPU_ERR_NO_WEIGHTS", "MATMUL without matching loaded weights"};
     case TPU_ERR_ABORTED:
         return {"TPU_ERR_ABORTED", "stopped by a card reset"};
+    case TPU_ERR_LINK_DOWN:
+        return {"TPU_ERR_LINK_DOWN", "no link on the port, or the link went down"};
+    case TPU_ERR_LINK_MISMATCH:
+        return {"TPU_ERR_LINK_MISMATCH",
+                "the message waiting on the link has another tag or length"};
+    case TPU_ERR_LINK_PARTIAL:
+        return {"TPU_ERR_LINK_PARTIAL", "the sender cut the message short"};
     case DRM_TPU_JOB_TIMEOUT:
         return {"DRM_TPU_JOB_TIMEOUT", "the job hung and the driver reset the card"};
     case DRM_TPU_JOB_CANCELED:

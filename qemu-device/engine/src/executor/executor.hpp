@@ -100,6 +100,14 @@ class Executor {
     Fault execute(const ReduceInsn &insn);
     Fault execute(const PoolInsn &insn);
     Fault execute(const TransposeInsn &insn);
+    // executor_link.cpp (spec 2.0)
+    Fault execute(const SendInsn &insn);
+    Fault execute(const RecvInsn &insn);
+    // A link error on port: counted in the port's registers, the job ends with status.
+    Fault link_error(uint32_t port, uint32_t status);
+    // Stores (or reduces) one packet's payload at the RECV's destination, offset bytes in.
+    Fault receive_payload(const RecvInsn &insn, uint64_t offset, const uint8_t *data,
+                          uint32_t bytes);
 
     // Widens the staged LOAD_W's tile into dev_.weights (nothing if none is staged).
     void load_staged_weights();

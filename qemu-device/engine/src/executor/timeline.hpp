@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Timeline: when each instruction of a job runs in the cycle model (docs/hardware.md, "Cycle
 // model"), shared by both engine modes. Instructions issue in program order, one per cycle, to
-// four units — DMA, weight loader, MXU, VPU — that each run one instruction at a time. An
+// units — DMA, weight loader, MXU, VPU, and each link port's two directions (spec 2.0) — that
+// each run one instruction at a time. An
 // instruction starts once it has issued, its units are free, and every earlier instruction it
 // depends on has finished: a dependency is an overlapping byte span in the unified buffer or
 // the accumulators that either of the two writes (RAW, WAR, WAW), or a weight slot (LOAD_W
@@ -25,18 +26,28 @@ struct Span {
     bool write = false;
 };
 
-enum Unit : uint8_t {
+enum Unit : uint32_t {
     kUnitDma = 1 << 0,
     kUnitWeights = 1 << 1,
     kUnitMxu = 1 << 2,
     kUnitVpu = 1 << 3,
 };
 
+// Spec 2.0: each link direction is a unit of its own — port p's sending side (SEND) and its
+// receiving side (RECV), for p < TPU_ICI_MAX_PORTS (8).
+inline constexpr unsigned kLinkPorts = 8;
+inline constexpr uint32_t link_tx_unit(unsigned port) {
+    return 1u << (4 + port);
+}
+inline constexpr uint32_t link_rx_unit(unsigned port) {
+    return 1u << (4 + kLinkPorts + port);
+}
+
 // What the timeline needs to know about one instruction.
 struct Step {
     static constexpr unsigned kMaxSpans = 3;
 
-    uint8_t units = 0; // Unit bits, all busy for cost cycles; 0 = issue only
+    uint32_t units = 0; // Unit bits, all busy for cost cycles; 0 = issue only
     uint64_t cost = 1;
     bool barrier = false; // waits for every earlier instruction
     std::array<Span, kMaxSpans> spans{};
@@ -63,7 +74,7 @@ class Timeline {
     uint64_t stall_cycles() const { return stall_; }
 
   private:
-    static constexpr unsigned kUnits = 4;
+    static constexpr unsigned kUnits = 4 + 2 * kLinkPorts;
 
     struct InFlight {
         Step step;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "isa/decode_checks.hpp"
+#include "isa/decoder_link.hpp"
 #include "isa/decoder_vpu.hpp"
 
 namespace tpu::engine {
@@ -197,6 +198,9 @@ Fault decode(const tpu_insn &raw, const DecoderLimits &limits, Insn *out) {
         return decode_pool(raw.pool, limits, out);
     case TPU_OP_TRANSPOSE:
         return decode_transpose(raw.vec, limits, out);
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+        return decode_link(raw.link, limits, out);
     default:
         return make_fault(TPU_ERR_BAD_OPCODE);
     }

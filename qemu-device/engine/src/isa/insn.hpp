@@ -112,7 +112,28 @@ struct TimestampInsn {
     uint64_t host_addr = 0;
 };
 
+// SEND (spec 2.0): len bytes from the UB at addr (inside it), or host memory at device VA addr.
+struct SendInsn {
+    uint32_t port = 0; // < TPU_ICI_MAX_PORTS
+    uint32_t tag = 0;
+    uint32_t len = 0;
+    bool host = false;
+    uint64_t addr = 0;
+};
+
+// RECV (spec 2.0): the next message on port, of tag and len, stored at or reduced into addr.
+struct RecvInsn {
+    uint32_t port = 0;
+    uint32_t tag = 0;
+    uint32_t len = 0;
+    bool host = false;
+    uint64_t addr = 0;
+    uint8_t reduce = 0; // tpu_link_reduce
+    uint8_t dtype = 0;  // of the elements reduced (BF16, INT32, FP32); 0 for COPY
+};
+
 using Insn = std::variant<NopInsn, HaltInsn, SyncInsn, DmaInsn, LoadWInsn, MatmulInsn, ActivateInsn,
-                          VectorInsn, ReduceInsn, PoolInsn, TransposeInsn, TimestampInsn>;
+                          VectorInsn, ReduceInsn, PoolInsn, TransposeInsn, TimestampInsn, SendInsn,
+                          RecvInsn>;
 
 } // namespace tpu::engine

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // program_builder.hpp - a card program (a vector of 32-byte union tpu_insn) and the builder
 // that encodes it: every instruction of spec 1.1 (DMA, LOAD_W from the unified buffer or host,
-// MATMUL with row groups, ACTIVATE, VECTOR, REDUCE, TRANSPOSE, POOL, SYNC, TIMESTAMP). This is
+// MATMUL with row groups, ACTIVATE, VECTOR, REDUCE, TRANSPOSE, POOL, SYNC, TIMESTAMP) and the
+// link instructions of spec 2.0 (SEND, RECV). This is
 // the one place in the runtime that fills in instruction fields; it rejects values that would
 // not fit their fields, and types or operations the instruction does not take, instead of
 // truncating them. Alignment and on-chip ranges are the card's to check.
@@ -156,6 +157,38 @@ struct PoolStep {
     std::uint32_t stride_w = 0;
 };
 
+// Spec 2.0 (docs/hardware.md section 10): one message of `bytes` bytes with `tag` over the
+// link on `port`, from the unified buffer at `addr`, or with `host` from host memory at device
+// VA `addr`.
+struct LinkSend {
+    std::uint32_t port = 0;
+    std::uint32_t tag = 0;
+    std::uint64_t addr = 0;
+    std::uint32_t bytes = 0;
+    bool host = false;
+};
+
+// How a RECV combines the message with its destination.
+enum class LinkReduce : std::uint8_t {
+    Copy = TPU_LINK_COPY, // dst = msg
+    Sum = TPU_LINK_SUM,   // dst = dst + msg, elements of `type`
+    Max = TPU_LINK_MAX,
+    Min = TPU_LINK_MIN,
+};
+
+// The next message on `port` (its tag and length must be these) stored at, or reduced into, the
+// unified buffer at `addr`, or with `host` host memory at device VA `addr`; `type` (Bf16, Int32,
+// Fp32) only for a reduction.
+struct LinkRecv {
+    std::uint32_t port = 0;
+    std::uint32_t tag = 0;
+    std::uint64_t addr = 0;
+    std::uint32_t bytes = 0;
+    bool host = false;
+    LinkReduce reduce = LinkReduce::Copy;
+    DType type = DType::Fp32;
+};
+
 class ProgramBuilder {
   public:
     ProgramBuilder &dma_in(const DmaTransfer &transfer);      // host -> unified buffer
@@ -169,6 +202,8 @@ class ProgramBuilder {
     ProgramBuilder &reduce(const ReduceStep &step);
     ProgramBuilder &transpose(const TransposeStep &step);
     ProgramBuilder &pool(const PoolStep &step);
+    ProgramBuilder &send(const LinkSend &step); // spec 2.0: unified buffer or host -> link
+    ProgramBuilder &recv(const LinkRecv &step); // spec 2.0: link -> (reduce into) UB or host
     ProgramBuilder &nop();
     ProgramBuilder &sync(); // waits until every earlier instruction has finished
     // Writes struct tpu_timestamp {cycle, tag, pc} to host_addr (device VA, 8-byte aligned).

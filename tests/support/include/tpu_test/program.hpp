@@ -202,4 +202,31 @@ inline tpu_insn timestamp(uint32_t tag, uint64_t host_addr) {
     return i;
 }
 
+// SEND (spec 2.0): len bytes from the UB at addr (flags TPU_F_LINK_HOST: host VA addr) on port.
+inline tpu_insn send(uint8_t port, uint32_t tag, uint64_t addr, uint32_t len, uint16_t flags = 0) {
+    tpu_insn i{};
+    i.link.opcode = TPU_OP_SEND;
+    i.link.flags = flags;
+    i.link.port = port;
+    i.link.tag = tag;
+    i.link.len = len;
+    i.link.addr = addr;
+    return i;
+}
+
+// RECV (spec 2.0): the next message on port (tag, len) stored at addr, or with reduce (a
+// tpu_link_reduce) combined with the dtype elements there; flags may add TPU_F_LINK_HOST.
+inline tpu_insn recv(uint8_t port, uint32_t tag, uint64_t addr, uint32_t len,
+                     uint8_t reduce = TPU_LINK_COPY, uint8_t dtype = 0, uint16_t flags = 0) {
+    tpu_insn i{};
+    i.link.opcode = TPU_OP_RECV;
+    i.link.dtype = dtype;
+    i.link.flags = uint16_t(flags | reduce);
+    i.link.port = port;
+    i.link.tag = tag;
+    i.link.len = len;
+    i.link.addr = addr;
+    return i;
+}
+
 } // namespace tpu::test
