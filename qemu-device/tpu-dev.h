@@ -17,7 +17,10 @@
  *   - the TLB thread carries out the posted TLB_INVAL writes, waiting for the
  *     translations in use, and counts them in TLB_INVAL_DONE.
  * A global reset under the BQL waits for the worker at most
- * TPU_RESET_WAIT_MS (tpu.c).
+ * TPU_RESET_WAIT_MS (tpu.c). A job held by the test-only TEST_HOLD register
+ * (x-test-hold) waits inside the engine, on the worker thread, holding neither
+ * the BQL, the lock nor any engine lock that TLB invalidations wait for; a
+ * reset's tpu_engine_abort() ends the wait as it ends a long instruction.
  */
 
 #ifndef HW_MISC_TPU_DEV_H
@@ -118,6 +121,7 @@ struct TPUState {
     bool queue_reset_fails;     /* x-queue-reset-fails: QCTRL_RESET fails */
     uint32_t spec_version;      /* x-spec-version: VERSION, and CAPS by it */
     uint64_t generation_step;   /* x-ring-generation-step: epoch/resets step */
+    bool test_hold;             /* x-test-hold: TEST_HOLD and TEST_HELD exist */
 
     struct tpu_engine *engine;
     QemuThread worker;
@@ -154,6 +158,7 @@ struct TPUState {
     uint64_t err_addr;
     uint64_t counters[TPU_CNT_COUNT];
     uint32_t tlb_inval_done;    /* TLB_INVAL writes completed, kept by resets */
+    uint32_t test_hold_reg;     /* TEST_HOLD as last written, kept by resets */
     TPUQueue queues[TPU_MAX_QUEUES];
 };
 
