@@ -138,6 +138,47 @@ StalledQueues::~StalledQueues() {
     write_debugfs(dir_, "stall_queues", "0");
 }
 
+CardHold::CardHold(unsigned pc, std::string dir)
+    : dir_(std::move(dir)), file_(dir_ + "/card_hold") {
+    if (access(file_.c_str(), F_OK) != 0)
+        throw std::runtime_error("no " + file_ +
+                                 ": the card has no test-only TEST_HOLD register "
+                                 "(boot QEMU with -global tpu.x-test-hold=on)");
+    arm(pc);
+}
+
+CardHold::~CardHold() {
+    write_debugfs(dir_, "card_hold", "-1");
+    write_debugfs(dir_, "card_release", "1");
+}
+
+int CardHold::held() const {
+    std::ifstream in(file_);
+    int pc = -1;
+    if (!(in >> pc))
+        throw std::runtime_error("cannot read " + file_);
+    return pc;
+}
+
+bool CardHold::wait_held(std::chrono::milliseconds limit) const {
+    return wait_for([this] { return held() >= 0; }, limit);
+}
+
+void CardHold::arm(unsigned pc) {
+    if (!write_debugfs(dir_, "card_hold", std::to_string(pc).c_str()))
+        throw std::runtime_error("cannot write " + std::to_string(pc) + " to " + file_);
+}
+
+void CardHold::disarm() {
+    if (!write_debugfs(dir_, "card_hold", "-1"))
+        throw std::runtime_error("cannot write -1 to " + file_);
+}
+
+void CardHold::release() {
+    if (!write_debugfs(dir_, "card_release", "1"))
+        throw std::runtime_error("cannot write 1 to " + dir_ + "/card_release");
+}
+
 bool wait_card_busy(unsigned timeout_ms) {
     const std::string status = debugfs_dir() + "/status";
     for (unsigned ms = 0; ms < timeout_ms; ms++) {

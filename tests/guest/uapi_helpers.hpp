@@ -88,6 +88,35 @@ class StalledQueues {
     std::string dir_;
 };
 
+// The card's test-only hold (debugfs card_hold and card_release, on a card started with QEMU's
+// x-test-hold=on: the vm_* entry's -global tpu.x-test-hold=on): armed for instruction `pc`, the
+// next job to reach it waits there, fetched from its ring, started on the card and counted as
+// running, until released (or the hold is destroyed) or a reset of its queue or of the card
+// aborts it, as it would abort a long job. A test checks that the job is held (wait_held())
+// instead of assuming that a big job is still running some time later. Throws
+// std::runtime_error if the card has no such register (QEMU started without x-test-hold).
+class CardHold {
+  public:
+    explicit CardHold(unsigned pc, std::string dir = debugfs_dir());
+    ~CardHold(); // disarms and lets a held job go
+    CardHold(const CardHold &) = delete;
+    CardHold &operator=(const CardHold &) = delete;
+
+    // The instruction the held job waits before, -1 if none is held.
+    int held() const;
+    // Waits until a job is held; whether one is (within `limit`).
+    bool wait_held(std::chrono::milliseconds limit = std::chrono::seconds(60)) const;
+    // Arms the hold for the next job to reach `pc`; a job held now stays held.
+    void arm(unsigned pc);
+    // Disarms the hold; a job held now stays held.
+    void disarm();
+    // Lets the held job go on; the hold stays as armed.
+    void release();
+
+  private:
+    std::string dir_, file_;
+};
+
 // Polls `cond` every 10 ms until it holds or `limit` passed; returns its last value.
 template <class Cond> bool wait_for(Cond cond, std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
