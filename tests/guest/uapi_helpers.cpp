@@ -164,6 +164,28 @@ bool CardHold::wait_held(std::chrono::milliseconds limit) const {
     return wait_for([this] { return held() >= 0; }, limit);
 }
 
+bool CardHold::wait_next_held(std::uint64_t *seqno, std::chrono::milliseconds limit) const {
+    const auto run_seqno = [this] {
+        std::ifstream in(dir_ + "/status");
+        std::string line;
+        while (std::getline(in, line))
+            if (line.rfind("run_seqno: ", 0) == 0)
+                return std::stoull(line.substr(11), nullptr, 0);
+        throw std::runtime_error("no run_seqno in " + dir_ + "/status");
+    };
+    // RUN_SEQNO first: once it names another job, the previous one is held no more (the card
+    // fetches the next job only after the previous one stopped), so a hold is the new job's.
+    return wait_for(
+        [&] {
+            const std::uint64_t running = run_seqno();
+            if (running == 0 || running == *seqno || held() < 0)
+                return false;
+            *seqno = running;
+            return true;
+        },
+        limit);
+}
+
 void CardHold::arm(unsigned pc) {
     if (!write_debugfs(dir_, "card_hold", std::to_string(pc).c_str()))
         throw std::runtime_error("cannot write " + std::to_string(pc) + " to " + file_);

@@ -106,6 +106,12 @@ class CardHold {
     int held() const;
     // Waits until a job is held; whether one is (within `limit`).
     bool wait_held(std::chrono::milliseconds limit = std::chrono::seconds(60)) const;
+    // Waits until a job other than the one whose ring seqno is `*seqno` is held (the card's
+    // RUN_SEQNO, spec 1.5), and stores its seqno there; whether one is (within `limit`). A job
+    // a reset aborted may still read as held a moment after its fence signalled: this tells the
+    // next held job from it.
+    bool wait_next_held(std::uint64_t *seqno,
+                        std::chrono::milliseconds limit = std::chrono::seconds(60)) const;
     // Arms the hold for the next job to reach `pc`; a job held now stays held.
     void arm(unsigned pc);
     // Disarms the hold; a job held now stays held.
