@@ -201,18 +201,4 @@ void CardHold::release() {
         throw std::runtime_error("cannot write 1 to " + dir_ + "/card_release");
 }
 
-bool wait_card_busy(unsigned timeout_ms) {
-    const std::string status = debugfs_dir() + "/status";
-    for (unsigned ms = 0; ms < timeout_ms; ms++) {
-        std::ifstream in(status);
-        std::string line;
-        while (std::getline(in, line))
-            if (line.rfind("status: ", 0) == 0 &&
-                (std::stoul(line.substr(8), nullptr, 0) & TPU_STATUS_BUSY))
-                return true;
-        usleep(1000);
-    }
-    return false;
-}
-
 } // namespace uapi

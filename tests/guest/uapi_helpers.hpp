@@ -64,11 +64,6 @@ int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
 // mounting debugfs if needed; throws std::runtime_error if there is no such device.
 std::string debugfs_dir(unsigned minor = 0);
 
-// Waits until accel0's card is executing a job (TPU_STATUS_BUSY in its debugfs status), polling
-// every millisecond for up to timeout_ms: a test that needs a job running on the card waits for
-// it instead of sleeping a fixed time. False if the card never was busy.
-bool wait_card_busy(unsigned timeout_ms = 30000);
-
 // Writes `value` to the debugfs file `file` of the card whose debugfs directory is `dir`; whether
 // the write took.
 bool write_debugfs(const std::string &dir, const std::string &file, const char *value);
