@@ -20,7 +20,13 @@
  * "stall_queues": writing 1 stops the card fetching from every ring (CONTROL.ENABLE cleared: it
  * finishes the job it runs, if any, and starts no other), so that jobs written to the rings stay
  * there unstarted, their fences unsignalled, however fast the host; 0 lets it fetch again, and so
- * does the reset of a queue or of the card (the recovery of a job that times out meanwhile).
+ * does the reset of a queue or of the card (the recovery of a job that times out meanwhile);
+ * "card_hold", "card_release", on a card with the test-only TEST_HOLD register (QEMU's
+ * x-test-hold) only: writing an instruction index N to card_hold arms the card's hold, so that
+ * the next job to reach instruction N waits there, started and counted as running by the card,
+ * until 1 is written to card_release or a reset of its queue or of the card aborts it; -1
+ * disarms the hold (a held job stays held); reading card_hold gives the instruction the held job
+ * waits before, or -1 if none is held.
  */
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
@@ -308,6 +314,77 @@ static const struct file_operations tpu_debugfs_stall_fops = {
 	.write = tpu_debugfs_stall_write,
 };
 
+/* "card_hold": the card's TEST_HOLD and TEST_HELD registers (docs/hardware.md). */
+static ssize_t tpu_debugfs_card_hold_read(struct file *file, char __user *buf, size_t len,
+					  loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	char text[16];
+	u32 held;
+	int n, idx;
+
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+	held = tpu_read(tdev, TPU_REG_TEST_HELD);
+	drm_dev_exit(idx);
+	if (held & TPU_TEST_HELD_HELD)
+		n = scnprintf(text, sizeof(text), "%u\n", held & TPU_TEST_HELD_PC_MASK);
+	else
+		n = scnprintf(text, sizeof(text), "-1\n");
+	return simple_read_from_buffer(buf, len, pos, text, n);
+}
+
+static ssize_t tpu_debugfs_card_hold_write(struct file *file, const char __user *buf,
+					   size_t len, loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	int value, ret, idx;
+
+	ret = kstrtoint_from_user(buf, len, 0, &value);
+	if (ret)
+		return ret;
+	if (value < -1 || value > TPU_TEST_HOLD_PC_MASK)
+		return -EINVAL;
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+	tpu_write(tdev, TPU_REG_TEST_HOLD, value < 0 ? 0 : TPU_TEST_HOLD_ARM | value);
+	drm_dev_exit(idx);
+	return len;
+}
+
+static ssize_t tpu_debugfs_card_release_write(struct file *file, const char __user *buf,
+					      size_t len, loff_t *pos)
+{
+	struct tpu_device *tdev = file->private_data;
+	unsigned int value;
+	int ret, idx;
+
+	ret = kstrtouint_from_user(buf, len, 0, &value);
+	if (ret)
+		return ret;
+	if (value != 1)
+		return -EINVAL;
+	if (!drm_dev_enter(&tdev->drm, &idx))
+		return -ENODEV;
+	tpu_write(tdev, TPU_REG_TEST_HOLD, TPU_TEST_HOLD_RELEASE);
+	drm_dev_exit(idx);
+	return len;
+}
+
+static const struct file_operations tpu_debugfs_card_release_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = tpu_debugfs_card_release_write,
+};
+
+static const struct file_operations tpu_debugfs_card_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = tpu_debugfs_card_hold_read,
+	.write = tpu_debugfs_card_hold_write,
+	.llseek = default_llseek,
+};
+
 static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
 {
 	int i;
@@ -320,6 +397,13 @@ static void tpu_debugfs_init_hooks(struct tpu_device *tdev)
 				    &tdev->inject[i], &tpu_debugfs_hook_fops);
 	debugfs_create_file("stall_queues", 0200, tdev->drm.debugfs_root, tdev,
 			    &tpu_debugfs_stall_fops);
+	/* Only a card made for tests has the register (QEMU's x-test-hold). */
+	if (tpu_read(tdev, TPU_REG_TEST_HOLD) & TPU_TEST_HOLD_PRESENT) {
+		debugfs_create_file("card_hold", 0600, tdev->drm.debugfs_root, tdev,
+				    &tpu_debugfs_card_hold_fops);
+		debugfs_create_file("card_release", 0200, tdev->drm.debugfs_root, tdev,
+				    &tpu_debugfs_card_release_fops);
+	}
 }
 #else
 static void tpu_debugfs_init_hooks(struct tpu_device *tdev)

@@ -114,6 +114,21 @@
 #define TPU_QREG_DONE_SEQ	0x28	/* RO64 seqno of the last retired job (done or failed) */
 #define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
 
+/*
+ * TEST ONLY, not part of the card's specification: registers that exist only on a QEMU card
+ * started with x-test-hold=on (docs/hardware.md, "Test-only registers"); on any other card
+ * they are undefined offsets (read 0, writes ignored). The TEST_HOLD_PRESENT bit tells them apart.
+ */
+#define TPU_REG_TEST_HOLD	0xf00	/* RW  TPU_TEST_HOLD_*: hold a started job at an instruction */
+#define TPU_REG_TEST_HELD	0xf04	/* RO  TPU_TEST_HELD_*: the job held now */
+
+#define TPU_TEST_HOLD_ARM	(1u << 31)	/* the next job reaching instruction PC is held */
+#define TPU_TEST_HOLD_PRESENT	(1u << 30)	/* RO, always set: the registers exist */
+#define TPU_TEST_HOLD_RELEASE	(1u << 29)	/* WO: let the held job go (the arm unchanged) */
+#define TPU_TEST_HOLD_PC_MASK	0xffffu		/* the instruction index (program_size / 32 max) */
+#define TPU_TEST_HELD_HELD	(1u << 31)	/* a job is held, before instruction PC */
+#define TPU_TEST_HELD_PC_MASK	0xffffu
+
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
 #define TPU_SPEC_VERSION	0x00020000u	/* 2.0 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */

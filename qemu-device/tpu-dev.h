@@ -24,6 +24,11 @@
  * (the engine's link locks are leaves below TPUState.lock), so the BQL
  * holder, MMIO handlers and the other card's worker never wait for it; an
  * abort (tpu_engine_abort(), under the lock) ends the wait at once.
+ *
+ * A job held by the test-only TEST_HOLD register (x-test-hold) waits inside
+ * the engine, on the worker thread, holding neither the BQL, the lock nor any
+ * engine lock that TLB invalidations wait for; a reset's tpu_engine_abort()
+ * ends the wait as it ends a long instruction.
  */
 
 #ifndef HW_MISC_TPU_DEV_H
@@ -131,6 +136,7 @@ struct TPUState {
     TPUIciState *ici;           /* ici: the fabric the card joined, or NULL */
     char *ici_coord;            /* ici-coord: its coordinate there */
     bool ici_attached;
+    bool test_hold;             /* x-test-hold: TEST_HOLD and TEST_HELD exist */
 
     struct tpu_engine *engine;
     QemuThread worker;
@@ -167,6 +173,7 @@ struct TPUState {
     uint64_t err_addr;
     uint64_t counters[TPU_CNT_COUNT];
     uint32_t tlb_inval_done;    /* TLB_INVAL writes completed, kept by resets */
+    uint32_t test_hold_reg;     /* TEST_HOLD as last written, kept by resets */
     TPUQueue queues[TPU_MAX_QUEUES];
 };
 

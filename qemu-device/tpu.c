@@ -38,6 +38,12 @@
  *                       reprogram or QCTRL_RESET advances the queue's
  *                       generation counters; 4294967296 makes each count as
  *                       2^32 of them, to show that the counters do not wrap
+ *   x-test-hold         test only (default off): the test-only registers
+ *                       TEST_HOLD and TEST_HELD (tpu_hw.h), which hold a
+ *                       started job before an instruction until the test
+ *                       lets it go or a reset aborts it (for guest tests
+ *                       that need a job running, or hung, however fast the
+ *                       host)
  *
  * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
  *
@@ -546,6 +552,9 @@ static bool tpu_reg_is_64bit(hwaddr reg)
 {
     hwaddr qreg;
 
+    if (reg >= TPU_REG_TEST_HOLD) {
+        return false;       /* the test-only registers are 32-bit */
+    }
     if (reg >= TPU_REG_QUEUE_BASE) {
         qreg = (reg - TPU_REG_QUEUE_BASE) % TPU_REG_QUEUE_STRIDE;
         return qreg == TPU_QREG_RING_BASE || qreg == TPU_QREG_COMPL_BASE ||
@@ -585,6 +594,43 @@ static uint32_t tpu_caps(uint32_t spec_version)
         caps |= TPU_CAP_ICI;
     }
     return caps;
+}
+
+/*
+ * The test-only registers (x-test-hold): TEST_HOLD reads back what was last
+ * written, with TEST_HOLD_PRESENT; TEST_HELD says whether the engine holds a
+ * job now, and before which instruction. Lock held (the engine's hold lock is
+ * a leaf under it).
+ */
+static uint32_t tpu_test_hold_read(TPUState *s, hwaddr addr)
+{
+    uint32_t pc;
+
+    if (addr == TPU_REG_TEST_HOLD) {
+        return s->test_hold_reg | TPU_TEST_HOLD_PRESENT;
+    }
+    if (!tpu_engine_test_held(s->engine, &pc)) {
+        return 0;
+    }
+    return TPU_TEST_HELD_HELD | (pc & TPU_TEST_HELD_PC_MASK);
+}
+
+/*
+ * TEST_HOLD (x-test-hold): with TEST_HOLD_RELEASE, lets the held job go on;
+ * otherwise arms the hold for the next job to reach instruction PC
+ * (TEST_HOLD_ARM) or disarms it, a held job staying held. The held job waits
+ * in the worker with no lock held; a queue or global reset aborts it
+ * (tpu_engine_abort() wakes it) as it would abort a long job. Lock held.
+ */
+static void tpu_test_hold_write(TPUState *s, uint32_t val)
+{
+    if (val & TPU_TEST_HOLD_RELEASE) {
+        tpu_engine_test_release(s->engine);
+        return;
+    }
+    s->test_hold_reg = val & (TPU_TEST_HOLD_ARM | TPU_TEST_HOLD_PC_MASK);
+    tpu_engine_test_hold(s->engine, val & TPU_TEST_HOLD_ARM,
+                         val & TPU_TEST_HOLD_PC_MASK);
 }
 
 /* Reads a register at its natural width; lock held. */
@@ -658,6 +704,13 @@ static bool tpu_reg_read(TPUState *s, hwaddr addr, uint64_t *val)
     case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_LINK_RX:
         *val = s->counters[(addr - TPU_REG_CNT_CYCLES) / 8];
         break;
+    case TPU_REG_TEST_HOLD:
+    case TPU_REG_TEST_HELD:
+        if (!s->test_hold) {
+            return false;
+        }
+        *val = tpu_test_hold_read(s, addr);
+        break;
     default:
         return tpu_ici_read(s, addr, val) || tpu_port_read(s, addr, val) ||
                tpu_queue_read(s, addr, val);
@@ -715,6 +768,19 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
         } else {
             tpu_tlb_invalidate_post(s, val);
         }
+        break;
+    case TPU_REG_TEST_HOLD:
+        if (!s->test_hold) {
+            return false;
+        }
+        tpu_test_hold_write(s, val);
+        break;
+    case TPU_REG_TEST_HELD:
+        if (!s->test_hold) {
+            return false;
+        }
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only register 0x%"
+                      HWADDR_PRIx "\n", addr);
         break;
     case TPU_REG_ID ... TPU_REG_NUM_CTX:
     case TPU_REG_STATUS:
@@ -1064,6 +1130,7 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_UINT64("x-ring-generation-step", TPUState, generation_step, 1),
     DEFINE_PROP_LINK("ici", TPUState, ici, TYPE_TPU_ICI, TPUIciState *),
     DEFINE_PROP_STRING("ici-coord", TPUState, ici_coord),
+    DEFINE_PROP_BOOL("x-test-hold", TPUState, test_hold, false),
 };
 
 /* Shown by -device tpu,help. */
@@ -1095,6 +1162,8 @@ static const struct {
       "\"x:y\" on a 2-D torus" },
     { "x-ring-generation-step", "test only: how far a ring reprogram or "
       "queue reset advances the queue's generation counters (at least 1)" },
+    { "x-test-hold", "test only: the TEST_HOLD and TEST_HELD registers, which "
+      "hold a started job before an instruction until let go or reset" },
 };
 
 static const VMStateDescription vmstate_tpu = {

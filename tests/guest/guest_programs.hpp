@@ -55,6 +55,15 @@ inline tpurt::Program busy_program(unsigned matmuls) {
     return builder.halt().finish();
 }
 
+// The tests' hung jobs: busy_program(kHangMatmuls), held by the card (uapi::CardHold, the
+// test-only hold of QEMU's x-test-hold) before instruction kHangAt, its third MATMUL, until the
+// driver's job timeout resets its queue or the card, which aborts it: a job that does not end, on
+// any host however fast (unheld it would end in well under a millisecond). The short jobs run
+// beside it (a copy: DMA_IN, DMA_OUT, HALT) end before instruction kHangAt and so never take the
+// hold; they need no more than the hold armed once per hung job.
+constexpr unsigned kHangMatmuls = 4;
+constexpr unsigned kHangAt = 3;
+
 // A program of one instruction: HALT.
 inline tpurt::Program halt_program() {
     return tpurt::ProgramBuilder().halt().finish();

@@ -2,8 +2,8 @@
 // test_fences.cpp - guest test of what a job's fence says, read through a sync_file exported
 // from its out-syncobj (what syncobj and dma_resv waiters see): success, the card's error
 // (-EIO), -ETIMEDOUT for a job ended by the driver's timeout (the VM loads tpu.ko with
-// job_timeout_ms=1000 and one engine thread for this binary), and for every job the same
-// outcome as DRM_IOCTL_TPU_WAIT reports.
+// job_timeout_ms=1000 for this binary, on a card whose test-only hold keeps a job from ending:
+// x-test-hold), and for every job the same outcome as DRM_IOCTL_TPU_WAIT reports.
 #include "fence_helpers.hpp"
 #include "guest_programs.hpp"
 #include "uapi_helpers.hpp"
@@ -67,8 +67,11 @@ TEST_CASE("a timed-out job's fence says -ETIMEDOUT and every fence agrees with W
     tpurt::Buffer src = device.allocate(TPU_PAGE_SIZE), dst = device.allocate(TPU_PAGE_SIZE);
     std::memset(src.data(), 0x2b, kBytes);
 
-    // About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
-    FencedJob hung(device, guest::busy_program(20000), {});
+    // Held by the card after its LOAD_W, before its first MATMUL (debugfs card_hold): a job
+    // that never ends on any host, however fast, until the module's 1000 ms timeout resets its
+    // queue, which aborts it. Two MATMULs would take the card well under a millisecond.
+    uapi::CardHold hold(1);
+    FencedJob hung(device, guest::busy_program(2), {});
     std::vector<std::unique_ptr<FencedJob>> behind;
     for (int i = 0; i < 3; i++)
         behind.push_back(std::make_unique<FencedJob>(

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 // test_queues.cpp - guest test of the driver's scheduling over the card's command queues (the VM
-// gives the card 4 queues, loads tpu.ko with job_timeout_ms=1000 and uses one engine thread for
-// this binary): SUBMIT priorities run on their own queues (queue q has PRIORITY q) and a
-// high-priority job overtakes the low-priority ones queued before it; a job hung on one queue
-// costs only that queue a reset (CONTROL.RESET): it ends with DRM_TPU_JOB_TIMEOUT, the innocent
-// jobs of its queue run again and succeed, and other files' jobs on other queues complete
+// gives the card 4 queues and its test-only hold, x-test-hold, and loads tpu.ko with
+// job_timeout_ms=1000 for this binary): SUBMIT priorities run on their own queues (queue q has
+// PRIORITY q) and a high-priority job overtakes the low-priority ones queued before it; a job hung
+// on one queue costs only that queue a reset (CONTROL.RESET): it ends with DRM_TPU_JOB_TIMEOUT, the
+// innocent jobs of its queue run again and succeed, and other files' jobs on other queues complete
 // correctly without being run again, cancelled, or the card being reset; a reset requested
 // through debugfs resets only the queue of the job the card runs (RUN_QUEUE, spec 1.5). The
 // [escalation] case
 // runs on a card whose queue resets do not take (QEMU's x-queue-reset-fails, vm_reset_escalation):
 // the driver then resets the whole card, the hung job ends DRM_TPU_JOB_TIMEOUT and the innocent
 // jobs of every file and queue run again and complete correctly.
+#include "guest_programs.hpp"
 #include "tenant.hpp"
 #include "uapi_helpers.hpp"
 
@@ -40,14 +41,8 @@ using tenants::Tenant;
 
 namespace {
 
-// About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
-constexpr unsigned kHangMatmuls = 20000;
-// About 27 G MACs a job: long enough that a queue of them is still waiting when the high
-// priority job arrives.
-constexpr unsigned kLowMatmuls = 200;
-// About 13 G MACs: well under the 1 s timeout, yet twelve of them keep the card busy while the
-// test requests a reset.
-constexpr unsigned kRequestMatmuls = 100;
+using guest::kHangAt;
+using guest::kHangMatmuls;
 
 // A "name: value" line of the debugfs status file.
 std::uint64_t status_value(const std::string &name) {
@@ -91,11 +86,31 @@ TEST_CASE("a high-priority job runs on its own queue and overtakes queued low-pr
     const std::uint64_t low_seqno = queue_value(0, "last_seqno");
     const std::uint64_t high_seqno = queue_value(DRM_TPU_PRIORITY_HIGH, "last_seqno");
 
-    // The card is busy with the first low-priority job when the others arrive.
+    // The card is busy with the first low-priority job (held: the test-only card_hold) until
+    // the others and the urgent one are in their rings.
+    uapi::CardHold hold(kHangAt);
     std::vector<std::unique_ptr<FencedJob>> lows;
     for (int i = 0; i < 4; i++)
-        lows.push_back(low.busy(kLowMatmuls, DRM_TPU_PRIORITY_LOW));
+        lows.push_back(low.busy(kHangMatmuls, DRM_TPU_PRIORITY_LOW));
     auto urgent = high.copy(DRM_TPU_PRIORITY_HIGH);
+    REQUIRE(hold.wait_held());
+    REQUIRE(uapi::wait_for(
+        [&] {
+            return queue_value(0, "jobs_in_ring") == lows.size() &&
+                   queue_value(DRM_TPU_PRIORITY_HIGH, "jobs_in_ring") == 1;
+        },
+        std::chrono::seconds(10)));
+    // The job the card starts once the held one ended is held too, at its second instruction:
+    // it must be the urgent one, from the high-priority queue, not the next low-priority job
+    // queued before it. (Fence timestamps cannot tell: the interrupt handler may signal a
+    // queue's jobs before another's that the card ended first.)
+    hold.arm(1);
+    hold.release();
+    REQUIRE(uapi::wait_for([&] { return hold.held() == 1; }, std::chrono::seconds(10)));
+    const std::uint64_t run = status_value("run_queue");
+    INFO("RUN_QUEUE 0x" << std::hex << run);
+    CHECK(run == (TPU_RUN_RUNNING | DRM_TPU_PRIORITY_HIGH));
+    hold.release();
 
     CHECK(status_of(*urgent) == TPU_ERR_NONE);
     CHECK(high.copied());
@@ -105,15 +120,9 @@ TEST_CASE("a high-priority job runs on its own queue and overtakes queued low-pr
     // Each priority went to its queue.
     CHECK(queue_value(0, "last_seqno") == low_seqno + lows.size());
     CHECK(queue_value(DRM_TPU_PRIORITY_HIGH, "last_seqno") == high_seqno + 1);
-    // The urgent job did not wait for the low-priority jobs queued before it: at most the one
-    // the card was running when it came (and the one it had just picked) end before it.
-    const std::int64_t urgent_done = fences::fence_timestamp(urgent->sync_file());
-    unsigned before = 0;
-    for (const auto &job : lows)
-        before += fences::fence_timestamp(job->sync_file()) < urgent_done;
-    INFO(before << " of " << lows.size() << " low-priority jobs ended before the urgent one");
-    CHECK(before <= 2);
-    CHECK(fences::fence_timestamp(lows.back()->sync_file()) > urgent_done);
+    // The first low-priority job ended before the urgent one started.
+    CHECK(fences::fence_timestamp(lows.front()->sync_file()) <
+          fences::fence_timestamp(urgent->sync_file()));
 }
 
 TEST_CASE("jobs of one priority from several files share its queue in order",
@@ -141,6 +150,7 @@ TEST_CASE("a job hung on one queue costs only that queue a reset", "[queues][res
     auto early = other.copy(DRM_TPU_PRIORITY_HIGH);
     CHECK(status_of(*early) == TPU_ERR_NONE);
 
+    uapi::CardHold hold(kHangAt);
     auto hung = guilty.busy(kHangMatmuls, DRM_TPU_PRIORITY_LOW);
     // Behind the hung job in its queue: a job of its own file and one of another file.
     auto own = guilty.copy(DRM_TPU_PRIORITY_LOW);
@@ -177,14 +187,23 @@ TEST_CASE("a job hung on one queue costs only that queue a reset", "[queues][res
 TEST_CASE("a file whose jobs keep hanging on a queue is banned, other queues go on",
           "[queues][ban]") {
     Tenant guilty(0x44), other(0x55);
+    uapi::CardHold hold(kHangAt);
     std::vector<std::unique_ptr<FencedJob>> hangs;
     for (std::uint32_t i = 0; i < 3; i++)
         hangs.push_back(guilty.busy(kHangMatmuls, 2));
     auto queued = guilty.copy(2);
     auto innocent = other.copy(DRM_TPU_PRIORITY_HIGH);
 
-    for (const auto &job : hangs)
-        CHECK(status_of(*job) == DRM_TPU_JOB_TIMEOUT);
+    // Each hung job in turn is held; while it is, the hold is armed again for the next one (the
+    // timeout comes a second after the job started).
+    std::uint64_t held_seqno = 0;
+    for (std::size_t i = 0; i < hangs.size(); i++) {
+        INFO("hung job " << i);
+        REQUIRE(hold.wait_next_held(&held_seqno));
+        if (i + 1 < hangs.size())
+            hold.arm(kHangAt);
+        CHECK(status_of(*hangs[i]) == DRM_TPU_JOB_TIMEOUT);
+    }
     CHECK(status_of(*queued) == DRM_TPU_JOB_CANCELED);
     CHECK_FALSE(guilty.copied());
     try {
@@ -205,13 +224,15 @@ TEST_CASE("a reset requested through debugfs costs only the queue of the job the
     for (unsigned q = 0; q < 4; q++)
         queue_resets.push_back(queue_value(q, "resets"));
 
-    // Three jobs on each queue (priority p goes to queue p): the card runs one of them when the
-    // reset comes, the others wait in their rings.
+    // Three jobs on each queue (priority p goes to queue p): the card runs one of them, held
+    // (the test-only card_hold), when the reset comes, the others wait in their rings.
     Tenant t(0x91);
+    uapi::CardHold hold(kHangAt);
     std::vector<std::pair<unsigned, std::unique_ptr<FencedJob>>> jobs;
     for (int round = 0; round < 3; round++)
         for (std::uint32_t priority = 0; priority <= DRM_TPU_PRIORITY_MAX; priority++)
-            jobs.emplace_back(priority, t.busy(kRequestMatmuls, priority));
+            jobs.emplace_back(priority, t.busy(kHangMatmuls, priority));
+    REQUIRE(hold.wait_held());
     const std::uint64_t run = status_value("run_queue");
     INFO("RUN_QUEUE 0x" << std::hex << run);
     REQUIRE((run & TPU_RUN_RUNNING) != 0);
@@ -229,6 +250,7 @@ TEST_CASE("a reset requested through debugfs costs only the queue of the job the
     // The job the card was running, alone; the others ran (again).
     CHECK(canceled == 1);
     REQUIRE(canceled_queue < 4);
+    CHECK(canceled_queue == (run & TPU_RUN_QUEUE_MASK));
     CHECK(status_value("resets") == resets + 1);
     CHECK(status_value("card_resets") == card_resets);
     for (unsigned q = 0; q < 4; q++) {
@@ -252,6 +274,7 @@ TEST_CASE("a queue that does not come back from its reset escalates to a card re
     const std::int64_t submitted = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                        std::chrono::steady_clock::now().time_since_epoch())
                                        .count();
+    uapi::CardHold hold(kHangAt);
     auto hung = guilty.busy(kHangMatmuls, DRM_TPU_PRIORITY_LOW);
     // Behind the hung job in its queue: a job of its own file and one of another file.
     auto own = guilty.copy(DRM_TPU_PRIORITY_LOW);
@@ -270,7 +293,7 @@ TEST_CASE("a queue that does not come back from its reset escalates to a card re
     CHECK(neighbour.copied());
     for (const auto &job : others) {
         CHECK(status_of(*job) == TPU_ERR_NONE);
-        // They waited for the reset: the card ran the hung job for the 1 s timeout first.
+        // They waited for the reset: the card held the hung job for the 1 s timeout first.
         CHECK(fences::fence_timestamp(job->sync_file()) >= submitted + 1'000'000'000);
     }
     CHECK(other.copied());

@@ -4,7 +4,9 @@
 // configurations, garbage ring entries, program-fetch MMU faults, rings in nonexistent memory,
 // RESET during a job, per-queue RESET and stop, queue priorities and TLB_INVAL — after each the
 // card still runs a valid job. Last, tpu.ko is bound again and /dev/accel/accel0 runs a job.
-// Needs a card with at least 2 queues (tests/vm passes -global tpu.num-queues=4).
+// Needs a card with at least 2 queues (tests/vm passes -global tpu.num-queues=4) and the
+// test-only hold (-global tpu.x-test-hold=on), which keeps a busy job running until a reset or
+// the test ends it, however fast the host.
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
 #include "uapi_helpers.hpp"
@@ -71,7 +73,18 @@ struct Rig {
             queues.emplace_back(bar, pool, q);
         start();
     }
-    ~Rig() { bar.reset(); }
+    ~Rig() {
+        bar.write32(TPU_REG_TEST_HOLD, 0);
+        bar.write32(TPU_REG_TEST_HOLD, TPU_TEST_HOLD_RELEASE);
+        bar.reset();
+    }
+
+    // The next busy job is held before instruction kHangAt (TEST_HOLD); whether one is held.
+    void hold_next() {
+        REQUIRE((bar.read32(TPU_REG_TEST_HOLD) & TPU_TEST_HOLD_PRESENT) != 0); // x-test-hold
+        bar.write32(TPU_REG_TEST_HOLD, TPU_TEST_HOLD_ARM | kHangAt);
+    }
+    bool held() const { return bar.read32(TPU_REG_TEST_HELD) == (TPU_TEST_HELD_HELD | kHangAt); }
 
     // Programs the card as after power-on (a global reset clears everything).
     void start() {
@@ -308,9 +321,11 @@ TEST_CASE("a ring or completion area in nonexistent memory stops the queue", "[r
 TEST_CASE("RESET in the middle of a job stops it and clears the card", "[raw][reset]") {
     Rig rig;
     raw::Queue &q = rig.queues[0];
+    rig.hold_next();
     const std::uint64_t busy = rig.run_busy(q);
     rig.run_busy(q);
-    REQUIRE(raw::poll_until([&] { return rig.bar.read32(TPU_REG_STATUS) & TPU_STATUS_BUSY; }));
+    REQUIRE(raw::poll_until([&] { return rig.held(); }));
+    REQUIRE(rig.bar.read32(TPU_REG_STATUS) & TPU_STATUS_BUSY);
 
     REQUIRE(rig.bar.reset());
     CHECK(rig.bar.read32(TPU_REG_STATUS) == TPU_STATUS_READY);
@@ -333,9 +348,10 @@ TEST_CASE("RESET in the middle of a job stops it and clears the card", "[raw][re
 TEST_CASE("per-queue RESET drops only that queue's jobs", "[raw][queue]") {
     Rig rig(2);
     raw::Queue &q0 = rig.queues[0], &q1 = rig.queues[1];
+    rig.hold_next();
     const std::uint64_t busy = rig.run_busy(q1);
     const std::uint64_t queued = rig.run_busy(q1);
-    REQUIRE(raw::poll_until([&] { return rig.bar.read32(TPU_REG_STATUS) & TPU_STATUS_BUSY; }));
+    REQUIRE(raw::poll_until([&] { return rig.held(); }));
 
     // A job waiting on queue 0 while queue 1 is reset.
     std::memset(rig.src.ptr, 0x5a, kCopyBytes);
@@ -371,10 +387,12 @@ TEST_CASE("per-queue RESET drops only that queue's jobs", "[raw][queue]") {
 TEST_CASE("clearing a queue's ENABLE lets the running job finish", "[raw][queue]") {
     Rig rig;
     raw::Queue &q = rig.queues[0];
+    rig.hold_next();
     const std::uint64_t first = rig.run_busy(q);
     const std::uint64_t second = rig.run_busy(q, 20);
-    REQUIRE(raw::poll_until([&] { return rig.bar.read32(TPU_REG_STATUS) & TPU_STATUS_BUSY; }));
+    REQUIRE(raw::poll_until([&] { return rig.held(); }));
     rig.bar.qwrite32(0, TPU_QREG_CONTROL, 0);
+    rig.bar.write32(TPU_REG_TEST_HOLD, TPU_TEST_HOLD_RELEASE); // the first job goes on
 
     REQUIRE(q.wait(first));
     CHECK(q.completion(q.slot_of(first)).status == TPU_ERR_NONE);

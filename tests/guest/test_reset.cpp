@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // test_reset.cpp - guest test of resets that spare the innocent (the VM loads tpu.ko with
-// job_timeout_ms=1000 and one engine thread for this binary): a job that hangs ends with
+// job_timeout_ms=1000 for this binary, on a card whose test-only hold keeps a job from ending:
+// x-test-hold, guest::kHangAt): a job that hangs ends with
 // DRM_TPU_JOB_TIMEOUT while the jobs behind it in the ring, of its own file and of others, run
 // again after the reset and complete correctly; a file whose jobs keep hanging is banned (its
 // queued jobs end DRM_TPU_JOB_CANCELED, SUBMIT fails with ECANCELED) while other files go on; a
@@ -29,13 +30,12 @@ using fences::FencedJob;
 using tenants::status_of;
 using tenants::Tenant;
 
-// About 2.7 T MACs: many seconds of work, ended after the module's 1000 ms.
-constexpr unsigned kHangMatmuls = 20000;
-// A tenth: still seconds (beyond the timeout), for jobs that run to their end.
-constexpr unsigned kLateMatmuls = 2000;
+using guest::kHangAt;
+using guest::kHangMatmuls;
 
 TEST_CASE("innocent jobs caught by a reset run again and complete correctly", "[reset]") {
     Tenant guilty(0x11), other(0x22);
+    uapi::CardHold hold(kHangAt);
     auto hung = guilty.busy(kHangMatmuls);
     // Behind the hung job in the ring: a job of its own file and three of another file.
     auto own = guilty.copy();
@@ -52,15 +52,25 @@ TEST_CASE("innocent jobs caught by a reset run again and complete correctly", "[
 }
 
 TEST_CASE("a file whose jobs keep hanging is banned, other files go on", "[reset][ban]") {
+    using namespace std::chrono_literals;
     Tenant guilty(0x33), other(0x44);
+    uapi::CardHold hold(kHangAt);
     std::vector<std::unique_ptr<FencedJob>> hangs;
     for (int i = 0; i < 3; i++)
         hangs.push_back(guilty.busy(kHangMatmuls));
     auto queued = guilty.copy();
     auto innocent = other.copy();
 
-    for (const auto &job : hangs)
-        CHECK(status_of(*job) == DRM_TPU_JOB_TIMEOUT);
+    // Each hung job in turn is held; while it is, the hold is armed again for the next one (the
+    // timeout comes a second after the job started).
+    std::uint64_t held_seqno = 0;
+    for (std::size_t i = 0; i < hangs.size(); i++) {
+        INFO("hung job " << i);
+        REQUIRE(hold.wait_next_held(&held_seqno));
+        if (i + 1 < hangs.size())
+            hold.arm(kHangAt);
+        CHECK(status_of(*hangs[i]) == DRM_TPU_JOB_TIMEOUT);
+    }
     // The third hang bans the file: its job behind them does not run.
     CHECK(status_of(*queued) == DRM_TPU_JOB_CANCELED);
     CHECK_FALSE(guilty.copied());
@@ -85,7 +95,8 @@ TEST_CASE("a file whose jobs keep hanging is banned, other files go on", "[reset
 // written into the ring again and run a second time. That job moves rows of a buffer in place
 // (row 1 <- row 0, row 0 <- row 2) before its long part: run twice, row 1 ends up with row 2's
 // bytes. It must end DRM_TPU_JOB_CANCELED, run once, and the file must not be banned after three
-// such rounds.
+// such rounds. The card holds the slow job (kHangAt) until the handler holds, then, let go, it
+// ends; the card holds the next job after its moves (kNextAt) until the reset aborts it.
 TEST_CASE("a hung job that ends before its reset is no hang; the job after it is not run twice",
           "[reset][late]") {
     using namespace std::chrono_literals;
@@ -107,9 +118,13 @@ TEST_CASE("a hung job that ends before its reset is no hang; the job after it is
         .dma_in(guest::int8_rows(rows.device_addr() + 128, ub + 64, 1, 64))
         .dma_out(guest::int8_rows(rows.device_addr(), ub + 64, 1, 64))
         .load_weights(guest::packed_weights(tpurt::DType::Int8, 128, 128));
-    for (unsigned i = 0; i < kLateMatmuls; i++)
+    for (unsigned i = 0; i < 4; i++)
         builder.matmul(guest::packed_matmul(tpurt::DType::Int8, 8192, 128, 128));
     const tpurt::Program rotate = builder.halt().finish();
+    // The next job is held before its second MATMUL, past the moves and past the end of the slow
+    // job's program (its HALT is instruction kHangMatmuls + 1), which so never takes this hold.
+    constexpr unsigned kNextAt = 6;
+    static_assert(kNextAt > kHangMatmuls + 1);
 
     // Three times: were each counted as a hang, the file would be banned (TPU_CTX_BAN_HANGS).
     for (int round = 0; round < 3; round++) {
@@ -120,9 +135,15 @@ TEST_CASE("a hung job that ends before its reset is no hang; the job after it is
             std::ofstream arm(hold);
             arm << "1";
         }
-        FencedJob slow(device, guest::busy_program(kLateMatmuls), {});
+        uapi::CardHold card_hold(kHangAt);
+        FencedJob slow(device, guest::busy_program(kHangMatmuls), {});
         FencedJob next(device, rotate, {&rows});
         // The handler finds `slow` hung after 1 s and holds until the card has retired it.
+        REQUIRE(card_hold.wait_held());
+        REQUIRE(uapi::wait_for([&] { return hold_state() == "2"; }, 60s));
+        // Let go, `slow` ends; the card starts `next` and holds it after its moves.
+        card_hold.arm(kNextAt);
+        card_hold.release();
         struct drm_tpu_wait result = {};
         REQUIRE(fences::fence_status(slow.sync_file()) == 1);
         REQUIRE(slow.wait(result) == 0);

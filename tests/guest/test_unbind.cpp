@@ -12,6 +12,8 @@
 // reset that did not take, debugfs inject_tlb_timeout and inject_reset_fails) is wedged: bus
 // mastering off, its jobs ended, its freed pages kept until the unbind; a job killed with its file,
 // freed after the unbind found no job alive (last_free_hold), keeps the device until it is freed.
+// The long and hung jobs these cases need running are held by the card (the test-only card_hold,
+// QEMU's x-test-hold: guest::kHangAt), so they are running when the test goes on, on any host.
 #include "fence_helpers.hpp"
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
@@ -45,13 +47,13 @@
 
 namespace {
 
-constexpr unsigned kBusyMatmuls = 120; // ~16 G MACs: still running when the driver goes
-// ~270 G MACs: seconds of work on any host, so the jobs are surely in the ring at the unbind.
-constexpr unsigned kLongMatmuls = 2000;
-// ~2.7 T MACs: tens of seconds of work.
-constexpr unsigned kHugeMatmuls = 20000;
+using guest::kHangAt;
+using guest::kHangMatmuls;
 // The driver's ring holds 255 jobs.
 constexpr unsigned kMoreThanTheRing = 300;
+// Jobs that all fit in the ring: a close does not wait for them (drm_sched_entity_flush() waits,
+// killably, until the file's queued jobs are in the ring).
+constexpr unsigned kInTheRing = 100;
 
 // A matmul through a fresh file of accel0 is exact.
 void check_card_works() {
@@ -65,15 +67,17 @@ void check_card_works() {
     CHECK(got == want);
 }
 
-// A job of `matmuls`, then `count - 1` HALT jobs queued behind it, each with its fence.
+// A job the card holds (`hold` armed for guest::kHangAt), then `count - 1` HALT jobs queued
+// behind it, each with its fence; once the job is held.
 std::vector<std::unique_ptr<fences::FencedJob>>
-long_job_and_halts(tpurt::Device &device, unsigned count, unsigned matmuls = kLongMatmuls) {
+held_job_and_halts(tpurt::Device &device, unsigned count, const uapi::CardHold &hold) {
     std::vector<std::unique_ptr<fences::FencedJob>> jobs;
-    jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::busy_program(matmuls),
+    jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::busy_program(kHangMatmuls),
                                                        std::vector<const tpurt::Buffer *>{}));
     while (jobs.size() < count)
         jobs.push_back(std::make_unique<fences::FencedJob>(device, guest::halt_program(),
                                                            std::vector<const tpurt::Buffer *>{}));
+    REQUIRE(hold.wait_held());
     return jobs;
 }
 
@@ -203,7 +207,8 @@ TEST_CASE("unbinding tpu.ko under an open file ends its jobs and binds again", "
         tpurt::Device device = tpurt::Device::open(0);
         tpurt::Buffer data = device.allocate(TPU_PAGE_SIZE);
         std::memset(data.data(), 0x5a, 64);
-        tpurt::Job busy = device.submit(guest::busy_program(kBusyMatmuls), {});
+        uapi::CardHold hold(kHangAt);
+        tpurt::Job busy = device.submit(guest::busy_program(kHangMatmuls), {});
         tpurt::Job behind =
             device.submit(tpurt::ProgramBuilder()
                               .dma_in(guest::int8_rows(data.device_addr(), 0, 1, 64))
@@ -211,8 +216,8 @@ TEST_CASE("unbinding tpu.ko under an open file ends its jobs and binds again", "
                               .halt()
                               .finish(),
                           {&data});
-        // Until the busy job has reached the card.
-        REQUIRE(uapi::wait_card_busy());
+        // The busy job is on the card, held there: it is running at the unbind.
+        REQUIRE(hold.wait_held());
 
         raw::unbind_driver(card);
         CHECK_FALSE(std::filesystem::exists(card + "/driver"));
@@ -231,10 +236,11 @@ TEST_CASE("unbinding ends the fences of running and waiting jobs with -ENODEV", 
     const std::string card = raw::find_card();
     {
         tpurt::Device device = tpurt::Device::open(0);
-        // More jobs than the ring holds behind a long one: some wait outside the ring. The long
-        // one must outlast 300 submissions on a loaded host: kHugeMatmuls (the unbind ends it,
-        // the file closes after the unbind without waiting for it).
-        const auto jobs = long_job_and_halts(device, kMoreThanTheRing, kHugeMatmuls);
+        // More jobs than the ring holds behind a held one: some wait outside the ring. The held
+        // one outlasts the 300 submissions (the unbind ends it, the file closes after the unbind
+        // without waiting for it).
+        uapi::CardHold hold(kHangAt);
+        const auto jobs = held_job_and_halts(device, kMoreThanTheRing, hold);
         REQUIRE(fences::fence_status(jobs.front()->sync_file(), 0) == 0);
 
         raw::unbind_driver(card);
@@ -250,11 +256,14 @@ TEST_CASE("unbinding ends the fences of running and waiting jobs with -ENODEV", 
 TEST_CASE("a file closed with jobs in the ring, then an unbind, leaves nothing behind",
           "[unbind]") {
     const std::string card = raw::find_card();
+    auto hold = std::make_unique<uapi::CardHold>(kHangAt); // until the unbind
     {
         tpurt::Device device = tpurt::Device::open(0);
-        const auto jobs = long_job_and_halts(device, kMoreThanTheRing);
-    } // closed: the jobs hold the last references to the file's address space
+        const auto jobs = held_job_and_halts(device, kInTheRing, *hold);
+    } // closed: the jobs in the ring hold the last references to the file's address space
+    REQUIRE(hold->held() == int(kHangAt));
     raw::unbind_driver(card);
+    hold.reset(); // the device is gone; the card reset of the next probe ends the held job
     // bind_driver() waits for accel0, which comes back only if the old device was released.
     raw::bind_driver(card);
     check_card_works();
@@ -279,7 +288,8 @@ TEST_CASE("unbinding while a job's timeout handler runs frees the job, its buffe
         tpurt::Buffer data = device.allocate(TPU_PAGE_SIZE);
         write_text(hold, "1");
         REQUIRE(read_text(hold) == "1");
-        fences::FencedJob hung(device, guest::busy_program(kHugeMatmuls), {&data});
+        uapi::CardHold card_hold(kHangAt);
+        fences::FencedJob hung(device, guest::busy_program(kHangMatmuls), {&data});
         fences::FencedJob behind(device, guest::halt_program(),
                                  std::vector<const tpurt::Buffer *>{});
         // The 1 s timeout fires and its handler holds, the job off the pending list.
@@ -359,10 +369,12 @@ TEST_CASE("a close on its way while the driver is unbound finishes before the sc
     // A second file keeps the device (and so the schedulers its fences name) until the fences
     // are read: a sync_file outliving the device is another matter (drm_sched in 6.12).
     auto keep = std::make_unique<tpurt::Device>(tpurt::Device::open(0));
+    // The long job is held by the card until the unbind.
+    auto card_hold = std::make_unique<uapi::CardHold>(kHangAt);
     {
         auto device = std::make_unique<tpurt::Device>(tpurt::Device::open(0));
         const int fd = device->fd();
-        const tpurt::Program busy = guest::busy_program(kHugeMatmuls);
+        const tpurt::Program busy = guest::busy_program(kHangMatmuls);
         const tpurt::Program halt = guest::halt_program();
         auto busy_code = std::make_unique<tpurt::Buffer>(
             device->allocate_copy(busy.insns.data(), busy.size_bytes()));
@@ -378,6 +390,7 @@ TEST_CASE("a close on its way while the driver is unbound finishes before the sc
         REQUIRE(drmSyncobjExportSyncFile(fd, first, &long_fence) == 0);
         REQUIRE(drmSyncobjExportSyncFile(fd, second, &waiting_fence) == 0);
         REQUIRE(fences::fence_status(waiting_fence, 0) == 0);
+        REQUIRE(card_hold->wait_held());
         drmSyncobjDestroy(fd, first);
         drmSyncobjDestroy(fd, second);
         busy_code.reset();
@@ -394,6 +407,7 @@ TEST_CASE("a close on its way while the driver is unbound finishes before the sc
     REQUIRE(returned);
     CHECK(fences::fence_status(long_fence) == -ENODEV);
     CHECK(fences::fence_status(waiting_fence) == -ENODEV);
+    card_hold.reset();
     close(long_fence);
     close(waiting_fence);
     keep.reset();
@@ -489,16 +503,22 @@ TEST_CASE("a card reset that does not take wedges the card before the jobs end",
         tpurt::ProgramBuilder builder;
         builder.dma_in(guest::int8_rows(in.device_addr(), ub, 1, 64));
         builder.load_weights(guest::packed_weights(tpurt::DType::Int8, 128, 128));
-        for (unsigned i = 0; i < kHugeMatmuls; i++)
+        for (unsigned i = 0; i < kHangMatmuls; i++)
             builder.matmul(guest::packed_matmul(tpurt::DType::Int8, 8192, 128, 128));
         builder.dma_out(guest::int8_rows(out.device_addr(), ub, 1, 64));
+        // The card holds the job before its DMA_OUT until the test lets it go.
+        constexpr unsigned kCopyOut = 2 + kHangMatmuls;
+        uapi::CardHold hold(kCopyOut);
         write_text(uapi::debugfs_dir() + "/inject_reset_fails", "1");
         fences::FencedJob hung(device, builder.halt().finish(), {&in, &out});
         const int status = fences::fence_status(hung.sync_file());
         CHECK(status < 0);
         CHECK(status_value("wedged") == "1");
         CHECK_FALSE(bus_master_on(card));
-        // The hung job runs on (its queue and the card were not reset) until it ends.
+        // The hung job is still held (its queue and the card were not reset); let go, it runs on
+        // to its DMA_OUT and ends.
+        REQUIRE(hold.held() == int(kCopyOut));
+        hold.release();
         const bool ended = uapi::wait_for(
             [] { return (std::stoul(status_value("run_queue"), nullptr, 16) >> 31) == 0; }, 120s);
         CHECK(ended);

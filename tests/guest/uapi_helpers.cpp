@@ -138,18 +138,67 @@ StalledQueues::~StalledQueues() {
     write_debugfs(dir_, "stall_queues", "0");
 }
 
-bool wait_card_busy(unsigned timeout_ms) {
-    const std::string status = debugfs_dir() + "/status";
-    for (unsigned ms = 0; ms < timeout_ms; ms++) {
-        std::ifstream in(status);
+CardHold::CardHold(unsigned pc, std::string dir)
+    : dir_(std::move(dir)), file_(dir_ + "/card_hold") {
+    if (access(file_.c_str(), F_OK) != 0)
+        throw std::runtime_error("no " + file_ +
+                                 ": the card has no test-only TEST_HOLD register "
+                                 "(boot QEMU with -global tpu.x-test-hold=on)");
+    arm(pc);
+}
+
+CardHold::~CardHold() {
+    write_debugfs(dir_, "card_hold", "-1");
+    write_debugfs(dir_, "card_release", "1");
+}
+
+int CardHold::held() const {
+    std::ifstream in(file_);
+    int pc = -1;
+    if (!(in >> pc))
+        throw std::runtime_error("cannot read " + file_);
+    return pc;
+}
+
+bool CardHold::wait_held(std::chrono::milliseconds limit) const {
+    return wait_for([this] { return held() >= 0; }, limit);
+}
+
+bool CardHold::wait_next_held(std::uint64_t *seqno, std::chrono::milliseconds limit) const {
+    const auto run_seqno = [this] {
+        std::ifstream in(dir_ + "/status");
         std::string line;
         while (std::getline(in, line))
-            if (line.rfind("status: ", 0) == 0 &&
-                (std::stoul(line.substr(8), nullptr, 0) & TPU_STATUS_BUSY))
-                return true;
-        usleep(1000);
-    }
-    return false;
+            if (line.rfind("run_seqno: ", 0) == 0)
+                return std::stoull(line.substr(11), nullptr, 0);
+        throw std::runtime_error("no run_seqno in " + dir_ + "/status");
+    };
+    // RUN_SEQNO first: once it names another job, the previous one is held no more (the card
+    // fetches the next job only after the previous one stopped), so a hold is the new job's.
+    return wait_for(
+        [&] {
+            const std::uint64_t running = run_seqno();
+            if (running == 0 || running == *seqno || held() < 0)
+                return false;
+            *seqno = running;
+            return true;
+        },
+        limit);
+}
+
+void CardHold::arm(unsigned pc) {
+    if (!write_debugfs(dir_, "card_hold", std::to_string(pc).c_str()))
+        throw std::runtime_error("cannot write " + std::to_string(pc) + " to " + file_);
+}
+
+void CardHold::disarm() {
+    if (!write_debugfs(dir_, "card_hold", "-1"))
+        throw std::runtime_error("cannot write -1 to " + file_);
+}
+
+void CardHold::release() {
+    if (!write_debugfs(dir_, "card_release", "1"))
+        throw std::runtime_error("cannot write 1 to " + dir_ + "/card_release");
 }
 
 } // namespace uapi

@@ -64,11 +64,6 @@ int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
 // mounting debugfs if needed; throws std::runtime_error if there is no such device.
 std::string debugfs_dir(unsigned minor = 0);
 
-// Waits until accel0's card is executing a job (TPU_STATUS_BUSY in its debugfs status), polling
-// every millisecond for up to timeout_ms: a test that needs a job running on the card waits for
-// it instead of sleeping a fixed time. False if the card never was busy.
-bool wait_card_busy(unsigned timeout_ms = 30000);
-
 // Writes `value` to the debugfs file `file` of the card whose debugfs directory is `dir`; whether
 // the write took.
 bool write_debugfs(const std::string &dir, const std::string &file, const char *value);
@@ -86,6 +81,41 @@ class StalledQueues {
 
   private:
     std::string dir_;
+};
+
+// The card's test-only hold (debugfs card_hold and card_release, on a card started with QEMU's
+// x-test-hold=on: the vm_* entry's -global tpu.x-test-hold=on): armed for instruction `pc`, the
+// next job to reach it waits there, fetched from its ring, started on the card and counted as
+// running, until released (or the hold is destroyed) or a reset of its queue or of the card
+// aborts it, as it would abort a long job. A test checks that the job is held (wait_held())
+// instead of assuming that a big job is still running some time later. Throws
+// std::runtime_error if the card has no such register (QEMU started without x-test-hold).
+class CardHold {
+  public:
+    explicit CardHold(unsigned pc, std::string dir = debugfs_dir());
+    ~CardHold(); // disarms and lets a held job go
+    CardHold(const CardHold &) = delete;
+    CardHold &operator=(const CardHold &) = delete;
+
+    // The instruction the held job waits before, -1 if none is held.
+    int held() const;
+    // Waits until a job is held; whether one is (within `limit`).
+    bool wait_held(std::chrono::milliseconds limit = std::chrono::seconds(60)) const;
+    // Waits until a job other than the one whose ring seqno is `*seqno` is held (the card's
+    // RUN_SEQNO, spec 1.5), and stores its seqno there; whether one is (within `limit`). A job
+    // a reset aborted may still read as held a moment after its fence signalled: this tells the
+    // next held job from it.
+    bool wait_next_held(std::uint64_t *seqno,
+                        std::chrono::milliseconds limit = std::chrono::seconds(60)) const;
+    // Arms the hold for the next job to reach `pc`; a job held now stays held.
+    void arm(unsigned pc);
+    // Disarms the hold; a job held now stays held.
+    void disarm();
+    // Lets the held job go on; the hold stays as armed.
+    void release();
+
+  private:
+    std::string dir_, file_;
 };
 
 // Polls `cond` every 10 ms until it holds or `limit` passed; returns its last value.

@@ -135,8 +135,31 @@ void tpu_engine_abort(struct tpu_engine *eng);
 uint64_t tpu_engine_progress(struct tpu_engine *eng);
 
 /*
+ * Test only (QEMU's x-test-hold, the TEST_HOLD register of docs/hardware.md): arms the hold at
+ * instruction pc (arm true) or disarms it (arm false); a job held now stays held. While armed,
+ * the next job to reach an instruction boundary at or after pc (fast mode may run a group of
+ * LOAD_W / MATMUL pairs as one step) waits there, before that instruction, until
+ * tpu_engine_test_release() or tpu_engine_abort() is called; it then goes on, or ends
+ * TPU_ERR_ABORTED at that instruction as at any boundary. Holding a job disarms the hold (which
+ * may be armed again for the next job meanwhile); a job is held once at most. The job waits on
+ * the thread that called tpu_engine_run(), holding no lock of the engine (TLB invalidations are
+ * not held up). Safe from any thread.
+ */
+void tpu_engine_test_hold(struct tpu_engine *eng, bool arm, uint32_t pc);
+
+/* Test only: lets the job held now, if any, go on; the hold stays as armed. Safe from any thread. */
+void tpu_engine_test_release(struct tpu_engine *eng);
+
+/*
+ * Test only: whether a job is held (tpu_engine_test_hold()) now, and if so the instruction it
+ * waits before in *pc. Safe from any thread.
+ */
+bool tpu_engine_test_held(struct tpu_engine *eng, uint32_t *pc);
+
+/*
  * Empties the TLB and clears on-chip state (unified buffer, accumulators, weights), the packets
- * waiting in the link ports' receive buffers (spec 2.0) and any abort request; no job may run. A reset of the card aborts first, then resets once the job stopped.
+ * waiting in the link ports' receive buffers (spec 2.0) and any abort request;
+ * no job may run. A reset of the card aborts first, then resets once the job stopped.
  */
 void tpu_engine_reset(struct tpu_engine *eng);
 

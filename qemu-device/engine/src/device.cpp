@@ -58,6 +58,44 @@ Device::Device(const tpu_engine_config &cfg, tpu_phys_rw_fn rw, void *opaque)
         array = std::make_unique<SystolicArray>(cfg.mxu_rows, cfg.mxu_cols);
 }
 
+void TestHold::arm(bool on, uint32_t pc) {
+    std::lock_guard<std::mutex> guard(lock_);
+    pc_ = pc;
+    armed_.store(on);
+}
+
+void TestHold::release() {
+    std::lock_guard<std::mutex> guard(lock_);
+    releases_++;
+    released_.notify_all();
+}
+
+bool TestHold::held(uint32_t *pc) {
+    std::lock_guard<std::mutex> guard(lock_);
+    *pc = held_pc_;
+    return held_;
+}
+
+void TestHold::abort() {
+    // The request is set before the lock is taken: a job about to wait sees it under the lock,
+    // one already waiting is woken.
+    std::lock_guard<std::mutex> guard(lock_);
+    released_.notify_all();
+}
+
+void TestHold::hold_at(uint32_t pc) {
+    std::unique_lock<std::mutex> guard(lock_);
+    if (!armed_.load() || pc < pc_ || abort_.load() || held_job_ == job_)
+        return;
+    armed_.store(false);
+    held_job_ = job_;
+    held_ = true;
+    held_pc_ = pc;
+    const uint64_t releases = releases_;
+    released_.wait(guard, [&] { return releases_ != releases || abort_.load(); });
+    held_ = false;
+}
+
 void Device::clear_state() {
     ub.clear();
     acc.clear();

@@ -8,7 +8,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "isa/decoder.hpp"
@@ -51,6 +54,43 @@ inline constexpr uint32_t kGatherGroupRows = 64;
 
 // nullptr if cfg is usable, else the reason it is not.
 const char *config_error(const tpu_engine_config &cfg);
+
+// Test only (tpu_engine_test_hold()): the hold of a job at an instruction boundary, armed and
+// let go from any thread, ended by the abort request too. Its lock is a leaf: nothing else is
+// taken under it, and the held job waits on the condition variable with nothing else held.
+class TestHold {
+  public:
+    explicit TestHold(const std::atomic<bool> &abort) : abort_(abort) {}
+
+    void arm(bool on, uint32_t pc);
+    void release();
+    // Called by the job at its start, on the thread that runs it.
+    void start_job() { job_++; }
+    // Called by the job before instruction pc: holds there if armed for pc or an earlier one,
+    // unless the job was held already.
+    void at(uint32_t pc) {
+        if (armed_.load(std::memory_order_relaxed))
+            hold_at(pc);
+    }
+    bool held(uint32_t *pc);
+    // The abort request was set: a held job goes on to end.
+    void abort();
+
+  private:
+    void hold_at(uint32_t pc);
+
+    const std::atomic<bool> &abort_;
+    std::atomic<bool> armed_{false};
+    std::mutex lock_;
+    std::condition_variable released_;
+    uint32_t pc_ = 0;       // armed for this instruction (lock_)
+    bool held_ = false;     // a job waits (lock_)
+    uint32_t held_pc_ = 0;  // before this instruction (lock_)
+    uint64_t releases_ = 0; // release() calls, each lets a held job go (lock_)
+    // Jobs started, and the one last held (the thread running jobs only).
+    uint64_t job_ = 0;
+    uint64_t held_job_ = 0;
+};
 
 class Device {
   public:
@@ -95,6 +135,7 @@ class Device {
     LinkEndpoint links;
     // A RECV's staging of host memory it reduces into (made on first use and kept).
     std::vector<uint8_t> link_staging;
+    TestHold hold{abort_requested};
 };
 
 } // namespace tpu::engine

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The engine's C interface (tpu_engine.h): creation with configuration checks, context table,
-// job runs and their progress, TLB invalidation, abort and reset. No exception crosses this
-// boundary.
+// job runs and their progress, TLB invalidation, abort and reset, and the test-only hold. No
+// exception crosses this boundary.
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -88,6 +88,19 @@ void tpu_engine_tlb_drop(struct tpu_engine *eng, uint32_t ctx_id) {
 void tpu_engine_abort(struct tpu_engine *eng) {
     eng->dev.abort_requested.store(true);
     eng->dev.links.wake(); // a SEND or RECV waiting on a link sees the request
+    eng->dev.hold.abort();
+}
+
+void tpu_engine_test_hold(struct tpu_engine *eng, bool arm, uint32_t pc) {
+    eng->dev.hold.arm(arm, pc);
+}
+
+void tpu_engine_test_release(struct tpu_engine *eng) {
+    eng->dev.hold.release();
+}
+
+bool tpu_engine_test_held(struct tpu_engine *eng, uint32_t *pc) {
+    return eng->dev.hold.held(pc);
 }
 
 uint64_t tpu_engine_progress(struct tpu_engine *eng) {

@@ -96,10 +96,12 @@ Fault Executor::execute(const DmaInsn &insn) {
 
 tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t program_size) {
     result_ = tpu_job_result{};
+    dev_.hold.start_job();
     Fault f = start(ctx_id, program_size);
     const uint32_t count = program_size / TPU_INSN_SIZE;
 
     for (pc_ = 0; f.ok() && pc_ < count; pc_++) {
+        dev_.hold.at(pc_); // test only: waits here while held (tpu_engine_test_hold())
         if (dev_.abort_requested.load(std::memory_order_relaxed)) {
             f = make_fault(TPU_ERR_ABORTED);
             break;
