@@ -139,7 +139,8 @@ vm: deps qemu all
 	tests/vm/run-in-vm.sh --cards $(CARDS) --interactive
 
 # Style: the driver with W=1, sparse and the kernel's checkpatch --strict; the QEMU device with
-# QEMU's own checkpatch (from the QEMU tree `make qemu` unpacks); C++ with clang-format.
+# QEMU's own checkpatch (from the QEMU tree `make qemu` unpacks); C++ with clang-format; no
+# host test named with a ';'.
 check: | deps qemu
 	tools/fetch-checkpatch.sh
 	$$(dirname "$$(readlink -f $(TPU_CACHE)/qemu/current)")/../scripts/checkpatch.pl --no-tree \
@@ -148,6 +149,9 @@ check: | deps qemu
 	$(MAKE) -C driver W=1 C=2
 	$(MAKE) -C driver check
 	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp' | grep -v '^driver/')
+	@# catch_discover_tests splits a host test's name at ';' into entries that run nothing.
+	@! git grep -n 'TEST_CASE("[^"]*;' -- tests/engine tests/runtime tests/workloads || \
+		{ echo "check: a host test name with ';' (see above)"; exit 1; }
 
 # A bare Debian 12 root (debootstrap minbase + git, ca-certificates) clones this repository and
 # runs the README's first command as written, then the host tests (tools/fresh-check.sh).

@@ -172,7 +172,7 @@ TEST_CASE("link: an abort ends a RECV waiting for data at once", "[link][abort]"
     CHECK(results[1].status == TPU_ERR_NONE);
 }
 
-TEST_CASE("link: an abort ends a SEND waiting for credits; the receiver sees the message cut",
+TEST_CASE("link: an abort ends a SEND waiting for credits and the receiver sees the message cut",
           "[link][abort]") {
     constexpr uint32_t kCredits = 2;
     constexpr uint32_t kBytes = 64 * 1024;
