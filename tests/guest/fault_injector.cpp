@@ -20,23 +20,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace {
-
-// A `name: value` line of the card's debugfs status; -1 if it is missing.
-long long status_value(const std::string &dir, const std::string &name) {
-    std::ifstream in(dir + "/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(name + ": ", 0) == 0)
-            return std::stoll(line.substr(name.size() + 2), nullptr, 0);
-    return -1;
-}
 
 // The command: whether it still runs, reaped once it ended.
 struct Child {
@@ -111,17 +100,14 @@ int main(int argc, char **argv) {
         if (!hang) {
             // Best while a job runs (it is the one that ends); else it resets the whole card.
             uapi::wait_for(
-                [&] {
-                    const long long status = status_value(dir, "status");
-                    return status > 0 && (status & TPU_STATUS_BUSY) != 0;
-                },
+                [&] { return (uapi::debugfs_status(dir, "status") & TPU_STATUS_BUSY) != 0; },
                 std::chrono::milliseconds(busy_wait_ms));
             if (uapi::write_debugfs(dir, "reset", "1"))
                 ++resets;
             continue;
         }
         // The next job the card would start times out; the queue's reset lets it fetch again.
-        const long long before = status_value(dir, "resets");
+        const std::uint64_t before = uapi::debugfs_status(dir, "resets");
         if (!uapi::write_debugfs(dir, "stall_queues", "1")) {
             std::fprintf(stderr,
                          "tpu-inject-faults: cannot stall the card (%s/stall_queues: a "
@@ -129,8 +115,9 @@ int main(int argc, char **argv) {
                          dir.c_str());
             break;
         }
-        uapi::wait_for([&] { return status_value(dir, "resets") > before || !child.running(); },
-                       std::chrono::seconds(30));
+        uapi::wait_for(
+            [&] { return uapi::debugfs_status(dir, "resets") > before || !child.running(); },
+            std::chrono::seconds(30));
         uapi::write_debugfs(dir, "stall_queues", "0");
         ++hangs;
     }

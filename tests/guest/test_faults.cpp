@@ -97,17 +97,6 @@ Program bad_opcode() {
     return p;
 }
 
-// A "name: value" line of the debugfs status file.
-std::uint64_t status_value(const std::string &dir, const std::string &name) {
-    std::ifstream in(dir + "/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(name + ": ", 0) == 0)
-            return std::stoull(line.substr(name.size() + 2), nullptr, 0);
-    FAIL("no '" << name << "' in " << dir << "/status");
-    return 0;
-}
-
 } // namespace
 
 TEST_CASE("MMU faults report the faulting device VA and the card keeps working", "[faults]") {
@@ -230,7 +219,7 @@ TEST_CASE("performance counters advance by what the jobs did", "[faults][counter
 // engine, and the five behind it still in the ring.
 TEST_CASE("a debugfs reset cancels the running job, the others run again", "[faults][reset]") {
     const std::string dir = uapi::debugfs_dir();
-    const std::uint64_t resets = status_value(dir, "resets");
+    const std::uint64_t resets = uapi::debugfs_status(dir, "resets");
     const std::uint64_t done = get_param(DRM_TPU_PARAM_CNT_JOBS_DONE);
     CardHold hold(1);
     std::vector<std::unique_ptr<SubmittedProgram>> jobs;
@@ -238,7 +227,7 @@ TEST_CASE("a debugfs reset cancels the running job, the others run again", "[fau
         jobs.push_back(
             std::make_unique<SubmittedProgram>(busy_program(40), std::vector<std::uint32_t>{}));
     REQUIRE(hold.wait_held());
-    REQUIRE(uapi::wait_for([&] { return status_value(dir, "jobs_in_ring") == 6; },
+    REQUIRE(uapi::wait_for([&] { return uapi::debugfs_status(dir, "jobs_in_ring") == 6; },
                            std::chrono::seconds(10)));
 
     std::ofstream(dir + "/reset") << "1\n";
@@ -251,7 +240,7 @@ TEST_CASE("a debugfs reset cancels the running job, the others run again", "[fau
     // The job the card was running; the ones behind it ran again after the reset.
     CHECK(statuses == std::vector<std::uint32_t>{DRM_TPU_JOB_CANCELED, 0, 0, 0, 0, 0});
     CHECK(hold.held() == -1);
-    CHECK(status_value(dir, "resets") == resets + 1);
+    CHECK(uapi::debugfs_status(dir, "resets") == resets + 1);
     check_card_works();
     check_card_works();
     // Counters carry over the reset of the card's registers.
@@ -264,7 +253,7 @@ TEST_CASE("a debugfs reset cancels the running job, the others run again", "[fau
 TEST_CASE("a job that does not end within job_timeout_ms is ended by a reset, other files go on",
           "[faults][timeout]") {
     const std::string dir = uapi::debugfs_dir();
-    const std::uint64_t resets = status_value(dir, "resets");
+    const std::uint64_t resets = uapi::debugfs_status(dir, "resets");
     tpurt::Device device = tpurt::Device::open(0);
     std::optional<StalledQueues> stalled;
     stalled.emplace();
@@ -284,7 +273,7 @@ TEST_CASE("a job that does not end within job_timeout_ms is ended by a reset, ot
     CHECK(seconds >= 0.996);
     // Innocent: run again after the reset.
     CHECK_NOTHROW(behind.wait());
-    CHECK(status_value(dir, "resets") == resets + 1);
+    CHECK(uapi::debugfs_status(dir, "resets") == resets + 1);
     stalled.reset();
     // This file and another both keep working.
     check_card_works();

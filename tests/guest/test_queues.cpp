@@ -47,13 +47,7 @@ using guest::kHangMatmuls;
 // A "name: value" line of the debugfs status file.
 std::uint64_t status_value(const std::string &name) {
     static const std::string dir = uapi::debugfs_dir();
-    std::ifstream in(dir + "/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(name + ": ", 0) == 0)
-            return std::stoull(line.substr(name.size() + 2), nullptr, 0);
-    FAIL("no '" << name << "' in " << dir << "/status");
-    return 0;
+    return uapi::debugfs_status(dir, name);
 }
 
 std::uint64_t queue_value(unsigned queue, const std::string &name) {

@@ -18,7 +18,6 @@
 #include <tpurt/tpurt.hpp>
 
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -30,13 +29,7 @@ namespace {
 
 // A "name: value" line of the debugfs status file.
 std::uint64_t status_value(const std::string &name) {
-    std::ifstream in(uapi::debugfs_dir() + "/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(name + ": ", 0) == 0)
-            return std::stoull(line.substr(name.size() + 2), nullptr, 0);
-    FAIL("no '" << name << "' in the debugfs status");
-    return 0;
+    return uapi::debugfs_status(uapi::debugfs_dir(), name);
 }
 
 // Writes 4 KiB of the unified buffer to `addr` after each of `rounds` matmuls (fp32, 2048 x 128

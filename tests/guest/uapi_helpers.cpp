@@ -122,6 +122,14 @@ std::string debugfs_dir(unsigned minor) {
     return "/sys/kernel/debug/accel/" + device.substr(device.find_last_of('/') + 1);
 }
 
+std::uint64_t debugfs_status(const std::string &dir, const std::string &name) {
+    std::ifstream in(dir + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(name + ": ", 0) == 0)
+            return std::stoull(line.substr(name.size() + 2), nullptr, 0);
+    throw std::runtime_error("no '" + name + "' in " + dir + "/status");
+}
+
 bool write_debugfs(const std::string &dir, const std::string &file, const char *value) {
     std::ofstream out(dir + "/" + file);
     out << value;
@@ -165,14 +173,7 @@ bool CardHold::wait_held(std::chrono::milliseconds limit) const {
 }
 
 bool CardHold::wait_next_held(std::uint64_t *seqno, std::chrono::milliseconds limit) const {
-    const auto run_seqno = [this] {
-        std::ifstream in(dir_ + "/status");
-        std::string line;
-        while (std::getline(in, line))
-            if (line.rfind("run_seqno: ", 0) == 0)
-                return std::stoull(line.substr(11), nullptr, 0);
-        throw std::runtime_error("no run_seqno in " + dir_ + "/status");
-    };
+    const auto run_seqno = [this] { return debugfs_status(dir_, "run_seqno"); };
     // RUN_SEQNO first: once it names another job, the previous one is held no more (the card
     // fetches the next job only after the previous one stopped), so a hold is the new job's.
     return wait_for(

@@ -64,6 +64,10 @@ int wait_job(std::uint64_t job_id, struct drm_tpu_wait &result);
 // mounting debugfs if needed; throws std::runtime_error if there is no such device.
 std::string debugfs_dir(unsigned minor = 0);
 
+// The value of the "name: value" line `name` of the card's debugfs status file in `dir` (decimal
+// or 0x hex); throws std::runtime_error if the file has no such line.
+std::uint64_t debugfs_status(const std::string &dir, const std::string &name);
+
 // Writes `value` to the debugfs file `file` of the card whose debugfs directory is `dir`; whether
 // the write took.
 bool write_debugfs(const std::string &dir, const std::string &file, const char *value);
