@@ -234,5 +234,5 @@ SOAK_SEED ?= 11
 soak: deps qemu all
 	tests/vm/run-in-vm.sh --timeout $$(( $(SOAK_MINUTES) * 60 + 1800 )) \
 		--log build/vm-logs/soak.log --datasets --cards 3 --smp 2 \
-		--driver-args "job_timeout_ms=1000" -- \
+		--qemu-args "-global tpu.x-test-hold=on" --driver-args "job_timeout_ms=1000" -- \
 		sh tests/guest/check-soak.sh $(GUEST_BUILD) $(SOAK_MINUTES) $(SOAK_SEED)

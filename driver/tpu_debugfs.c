@@ -343,7 +343,8 @@ static ssize_t tpu_debugfs_card_hold_write(struct file *file, const char __user 
 	ret = kstrtoint_from_user(buf, len, 0, &value);
 	if (ret)
 		return ret;
-	if (value < -1 || value > TPU_TEST_HOLD_PC_MASK)
+	/* -1 disarms; compared as int, or -1 would become U32_MAX above the mask */
+	if (value < -1 || value > (int)TPU_TEST_HOLD_PC_MASK)
 		return -EINVAL;
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return -ENODEV;

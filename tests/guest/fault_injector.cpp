@@ -3,8 +3,9 @@
 // into a card (accel0, or --card N): resets (debugfs reset: the queue of the running job is reset,
 // that job ends DRM_TPU_JOB_CANCELED; on an idle card the whole card is reset) and hangs (debugfs
 // stall_queues: the card starts no further job, so the next one times out and the driver resets its
-// queue, DRM_TPU_JOB_TIMEOUT), each after a seeded random pause; a reset waits for the card to be
-// busy first (at most --busy-wait-ms). Exits with the command's status and prints how many faults
+// queue, DRM_TPU_JOB_TIMEOUT), each after a seeded random pause. A reset hits a job held by the
+// card's test-only hold when QEMU has it (-global tpu.x-test-hold=on), else it waits for the card
+// to be busy (at most --busy-wait-ms). Exits with the command's status and prints how many faults
 // of each kind it injected. Root only; stall_queues needs the driver's test hooks (make -C driver
 // builds).
 //   tpu-inject-faults --seed 7 --faults 24 -- tpu-train --model cnn ...
@@ -44,6 +45,25 @@ struct Child {
     }
 };
 
+// Resets the card while it runs a job of the command, so that this job ends
+// DRM_TPU_JOB_CANCELED. With the card's test-only hold (x-test-hold) the next job is held at its
+// first instruction and reset there, so that every reset ends a job; without it, the reset waits
+// for the card to be busy (at most `busy_wait_ms`) and may find it idle (the whole card is reset,
+// no job ends). Whether the reset was made.
+bool reset_running_job(const std::string &dir, Child &child, unsigned busy_wait_ms) {
+    if (access((dir + "/card_hold").c_str(), F_OK) == 0) {
+        uapi::CardHold hold(0, dir);
+        const bool held = uapi::wait_for([&] { return hold.held() >= 0 || !child.running(); },
+                                         std::chrono::minutes(10)) &&
+                          hold.held() >= 0;
+        hold.disarm(); // the job the reset replays must not be held again
+        return held && uapi::write_debugfs(dir, "reset", "1");
+    }
+    uapi::wait_for([&] { return (uapi::debugfs_status(dir, "status") & TPU_STATUS_BUSY) != 0; },
+                   std::chrono::milliseconds(busy_wait_ms));
+    return uapi::write_debugfs(dir, "reset", "1");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -66,7 +86,8 @@ int main(int argc, char **argv) {
     unsigned card = 0;
     app.add_option("--card", card, "the card (accel<N>)")->capture_default_str();
     app.add_option("--busy-wait-ms", busy_wait_ms,
-                   "how long a reset waits for the card to run a job before it resets anyway")
+                   "without the card's test hold: how long a reset waits for the card to run a job "
+                   "before it resets anyway")
         ->capture_default_str();
     app.add_option("command", command, "the command to run")->required();
     CLI11_PARSE(app, argc, argv);
@@ -98,11 +119,7 @@ int main(int argc, char **argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(gap(rng)));
         const bool hang = kinds == "hang" || (kinds == "both" && rng() % 2 == 1);
         if (!hang) {
-            // Best while a job runs (it is the one that ends); else it resets the whole card.
-            uapi::wait_for(
-                [&] { return (uapi::debugfs_status(dir, "status") & TPU_STATUS_BUSY) != 0; },
-                std::chrono::milliseconds(busy_wait_ms));
-            if (uapi::write_debugfs(dir, "reset", "1"))
+            if (reset_running_job(dir, child, busy_wait_ms))
                 ++resets;
             continue;
         }

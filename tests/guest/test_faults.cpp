@@ -247,6 +247,18 @@ TEST_CASE("a debugfs reset cancels the running job, the others run again", "[fau
     CHECK(get_param(DRM_TPU_PARAM_CNT_JOBS_DONE) >= done + 2);
 }
 
+TEST_CASE("a disarmed hold holds no job; arming checks its instruction", "[faults][hold]") {
+    CardHold hold(0);
+    hold.disarm();
+    check_card_works();
+    CHECK(hold.held() == -1);
+    const std::string dir = uapi::debugfs_dir();
+    CHECK_FALSE(uapi::write_debugfs(dir, "card_hold", "-2"));
+    CHECK_FALSE(
+        uapi::write_debugfs(dir, "card_hold", std::to_string(TPU_TEST_HOLD_PC_MASK + 1).c_str()));
+    CHECK(uapi::write_debugfs(dir, "card_hold", "-1"));
+}
+
 // Deterministic on any host: the card's rings are stalled (debugfs stall_queues) before the
 // jobs are submitted, so the first one cannot end before the timeout, however fast the engine;
 // the reset of its queue lets the card fetch again.
