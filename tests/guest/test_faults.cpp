@@ -297,6 +297,8 @@ TEST_CASE("a job that does not end within job_timeout_ms is ended by a reset, ot
 }
 
 TEST_CASE("a process killed in the middle of its jobs leaves the card working", "[faults][kill]") {
+    // The child's first job is held on the card (its test-only hold) while the child dies.
+    CardHold hold(kHangAt);
     int ready[2];
     REQUIRE(pipe(ready) == 0);
     const pid_t child = fork();
@@ -309,7 +311,7 @@ TEST_CASE("a process killed in the middle of its jobs leaves the card working", 
             tpurt::Device device = tpurt::Device::open(0);
             tpurt::Buffer data = device.allocate(TPU_PAGE_SIZE);
             std::vector<tpurt::Job> jobs;
-            jobs.push_back(device.submit(busy_program(400), {&data}));
+            jobs.push_back(device.submit(busy_program(40), {&data}));
             for (int i = 0; i < 4; i++)
                 jobs.push_back(device.submit(busy_program(40), {&data}));
             const char byte = 1;
@@ -324,6 +326,7 @@ TEST_CASE("a process killed in the middle of its jobs leaves the card working", 
     char byte = 0;
     const bool submitted = read(ready[0], &byte, 1) == 1;
     close(ready[0]);
+    REQUIRE(hold.wait_held());
     // This process's job, queued behind the child's.
     RawBo src(TPU_PAGE_SIZE), dst(TPU_PAGE_SIZE);
     std::memset(src.map, 0x77, kBytes);
@@ -334,6 +337,9 @@ TEST_CASE("a process killed in the middle of its jobs leaves the card working", 
     REQUIRE(submitted);
     CHECK(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGKILL);
+    // The child's job, held on the card when it died, goes on (unless the 1 s job timeout
+    // ended it already).
+    hold.release();
 
     struct drm_tpu_wait r;
     REQUIRE(wait_job(mine.job_id(), r) == 0);

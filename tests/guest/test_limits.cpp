@@ -202,12 +202,14 @@ TEST_CASE("pinned memory is bounded per file and per device", "[memory]") {
 // tpu.ko loaded with max_file_jobs=4 max_device_jobs=6.
 TEST_CASE("jobs in flight are bounded per file and per device", "[jobs]") {
     tpurt::Device a = tpurt::Device::open(0), b = tpurt::Device::open(0);
-    const tpurt::Program busy = guest::busy_program(200), halt = guest::halt_program();
+    const tpurt::Program busy = guest::busy_program(40), halt = guest::halt_program();
     tpurt::Buffer busy_a = a.allocate_copy(busy.insns.data(), busy.size_bytes());
     tpurt::Buffer halt_a = a.allocate_copy(halt.insns.data(), halt.size_bytes());
     tpurt::Buffer halt_b = b.allocate_copy(halt.insns.data(), halt.size_bytes());
 
-    // The busy job keeps the card, so every job stays in flight until it ends.
+    // The busy job is held on the card (the card's test-only hold), so every job stays in
+    // flight until it is released.
+    uapi::CardHold hold(guest::kHangAt);
     std::vector<std::uint64_t> ids_a(4), ids_b(2);
     REQUIRE(submit(a.fd(), busy_a, busy.size_bytes(), ids_a[0]) == 0);
     for (int i = 1; i < 4; i++)
@@ -218,6 +220,8 @@ TEST_CASE("jobs in flight are bounded per file and per device", "[jobs]") {
         REQUIRE(submit(b.fd(), halt_b, halt.size_bytes(), job) == 0);
     CHECK(submit(b.fd(), halt_b, halt.size_bytes(), id) == ENOSPC);
 
+    REQUIRE(hold.wait_held());
+    hold.release();
     for (std::uint64_t job : ids_a)
         CHECK(wait(a.fd(), job) == TPU_ERR_NONE);
     for (std::uint64_t job : ids_b)

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // test_streams.cpp - guest test of tpurt::Stream and tpurt::Event on the card: streams that
 // overlap, ordered through events only (no synchronize), with exact results; a stream waiting
-// for another's event while the host goes on; host waits that time out; a failing job reported
+// for another's event while the host goes on; host waits that time out (the busy job held on the
+// card by its test-only hold, QEMU's x-test-hold, however fast the host); a failing job reported
 // at the next synchronize with its op's name; operands released by the caller while their op
 // is queued; per-op profile records of queued ops; threads sharing one device with streams.
 #include "guest_programs.hpp"
 #include "runtime_helpers.hpp"
+#include "uapi_helpers.hpp"
 
 #include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/golden/reference.hpp>
@@ -97,6 +99,7 @@ TEST_CASE("overlapping streams ordered by events give exact results", "[streams]
 TEST_CASE("a stream waits for another's event on the card, the host goes on", "[streams]") {
     tpurt::Device &dev = guest_test::device();
     tpurt::Stream busy(dev), after(dev);
+    uapi::CardHold hold(guest::kHangAt); // the busy job stays on the card until released
     busy.enqueue(program_launch("busy", guest::busy_program(40)));
     const tpurt::Event busy_done = busy.record();
     after.wait(busy_done); // returns at once
@@ -105,9 +108,11 @@ TEST_CASE("a stream waits for another's event on the card, the host goes on", "[
     const Tensor out = Tensor::empty(dev, DType::Int32, {1024});
     tpurt::add(after, a, a, out);
     const tpurt::Event after_done = after.record();
-    // Whatever the timing, `after`'s work never ends before the event it waits for.
-    if (!busy_done.query())
-        CHECK(!after_done.query());
+    // `after`'s work does not end before the event it waits for.
+    REQUIRE(hold.wait_held());
+    CHECK(!busy_done.query());
+    CHECK(!after_done.query());
+    hold.release();
     after_done.wait();
     CHECK(busy_done.query());
     const auto result = out.to_vector<std::int32_t>();
@@ -124,9 +129,10 @@ TEST_CASE("a stream waits for another's event on the card, the host goes on", "[
 TEST_CASE("host waits time out while the card is busy and succeed later", "[streams]") {
     tpurt::Device &dev = guest_test::device();
     tpurt::Stream stream(dev);
-    // About 2 s of card work (well below the driver's 10 s job timeout).
-    stream.enqueue(program_launch("busy", guest::busy_program(1500)));
+    uapi::CardHold hold(guest::kHangAt); // the busy job stays on the card until released
+    stream.enqueue(program_launch("busy", guest::busy_program(40)));
     const tpurt::Event done = stream.record();
+    REQUIRE(hold.wait_held());
     const auto timed_out = [](const std::function<void()> &wait) {
         try {
             wait();
@@ -138,6 +144,7 @@ TEST_CASE("host waits time out while the card is busy and succeed later", "[stre
     CHECK(timed_out([&] { stream.synchronize(std::chrono::nanoseconds(0)); }));
     CHECK(timed_out([&] { done.wait(std::chrono::microseconds(1)); }));
     CHECK(!stream.idle());
+    hold.release();
     done.wait();
     CHECK(done.query());
     CHECK(stream.idle());
