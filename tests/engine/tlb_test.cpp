@@ -4,11 +4,15 @@
 // invalidation per context and of everything, isolation between contexts using the same VAs,
 // capacity and associativity, invalidation from another thread while a job runs, and an
 // invalidation that returns only once no translation from before it is still in use (a copy between
-// translation and access has ended).
+// translation and access has ended), while a posted invalidation (the device's MMIO path) returns
+// at once.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include "tpu_test/card.hpp"
@@ -277,4 +281,80 @@ TEST_CASE("an invalidation returns only once no translation from before it is in
     CHECK(slow.late.load() == 0);
     CHECK(result.status == TPU_ERR_MMU_FAULT);
     CHECK(result.fault_addr == kDst);
+}
+
+namespace {
+
+// Host memory whose writes to one page wait until the test lets them go: a DMA copy held
+// between its translation and its access, as a write stuck behind a slow bus would be.
+struct BlockedPage {
+    HostMemory *mem = nullptr;
+    uint64_t page = 0;
+    std::mutex lock;
+    std::condition_variable changed;
+    bool blocked = false, open = false;
+
+    static int rw(void *opaque, uint64_t addr, void *buf, uint64_t len, bool is_write) {
+        auto *s = static_cast<BlockedPage *>(opaque);
+        if (is_write && addr >= s->page && addr < s->page + kPage) {
+            std::unique_lock<std::mutex> guard(s->lock);
+            s->blocked = true;
+            s->changed.notify_all();
+            s->changed.wait(guard, [s] { return s->open; });
+        }
+        return HostMemory::phys_rw(s->mem, addr, buf, len, is_write);
+    }
+    void wait_blocked() {
+        std::unique_lock<std::mutex> guard(lock);
+        changed.wait(guard, [this] { return blocked; });
+    }
+    void let_go() {
+        std::lock_guard<std::mutex> guard(lock);
+        open = true;
+        changed.notify_all();
+    }
+};
+
+} // namespace
+
+// The QEMU device posts a guest's TLB_INVAL with tpu_engine_tlb_drop() from its MMIO handler,
+// under QEMU's big lock, and completes it from a thread that may wait: no vCPU ever waits for
+// the engine (issue 24 item 13). The posted drop must return while a DMA holds a translation.
+TEST_CASE("a posted invalidation returns while a DMA holds a translation", "[tlb]") {
+    HostMemory mem;
+    Card card(mem, tlb_config(256));
+    AddressSpace space = copy_space(card, 1, 0x11);
+    const uint64_t bytes = kCopy.size() * sizeof(tpu_insn);
+    space.map(Card::kProgramVa, bytes, kRead);
+    space.write(Card::kProgramVa, kCopy.data(), bytes);
+
+    BlockedPage blocked;
+    blocked.mem = &mem;
+    blocked.page = space.translate(kDst) & ~(kPage - 1);
+    tpu_engine_config cfg = tlb_config(256);
+    char err[256] = "";
+    tpu_engine *eng = tpu_engine_create(&cfg, BlockedPage::rw, &blocked, err, sizeof(err));
+    REQUIRE(eng != nullptr);
+    tpu_engine_set_ctx_table(eng, card.contexts().addr(), card.contexts().entries());
+
+    tpu_job_result result{};
+    std::thread job([&] { tpu_engine_run(eng, 1, Card::kProgramVa, uint32_t(bytes), &result); });
+    blocked.wait_blocked();
+    // Both calls run on threads of their own, so that a wait shows as a future not ready
+    // instead of hanging the test; only the blocked write's release lets a waiting call end.
+    auto drop = std::async(std::launch::async, [&] { tpu_engine_tlb_drop(eng, 1); });
+    const bool drop_returned = drop.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+    auto invalidate = std::async(std::launch::async, [&] { tpu_engine_tlb_invalidate(eng, 1); });
+    const bool invalidate_waited =
+        invalidate.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout;
+    blocked.let_go();
+    drop.wait();
+    invalidate.wait();
+    job.join();
+    tpu_engine_destroy(eng);
+
+    CHECK(drop_returned);
+    CHECK(invalidate_waited);
+    CHECK(result.status == TPU_ERR_NONE);
+    CHECK(space.read_vector<uint8_t>(kDst, 64) == filled(0x11));
 }
