@@ -16,7 +16,8 @@
 #   --monitor SOCKET   the QEMU monitor (HMP) on the UNIX socket SOCKET, for the host to drive
 #                      while the guest runs (e.g. device_del); default: no monitor
 #   --forward HOSTPORT:GUESTPORT  user networking (virtio-net, guest 10.0.2.15/24), with the
-#                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable)
+#                      host's 127.0.0.1:HOSTPORT forwarded to the guest's GUESTPORT (repeatable;
+#                      QEMU runs with tools/listen-backlog.c preloaded, needs cc)
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
 #                      (in the initramfs), and TPU_DATASETS=/datasets exported to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
@@ -142,7 +143,17 @@ for ((i = 0; i < cards; i++)); do
 		args+=(-device "tpu,ici=ici0,ici-coord=$((i % 2)):$((i / 2))")
 	fi
 done
+preload=
 if [ ${#forwards[@]} -gt 0 ]; then
+	# libslirp 4.7.0 listens on a forwarded port with a backlog of 1, so that bursts of new
+	# connections are reset: QEMU runs with tools/listen-backlog.c preloaded (built once, cached).
+	shim=$cache/listen-backlog/$(sha256sum "$src/tools/listen-backlog.c" | cut -c1-16).so
+	if [ ! -f "$shim" ]; then
+		mkdir -p "$(dirname "$shim")"
+		cc -O2 -Wall -shared -fPIC -o "$shim.tmp" "$src/tools/listen-backlog.c" -ldl &&
+			mv "$shim.tmp" "$shim" || { echo "run-in-vm: cannot build $shim" >&2; exit 2; }
+	fi
+	preload=$shim
 	netdev=user,id=net0
 	for f in "${forwards[@]}"; do netdev+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f##*:}"; done
 	# romfile=: no PXE option ROM (the +ds QEMU build ships none, and the guest boots directly).
@@ -151,13 +162,13 @@ fi
 [ -z "$out_dir" ] || args+=(-virtfs "local,path=$out_dir,mount_tag=out,security_model=none")
 
 if [ $interactive -eq 1 ]; then
-	exec "$qemu" "${args[@]}" -nographic
+	exec env ${preload:+LD_PRELOAD="$preload"} "$qemu" "${args[@]}" -nographic
 fi
 
 mkdir -p "$(dirname "$log")"
 set +e
-timeout -k 10 "$timeout_s" "$qemu" "${args[@]}" -display none -serial stdio -monitor "$monitor" \
-	</dev/null | tee "$log"
+timeout -k 10 "$timeout_s" env ${preload:+LD_PRELOAD="$preload"} "$qemu" "${args[@]}" \
+	-display none -serial stdio -monitor "$monitor" </dev/null | tee "$log"
 qrc=${PIPESTATUS[0]}
 set -e
 if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
