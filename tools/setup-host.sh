@@ -32,7 +32,7 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       seabios qemu-system-data
       busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev
       zlib1g-dev libcli11-dev nlohmann-json3-dev debootstrap
-      libcpp-httplib-dev gnuplot-nox dkms sparse)
+      libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-// serve_listen_test.cpp - tpu-serve's listening socket on the host: before the server accepts
-// anything, 64 clients connecting at once all complete their handshakes (the kernel queues them),
-// as clients of a busy server in a slow guest must. httplib alone listens with a backlog of 5,
-// where all but a few of them would stall.
+// serve_listen_test.cpp - tpu-serve's listening socket on the host: 64 clients connecting at once
+// all complete their handshakes (the kernel queues them while the event loops are busy), as
+// clients of a busy server in a slow guest must; a backlog of 5 (cpp-httplib's) stalled most.
 #include <tpu_serve/server.hpp>
 
 #include <catch2/catch.hpp>
@@ -59,7 +58,7 @@ int count_connected(const std::vector<int> &fds, int timeout_ms) {
 
 } // namespace
 
-TEST_CASE("tpu-serve queues 64 simultaneous connections before it accepts any", "[serve]") {
+TEST_CASE("tpu-serve completes 64 simultaneous connections' handshakes", "[serve]") {
     tpu_serve::ModelSignature model;
     model.name.assign(1, 'm');
     model.features = 4;
@@ -69,7 +68,7 @@ TEST_CASE("tpu-serve queues 64 simultaneous connections before it accepts any", 
     tpu_serve::Server server(
         model, [](const float *, std::size_t rows) { return std::vector<float>(2 * rows); }, 4,
         std::chrono::microseconds(100), options);
-    const int port = server.bind(); // listening, not accepting: serve() is never called
+    const int port = server.bind(); // serve() is never called: nothing waits for stop()
 
     constexpr int kClients = 64;
     std::vector<int> fds;

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Copies the host's shared libraries that BINARY needs, and the dynamic loader, into SYSROOT
 # (a folder of the guest build tree, which the VM sees at the same path). The guest has no
-# libraries of its own and Debian ships cpp-httplib only as a shared library, so the guest
-# binaries that use it are linked with SYSROOT's loader as their interpreter and SYSROOT as
+# libraries of its own and Debian ships cpp-httplib and libmicrohttpd only as shared libraries,
+# so the guest binaries that use them are linked with SYSROOT's loader as their interpreter and SYSROOT as
 # their run path (CMakeLists.txt, tpu_guest_dynamic).
 #   guest-sysroot.sh BINARY SYSROOT
 set -euo pipefail

@@ -44,8 +44,16 @@ int main(int argc, char **argv) {
     app.add_option("--max-body-bytes", opt.max_body_bytes, "request size limit")
         ->check(CLI::Range(std::size_t(1024), std::size_t(1) << 30))
         ->capture_default_str();
-    app.add_option("--http-threads", opt.http_threads, "connections served at once")
-        ->check(CLI::Range(1, 1024))
+    app.add_option("--http-threads", opt.http_threads,
+                   "HTTP event-loop threads (each serves many connections)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    app.add_option("--connection-timeout-s", opt.connection_timeout_s,
+                   "an idle or stalled connection is closed after this many seconds")
+        ->check(CLI::Range(1, 3600))
+        ->capture_default_str();
+    app.add_option("--max-connections", opt.max_connections, "connections open at once at most")
+        ->check(CLI::Range(16, 100000))
         ->capture_default_str();
     unsigned card = 0;
     app.add_option("--card", card, "the card to serve on (its index in /dev/accel order)")

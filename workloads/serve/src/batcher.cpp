@@ -5,6 +5,7 @@
 #include "tpu_serve/protocol.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace tpu_serve {
@@ -20,16 +21,26 @@ Batcher::~Batcher() {
 }
 
 std::future<std::vector<float>> Batcher::submit(std::vector<float> samples, std::size_t rows) {
+    auto result = std::make_shared<std::promise<std::vector<float>>>();
+    std::future<std::vector<float>> f = result->get_future();
+    submit(std::move(samples), rows, [result](std::vector<float> logits, std::exception_ptr error) {
+        if (error)
+            result->set_exception(error);
+        else
+            result->set_value(std::move(logits));
+    });
+    return f;
+}
+
+void Batcher::submit(std::vector<float> samples, std::size_t rows, Done done) {
     if (rows == 0 || rows > max_batch_ || samples.size() != rows * features_)
         throw std::invalid_argument("Batcher::submit: 1..max_batch samples of the model's size");
     std::lock_guard lock(mutex_);
     if (stopping_)
         throw ProtocolError(503, "the server is shutting down");
-    queue_.push_back({std::move(samples), rows, std::chrono::steady_clock::now(), {}});
+    queue_.push_back({std::move(samples), rows, std::chrono::steady_clock::now(), std::move(done)});
     queued_rows_ += rows;
-    std::future<std::vector<float>> f = queue_.back().result.get_future();
     wake_.notify_one();
-    return f;
 }
 
 void Batcher::stop() {
@@ -66,18 +77,22 @@ void Batcher::worker() {
         samples.reserve(rows * features_);
         for (const Pending &p : batch)
             samples.insert(samples.end(), p.samples.begin(), p.samples.end());
+        std::vector<float> logits;
+        std::exception_ptr error;
         try {
-            const std::vector<float> logits = run_(samples.data(), rows);
-            std::size_t at = 0;
-            for (Pending &p : batch) {
-                const auto first = logits.begin() + std::ptrdiff_t(at * classes_);
-                p.result.set_value(
-                    std::vector<float>(first, first + std::ptrdiff_t(p.rows * classes_)));
-                at += p.rows;
-            }
+            logits = run_(samples.data(), rows);
         } catch (...) {
-            for (Pending &p : batch)
-                p.result.set_exception(std::current_exception());
+            error = std::current_exception();
+        }
+        std::size_t at = 0;
+        for (Pending &p : batch) {
+            if (error) {
+                p.done({}, error);
+                continue;
+            }
+            const auto first = logits.begin() + std::ptrdiff_t(at * classes_);
+            p.done(std::vector<float>(first, first + std::ptrdiff_t(p.rows * classes_)), nullptr);
+            at += p.rows;
         }
         lock.lock();
     }

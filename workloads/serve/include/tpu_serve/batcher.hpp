@@ -2,13 +2,14 @@
 // batcher.hpp - dynamic batching: requests of a few samples each are queued and one worker thread
 // runs them on the card together, as one batch of at most max_batch samples, once the queue holds
 // that many or the oldest request has waited queue_delay. Each request gets its own rows of the
-// logits back through a future (or the batch's exception).
+// logits back (or the batch's exception) through a future, or a callback on the worker thread.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -29,8 +30,13 @@ class Batcher {
     Batcher(const Batcher &) = delete;
     Batcher &operator=(const Batcher &) = delete;
 
+    // done(logits, nullptr) with rows x classes logits, or done({}, the batch's exception).
+    using Done = std::function<void(std::vector<float>, std::exception_ptr)>;
+
     // Queues rows (1..max_batch) samples; the future gives rows x classes logits.
     std::future<std::vector<float>> submit(std::vector<float> samples, std::size_t rows);
+    // The same, with the result handed to `done` on the worker thread (it must not block).
+    void submit(std::vector<float> samples, std::size_t rows, Done done);
     // Finishes the queued requests, then stops the worker; later submits throw.
     void stop();
 
@@ -39,7 +45,7 @@ class Batcher {
         std::vector<float> samples;
         std::size_t rows;
         std::chrono::steady_clock::time_point queued;
-        std::promise<std::vector<float>> result;
+        Done done;
     };
     void worker();
 
