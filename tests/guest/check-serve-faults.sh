@@ -5,8 +5,9 @@
 # its jobs (seeded; the driver's job timeout 1 s: run-in-vm.sh --driver-args job_timeout_ms=1000).
 # Every request must be answered, 200 or 503 with Retry-After (tpu-loadgen exits 1 on any other
 # answer or a connection error), the server must have recovered from at least $MIN_FAILURES lost
-# batches, and afterwards be ready and answer 200 again. Then, without faults, 64 and 256 clients
-# opening a connection per request, and 64 keeping theirs, must see no error.
+# batches, and afterwards be ready and answer 200 again. Then, without faults, 16 clients (the
+# throughput printed beside the one before the faults), 64 and 256 clients opening a connection
+# per request, and 64 keeping theirs, must see no error.
 #   check-serve-faults.sh GUEST_BUILD_DIR [SEED]     (run-in-vm.sh --datasets)
 set -eu
 . tests/guest/serve-ready.sh
@@ -32,6 +33,8 @@ serve_wait_ready $port $pid 120
 loadgen() {
 	"$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --batch 2 "$@"
 }
+echo "== before the faults (the throughput to come back to)"
+loadgen --concurrency 16 --requests 400
 echo "== under $faults faults"
 "$b/tests/guest/tpu-inject-faults" --seed "$seed" --faults $faults --min-gap-ms 50 \
 	--busy-wait-ms 300 \

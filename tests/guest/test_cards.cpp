@@ -8,7 +8,10 @@
 #include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 
+#include "smi_command.hpp"
+
 #include <catch2/catch.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -80,24 +83,6 @@ std::set<std::string> pci_slots() {
     return slots;
 }
 
-// tpu-smi of this build: build/guest/tools/tpu-smi beside build/guest/tests/guest/test_cards.
-std::string tpu_smi() {
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe");
-    return (exe.parent_path() / "../../tools/tpu-smi/tpu-smi").lexically_normal().string();
-}
-
-std::string run(const std::string &command, int &status) {
-    FILE *pipe = popen(command.c_str(), "r");
-    if (!pipe)
-        throw std::runtime_error("cannot run " + command);
-    std::string out;
-    char chunk[4096];
-    while (std::size_t got = std::fread(chunk, 1, sizeof(chunk), pipe))
-        out.append(chunk, got);
-    status = pclose(pipe);
-    return out;
-}
-
 } // namespace
 
 TEST_CASE("four cards work concurrently, unbind and rebind in any order", "[cards]") {
@@ -158,7 +143,8 @@ TEST_CASE("tpu-smi --json shows the four cards and a process running jobs", "[ca
 
     int status = 0;
     // A 1 s window: the child's matmuls (with their CPU reference) keep card 1 busy part of it.
-    const std::string out = run(tpu_smi() + " --json --sample-ms 1000", status);
+    const std::string out =
+        guest::run_command(guest::tpu_smi() + " --json --sample-ms 1000", status);
     close(stop[1]);
     int child_status = 0;
     REQUIRE(waitpid(child, &child_status, 0) == child);

@@ -6,13 +6,18 @@
 // intact, in the modelled time hops x latency + bytes / bandwidth; a ring all-reduce across all
 // the cards sums in the documented order, bit for bit; a RECV whose peer never sends is reset by
 // the driver's timeout (tpu.ko job_timeout_ms=1000) while the other card and the jobs behind it
-// work on; a SEND on a port a ring does not have ends LINK_DOWN.
+// work on; a SEND on a port a ring does not have ends LINK_DOWN; tpu-smi shows the cards' places
+// on the ring and their links' traffic.
+#include "smi_command.hpp"
+
 #include <drm/tpu_accel.h>
 
 #include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -150,6 +155,52 @@ TEST_CASE("a buffer goes from card 0 to card 1 intact, in hops x latency + bytes
     const double wall_ms = std::chrono::duration<double, std::milli>(got.wall).count();
     WARN("4 MiB from card 0 to card 1: " << got.cycles << " modelled cycles, " << wall_ms
                                          << " ms wall");
+}
+
+TEST_CASE("tpu-smi shows each card's place on the ring and its links' traffic", "[ici][smi]") {
+    auto cards = ring_cards();
+    const unsigned n = cards.size();
+    REQUIRE(n >= 2);
+    constexpr std::uint32_t kBytes = 256u << 10;
+    tpurt::Device &d0 = *cards[0].device, &d1 = *cards[1].device;
+    tpurt::Buffer src = d0.allocate(kBytes), dst = d1.allocate(kBytes);
+    tpurt::ProgramBuilder rb, sb;
+    rb.recv({1, 7, dst.device_addr(), kBytes, true}).halt();
+    sb.send({0, 7, src.device_addr(), kBytes, true}).halt();
+    tpurt::Job recv_job = d1.submit(rb.finish(), {&dst});
+    d0.submit(sb.finish(), {&src}).wait();
+    recv_job.wait();
+
+    int status = 0;
+    const auto doc = nlohmann::json::parse(
+        guest::run_command(guest::tpu_smi() + " --json --sample-ms 10", status));
+    REQUIRE(status == 0);
+    for (const Card &card : cards) {
+        const std::string pci = card.sysfs.substr(card.sysfs.rfind('/') + 1);
+        INFO("card at x = " << card.x << ", PCI " << pci);
+        const auto entry = std::find_if(doc["cards"].begin(), doc["cards"].end(),
+                                        [&](const auto &c) { return c["pci"] == pci; });
+        REQUIRE(entry != doc["cards"].end());
+        const auto &ici = (*entry)["interconnect"];
+        REQUIRE(ici.is_object());
+        CHECK(ici["topology"] == "ring");
+        CHECK(ici["coord"] == std::to_string(card.x));
+        CHECK(ici["dims"] == std::to_string(n));
+        REQUIRE(ici["ports"].size() == 2);
+        for (unsigned p = 0; p < 2; p++) {
+            const auto &port = ici["ports"][p];
+            const std::string dir = card.sysfs + "/ici_port" + std::to_string(p) + "/";
+            CHECK(port["state"] == "up");
+            CHECK(port["peer"] == sysfs_read(dir + "peer"));
+            CHECK(port["tx_bytes"] == std::stoull(sysfs_read(dir + "tx_bytes")));
+            CHECK(port["rx_bytes"] == std::stoull(sysfs_read(dir + "rx_bytes")));
+        }
+    }
+    CHECK(doc["cards"][0]["interconnect"]["ports"][0]["tx_bytes"] >= kBytes);
+    const std::string text = guest::run_command(guest::tpu_smi() + " --sample-ms 10", status);
+    CHECK(status == 0);
+    CHECK_THAT(text, Catch::Contains("interconnect ring " + std::to_string(n) + " at 0") &&
+                         Catch::Contains("port 0 +x up   to 1"));
 }
 
 TEST_CASE("a ring all-reduce across the cards sums in the documented order, bit for bit", "[ici]") {

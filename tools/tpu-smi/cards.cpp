@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // cards.cpp - reads the TPU cards from sysfs: PCI functions with the card's vendor and device
-// id, the tpu driver's bound devices and their attributes.
+// id, the tpu driver's bound devices and their attributes, and their inter-chip links.
 #include "cards.hpp"
 
 #include <algorithm>
@@ -45,6 +45,42 @@ bool is_tpu_function(const fs::path &dev) {
            std::stoul(*device, nullptr, 0) == TPU_PCI_DEVICE_ID;
 }
 
+// The card's fabric, if it is on one: ici/ and its ici_port<p>/ directories.
+std::optional<Interconnect> read_interconnect(const fs::path &dev) {
+    const fs::path i = dev / "ici";
+    std::error_code ec;
+    if (!fs::exists(i, ec))
+        return std::nullopt;
+    Interconnect ici;
+    ici.topology = attr(i, "topology");
+    ici.dims = attr(i, "dims");
+    ici.coord = attr(i, "coord");
+    ici.link_gbps = number(i, "link_gbps");
+    ici.hop_ns = number(i, "hop_ns");
+    ici.credits = number(i, "credits");
+    ici.link_cycles = number(i, "link_cycles");
+    ici.link_tx_bytes = number(i, "link_tx_bytes");
+    ici.link_rx_bytes = number(i, "link_rx_bytes");
+    const std::uint64_t ports = number(i, "ports");
+    for (unsigned p = 0; p < ports; p++) {
+        const fs::path d = dev / ("ici_port" + std::to_string(p));
+        Port port;
+        port.index = p;
+        port.up = attr(d, "state") == "up";
+        port.error = number(d, "error") != 0;
+        port.peer = attr(d, "peer");
+        port.peer_port = number(d, "peer_port");
+        port.tx_bytes = number(d, "tx_bytes");
+        port.rx_bytes = number(d, "rx_bytes");
+        port.tx_packets = number(d, "tx_packets");
+        port.rx_packets = number(d, "rx_packets");
+        port.errors = number(d, "errors");
+        port.rx_queued = number(d, "rx_queued");
+        ici.ports.push_back(port);
+    }
+    return ici;
+}
+
 Card read_card(const fs::path &dev) {
     const fs::path t = dev / "tpu";
     Card c;
@@ -76,6 +112,7 @@ Card read_card(const fs::path &dev) {
         if (name.rfind("counter_", 0) == 0)
             c.counters[name.substr(8)] = number(t, name);
     }
+    c.ici = read_interconnect(dev);
     return c;
 }
 

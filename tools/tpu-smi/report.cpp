@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// report.cpp - formats a snapshot: nvidia-smi-like text (a block per card, then the processes)
-// or one JSON document (the schema is in tools/tpu-smi/README.md).
+// report.cpp - formats a snapshot: nvidia-smi-like text (a block per card with its interconnect
+// links, then the processes) or one JSON document (the schema is in tools/tpu-smi/README.md).
 #include "report.hpp"
 
 #include <cstdio>
@@ -26,6 +26,27 @@ unsigned long long ull(std::uint64_t v) {
 
 double client_util(const Snapshot &snap, std::size_t i) {
     return i < snap.client_utilization.size() ? snap.client_utilization[i] : 0.0;
+}
+
+const char *port_name(unsigned port) {
+    static const char *const names[] = {"+x", "-x", "+y", "-y"};
+    return port < 4 ? names[port] : "?";
+}
+
+// The card's place on its fabric and a line per port: the link, its neighbour, its traffic.
+void print_interconnect(const Interconnect &ici) {
+    std::printf("  interconnect %s %s at %s, %llu Gbit/s a link direction, %llu ns a hop; "
+                "jobs sent %s, received %s over the links\n",
+                ici.topology.c_str(), ici.dims.c_str(), ici.coord.c_str(), ull(ici.link_gbps),
+                ull(ici.hop_ns), size_text(ici.link_tx_bytes).c_str(),
+                size_text(ici.link_rx_bytes).c_str());
+    for (const Port &p : ici.ports)
+        std::printf("    port %u %-2s %-4s to %-5s port %llu  tx %10s %8llu packets  rx %10s "
+                    "%8llu packets  %llu errors%s\n",
+                    p.index, port_name(p.index), p.up ? "up" : "down", p.peer.c_str(),
+                    ull(p.peer_port), size_text(p.tx_bytes).c_str(), ull(p.tx_packets),
+                    size_text(p.rx_bytes).c_str(), ull(p.rx_packets), ull(p.errors),
+                    p.error ? " (a job ended with a link error)" : "");
 }
 
 } // namespace
@@ -69,6 +90,34 @@ nlohmann::json to_json(const Snapshot &snap) {
             {"resets", c.resets},
             {"counters", c.counters},
         };
+        card["interconnect"] = nullptr;
+        if (c.ici) {
+            const Interconnect &ici = *c.ici;
+            nlohmann::json ports = nlohmann::json::array();
+            for (const Port &p : ici.ports)
+                ports.push_back({{"port", p.index},
+                                 {"name", port_name(p.index)},
+                                 {"state", p.up ? "up" : "down"},
+                                 {"error", p.error},
+                                 {"peer", p.peer},
+                                 {"peer_port", p.peer_port},
+                                 {"tx_bytes", p.tx_bytes},
+                                 {"rx_bytes", p.rx_bytes},
+                                 {"tx_packets", p.tx_packets},
+                                 {"rx_packets", p.rx_packets},
+                                 {"errors", p.errors},
+                                 {"rx_queued", p.rx_queued}});
+            card["interconnect"] = {{"topology", ici.topology},
+                                    {"dims", ici.dims},
+                                    {"coord", ici.coord},
+                                    {"link_gbps", ici.link_gbps},
+                                    {"hop_ns", ici.hop_ns},
+                                    {"credits", ici.credits},
+                                    {"link_cycles", ici.link_cycles},
+                                    {"link_tx_bytes", ici.link_tx_bytes},
+                                    {"link_rx_bytes", ici.link_rx_bytes},
+                                    {"ports", ports}};
+        }
         card["processes"] = nlohmann::json::array();
         for (std::size_t j = 0; j < snap.clients.size(); j++) {
             const Client &p = snap.clients[j];
@@ -114,6 +163,8 @@ void print_table(const Snapshot &snap) {
                     "%llu MACs, %llu MMU faults\n",
                     counter("jobs_done"), counter("jobs_failed"), counter("cycles"),
                     counter("mxu_busy_cycles"), counter("macs"), counter("mmu_faults"));
+        if (c.ici)
+            print_interconnect(*c.ici);
     }
     std::printf("\n%-4s %8s  %-16s %12s %6s %14s %14s\n", "TPU", "PID", "COMMAND", "MEMORY",
                 "UTIL %", "BUSY ms", "CYCLES");
