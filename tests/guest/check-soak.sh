@@ -62,7 +62,7 @@ while [ "$(date +%s)" -lt $end ]; do
 	runs=$((runs + 1))
 	# shellcheck disable=SC2086
 	"$b/tests/guest/tpu-inject-faults" --card 0 --seed $((seed + runs)) --faults 1000000 \
-		--min-gap-ms 200 --max-gap-ms 1500 -- \
+		--min-gap-ms 200 --max-gap-ms 1500 --min-gap-jobs 500 --max-gap-jobs 1500 -- \
 		"$b/workloads/train/tpu-train" $train_args --out "$out/run" >"$out/run.log" 2>&1 ||
 		{ cat "$out/run.log"; exit 1; }
 	grep -E "^recovered|^tpu-inject-faults" "$out/run.log" | tr '\n' ' '

@@ -3,11 +3,12 @@
 // into a card (accel0, or --card N): resets (debugfs reset: the queue of the running job is reset,
 // that job ends DRM_TPU_JOB_CANCELED; on an idle card the whole card is reset) and hangs (debugfs
 // stall_queues: the card starts no further job, so the next one times out and the driver resets its
-// queue, DRM_TPU_JOB_TIMEOUT), each after a seeded random pause. A reset hits a job held by the
-// card's test-only hold when QEMU has it (-global tpu.x-test-hold=on), else it waits for the card
-// to be busy (at most --busy-wait-ms). Exits with the command's status and prints how many faults
-// of each kind it injected. Root only; stall_queues needs the driver's test hooks (make -C driver
-// builds).
+// queue, DRM_TPU_JOB_TIMEOUT), each after a seeded random pause and, with --max-gap-jobs, a seeded
+// random number of jobs the card completes (so that work, not time, separates faults). A reset hits
+// a job held by the card's test-only hold when QEMU has it (-global tpu.x-test-hold=on), else it
+// waits for the card to be busy (at most --busy-wait-ms). Exits with the command's status and
+// prints how many faults of each kind it injected. Root only; stall_queues needs the driver's test
+// hooks (make -C driver builds).
 //   tpu-inject-faults --seed 7 --faults 24 -- tpu-train --model cnn ...
 #include "uapi_helpers.hpp"
 
@@ -69,6 +70,7 @@ bool reset_running_job(const std::string &dir, Child &child, unsigned busy_wait_
 int main(int argc, char **argv) {
     std::uint64_t seed = 1;
     unsigned faults = 20, min_gap_ms = 100, max_gap_ms = 600, busy_wait_ms = 2000;
+    unsigned min_gap_jobs = 0, max_gap_jobs = 0;
     std::string kinds = "both";
     std::vector<std::string> command;
     CLI::App app("tpu-inject-faults: run a command while injecting card resets and hung jobs");
@@ -83,6 +85,12 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("--max-gap-ms", max_gap_ms, "longest pause before a fault")
         ->capture_default_str();
+    app.add_option("--min-gap-jobs", min_gap_jobs,
+                   "fewest jobs the card completes between two faults (after the pause)")
+        ->capture_default_str();
+    app.add_option("--max-gap-jobs", max_gap_jobs,
+                   "most jobs the card completes between two faults")
+        ->capture_default_str();
     unsigned card = 0;
     app.add_option("--card", card, "the card (accel<N>)")->capture_default_str();
     app.add_option("--busy-wait-ms", busy_wait_ms,
@@ -91,8 +99,8 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("command", command, "the command to run")->required();
     CLI11_PARSE(app, argc, argv);
-    if (max_gap_ms < min_gap_ms) {
-        std::fprintf(stderr, "tpu-inject-faults: --max-gap-ms is below --min-gap-ms\n");
+    if (max_gap_ms < min_gap_ms || max_gap_jobs < min_gap_jobs) {
+        std::fprintf(stderr, "tpu-inject-faults: a --max-gap-* is below its --min-gap-*\n");
         return 2;
     }
 
@@ -114,9 +122,20 @@ int main(int argc, char **argv) {
 
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<unsigned> gap(min_gap_ms, max_gap_ms);
+    std::uniform_int_distribution<unsigned> gap_jobs(min_gap_jobs, max_gap_jobs);
     unsigned resets = 0, hangs = 0;
     while (resets + hangs < faults && child.running()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(gap(rng)));
+        if (max_gap_jobs > 0) {
+            // Work between faults, not time: a slow host gets as far between two faults as a
+            // fast one (a trainer replaying from its last recovery point makes progress).
+            const std::uint64_t until = uapi::debugfs_status(dir, "jobs_done") + gap_jobs(rng);
+            uapi::wait_for(
+                [&] { return uapi::debugfs_status(dir, "jobs_done") >= until || !child.running(); },
+                std::chrono::hours(24));
+            if (!child.running())
+                break;
+        }
         const bool hang = kinds == "hang" || (kinds == "both" && rng() % 2 == 1);
         if (!hang) {
             if (reset_running_job(dir, child, busy_wait_ms))
