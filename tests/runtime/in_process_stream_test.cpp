@@ -2,7 +2,8 @@
 // in_process_stream_test.cpp - tpurt::Stream and tpurt::Event on the in-process card: streams
 // ordered by events with host copies and exact results, a failing job reported once at the
 // next synchronize with its op's name (the work queued behind it still runs), operands kept
-// alive while queued and queued ops profiled with the card's cycles, the priorities.
+// alive while queued and queued ops profiled with the card's cycles, the priorities, threads
+// sharing one device (one job at a time on its engine).
 #include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/golden/reference.hpp>
 #include <tpurt/testing/test_patterns.hpp>
@@ -12,8 +13,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -158,4 +161,53 @@ TEST_CASE("in process: streams of every priority run and other priorities are re
                Tensor::from_host<float>(other, b_values, {1, 4}),
                Tensor::empty(other, DType::Fp32, {1, 4}));
     CHECK_THROWS_AS(mine.wait(theirs.record()), tpurt::Error);
+}
+
+TEST_CASE("in process: threads share one device, each with its own stream and one shared",
+          "[in-process][stream][threads]") {
+    tpurt::Device dev = tpurt::Device::open_in_process();
+    constexpr int threads = 4, steps = 25;
+    constexpr std::uint32_t M = 96, K = 200, N = 72;
+    tpurt::Stream shared(dev);
+    std::atomic<int> bad{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            try {
+                tpurt::Stream own(dev);
+                const std::vector<std::int32_t> x0 = iota_values(2048, t * 1000);
+                const std::vector<std::int32_t> step = iota_values(2048, t + 1);
+                Tensor x[2] = {Tensor::from_host<std::int32_t>(dev, x0, {2048}),
+                               Tensor::empty(dev, DType::Int32, {2048})};
+                const Tensor ts = Tensor::from_host<std::int32_t>(dev, step, {2048});
+                for (int i = 0; i < steps; ++i)
+                    tpurt::add(own, x[i % 2], ts, x[(i + 1) % 2]);
+                Tensor doubled = Tensor::empty(dev, DType::Int32, {2048});
+                shared.wait(own.record());
+                tpurt::add(shared, x[steps % 2], x[steps % 2], doubled);
+                shared.record().wait();
+                const auto sum = x[steps % 2].to_vector<std::int32_t>();
+                const auto twice = doubled.to_vector<std::int32_t>();
+                for (std::size_t i = 0; i < x0.size(); ++i) {
+                    bad += sum[i] != x0[i] + steps * step[i];
+                    bad += twice[i] != 2 * sum[i];
+                }
+                // Blocking matmuls too, each thread its own operands.
+                const auto a = tpurt::random_int8(M * K, 10 + t),
+                           b = tpurt::random_int8(K * N, 20 + t);
+                std::vector<std::int32_t> want(M * N), got(M * N);
+                tpurt::reference_matmul(a, b, want, M, K, N);
+                for (int i = 0; i < 5; ++i) {
+                    tpurt::matmul(dev, a, b, got, M, K, N);
+                    bad += got != want;
+                }
+            } catch (const tpurt::Error &error) {
+                UNSCOPED_INFO("thread " << t << ": " << error.what());
+                bad += 1000;
+            }
+        });
+    for (std::thread &thread : pool)
+        thread.join();
+    CHECK(bad == 0);
+    shared.synchronize();
 }
