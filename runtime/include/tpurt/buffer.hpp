@@ -12,7 +12,7 @@
 namespace tpurt {
 
 namespace detail {
-class DeviceFile;
+class Backend;
 }
 
 class Buffer {
@@ -37,10 +37,10 @@ class Buffer {
 
   private:
     friend class Device;
-    Buffer(std::shared_ptr<detail::DeviceFile> file, std::size_t bytes, int numa_node);
+    Buffer(std::shared_ptr<detail::Backend> backend, std::size_t bytes, int numa_node);
     void release() noexcept;
 
-    std::shared_ptr<detail::DeviceFile> file_;
+    std::shared_ptr<detail::Backend> backend_;
     std::uint32_t handle_ = 0;
     std::uint64_t device_addr_ = 0;
     std::size_t size_ = 0;

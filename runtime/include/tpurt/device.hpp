@@ -22,6 +22,7 @@ class Device;
 class Executable;
 
 namespace detail {
+class Backend;
 struct DeviceState;
 class PooledBuffer;
 DeviceState &state_of(const Device &device);
@@ -36,6 +37,18 @@ struct RuntimeStats {
     std::size_t staging_bytes_cached = 0;      // idle staging buffers kept for reuse
 };
 
+// The card Device::open_in_process() runs: the QEMU card's defaults (its mxu-rows, mxu-cols,
+// ub-size, acc-size, clock-mhz, threads and engine-mode properties).
+struct InProcessConfig {
+    std::uint32_t mxu_rows = 128;
+    std::uint32_t mxu_cols = 128;
+    std::uint32_t ub_bytes = 8u << 20;
+    std::uint32_t acc_bytes = 4u << 20;
+    std::uint32_t clock_mhz = 700;
+    std::uint32_t threads = 0; // the engine's worker threads, 0: one per host CPU
+    bool cycle_accurate = false;
+};
+
 class Device {
   public:
     // Every TPU card the process can open, in /dev/accel order (their index is open()'s).
@@ -44,9 +57,15 @@ class Device {
     static Device open(unsigned index = 0);
     // Opens a specific node, e.g. "/dev/accel/accel1"; throws if it is not a TPU.
     static Device open_path(const std::string &path);
+    // The card's engine library run inside this process instead of a card behind the driver
+    // (host tests and tools; see the runtime README): jobs run when submitted, on the
+    // submitting thread, with the driver's statuses and statistics. Defined in the
+    // tpurt_engine library (not installed), which a program calling it links as well. Throws
+    // Error(InvalidArgument) if the engine refuses `config`.
+    static Device open_in_process(const InProcessConfig &config = {});
 
     const DeviceInfo &info() const;
-    int fd() const; // for raw ioctls next to the runtime
+    int fd() const; // for raw ioctls next to the runtime; -1 in process
     // Reads the card's cumulative performance counters.
     DeviceCounters counters() const;
 
@@ -72,7 +91,7 @@ class Device {
 
   private:
     friend detail::DeviceState &detail::state_of(const Device &device);
-    Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info);
+    Device(std::shared_ptr<detail::Backend> backend, DeviceInfo info);
     Job submit_program(std::shared_ptr<detail::PooledBuffer> program, std::size_t bytes,
                        std::span<const Buffer *const> buffers);
 

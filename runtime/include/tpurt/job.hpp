@@ -12,8 +12,9 @@
 namespace tpurt {
 
 namespace detail {
+class Backend;
 class PooledBuffer;
-}
+} // namespace detail
 
 struct JobStats {
     std::uint64_t cycles = 0;         // modelled cycles on the card
@@ -50,11 +51,11 @@ class Job {
 
   private:
     friend class Device;
-    Job(std::shared_ptr<detail::DeviceFile> file, std::uint64_t id,
+    Job(std::shared_ptr<detail::Backend> backend, std::uint64_t id,
         std::shared_ptr<detail::PooledBuffer> program);
     void retire_quietly() noexcept;
 
-    std::shared_ptr<detail::DeviceFile> file_;
+    std::shared_ptr<detail::Backend> backend_;
     std::uint64_t id_ = 0;
     // The buffer holding the job's program, back to its pool once the job has ended.
     std::shared_ptr<detail::PooledBuffer> program_;

@@ -267,6 +267,25 @@ int tpurt_op_launch(tpurt_device *dev, tpurt_stream *stream, const char *op,
                     tpurt_tensor *const *tensors, uint32_t tensor_count,
                     const struct tpurt_op_attr *attrs, uint32_t attr_count);
 
+/* ---- The card's engine run in this process (host builds; link the tpurt_engine library) ---- */
+
+/* What tpurt_open_in_process() runs; the fields as the QEMU card's properties. */
+struct tpurt_in_process_config {
+    uint32_t struct_size; /* in: sizeof(struct tpurt_in_process_config) */
+    uint32_t mxu_rows;
+    uint32_t mxu_cols;
+    uint32_t ub_bytes;
+    uint32_t acc_bytes;
+    uint32_t clock_mhz;
+    uint32_t threads;        /* the engine's worker threads, 0: one per host CPU */
+    uint32_t cycle_accurate; /* 0: the fast functional mode */
+};
+
+/* Opens the engine library in the process as a device (jobs run when submitted, with the
+ * driver's statuses and statistics); config NULL: the QEMU card's defaults (128 x 128, 8 MiB
+ * unified buffer, 4 MiB accumulators, 700 MHz). Close it with tpurt_close(). */
+int tpurt_open_in_process(const struct tpurt_in_process_config *config, tpurt_device **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 // device.cpp - tpurt::Device: opening cards, reading counters, allocating buffers and submitting
-// programs in recycled program buffers (DRM_IOCTL_TPU_SUBMIT).
+// programs in recycled program buffers, all through the card's backend.
 #include "tpurt/device.hpp"
 
 #include "device/device_discovery.hpp"
 #include "device/device_state.hpp"
+#include "device/drm_backend.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
 
-#include <drm/tpu_accel.h>
+#include <tpu_hw.h>
 
 #include <cstring>
 #include <utility>
@@ -23,12 +24,14 @@ DeviceState &state_of(const Device &device) {
 
 } // namespace detail
 
-Device::Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info)
+Device::Device(std::shared_ptr<detail::Backend> backend, DeviceInfo info)
     : state_(std::make_shared<detail::DeviceState>()) {
-    state_->file = file;
+    state_->backend = backend;
     state_->info = std::move(info);
     const int node = state_->info.numa_node;
-    const auto allocate = [file, node](std::size_t bytes) { return Buffer(file, bytes, node); };
+    const auto allocate = [backend, node](std::size_t bytes) {
+        return Buffer(backend, bytes, node);
+    };
     state_->programs = std::make_shared<detail::BufferPool>(allocate, 64u << 20);
     state_->staging = std::make_shared<detail::BufferPool>(allocate, 256u << 20);
     state_->scratch = std::make_shared<detail::BufferPool>(allocate, 256u << 20);
@@ -37,7 +40,7 @@ Device::Device(std::shared_ptr<detail::DeviceFile> file, DeviceInfo info)
 std::vector<DeviceInfo> Device::list() {
     std::vector<DeviceInfo> devices;
     for (const std::string &path : detail::scan_accel_nodes().tpu_nodes)
-        devices.push_back(detail::query_device_info(*detail::DeviceFile::open(path)));
+        devices.push_back(detail::DrmBackend::open(path)->query_info());
     return devices;
 }
 
@@ -49,11 +52,11 @@ Device Device::open(unsigned index) {
 }
 
 Device Device::open_path(const std::string &path) {
-    auto file = detail::DeviceFile::open(path);
-    if (!detail::is_tpu(*file))
+    auto backend = detail::DrmBackend::open(path);
+    if (!backend->is_tpu())
         throw Error(ErrorCode::NoDevice, path + " is not driven by tpu.ko");
-    DeviceInfo info = detail::query_device_info(*file);
-    return Device(std::move(file), std::move(info));
+    DeviceInfo info = backend->query_info();
+    return Device(std::move(backend), std::move(info));
 }
 
 const DeviceInfo &Device::info() const {
@@ -61,26 +64,15 @@ const DeviceInfo &Device::info() const {
 }
 
 int Device::fd() const {
-    return state_->file->fd();
+    return state_->backend->fd();
 }
 
 DeviceCounters Device::counters() const {
-    const auto read = [this](std::uint32_t param, const char *name) {
-        struct drm_tpu_get_param arg = {};
-        arg.param = param;
-        state_->file->ioctl(DRM_IOCTL_TPU_GET_PARAM, &arg, name);
-        return static_cast<std::uint64_t>(arg.value);
-    };
-    DeviceCounters counters;
-    counters.cycles = read(DRM_TPU_PARAM_CNT_CYCLES, "GET_PARAM CNT_CYCLES");
-    counters.macs = read(DRM_TPU_PARAM_CNT_MACS, "GET_PARAM CNT_MACS");
-    counters.jobs_done = read(DRM_TPU_PARAM_CNT_JOBS_DONE, "GET_PARAM CNT_JOBS_DONE");
-    counters.jobs_failed = read(DRM_TPU_PARAM_CNT_JOBS_FAILED, "GET_PARAM CNT_JOBS_FAILED");
-    return counters;
+    return state_->backend->counters();
 }
 
 Buffer Device::allocate(std::size_t bytes) {
-    return Buffer(state_->file, bytes, state_->info.numa_node);
+    return Buffer(state_->backend, bytes, state_->info.numa_node);
 }
 
 Buffer Device::allocate_copy(const void *data, std::size_t bytes) {
@@ -119,13 +111,17 @@ Job Device::submit_program(std::shared_ptr<detail::PooledBuffer> program, std::s
         handles.push_back(buffer->handle());
     }
 
-    struct drm_tpu_submit submit = {};
-    submit.program_handle = program->buffer().handle();
-    submit.program_size = static_cast<std::uint32_t>(bytes);
-    submit.bo_count = static_cast<std::uint32_t>(handles.size());
-    submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles.data());
-    state_->file->ioctl(DRM_IOCTL_TPU_SUBMIT, &submit, "DRM_IOCTL_TPU_SUBMIT");
-    return Job(state_->file, submit.job_id, std::move(program));
+    detail::SubmitRequest request;
+    request.program = program->buffer().handle();
+    request.program_bytes = static_cast<std::uint32_t>(bytes);
+    request.buffers = handles;
+    std::uint64_t job_id = 0;
+    if (const int err = state_->backend->submit(request, job_id))
+        throw Error(ErrorCode::SystemCall,
+                    "DRM_IOCTL_TPU_SUBMIT on " + state_->backend->name() +
+                        " failed: " + std::strerror(err),
+                    err);
+    return Job(state_->backend, job_id, std::move(program));
 }
 
 RuntimeStats Device::runtime_stats() const {

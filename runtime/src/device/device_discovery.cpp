@@ -3,13 +3,11 @@
 // when the requested card is not there.
 #include "device/device_discovery.hpp"
 
+#include "device/drm_backend.hpp"
 #include "tpurt/error.hpp"
-
-#include <xf86drm.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -29,15 +27,6 @@ long accel_minor(const std::string &name) {
 
 } // namespace
 
-bool is_tpu(const DeviceFile &file) {
-    drmVersionPtr version = drmGetVersion(file.fd());
-    if (!version)
-        return false;
-    const bool tpu = version->name && std::strcmp(version->name, tpu_driver_name) == 0;
-    drmFreeVersion(version);
-    return tpu;
-}
-
 AccelScan scan_accel_nodes() {
     AccelScan scan;
     std::error_code ec;
@@ -51,7 +40,7 @@ AccelScan scan_accel_nodes() {
     std::sort(nodes.begin(), nodes.end());
     for (const auto &[minor, path] : nodes) {
         try {
-            if (is_tpu(*DeviceFile::open(path)))
+            if (DrmBackend::open(path)->is_tpu())
                 scan.tpu_nodes.push_back(path);
         } catch (const Error &error) {
             scan.unreadable.push_back(error.what());

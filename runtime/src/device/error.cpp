@@ -3,7 +3,8 @@
 // job status codes used in their messages.
 #include "tpurt/error.hpp"
 
-#include <drm/tpu_accel.h>
+#include "device/backend.hpp"
+
 #include <tpu_hw.h>
 
 #include <cerrno>
@@ -52,9 +53,9 @@ StatusText status_text(std::uint32_t status) {
                 "the message waiting on the link has another tag or length"};
     case TPU_ERR_LINK_PARTIAL:
         return {"TPU_ERR_LINK_PARTIAL", "the sender cut the message short"};
-    case DRM_TPU_JOB_TIMEOUT:
+    case detail::job_timeout_status:
         return {"DRM_TPU_JOB_TIMEOUT", "the job hung and the driver reset the card"};
-    case DRM_TPU_JOB_CANCELED:
+    case detail::job_canceled_status:
         return {"DRM_TPU_JOB_CANCELED", "the card was reset before the job ended; submit it again"};
     default:
         return {nullptr, "unknown status"};
@@ -121,7 +122,8 @@ const char *job_status_description(std::uint32_t status) {
 bool is_retryable(const std::exception &e) {
     if (const auto *job = dynamic_cast<const JobError *>(&e)) {
         const std::uint32_t s = job->status();
-        return s == DRM_TPU_JOB_TIMEOUT || s == DRM_TPU_JOB_CANCELED || s == TPU_ERR_ABORTED;
+        return s == detail::job_timeout_status || s == detail::job_canceled_status ||
+               s == TPU_ERR_ABORTED;
     }
     if (const auto *err = dynamic_cast<const Error *>(&e))
         return err->code() == ErrorCode::SystemCall && err->sys_errno() == ECANCELED;

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
-// job.cpp - waiting for submitted jobs (DRM_IOCTL_TPU_WAIT) and turning their completion into
-// statistics or a JobError.
+// job.cpp - waiting for submitted jobs (the backend's job queue) and turning their completion
+// into statistics or a JobError.
 #include "tpurt/job.hpp"
 
-#include "device/device_file.hpp"
+#include "device/backend.hpp"
 #include "memory/buffer_pool.hpp"
 #include "tpurt/error.hpp"
 
-#include <drm/tpu_accel.h>
 #include <tpu_hw.h>
 
 #include <cerrno>
@@ -36,15 +35,15 @@ JobStats &JobStats::operator+=(const JobStats &other) {
     return *this;
 }
 
-Job::Job(std::shared_ptr<detail::DeviceFile> file, std::uint64_t id,
+Job::Job(std::shared_ptr<detail::Backend> backend, std::uint64_t id,
          std::shared_ptr<detail::PooledBuffer> program)
-    : file_(std::move(file)), id_(id), program_(std::move(program)),
+    : backend_(std::move(backend)), id_(id), program_(std::move(program)),
       submitted_(std::chrono::steady_clock::now()) {}
 
 Job &Job::operator=(Job &&other) noexcept {
     if (this != &other) {
         retire_quietly();
-        file_ = std::move(other.file_);
+        backend_ = std::move(other.backend_);
         id_ = other.id_;
         program_ = std::move(other.program_);
         submitted_ = other.submitted_;
@@ -58,32 +57,28 @@ Job::~Job() {
 }
 
 void Job::retire_quietly() noexcept {
-    if (!file_ || retired_)
+    if (!backend_ || retired_)
         return;
-    struct drm_tpu_wait wait = {};
-    wait.job_id = id_;
-    wait.timeout_ns = default_timeout.count();
-    file_->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+    detail::JobRecord record;
+    backend_->wait(id_, default_timeout.count(), false, record);
     retired_ = true;
     program_.reset();
 }
 
 JobStats Job::wait(std::chrono::nanoseconds timeout) {
-    if (!file_ || retired_)
+    if (!backend_ || retired_)
         throw Error(ErrorCode::InvalidArgument,
                     "job " + std::to_string(id_) + " was already waited for");
-    struct drm_tpu_wait wait = {};
-    wait.job_id = id_;
-    wait.timeout_ns = timeout.count();
-    const int err = file_->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+    detail::JobRecord wait;
+    const int err = backend_->wait(id_, timeout.count(), false, wait);
     if (err == ETIMEDOUT)
         throw Error(ErrorCode::Timeout, "job " + std::to_string(id_) + " still running after " +
                                             std::to_string(timeout.count() / 1000000) +
                                             " ms; wait again or check the card (dmesg)");
     if (err != 0)
         throw Error(ErrorCode::SystemCall,
-                    "DRM_IOCTL_TPU_WAIT for job " + std::to_string(id_) + " on " + file_->path() +
-                        " failed: " + std::strerror(err),
+                    "DRM_IOCTL_TPU_WAIT for job " + std::to_string(id_) + " on " +
+                        backend_->name() + " failed: " + std::strerror(err),
                     err);
     retired_ = true;
     program_.reset();

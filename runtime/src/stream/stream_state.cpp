@@ -8,8 +8,7 @@
 #include "profile/profiler_record.hpp"
 #include "tpurt/error.hpp"
 
-#include <drm/tpu_accel.h>
-#include <xf86drm.h>
+#include <tpu_hw.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -43,17 +42,26 @@ std::int64_t deadline_after(std::chrono::nanoseconds timeout) {
     throw Error(ErrorCode::SystemCall, std::string(what) + " failed: " + std::strerror(err), err);
 }
 
+// The latest signalled point, or 0 if the backend cannot say.
+std::uint64_t value_or_zero(const Backend &backend, std::uint32_t timeline) noexcept {
+    try {
+        return backend.timeline_value(timeline);
+    } catch (...) {
+        return 0;
+    }
+}
+
 } // namespace
 
 StreamState::StreamState(Device device, StreamOptions options)
-    : device_(std::move(device)), options_(options), fd_(device_.fd()) {
-    if (options.priority < DRM_TPU_PRIORITY_LOW || options.priority > DRM_TPU_PRIORITY_HIGH)
+    : device_(std::move(device)), options_(options), backend_(state_of(device_).backend) {
+    if (options.priority < static_cast<int>(lowest_priority) ||
+        options.priority > static_cast<int>(highest_priority))
         throw Error(ErrorCode::InvalidArgument,
                     "stream priority " + std::to_string(options.priority) + " is not in " +
-                        std::to_string(DRM_TPU_PRIORITY_LOW) + " (low) .. " +
-                        std::to_string(DRM_TPU_PRIORITY_HIGH) + " (high)");
-    if (const int ret = drmSyncobjCreate(fd_, 0, &syncobj_))
-        system_error("DRM_IOCTL_SYNCOBJ_CREATE for a stream", -ret);
+                        std::to_string(lowest_priority) + " (low) .. " +
+                        std::to_string(highest_priority) + " (high)");
+    syncobj_ = backend_->create_timeline();
 }
 
 StreamState::~StreamState() {
@@ -65,7 +73,7 @@ StreamState::~StreamState() {
     work_ready_.notify_all();
     if (worker_.joinable())
         worker_.join();
-    drmSyncobjDestroy(fd_, syncobj_);
+    backend_->destroy_timeline(syncobj_);
 }
 
 std::uint64_t StreamState::end_point() {
@@ -76,24 +84,13 @@ std::uint64_t StreamState::end_point() {
 bool StreamState::reached(std::uint64_t point) const {
     if (point == 0)
         return true;
-    std::uint64_t value = 0;
-    std::uint32_t handle = syncobj_;
-    if (const int ret = drmSyncobjQuery(fd_, &handle, &value, 1))
-        system_error("DRM_IOCTL_SYNCOBJ_QUERY", -ret);
-    return value >= point;
+    return backend_->timeline_value(syncobj_) >= point;
 }
 
 bool StreamState::wait_point(std::uint64_t point, std::int64_t deadline_ns) const {
     if (point == 0)
         return true;
-    std::uint32_t handle = syncobj_;
-    const int ret = drmSyncobjTimelineWait(fd_, &handle, &point, 1, deadline_ns,
-                                           DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, nullptr);
-    if (ret == -ETIME || ret == -ETIMEDOUT)
-        return false;
-    if (ret)
-        system_error("DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT", -ret);
-    return true;
+    return backend_->wait_timeline(syncobj_, point, deadline_ns);
 }
 
 void StreamState::fail(std::exception_ptr error) noexcept {
@@ -154,12 +151,9 @@ void StreamState::submit_op(Lock &lock, const std::shared_ptr<StreamOp> &op, std
                 {"submit", op->launch.name(), device_.info().minor, profile_us(submit_start),
                  std::chrono::duration<double, std::micro>(Clock::now() - submit_start).count()});
     }
-    if (in_flight_.size() >= retire_batch) {
-        std::uint64_t value = 0;
-        std::uint32_t handle = syncobj_;
-        if (drmSyncobjQuery(fd_, &handle, &value, 1) == 0)
+    if (in_flight_.size() >= retire_batch)
+        if (const std::uint64_t value = value_or_zero(*backend_, syncobj_))
             retire(value);
-    }
 }
 
 std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_t index,
@@ -167,35 +161,33 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
     (void)lock;
     const Executable &exe = *op.launch.executable;
     const std::size_t bytes = exe.program_bytes(index);
-    DeviceState &state = state_of(device_);
     exe.patch(index, op.launch.bases,
               {static_cast<union tpu_insn *>(program.data()), bytes / TPU_INSN_SIZE});
     handles_.clear(); // kept between jobs: no allocation per launch
     for (const std::shared_ptr<Buffer> &buffer : op.launch.buffers)
         handles_.push_back(buffer->handle());
-    const drm_tpu_sync in{syncobj_, 0, point - 1};
-    const drm_tpu_sync out{syncobj_, 0, point};
-    struct drm_tpu_submit submit = {};
-    submit.program_handle = program.handle();
-    submit.program_size = static_cast<std::uint32_t>(bytes);
-    submit.bo_count = static_cast<std::uint32_t>(handles_.size());
-    submit.bo_handles = reinterpret_cast<std::uintptr_t>(handles_.data());
-    submit.in_syncs = reinterpret_cast<std::uintptr_t>(&in);
+    const TimelinePoint in{syncobj_, point - 1};
+    const TimelinePoint out{syncobj_, point};
+    SubmitRequest submit;
+    submit.program = program.handle();
+    submit.program_bytes = static_cast<std::uint32_t>(bytes);
+    submit.buffers = handles_;
     // No dependency on a point known to have signalled (after a host wait, say), nor on the
     // stream's own previous job: the driver queues a file's jobs of one priority in order on
     // one card queue, which runs them one after the other. With the fence as a dependency,
     // drm_sched would hold this job until the previous one had ended instead of handing it
     // to the ring at once. A point from elsewhere (another stream's event) is waited for.
-    submit.in_sync_count = point > 1 && point - 1 > signalled_ && point - 1 != own_point_ ? 1 : 0;
-    submit.out_syncs = reinterpret_cast<std::uintptr_t>(&out);
-    submit.out_sync_count = 1;
+    if (point > 1 && point - 1 > signalled_ && point - 1 != own_point_)
+        submit.wait = &in;
+    submit.signal = &out;
     submit.priority = static_cast<std::uint32_t>(options_.priority);
     std::int64_t give_up = 0; // once the card or the file is full
     for (;;) {
-        const int err = state.file->try_ioctl(DRM_IOCTL_TPU_SUBMIT, &submit);
+        std::uint64_t job_id = 0;
+        const int err = backend_->submit(submit, job_id);
         if (err == 0) {
             own_point_ = point;
-            return submit.job_id;
+            return job_id;
         }
         if (give_up == 0)
             give_up = deadline_after(Job::default_timeout);
@@ -203,7 +195,7 @@ std::uint64_t StreamState::submit_job(Lock &lock, const StreamOp &op, std::size_
             throw Error(ErrorCode::SystemCall,
                         op.launch.name() +
                             ": DRM_IOCTL_TPU_SUBMIT on a stream failed: " + std::strerror(err) +
-                            (err == EACCES && options_.priority > DRM_TPU_PRIORITY_LOW
+                            (err == EACCES && options_.priority > static_cast<int>(lowest_priority)
                                  ? " (stream priority " + std::to_string(options_.priority) +
                                        " takes CAP_SYS_NICE)"
                                  : ""),
@@ -227,13 +219,11 @@ void StreamState::retire(std::uint64_t upto) noexcept {
         StreamJob &job = in_flight_.front();
         if (job.waited_on)
             return; // another thread's wait collects it and retires from there
-        struct drm_tpu_wait wait = job.record;
+        JobRecord wait = job.record;
         int err = 0;
         if (!job.ended) {
-            wait = {};
-            wait.job_id = job.id;
-            wait.timeout_ns = 0; // its fence has signalled: this only collects its record
-            err = state_of(device_).file->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+            // Its fence has signalled: this only collects its record.
+            err = backend_->wait(job.id, 0, false, wait);
             if (err == ETIMEDOUT)
                 return;
         }
@@ -271,21 +261,17 @@ void StreamState::retire(std::uint64_t upto) noexcept {
 }
 
 void StreamState::signal(std::uint64_t point) {
-    std::uint32_t handle = syncobj_;
-    if (const int ret = drmSyncobjTimelineSignal(fd_, &handle, &point, 1))
-        system_error("DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL", -ret);
+    backend_->signal_timeline(syncobj_, point);
 }
 
 void StreamState::transfer(const StreamState &other, std::uint64_t other_point,
                            std::uint64_t point) {
-    if (other.fd_ != fd_)
+    if (other.backend_ != backend_)
         throw Error(ErrorCode::InvalidArgument,
                     "a stream can only wait for events of streams on the same Device");
     // The new point is the other stream's fence: a timeline point signals only after every
     // earlier point, so this stream's later jobs wait for both streams' work.
-    if (const int ret = drmSyncobjTransfer(fd_, syncobj_, point, other.syncobj_, other_point,
-                                           DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT))
-        system_error("DRM_IOCTL_SYNCOBJ_TRANSFER", -ret);
+    backend_->import_point(syncobj_, point, {other.syncobj_, other_point});
 }
 
 void StreamState::wait_for(const std::shared_ptr<StreamState> &other, std::uint64_t point) {
@@ -384,8 +370,8 @@ void StreamState::worker_loop() {
 }
 
 bool StreamState::wait_job(Lock &lock, std::uint64_t point, std::int64_t deadline_ns) {
-    // The job that signals `point`, if it is one of ours not yet retired: DRM_IOCTL_TPU_WAIT on
-    // it waits for the same fence and returns its completion record in the same call. Its
+    // The job that signals `point`, if it is one of ours not yet retired: the job wait on it
+    // waits for the same fence and returns its completion record in the same call. Its
     // point signalled means every earlier one did (a timeline point signals after the earlier).
     auto it = std::find_if(in_flight_.rbegin(), in_flight_.rend(),
                            [&](const StreamJob &job) { return job.point <= point; });
@@ -393,12 +379,10 @@ bool StreamState::wait_job(Lock &lock, std::uint64_t point, std::int64_t deadlin
         !deferred_.empty())
         return false;
     it->waited_on = true;
-    struct drm_tpu_wait wait = {};
-    wait.job_id = it->id;
-    wait.timeout_ns = deadline_ns;
-    wait.flags = DRM_TPU_WAIT_ABSOLUTE;
+    const std::uint64_t id = it->id;
+    JobRecord wait;
     lock.unlock();
-    const int err = state_of(device_).file->try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
+    const int err = backend_->wait(id, deadline_ns, true, wait);
     lock.lock();
     // Jobs are only removed by retire(), which leaves a job being waited on in place.
     auto job = std::find_if(in_flight_.begin(), in_flight_.end(),

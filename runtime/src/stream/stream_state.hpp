@@ -5,12 +5,11 @@
 // helper thread), and the first error of the stream's work (see stream.hpp).
 #pragma once
 
+#include "device/backend.hpp"
 #include "memory/buffer_pool.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/launch.hpp"
 #include "tpurt/stream.hpp"
-
-#include <drm/tpu_accel.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -40,9 +39,9 @@ struct StreamJob {
     std::uint64_t id = 0;
     PooledBuffer program; // patched for this job, back to the device's pool at retirement
     std::shared_ptr<StreamOp> op;
-    bool waited_on = false; // a host wait sleeps in DRM_IOCTL_TPU_WAIT on it (unlocked)
+    bool waited_on = false; // a host wait sleeps in the backend's job wait on it (unlocked)
     bool ended = false;     // `record` holds its completion record
-    struct drm_tpu_wait record = {};
+    JobRecord record = {};
 };
 
 // Work queued behind a host copy that has not run yet; it takes points first..last.
@@ -76,7 +75,6 @@ class StreamState {
     void drain() noexcept;
 
     std::uint32_t syncobj() const { return syncobj_; }
-    int fd() const { return fd_; }
 
   private:
     using Lock = std::unique_lock<std::mutex>;
@@ -95,7 +93,7 @@ class StreamState {
 
     Device device_;
     StreamOptions options_;
-    int fd_ = -1;
+    std::shared_ptr<Backend> backend_;
     std::uint32_t syncobj_ = 0;
     mutable std::mutex mutex_;
     std::condition_variable work_ready_, drained_;
