@@ -15,8 +15,11 @@ namespace {
 constexpr size_t kOutputChunk = 64 * 1024;
 
 std::string shape(const wire::Hello &h) {
-    return std::string(h.topology == TPU_ICI_TOPO_RING ? "ring " : "torus2d ") +
-           std::to_string(h.dim_x) + "x" + std::to_string(h.dim_y) + ", " +
+    const std::string topology = h.topology == TPU_ICI_TOPO_RING ? "ring "
+                                 : h.topology == TPU_ICI_TOPO_TORUS2D
+                                     ? "torus2d "
+                                     : "topology " + std::to_string(h.topology) + " ";
+    return topology + std::to_string(h.dim_x) + "x" + std::to_string(h.dim_y) + ", " +
            std::to_string(h.link_gbps) + " Gbit/s, " + std::to_string(h.hop_ns) + " ns a hop, " +
            std::to_string(h.credits) + " credits, cards at " + std::to_string(h.clock_mhz) + " MHz";
 }
