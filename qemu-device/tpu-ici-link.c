@@ -171,6 +171,7 @@ void tpu_ici_link_unrealize(TPUIciLink *l)
     }
     qemu_chr_fe_set_handlers(&l->chr, NULL, NULL, NULL, NULL, NULL, NULL,
                              true);
+    qemu_chr_fe_disconnect(&l->chr); /* the peer's link goes down now */
     if (l->watch) {
         g_source_remove(l->watch);
         l->watch = 0;

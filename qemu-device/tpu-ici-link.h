@@ -31,7 +31,10 @@ typedef struct TPUIciLink {
  */
 bool tpu_ici_link_realize(TPUIciLink *l, struct tpu_engine *eng,
                           unsigned port, const char *coord, Error **errp);
-/* Unbinds it (the link goes down); BQL held, before the card leaves. */
+/*
+ * Unbinds it and closes the connection (the link goes down at both ends);
+ * BQL held, before the card leaves its fabric.
+ */
 void tpu_ici_link_unrealize(TPUIciLink *l);
 
 #endif /* HW_MISC_TPU_ICI_LINK_H */
