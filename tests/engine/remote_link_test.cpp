@@ -13,6 +13,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "link/wire.hpp"
@@ -523,4 +524,72 @@ TEST_CASE("link: a link taken down on demand ends the job using it LINK_DOWN unt
         const auto results = two.run_both({send(0, 2, 0, 64), halt()}, {recv(1, 2, 0, 64), halt()});
         CHECK(results[1].status == TPU_ERR_NONE);
     }
+}
+
+TEST_CASE("link: random corruptions of a peer's byte stream never crash, and a good peer then "
+          "delivers",
+          "[link][remote]") {
+    Side side(LinkRig::ring(2), 0, TPU_ENGINE_FAST);
+    RemoteLinkPtr l(tpu_remote_link_create(
+        side.engine(), 0, [](void *) {}, nullptr, nullptr, 0));
+    REQUIRE(l);
+    // A good stream from card 1's port 1: the hello and an 8 KiB message of two packets.
+    std::vector<uint8_t> payload(8192);
+    for (uint32_t i = 0; i < payload.size(); i++)
+        payload[i] = uint8_t(i * 13 + 5);
+    std::vector<uint8_t> good = hello_of(1, 1);
+    for (uint32_t off = 0; off < 8192; off += 4096)
+        wire::put_data(good, 2 + off / 4096, 7, 0, wire::DataBody{1, 8192, off},
+                       payload.data() + off, 4096);
+
+    std::mt19937_64 rng(26);
+    uint32_t failed = 0;
+    for (int i = 0; i < 3000; i++) {
+        std::vector<uint8_t> bytes = good;
+        switch (rng() % 4) {
+        case 0: // flip some bytes
+            for (uint64_t k = 1 + rng() % 4; k > 0; k--)
+                bytes[rng() % bytes.size()] ^= uint8_t(1 + rng() % 255);
+            break;
+        case 1: // a header's bytes anywhere
+            for (uint64_t k = rng() % wire::kHeaderBytes; k > 0; k--)
+                bytes[rng() % (2 * wire::kHeaderBytes)] = uint8_t(rng());
+            break;
+        case 2: // cut short
+            bytes.resize(rng() % bytes.size());
+            break;
+        default: // a piece repeated
+            const size_t at = rng() % bytes.size(), n = rng() % 200;
+            bytes.insert(bytes.begin() + ptrdiff_t(at), bytes.begin() + ptrdiff_t(at),
+                         bytes.begin() + ptrdiff_t(std::min(bytes.size(), at + n)));
+            break;
+        }
+        tpu_remote_link_open(l.get());
+        for (size_t at = 0; at < bytes.size();) {
+            const size_t n = std::min<size_t>(bytes.size() - at, 1 + rng() % 5000);
+            if (tpu_remote_link_input(l.get(), bytes.data() + at, n)) {
+                failed++;
+                CHECK(tpu_remote_link_close_due(l.get()));
+                break;
+            }
+            at += n;
+        }
+        const void *out;
+        tpu_remote_link_output(l.get(), &out);
+        tpu_remote_link_close(l.get());
+        REQUIRE_FALSE(port_info(side.engine(), 0).up);
+    }
+    CHECK(failed > 1000);
+    CHECK(side.run({halt()}).status == TPU_ERR_NONE);
+
+    tpu_remote_link_open(l.get());
+    REQUIRE(tpu_remote_link_input(l.get(), good.data(), good.size()) == nullptr);
+    CHECK(port_info(side.engine(), 0).up);
+    const tpu_job_result r =
+        side.run({recv(0, 7, LinkRig::kHost, 8192, TPU_LINK_COPY, 0, TPU_F_LINK_HOST), halt()});
+    CHECK(r.status == TPU_ERR_NONE);
+    std::vector<uint8_t> got(8192);
+    side.space->read(LinkRig::kHost, got.data(), got.size());
+    CHECK(got == payload);
+    tpu_remote_link_close(l.get());
 }
