@@ -130,7 +130,7 @@
 #define TPU_TEST_HELD_PC_MASK	0xffffu
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00020000u	/* 2.0 */
+#define TPU_SPEC_VERSION	0x00020001u	/* 2.1 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 

@@ -23,7 +23,10 @@
  * card, inside the engine on the worker thread with no lock of ours held
  * (the engine's link locks are leaves below TPUState.lock), so the BQL
  * holder, MMIO handlers and the other card's worker never wait for it; an
- * abort (tpu_engine_abort(), under the lock) ends the wait at once.
+ * abort (tpu_engine_abort(), under the lock) ends the wait at once. A port
+ * linked to another process (tpu-ici-link.c) moves its bytes in the main
+ * loop under the BQL, never blocking and taking only engine locks; the
+ * worker's SENDs and RECVs only schedule its bottom half.
  *
  * A job held by the test-only TEST_HOLD register (x-test-hold) waits inside
  * the engine, on the worker thread, holding neither the BQL, the lock nor any
@@ -40,6 +43,7 @@
 #include "tpu_engine.h"
 #include "tpu_hw.h"
 #include "tpu-ici.h"
+#include "tpu-ici-link.h"
 
 #define TYPE_TPU "tpu"
 OBJECT_DECLARE_SIMPLE_TYPE(TPUState, TPU)
@@ -136,6 +140,8 @@ struct TPUState {
     TPUIciState *ici;           /* ici: the fabric the card joined, or NULL */
     char *ici_coord;            /* ici-coord: its coordinate there */
     bool ici_attached;
+    /* ici-port<p>: ports linked to cards in other processes (chardevs) */
+    TPUIciLink ici_links[TPU_ICI_LINK_PORTS];
     bool test_hold;             /* x-test-hold: TEST_HOLD and TEST_HELD exist */
 
     struct tpu_engine *engine;

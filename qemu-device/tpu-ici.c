@@ -20,6 +20,13 @@
  *   hop-ns     latency of one hop in ns (default 1000)
  *   credits    packets of 4 KiB a port's receive buffer holds (default 256)
  *
+ * At run time (qom-set /objects/ici0 link-down "0:1"), write-only:
+ *   link-down  "<coord>:<port>" (coord as in ici-coord): takes that link of
+ *              a card of this QEMU down; jobs using it end LINK_DOWN. A link
+ *              to another process closes its connection and stays down.
+ *   link-up    the same: the link comes up again (once cards sit at both
+ *              ends; a link to another process, with its next connection)
+ *
  * The links themselves are the engine library's (tpu_fabric_*, and each
  * card's engine moves data over them on its worker thread); this object
  * parses the properties, makes the fabric and places the cards on it. It
@@ -140,18 +147,28 @@ static void tpu_ici_complete(UserCreatable *uc, Error **errp)
     }
 }
 
+/* "x" on a ring, "x:y" on a torus; false if coord is not. */
+static bool tpu_ici_parse_coord(TPUIciState *s, const char *coord,
+                                uint32_t *x, uint32_t *y)
+{
+    bool torus = s->cfg.topology == TPU_ICI_TOPO_TORUS2D;
+    const char *end;
+
+    *y = 0;
+    return coord && tpu_ici_parse_uint(coord, &end, 0, UINT16_MAX, x) &&
+           (!torus || (*end == ':' &&
+                       tpu_ici_parse_uint(end + 1, &end, 0, UINT16_MAX, y))) &&
+           !*end;
+}
+
 bool tpu_ici_attach(TPUIciState *s, struct tpu_engine *eng, const char *coord,
                     Error **errp)
 {
     bool torus = s->cfg.topology == TPU_ICI_TOPO_TORUS2D;
-    uint32_t x, y = 0;
-    const char *end;
+    uint32_t x, y;
     char err[256] = "";
 
-    if (!coord || !tpu_ici_parse_uint(coord, &end, 0, UINT16_MAX, &x) ||
-        (torus && (*end != ':' ||
-                   !tpu_ici_parse_uint(end + 1, &end, 0, UINT16_MAX, &y))) ||
-        *end) {
+    if (!tpu_ici_parse_coord(s, coord, &x, &y)) {
         error_setg(errp, "tpu: ici-coord \"%s\": a card on a %s needs %s",
                    coord ? coord : "", torus ? "2-D torus" : "ring",
                    torus ? "\"x:y\"" : "\"x\"");
@@ -170,6 +187,50 @@ void tpu_ici_detach(TPUIciState *s, struct tpu_engine *eng)
 {
     tpu_engine_detach(eng);
     s->cards--;
+}
+
+/* A "coord:port" value of link-down or link-up: its link goes down or up. */
+static void tpu_ici_set_link(TPUIciState *s, const char *value, bool up,
+                             Error **errp)
+{
+    const char *colon = value ? strrchr(value, ':') : NULL;
+    g_autofree char *coord = NULL;
+    uint32_t x, y = 0, port;
+    const char *end;
+    char err[256] = "";
+
+    if (!s->fabric) {
+        error_setg(errp, "tpu-ici: not complete yet");
+        return;
+    }
+    if (!colon || !tpu_ici_parse_uint(colon + 1, &end, 0, TPU_ICI_MAX_PORTS,
+                                      &port) || *end) {
+        error_setg(errp, "tpu-ici: link-%s \"%s\": needs \"<coord>:<port>\"",
+                   up ? "up" : "down", value ? value : "");
+        return;
+    }
+    coord = g_strndup(value, colon - value);
+    if (!tpu_ici_parse_coord(s, coord, &x, &y)) {
+        error_setg(errp, "tpu-ici: link-%s \"%s\": the coordinate is %s",
+                   up ? "up" : "down", value,
+                   s->cfg.topology == TPU_ICI_TOPO_TORUS2D ? "\"x:y\""
+                                                           : "\"x\"");
+        return;
+    }
+    if (tpu_fabric_set_link(s->fabric, x, y, port, up, err, sizeof(err))) {
+        error_setg(errp, "tpu-ici: link-%s \"%s\": %s", up ? "up" : "down",
+                   value, err);
+    }
+}
+
+static void tpu_ici_set_link_down(Object *obj, const char *value, Error **errp)
+{
+    tpu_ici_set_link(TPU_ICI(obj), value, false, errp);
+}
+
+static void tpu_ici_set_link_up(Object *obj, const char *value, Error **errp)
+{
+    tpu_ici_set_link(TPU_ICI(obj), value, true, errp);
 }
 
 static bool tpu_ici_can_be_deleted(UserCreatable *uc)
@@ -291,6 +352,13 @@ static void tpu_ici_class_init(ObjectClass *oc, void *data)
                        "each link direction's bandwidth, Gbit/s (default 400)");
     tpu_ici_add_uint32(oc, "hop-ns", offsetof(TPUIciState, hop_ns),
                        "latency of one hop, ns (default 1000)");
+    object_class_property_add_str(oc, "link-down", NULL,
+                                  tpu_ici_set_link_down);
+    object_class_property_set_description(oc, "link-down",
+        "\"<coord>:<port>\": takes that link down (write-only)");
+    object_class_property_add_str(oc, "link-up", NULL, tpu_ici_set_link_up);
+    object_class_property_set_description(oc, "link-up",
+        "\"<coord>:<port>\": lets that link come up again (write-only)");
     tpu_ici_add_uint32(oc, "credits", offsetof(TPUIciState, credits),
                        "packets of 4 KiB a port's receive buffer holds "
                        "(2..65536, default 256)");

@@ -26,7 +26,7 @@
  *                       recovers it (for the driver's escalation to a reset
  *                       of the card)
  *   x-spec-version      test only (default TPU_SPEC_VERSION): the spec version
- *                       VERSION reports, 1.0 to 1.5 or the current 2.0
+ *                       VERSION reports, 1.0 to 1.5 or the current 2.1
  *                       (major << 16 | minor), and only the CAPS bits of that
  *                       version; the card behaves as the current spec all the
  *                       same (for the driver's refusal of cards before 1.3)
@@ -34,6 +34,10 @@
  *                       the card joins; none: no links
  *   ici-coord           with ici: the card's coordinate, "x" on a ring, "x:y"
  *                       on a 2-D torus
+ *   ici-port0..3        with ici: a socket chardev that links the port to its
+ *                       neighbour in another QEMU process (tpu-ici-link.c;
+ *                       docs/hardware.md section 10); none: the neighbour is
+ *                       a card of this QEMU, if any
  *   x-ring-generation-step  test only (default 1, at least 1): how far a ring
  *                       reprogram or QCTRL_RESET advances the queue's
  *                       generation counters; 4294967296 makes each count as
@@ -97,6 +101,7 @@
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
+#include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
 #include "tpu-dev.h"
 
@@ -893,6 +898,18 @@ static const MemoryRegionOps tpu_mmio_ops = {
 
 /* ---- device ------------------------------------------------------------- */
 
+static bool tpu_has_ici_links(TPUState *s)
+{
+    unsigned p;
+
+    for (p = 0; p < TPU_ICI_LINK_PORTS; p++) {
+        if (qemu_chr_fe_backend_connected(&s->ici_links[p].chr)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool tpu_check_properties(TPUState *s, Error **errp)
 {
     if (s->num_queues < 1 || s->num_queues > TPU_MAX_QUEUES) {
@@ -917,6 +934,9 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
                    TPU_SPEC_VERSION & 0xffff);
     } else if (s->ici_coord && !s->ici) {
         error_setg(errp, "tpu: ici-coord needs ici, the tpu-ici object the "
+                   "card joins");
+    } else if (!s->ici && tpu_has_ici_links(s)) {
+        error_setg(errp, "tpu: ici-port<p> needs ici, the tpu-ici object the "
                    "card joins");
     } else {
         return true;
@@ -1006,6 +1026,11 @@ static bool tpu_init_msix(TPUState *s, Error **errp)
 /* Takes the card off its fabric: a peer's job waiting on it ends LINK_DOWN. */
 static void tpu_leave_fabric(TPUState *s)
 {
+    unsigned p;
+
+    for (p = 0; p < TPU_ICI_LINK_PORTS; p++) {
+        tpu_ici_link_unrealize(&s->ici_links[p]);
+    }
     if (s->ici_attached) {
         tpu_ici_detach(s->ici, s->engine);
         s->ici_attached = false;
@@ -1015,6 +1040,7 @@ static void tpu_leave_fabric(TPUState *s)
 static void tpu_realize(PCIDevice *pdev, Error **errp)
 {
     TPUState *s = TPU(pdev);
+    unsigned p;
 
     if (!tpu_check_properties(s, errp) || !tpu_create_engine(s, errp)) {
         return;
@@ -1024,6 +1050,12 @@ static void tpu_realize(PCIDevice *pdev, Error **errp)
             goto fail_engine;
         }
         s->ici_attached = true;
+        for (p = 0; p < TPU_ICI_LINK_PORTS; p++) {
+            if (!tpu_ici_link_realize(&s->ici_links[p], s->engine, p,
+                                      s->ici_coord, errp)) {
+                goto fail_ici;
+            }
+        }
     }
     if (pcie_endpoint_cap_init(pdev, TPU_PCIE_CAP_OFFSET) < 0) {
         error_setg(errp, "tpu: cannot add the PCIe capability");
@@ -1130,6 +1162,10 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_UINT64("x-ring-generation-step", TPUState, generation_step, 1),
     DEFINE_PROP_LINK("ici", TPUState, ici, TYPE_TPU_ICI, TPUIciState *),
     DEFINE_PROP_STRING("ici-coord", TPUState, ici_coord),
+    DEFINE_PROP_CHR("ici-port0", TPUState, ici_links[0].chr),
+    DEFINE_PROP_CHR("ici-port1", TPUState, ici_links[1].chr),
+    DEFINE_PROP_CHR("ici-port2", TPUState, ici_links[2].chr),
+    DEFINE_PROP_CHR("ici-port3", TPUState, ici_links[3].chr),
     DEFINE_PROP_BOOL("x-test-hold", TPUState, test_hold, false),
 };
 
@@ -1156,10 +1192,15 @@ static const struct {
     { "x-queue-reset-fails", "test only: a queue reset does not take, the "
       "queue stays in error until a global reset" },
     { "x-spec-version", "test only: the spec version (major << 16 | minor, "
-      "1.0 to 1.5 or the current 2.0) VERSION and CAPS report" },
+      "1.0 to 1.5 or the current 2.1) VERSION and CAPS report" },
     { "ici", "the tpu-ici object (inter-chip fabric) the card joins" },
     { "ici-coord", "the card's coordinate on the fabric: \"x\" on a ring, "
       "\"x:y\" on a 2-D torus" },
+    { "ici-port0", "a socket chardev linking port 0 to its neighbour in "
+      "another QEMU process" },
+    { "ici-port1", "the same for port 1" },
+    { "ici-port2", "the same for port 2 (2-D torus)" },
+    { "ici-port3", "the same for port 3 (2-D torus)" },
     { "x-ring-generation-step", "test only: how far a ring reprogram or "
       "queue reset advances the queue's generation counters (at least 1)" },
     { "x-test-hold", "test only: the TEST_HOLD and TEST_HELD registers, which "

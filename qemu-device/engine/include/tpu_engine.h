@@ -223,6 +223,41 @@ bool tpu_engine_port_info(struct tpu_engine *eng, uint32_t port, struct tpu_link
 /* Clears the ports' counters and error flags (a global reset). Safe from any thread. */
 void tpu_engine_link_clear(struct tpu_engine *eng);
 
+/*
+ * Takes the link on a port of the card at (x, y) down (jobs using it end TPU_ERR_LINK_DOWN), or
+ * up again once cards sit at both ends (a link to another process: with its next connection).
+ * 0, or -1 and a message in err (no card of this process there, no such port).
+ */
+int tpu_fabric_set_link(struct tpu_fabric *fabric, uint32_t x, uint32_t y, uint32_t port, bool up,
+			char *err, size_t errlen);
+
+/*
+ * ---- links to cards in other processes (docs/hardware.md section 10) ----------------------
+ * A port of an engine on a fabric bound to its neighbour in another process, over a byte stream
+ * the caller carries (QEMU: a socket chardev). The link is up from the hello exchange until the
+ * stream closes, breaks the protocol or the link is taken down. All calls on one thread (the
+ * main loop) and none blocks; notify(opaque) may come from any thread, under an engine lock:
+ * there may be bytes to write (tpu_remote_link_output) or the stream to close.
+ */
+struct tpu_remote_link;
+
+/* NULL and a message in err if the port cannot be bound (no fabric, no such port, a card of
+ * this process at its neighbour's coordinate). Destroy it before the engine leaves the fabric. */
+struct tpu_remote_link *tpu_remote_link_create(struct tpu_engine *eng, uint32_t port,
+					       void (*notify)(void *opaque), void *opaque,
+					       char *err, size_t errlen);
+void tpu_remote_link_destroy(struct tpu_remote_link *link);
+/* The stream opened (a hello is due) or closed (the link goes down). */
+void tpu_remote_link_open(struct tpu_remote_link *link);
+void tpu_remote_link_close(struct tpu_remote_link *link);
+/* Bytes that arrived: NULL, or why the link went down (valid until the next call). */
+const char *tpu_remote_link_input(struct tpu_remote_link *link, const void *data, size_t len);
+/* Bytes to write now in *data (0: none), and how many of them were written. */
+size_t tpu_remote_link_output(struct tpu_remote_link *link, const void **data);
+void tpu_remote_link_written(struct tpu_remote_link *link, size_t n);
+/* The stream is to be closed (the link failed or was taken down); the next one starts afresh. */
+bool tpu_remote_link_close_due(struct tpu_remote_link *link);
+
 #ifdef __cplusplus
 }
 #endif

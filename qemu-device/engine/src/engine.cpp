@@ -9,6 +9,7 @@
 
 #include "device.hpp"
 #include "executor/executor.hpp"
+#include "link/remote_link.hpp"
 #include "tpu_engine.h"
 
 struct tpu_engine {
@@ -17,6 +18,10 @@ struct tpu_engine {
 
 struct tpu_fabric {
     std::shared_ptr<tpu::engine::Fabric> fabric;
+};
+
+struct tpu_remote_link {
+    tpu::engine::RemoteLink link;
 };
 
 namespace {
@@ -169,6 +174,71 @@ bool tpu_engine_port_info(struct tpu_engine *eng, uint32_t port, struct tpu_link
 
 void tpu_engine_link_clear(struct tpu_engine *eng) {
     eng->dev.links.clear_counters();
+}
+
+int tpu_fabric_set_link(struct tpu_fabric *fabric, uint32_t x, uint32_t y, uint32_t port, bool up,
+                        char *err, size_t errlen) {
+    if (const char *why = fabric->fabric->set_link(x, y, port, up)) {
+        set_error(err, errlen, why);
+        return -1;
+    }
+    return 0;
+}
+
+struct tpu_remote_link *tpu_remote_link_create(struct tpu_engine *eng, uint32_t port,
+                                               void (*notify)(void *opaque), void *opaque,
+                                               char *err, size_t errlen) {
+    try {
+        return new tpu_remote_link{{eng->dev.links, port, notify, opaque}};
+    } catch (const std::bad_alloc &) {
+        set_error(err, errlen, "out of memory for the link's receive buffer");
+    } catch (const std::exception &e) {
+        set_error(err, errlen, e.what());
+    }
+    return nullptr;
+}
+
+void tpu_remote_link_destroy(struct tpu_remote_link *link) {
+    delete link;
+}
+
+void tpu_remote_link_open(struct tpu_remote_link *link) {
+    link->link.open();
+}
+
+void tpu_remote_link_close(struct tpu_remote_link *link) {
+    link->link.close();
+}
+
+const char *tpu_remote_link_input(struct tpu_remote_link *link, const void *data, size_t len) {
+    try {
+        return link->link.input(static_cast<const uint8_t *>(data), len);
+    } catch (const std::bad_alloc &) {
+        link->link.set_admin(false);
+        link->link.set_admin(true);
+        return "out of memory for the arriving messages";
+    }
+}
+
+size_t tpu_remote_link_output(struct tpu_remote_link *link, const void **data) {
+    const uint8_t *bytes = nullptr;
+    size_t n = 0;
+    try {
+        n = link->link.output(&bytes);
+    } catch (const std::bad_alloc &) {
+        link->link.set_admin(false); // closes the connection; the next one starts afresh
+        link->link.set_admin(true);
+    }
+    *data = bytes;
+    return n;
+}
+
+void tpu_remote_link_written(struct tpu_remote_link *link, size_t n) {
+    link->link.written(n);
+}
+
+bool tpu_remote_link_close_due(struct tpu_remote_link *link) {
+    return link->link.close_due();
 }
 
 } // extern "C"

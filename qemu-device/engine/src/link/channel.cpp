@@ -40,6 +40,8 @@ void Channel::publish(bool last) {
         if (!up_)
             return; // went down meanwhile: the packet goes with the rest
         tail_++;
+        if (listener_)
+            listener_();
         wake = rx_waiting_ && (last || tail_ - head_ >= batch());
     }
     if (wake)
@@ -50,6 +52,10 @@ void Channel::cut(uint64_t msg) {
     {
         std::lock_guard lock(m_);
         cut_ = msg;
+        cut_at_ = tail_;
+        cut_pending_ = true;
+        if (listener_)
+            listener_();
     }
     notify_all();
 }
@@ -77,8 +83,12 @@ void Channel::pop(bool last) {
     bool wake;
     {
         std::lock_guard lock(m_);
-        if (tail_ != head_)
+        if (tail_ != head_) {
             head_++;
+            freed_++;
+            if (listener_)
+                listener_();
+        }
         wake = tx_waiting_ && (last || slots_.size() - (tail_ - head_) >= batch());
     }
     if (wake)
@@ -101,6 +111,10 @@ uint32_t Channel::flush() {
         std::lock_guard lock(m_);
         dropped = uint32_t(tail_ - head_);
         head_ = tail_;
+        forwarded_ = tail_;
+        freed_ += dropped;
+        if (dropped && listener_)
+            listener_();
     }
     notify_all();
     return dropped;
@@ -110,7 +124,10 @@ void Channel::set_up(bool up) {
     {
         std::lock_guard lock(m_);
         up_ = up;
+        freed_ += tail_ - head_;
         head_ = tail_;
+        forwarded_ = tail_;
+        cut_pending_ = false;
     }
     notify_all();
 }
@@ -129,6 +146,63 @@ void Channel::wake() {
 uint32_t Channel::queued() {
     std::lock_guard lock(m_);
     return uint32_t(tail_ - head_);
+}
+
+} // namespace tpu::engine
+
+namespace tpu::engine {
+
+void Channel::set_listener(std::function<void()> listener) {
+    std::lock_guard lock(m_);
+    listener_ = std::move(listener);
+}
+
+bool Channel::forward_peek(const Packet **out) {
+    std::lock_guard lock(m_);
+    if (!up_ || forwarded_ == tail_)
+        return false;
+    *out = &slots_[forwarded_ % slots_.size()];
+    return true;
+}
+
+void Channel::forward_done() {
+    std::lock_guard lock(m_);
+    if (forwarded_ != tail_)
+        forwarded_++;
+}
+
+bool Channel::forward_cut(uint64_t *msg) {
+    std::lock_guard lock(m_);
+    if (!up_ || !cut_pending_ || forwarded_ < cut_at_)
+        return false;
+    cut_pending_ = false;
+    *msg = cut_;
+    return true;
+}
+
+bool Channel::credit(uint32_t count) {
+    {
+        std::lock_guard lock(m_);
+        if (count > forwarded_ - head_)
+            return false;
+        head_ += count;
+        if (!tx_waiting_)
+            return true;
+    }
+    tx_cv_.notify_all();
+    return true;
+}
+
+Packet *Channel::try_acquire() {
+    std::lock_guard lock(m_);
+    if (!up_ || tail_ - head_ >= slots_.size())
+        return nullptr;
+    return &slots_[tail_ % slots_.size()];
+}
+
+uint64_t Channel::consumed() {
+    std::lock_guard lock(m_);
+    return freed_;
 }
 
 } // namespace tpu::engine

@@ -8,12 +8,18 @@
 // of credits or packets, the end of a message or an event, not for every packet. One producer and
 // one consumer at a time (a card runs one job): payloads are copied into and out of their slots
 // without the lock, which guards only the indices, the link state and the cut mark.
+// A link to a card in another QEMU process (remote_link.hpp) has a bridge on one side of each
+// channel instead of a card: on the sending card's channel it forwards published packets and frees
+// their slots only when the remote receiver returns their credits, so the sender's credits are the
+// remote buffer's; on the receiving card's channel it deposits arriving packets without waiting.
+// Its listener is told (under the channel's lock, so it must not block) of each change it acts on.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -80,6 +86,22 @@ class Channel {
     uint32_t queued();
     uint32_t credits() const { return uint32_t(slots_.size()); }
 
+    // The bridge's side (remote_link.hpp); none of these waits.
+    // Called under the lock when a packet is published or a message cut (for a forwarding
+    // bridge), or slots are freed (for a depositing one); an empty function for none.
+    void set_listener(std::function<void()> listener);
+    // Forwarding: the next published packet not yet forwarded, if any (the link up).
+    bool forward_peek(const Packet **out);
+    void forward_done();
+    // Forwarding: a cut to send now, once every packet published before it is forwarded.
+    bool forward_cut(uint64_t *msg);
+    // Forwarding: the remote receiver freed count forwarded slots; false if more than are out.
+    bool credit(uint32_t count);
+    // Depositing: a free slot now, or null when the buffer is full or the link down.
+    Packet *try_acquire();
+    // Depositing: slots the receiver has freed since the channel was made (RECVs, flushes).
+    uint64_t consumed();
+
   private:
     // Credits or packets that make a batch worth a wake-up (a futex call) of the other side.
     uint32_t batch() const { return slots_.size() / 4 ? uint32_t(slots_.size() / 4) : 1; }
@@ -96,6 +118,11 @@ class Channel {
     uint64_t next_msg_ = 1;
     uint64_t cut_ = 0; // the latest message cut short
     bool up_ = false;
+    std::function<void()> listener_;
+    uint64_t forwarded_ = 0;   // next slot a forwarding bridge sends (head_ <= it <= tail_)
+    uint64_t cut_at_ = 0;      // tail_ when cut_ was set
+    bool cut_pending_ = false; // cut_ not forwarded yet
+    uint64_t freed_ = 0;       // slots freed by the receiver, ever
 };
 
 } // namespace tpu::engine

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "link/remote_link.hpp"
+
 namespace tpu::engine {
 
 const char *Fabric::config_error(const tpu_fabric_config &cfg) {
@@ -24,7 +26,8 @@ const char *Fabric::config_error(const tpu_fabric_config &cfg) {
 }
 
 Fabric::Fabric(const tpu_fabric_config &cfg)
-    : cfg_(cfg), cards_(size_t(cfg.dim_x) * cfg.dim_y, nullptr) {}
+    : cfg_(cfg), cards_(size_t(cfg.dim_x) * cfg.dim_y, nullptr),
+      remote_(size_t(cfg.dim_x) * cfg.dim_y, 0) {}
 
 void Fabric::neighbour(uint32_t x, uint32_t y, uint32_t port, uint32_t *nx, uint32_t *ny) const {
     *nx = x;
@@ -52,6 +55,8 @@ const char *Fabric::attach(const std::shared_ptr<Fabric> &self, LinkEndpoint *ep
         return "the coordinate lies outside the fabric";
     if (cards_[index(x, y)])
         return "another card already has that coordinate";
+    if (remote_[index(x, y)])
+        return "a card of another process, linked by a chardev, has that coordinate";
     if (attached_ && ep->clock_mhz() != clock_mhz_)
         return "the card's clock differs from the other cards' on the fabric";
 
@@ -108,12 +113,66 @@ void Fabric::detach(LinkEndpoint *ep) {
             port.tx->set_up(false);
         if (port.rx)
             port.rx->set_up(false);
+        if (port.remote)
+            remote_[index(port.peer_x, port.peer_y)]--;
         LinkEndpoint *peer = cards_[index(port.peer_x, port.peer_y)];
         if (peer) {
             std::lock_guard peer_lock(peer->m_);
             peer->ports_[p ^ 1].rx.reset();
         }
     }
+}
+
+const char *Fabric::bind_remote(LinkEndpoint *ep, uint32_t port, RemoteLink *link,
+                                const std::shared_ptr<Channel> &rx, std::shared_ptr<Channel> *tx) {
+    std::lock_guard lock(m_);
+    std::lock_guard ep_lock(ep->m_);
+    if (cards_[index(ep->x_, ep->y_)] != ep)
+        return "the card is not on the fabric";
+    if (port >= ports())
+        return cfg_.topology == TPU_ICI_TOPO_RING ? "a card on a ring has ports 0 and 1"
+                                                  : "a card on a 2-D torus has ports 0..3";
+    LinkEndpoint::Port &p = ep->ports_[port];
+    if (p.remote)
+        return "the port is bound to a chardev already";
+    if (cards_[index(p.peer_x, p.peer_y)])
+        return "the port's neighbour is a card of this process";
+    remote_[index(p.peer_x, p.peer_y)]++;
+    p.remote = link;
+    p.rx = rx;
+    *tx = p.tx;
+    return nullptr;
+}
+
+void Fabric::unbind_remote(LinkEndpoint *ep, uint32_t port) {
+    std::lock_guard lock(m_);
+    std::lock_guard ep_lock(ep->m_);
+    LinkEndpoint::Port &p = ep->ports_[port];
+    if (!p.remote)
+        return;
+    remote_[index(p.peer_x, p.peer_y)]--;
+    p.remote = nullptr;
+    p.rx.reset();
+}
+
+const char *Fabric::set_link(uint32_t x, uint32_t y, uint32_t port, bool up) {
+    std::lock_guard lock(m_);
+    if (x >= cfg_.dim_x || y >= cfg_.dim_y || !cards_[index(x, y)])
+        return "no card of this process has that coordinate";
+    if (port >= ports())
+        return "the card has no such port";
+    LinkEndpoint *ep = cards_[index(x, y)];
+    std::lock_guard ep_lock(ep->m_);
+    LinkEndpoint::Port &p = ep->ports_[port];
+    if (p.remote) {
+        p.remote->set_admin(up);
+        return nullptr;
+    }
+    if (!p.tx || !p.rx)
+        return up ? "no card sits at the link's other end" : nullptr;
+    p.tx->set_up(up);
+    p.rx->set_up(up);
+    return nullptr;
 }
 
 const char *LinkEndpoint::attach(const std::shared_ptr<Fabric> &fabric, uint32_t x, uint32_t y) {
@@ -146,6 +205,11 @@ std::shared_ptr<Channel> LinkEndpoint::tx(uint32_t port) {
 std::shared_ptr<Channel> LinkEndpoint::rx(uint32_t port) {
     std::lock_guard lock(m_);
     return port < TPU_ICI_MAX_PORTS ? ports_[port].rx : nullptr;
+}
+
+std::shared_ptr<Fabric> LinkEndpoint::fabric() {
+    std::lock_guard lock(m_);
+    return fabric_;
 }
 
 LinkEndpoint::Params LinkEndpoint::params() {

@@ -7,7 +7,9 @@
 // its ports' channels, counters and error flags. The fabric's lock guards the wiring and is
 // taken only to attach and detach; an endpoint's lock guards its channel pointers, which a job
 // copies (shared ownership) before it uses them, so a peer that detaches mid-transfer leaves
-// its channels alive but down.
+// its channels alive but down. A port may instead lead to a card in another QEMU process
+// (remote_link.hpp): its neighbour's coordinate is then claimed for that process, no card here
+// may take it, and the port's receive buffer is the bridge's.
 #pragma once
 
 #include <array>
@@ -24,6 +26,7 @@
 namespace tpu::engine {
 
 class LinkEndpoint;
+class RemoteLink;
 
 class Fabric {
   public:
@@ -39,14 +42,26 @@ class Fabric {
                        uint32_t y);
     void detach(LinkEndpoint *ep);
 
-  private:
-    uint32_t index(uint32_t x, uint32_t y) const { return y * cfg_.dim_x + x; }
+    // Binds port of ep (attached) to link, a peer in another process, with rx its receive buffer;
+    // *tx is the port's sending channel. nullptr, or why not (no such port, a card of this
+    // process at the neighbour's coordinate, bound already).
+    const char *bind_remote(LinkEndpoint *ep, uint32_t port, RemoteLink *link,
+                            const std::shared_ptr<Channel> &rx, std::shared_ptr<Channel> *tx);
+    void unbind_remote(LinkEndpoint *ep, uint32_t port);
+    // Takes the link on port of the card at (x, y) down, or up again once both ends are there
+    // (a link to another process comes up with its next connection); nullptr, or why not.
+    const char *set_link(uint32_t x, uint32_t y, uint32_t port, bool up);
+
     // The coordinate one hop from (x, y) through port.
     void neighbour(uint32_t x, uint32_t y, uint32_t port, uint32_t *nx, uint32_t *ny) const;
+
+  private:
+    uint32_t index(uint32_t x, uint32_t y) const { return y * cfg_.dim_x + x; }
 
     const tpu_fabric_config cfg_;
     std::mutex m_;
     std::vector<LinkEndpoint *> cards_; // by index(x, y)
+    std::vector<uint32_t> remote_;      // by index(x, y): ports of cards here bound to it
     uint32_t clock_mhz_ = 0;            // of the cards attached (all the same)
     uint32_t attached_ = 0;
 };
@@ -86,6 +101,8 @@ class LinkEndpoint {
     bool port_info(uint32_t port, tpu_link_port_info *out);
 
     PortCounters &counters(uint32_t port) { return counters_[port]; }
+    // The fabric the card is on, or null.
+    std::shared_ptr<Fabric> fabric();
     uint32_t clock_mhz() const { return clock_mhz_; }
 
   private:
@@ -94,6 +111,7 @@ class LinkEndpoint {
     struct Port {
         std::shared_ptr<Channel> tx, rx;
         uint32_t peer_x = 0, peer_y = 0;
+        RemoteLink *remote = nullptr; // the peer is in another process
     };
 
     const uint32_t clock_mhz_;
