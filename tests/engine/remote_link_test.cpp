@@ -348,8 +348,8 @@ TEST_CASE("link: a receiver in another process that is not ready stalls the send
     CHECK(port_info(two.b.engine(), 1).rx_packets == kBytes / TPU_ICI_PACKET_BYTES);
 }
 
-TEST_CASE("link: a peer process that goes away ends a waiting RECV LINK_DOWN; a reconnect brings "
-          "the link back",
+TEST_CASE("link: a peer process that goes away ends a waiting RECV LINK_DOWN, and a reconnect "
+          "brings the link back",
           "[link][remote]") {
     TwoProcesses two(TPU_ENGINE_FAST);
     REQUIRE(eventually([&] { return link_up(two); }));
