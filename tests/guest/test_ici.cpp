@@ -8,6 +8,7 @@
 // the driver's timeout (tpu.ko job_timeout_ms=1000) while the other card and the jobs behind it
 // work on; a SEND on a port a ring does not have ends LINK_DOWN; tpu-smi shows the cards' places
 // on the ring and their links' traffic.
+#include "ici_cards.hpp"
 #include "smi_command.hpp"
 
 #include <drm/tpu_accel.h>
@@ -35,47 +36,10 @@
 
 namespace {
 
-// One card: its runtime device and its sysfs directory, by coordinate.
-struct Card {
-    std::unique_ptr<tpurt::Device> device;
-    std::string sysfs;
-    unsigned x = 0;
-};
-
-// The first line of a sysfs file, "" if it cannot be read.
-std::string sysfs_read(const std::string &path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
-    return line;
-}
-
-// Every card on the fabric, ordered by its x coordinate on the ring (a card on none, which has
-// no ici/ in sysfs, is left out).
-std::vector<Card> ring_cards() {
-    std::vector<Card> cards;
-    const auto list = tpurt::Device::list();
-    for (unsigned i = 0; i < list.size(); i++) {
-        Card c;
-        c.sysfs = "/sys/bus/pci/devices/" + list[i].pci_slot;
-        const std::string coord = sysfs_read(c.sysfs + "/ici/coord");
-        if (coord.empty())
-            continue;
-        c.x = std::stoul(coord);
-        c.device = std::make_unique<tpurt::Device>(tpurt::Device::open(i));
-        cards.push_back(std::move(c));
-    }
-    std::sort(cards.begin(), cards.end(), [](const Card &a, const Card &b) { return a.x < b.x; });
-    return cards;
-}
-
-// hops x latency + bytes / bandwidth in cycles, rounded up once (the card's formula).
-std::uint64_t link_cycles(std::uint64_t bytes, std::uint64_t clock_mhz, std::uint64_t gbps,
-                          std::uint64_t hop_ns) {
-    const unsigned __int128 num = ((unsigned __int128)hop_ns * gbps + bytes * 8) * clock_mhz;
-    const unsigned __int128 den = (unsigned __int128)gbps * 1000;
-    return std::uint64_t((num + den - 1) / den);
-}
+using guest::ici_cards;
+using guest::link_cycles;
+using guest::sysfs_read;
+using Card = guest::IciCard;
 
 tpurt::Program copy_program(const tpurt::Buffer &in, const tpurt::Buffer &out, std::uint32_t rows) {
     tpurt::ProgramBuilder b;
@@ -87,7 +51,7 @@ tpurt::Program copy_program(const tpurt::Buffer &in, const tpurt::Buffer &out, s
 } // namespace
 
 TEST_CASE("every card sees its coordinate and its two links up", "[ici]") {
-    const auto cards = ring_cards();
+    const auto cards = ici_cards();
     const unsigned n = cards.size();
     REQUIRE(n >= 2);
     for (unsigned i = 0; i < n; i++) {
@@ -118,7 +82,7 @@ TEST_CASE("every card sees its coordinate and its two links up", "[ici]") {
 
 TEST_CASE("a buffer goes from card 0 to card 1 intact, in hops x latency + bytes / bandwidth",
           "[ici]") {
-    auto cards = ring_cards();
+    auto cards = ici_cards();
     constexpr std::uint32_t kBytes = 4u << 20; // four receive buffers' worth: credits stall
     tpurt::Device &d0 = *cards[0].device, &d1 = *cards[1].device;
     tpurt::Buffer src = d0.allocate(kBytes), dst = d1.allocate(kBytes);
@@ -158,7 +122,7 @@ TEST_CASE("a buffer goes from card 0 to card 1 intact, in hops x latency + bytes
 }
 
 TEST_CASE("tpu-smi shows each card's place on the ring and its links' traffic", "[ici][smi]") {
-    auto cards = ring_cards();
+    auto cards = ici_cards();
     const unsigned n = cards.size();
     REQUIRE(n >= 2);
     constexpr std::uint32_t kBytes = 256u << 10;
@@ -204,7 +168,7 @@ TEST_CASE("tpu-smi shows each card's place on the ring and its links' traffic", 
 }
 
 TEST_CASE("a ring all-reduce across the cards sums in the documented order, bit for bit", "[ici]") {
-    auto cards = ring_cards();
+    auto cards = ici_cards();
     const unsigned p = cards.size();
     constexpr std::uint32_t kChunk = 256 * 1024; // fp32 elements of 64 K, a chunk per card
     constexpr std::uint32_t kRows = kChunk / 4096;
@@ -260,7 +224,7 @@ TEST_CASE("a ring all-reduce across the cards sums in the documented order, bit 
 
 TEST_CASE("a RECV whose peer never sends is reset by the driver's timeout, other work goes on",
           "[ici]") {
-    auto cards = ring_cards();
+    auto cards = ici_cards();
     tpurt::Device &d0 = *cards[0].device, &d1 = *cards[1].device;
     tpurt::Buffer in1 = d1.allocate(1u << 20), out1 = d1.allocate(1u << 20);
     tpurt::Buffer in0 = d0.allocate(1u << 20), out0 = d0.allocate(1u << 20);
@@ -296,7 +260,7 @@ TEST_CASE("a RECV whose peer never sends is reset by the driver's timeout, other
 }
 
 TEST_CASE("a SEND on a port the ring does not have ends LINK_DOWN", "[ici]") {
-    auto cards = ring_cards();
+    auto cards = ici_cards();
     tpurt::ProgramBuilder b;
     b.send({2, 1, 0, 64}).halt();
     tpurt::Job job = cards[0].device->submit(b.finish(), {});
@@ -313,7 +277,7 @@ TEST_CASE("a SEND on a port the ring does not have ends LINK_DOWN", "[ici]") {
 // Hidden (tests/vm/check-ici-unplug.sh runs it): card 1 waits in a RECV on its link to card 0,
 // the host unplugs card 0 (device_del), and the RECV ends LINK_DOWN instead of waiting on.
 TEST_CASE("a RECV whose peer is unplugged ends LINK_DOWN", "[.unplug]") {
-    auto cards = ring_cards();
+    auto cards = ici_cards();
     REQUIRE(cards.size() == 2);
     const std::string gone = cards[0].sysfs;
     tpurt::ProgramBuilder b;

@@ -14,6 +14,8 @@
 //                      the host takes the link down (qom-set link-down), and works once it is up
 // The two-VM cases meet at a barrier in a directory both share (run-in-vm.sh --out). Markers on
 // stdout (TPU-ICI-...) tell the host script when to act.
+#include "ici_cards.hpp"
+
 #include <drm/tpu_accel.h>
 
 #include <tpurt/codegen/program_builder.hpp>
@@ -37,36 +39,10 @@
 
 namespace {
 
-struct Card {
-    std::unique_ptr<tpurt::Device> device;
-    std::string sysfs;
-    unsigned x = 0;
-};
-
-std::string sysfs_read(const std::string &path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
-    return line;
-}
-
-// The cards on a fabric, by x.
-std::vector<Card> ici_cards() {
-    std::vector<Card> cards;
-    const auto list = tpurt::Device::list();
-    for (unsigned i = 0; i < list.size(); i++) {
-        Card c;
-        c.sysfs = "/sys/bus/pci/devices/" + list[i].pci_slot;
-        const std::string coord = sysfs_read(c.sysfs + "/ici/coord");
-        if (coord.empty())
-            continue;
-        c.x = std::stoul(coord);
-        c.device = std::make_unique<tpurt::Device>(tpurt::Device::open(i));
-        cards.push_back(std::move(c));
-    }
-    std::sort(cards.begin(), cards.end(), [](const Card &a, const Card &b) { return a.x < b.x; });
-    return cards;
-}
+using guest::ici_cards;
+using guest::link_cycles;
+using guest::sysfs_read;
+using Card = guest::IciCard;
 
 // Waits up to two minutes (the other VM boots meanwhile) for a port's state.
 bool wait_state(const Card &c, unsigned port, const std::string &state) {
@@ -95,13 +71,6 @@ bool barrier(unsigned x, unsigned other) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
-}
-
-std::uint64_t link_cycles(std::uint64_t bytes, std::uint64_t clock_mhz, std::uint64_t gbps,
-                          std::uint64_t hop_ns) {
-    const unsigned __int128 num = ((unsigned __int128)hop_ns * gbps + bytes * 8) * clock_mhz;
-    const unsigned __int128 den = (unsigned __int128)gbps * 1000;
-    return std::uint64_t((num + den - 1) / den);
 }
 
 // Card x's vector: what both sides can compute.

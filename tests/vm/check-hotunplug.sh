@@ -30,7 +30,7 @@ while ! grep -q TPU-HOTUNPLUG-READY "$log" 2>/dev/null && kill -0 $vm 2>/dev/nul
 done
 sent=0
 if grep -q TPU-HOTUNPLUG-READY "$log" 2>/dev/null; then
-	if /usr/bin/python3 "$here/hmp-device-del.py" "$sock" hot > "$tmp/monitor.out"; then
+	if /usr/bin/python3 "$here/hmp-command.py" "$sock" device_del hot > "$tmp/monitor.out"; then
 		sent=1
 	fi
 fi

@@ -31,7 +31,7 @@ done
 sent=0
 if grep -q TPU-ICI-WAITING "$log" 2>/dev/null; then
 	sleep 2 # the RECV is waiting by now
-	if /usr/bin/python3 "$here/hmp-device-del.py" "$sock" hot0 > "$tmp/monitor.out"; then
+	if /usr/bin/python3 "$here/hmp-command.py" "$sock" device_del hot0 > "$tmp/monitor.out"; then
 		sent=1
 	fi
 fi

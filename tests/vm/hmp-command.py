@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Sends one command on a QEMU human monitor (HMP) socket and checks QEMU accepted it: HMP echoes
-# the command as typed and answers an accepted qom-set with nothing but its prompt, a refused one
-# with an error. Prints the reply; exits 1 if refused or unseen.
+# the command as typed (with cursor moves) and answers an accepted device_del or qom-set with
+# nothing but its prompt, a refused one with an error. Prints the reply; exits 1 if refused or
+# unseen.
 #   python3 hmp-command.py MONITOR_SOCKET COMMAND...
 import socket
 import sys
