@@ -7,9 +7,9 @@
 #   2. libFuzzer for SECONDS, from the seed corpus tests/fuzz/qemu/seeds/ (make-seeds.py) and the
 #      corpus it keeps in $TPU_CACHE/fuzz-corpus/qemu-tpu, so that a run starts where the last
 #      one stopped.
-# A crash, timeout, leak or sanitizer report fails the run; the reproducer is left in
-# build/qemu-fuzz/ (replay: FUZZ_BINARY --fuzz-target=generic-fuzz-tpu FILE; QTEST_LOG=1 prints
-# its accesses). With SECONDS 0 only the regressions run.
+# A crash, timeout or sanitizer report fails the run; the reproducer is left in build/qemu-fuzz/
+# (replay: FUZZ_BINARY --fuzz-target=generic-fuzz-tpu FILE; with QTEST_LOG=1 and
+# FUZZ_SERIALIZE_QTEST=1 it prints its accesses). With SECONDS 0 only the regressions run.
 #   tools/run-qemu-fuzz.sh [--coverage] FUZZ_BINARY SECONDS
 # --coverage: afterwards, the edges of tpu.c, tpu-queue.c and tpu-ici.c the corpus reaches,
 # function by function (libFuzzer's -print_coverage), in build/qemu-fuzz/coverage.txt.
