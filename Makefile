@@ -4,8 +4,8 @@
 #               the emulated card, train a CNN on Fashion-MNIST on it, evaluate, quantise, serve
 #               and load-test it (workloads/demo/run-demo.sh)
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
-# Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, asan, tsan, bench, check,
-# fresh-check, clean, stress, dkms-check, install-udev.
+# Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, qemu-fuzz, asan, tsan,
+# bench, check, fresh-check, clean, stress, dkms-check, install-udev.
 # Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
 # trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
 # an interrupted or failed run is simply run again.
@@ -100,6 +100,21 @@ bench-guest: deps qemu guest module
 # clang that links libFuzzer it says so in one line and skips.
 fuzz: deps
 	CMAKE_FLAGS="$(CMAKE_FLAGS)" tools/run-fuzzers.sh --build $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The card's QEMU front end (tpu.c, tpu-queue.c) under libFuzzer, ASan and UBSan: QEMU's
+# generic-fuzz as target generic-fuzz-tpu of qemu-fuzz-x86_64 (tools/build-qemu-fuzz.sh, cached
+# in $(TPU_CACHE)/qemu-fuzz), linked with the engine of the fuzz tree; the regression inputs, then
+# QEMU_FUZZ_SECONDS of fuzzing from the seeds (tools/run-qemu-fuzz.sh, tests/fuzz/qemu).
+QEMU_FUZZ_SECONDS ?= 120
+.PHONY: qemu-fuzz
+$(FUZZ_BUILD)/.configured: | deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_FUZZ=ON
+	touch $@
+
+qemu-fuzz: $(FUZZ_BUILD)/.configured
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target tpuengine
+	TPU_BUILD_JOBS=$(JOBS) tools/build-qemu-fuzz.sh $(FUZZ_BUILD)/qemu-device/engine/libtpuengine.a
+	tools/run-qemu-fuzz.sh $(TPU_CACHE)/qemu-fuzz/current $(QEMU_FUZZ_SECONDS)
 
 # The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime
 # and workloads tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
@@ -215,15 +230,18 @@ install-udev:
 		udevadm control --reload && udevadm trigger --subsystem-match=accel; fi
 
 # The ioctl fuzzer long: STRESS_OPS operations in STRESS_PROCS processes in the guest
-# (STRESS_SEED to replay a run; the fuzzer prints its seed).
+# (STRESS_SEED to replay a run; the fuzzer prints its seed); then the card's QEMU front end
+# fuzzed for STRESS_QEMU_FUZZ_SECONDS (make qemu-fuzz).
 STRESS_OPS ?= 2000000
 STRESS_PROCS ?= 8
 STRESS_SEED ?=
+STRESS_QEMU_FUZZ_SECONDS ?= 3600
 .PHONY: stress
 stress: deps qemu all
 	tests/vm/run-in-vm.sh --timeout 7200 --log build/vm-logs/stress.log \
 		--driver-args "job_timeout_ms=2000" -- $(GUEST_BUILD)/tests/guest/tpu-ioctl-fuzz \
 		-n $(STRESS_OPS) -p $(STRESS_PROCS) $(if $(STRESS_SEED),--seed $(STRESS_SEED))
+	$(MAKE) qemu-fuzz QEMU_FUZZ_SECONDS=$(STRESS_QEMU_FUZZ_SECONDS)
 
 # The soak (tests/guest/check-soak.sh): for SOAK_MINUTES, training under injected faults on card
 # 0, serving under load and faults on card 1 and the ioctl fuzzer on card 2, in one guest; make

@@ -32,6 +32,9 @@
  * the engine, on the worker thread, holding neither the BQL, the lock nor any
  * engine lock that TLB invalidations wait for; a reset's tpu_engine_abort()
  * ends the wait as it ends a long instruction.
+ *
+ * With x-sync-worker (tpu.c) neither thread exists: the queue bottom half
+ * runs each job itself and TLB_INVAL is carried out as it is written.
  */
 
 #ifndef HW_MISC_TPU_DEV_H
@@ -143,6 +146,7 @@ struct TPUState {
     /* ici-port<p>: ports linked to cards in other processes (chardevs) */
     TPUIciLink ici_links[TPU_ICI_LINK_PORTS];
     bool test_hold;             /* x-test-hold: TEST_HOLD and TEST_HELD exist */
+    bool sync_worker;           /* x-sync-worker: no threads (fuzzing) */
 
     struct tpu_engine *engine;
     QemuThread worker;

@@ -7,8 +7,10 @@
  * to the worker thread, which runs it on the engine with no lock held; the
  * bottom half then writes its completion record and retires it (HEAD,
  * DONE_SEQ, counters, ERR_*, interrupts). The TLB thread carries out posted
- * TLB_INVAL writes. DMA goes through the PCI device's address space and
- * reaches RAM only, and never happens under TPUState.lock (tpu-dev.h).
+ * TLB_INVAL writes. With x-sync-worker (for fuzzing) there are no threads:
+ * the bottom half runs the job and TLB_INVAL takes effect as it is written.
+ * DMA goes through the PCI device's address space and reaches RAM only, and
+ * never happens under TPUState.lock (tpu-dev.h).
  */
 
 #include "qemu/osdep.h"
@@ -332,6 +334,37 @@ static void tpu_retire_job(TPUState *s, TPUJob *job)
 }
 
 /*
+ * Runs the queued job on the engine and hands it back to the queue bottom
+ * half: on the worker thread, or with x-sync-worker in the bottom half
+ * itself. Lock held, dropped while the engine runs.
+ */
+static void tpu_worker_run(TPUState *s)
+{
+    TPUJob job;
+
+    s->job_state = TPU_JOB_RUNNING;
+    job = s->job;
+    qemu_mutex_unlock(&s->lock);
+
+    tpu_run_job(s, &job);
+
+    qemu_mutex_lock(&s->lock);
+    while (s->engine_dirty) {
+        /* A reset aborted the job: it is over, reset the engine. */
+        s->engine_dirty = false;
+        qemu_mutex_unlock(&s->lock);
+        tpu_engine_reset(s->engine);
+        qemu_mutex_lock(&s->lock);
+        s->status |= TPU_STATUS_READY;
+    }
+    s->job.result = job.result;
+    s->job_state = TPU_JOB_FINISHED;
+    s->status &= ~TPU_STATUS_BUSY;
+    qemu_cond_broadcast(&s->idle_cond);
+    qemu_bh_schedule(s->queue_bh);
+}
+
+/*
  * The queue bottom half (BQL held): retires the job the worker finished and
  * hands it the next one. Only the worker touches the job meanwhile, and only
  * its result and job_state, under the lock; everything else changes under
@@ -370,7 +403,11 @@ void tpu_queue_bh(void *opaque)
         s->job_state = TPU_JOB_QUEUED;
         s->running_dropped = false;
         s->status |= TPU_STATUS_BUSY;
-        qemu_cond_signal(&s->work_cond);
+        if (s->sync_worker) {
+            tpu_worker_run(s);
+        } else {
+            qemu_cond_signal(&s->work_cond);
+        }
     }
     qemu_mutex_unlock(&s->lock);
 }
@@ -378,7 +415,6 @@ void tpu_queue_bh(void *opaque)
 static void *tpu_worker_thread(void *opaque)
 {
     TPUState *s = opaque;
-    TPUJob job;
 
     rcu_register_thread();
     tpu_thread_has_rcu = true;
@@ -389,26 +425,7 @@ static void *tpu_worker_thread(void *opaque)
             qemu_cond_wait(&s->work_cond, &s->lock);
             continue;
         }
-        s->job_state = TPU_JOB_RUNNING;
-        job = s->job;
-        qemu_mutex_unlock(&s->lock);
-
-        tpu_run_job(s, &job);
-
-        qemu_mutex_lock(&s->lock);
-        while (s->engine_dirty) {
-            /* A reset aborted the job: it is over, reset the engine. */
-            s->engine_dirty = false;
-            qemu_mutex_unlock(&s->lock);
-            tpu_engine_reset(s->engine);
-            qemu_mutex_lock(&s->lock);
-            s->status |= TPU_STATUS_READY;
-        }
-        s->job.result = job.result;
-        s->job_state = TPU_JOB_FINISHED;
-        s->status &= ~TPU_STATUS_BUSY;
-        qemu_cond_broadcast(&s->idle_cond);
-        qemu_bh_schedule(s->queue_bh);
+        tpu_worker_run(s);
     }
     qemu_mutex_unlock(&s->lock);
 
@@ -426,6 +443,12 @@ void tpu_tlb_invalidate_post(TPUState *s, uint32_t ctx_id)
 {
     unsigned i;
 
+    if (s->sync_worker) {
+        /* No job runs outside the main loop: no translation is in use. */
+        tpu_engine_tlb_invalidate(s->engine, ctx_id);
+        s->tlb_inval_done++;
+        return;
+    }
     tpu_engine_tlb_drop(s->engine, ctx_id);
     for (i = 0; i < s->tlb_pending_ctx && s->tlb_pending[i] != ctx_id; i++) {
         continue;
@@ -479,8 +502,12 @@ static void *tpu_tlb_thread(void *opaque)
     return NULL;
 }
 
+/* Starts the worker and TLB threads; none with x-sync-worker. */
 void tpu_worker_start(TPUState *s)
 {
+    if (s->sync_worker) {
+        return;
+    }
     qemu_thread_create(&s->worker, "tpu-worker", tpu_worker_thread, s,
                        QEMU_THREAD_JOINABLE);
     qemu_thread_create(&s->tlb_thread, "tpu-tlb", tpu_tlb_thread, s,

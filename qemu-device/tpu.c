@@ -48,6 +48,14 @@
  *                       lets it go or a reset aborts it (for guest tests
  *                       that need a job running, or hung, however fast the
  *                       host)
+ *   x-sync-worker       test only (default off): no worker or TLB thread; the
+ *                       queue bottom half runs each job in the main loop and
+ *                       TLB_INVAL takes effect as it is written, so that a
+ *                       sequence of accesses always has the same outcome (for
+ *                       the device fuzzer, tools/build-qemu-fuzz.sh); the
+ *                       engine gets one thread unless threads says otherwise.
+ *                       Not with x-test-hold: a held job would hold the main
+ *                       loop
  *
  * Example: -device tpu,mxu-rows=256,mxu-cols=256,ub-size=24M,num-queues=4
  *
@@ -932,6 +940,9 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
                    s->spec_version, 0x00010000u, TPU_SPEC_1_LAST,
                    TPU_SPEC_VERSION, TPU_SPEC_VERSION >> 16,
                    TPU_SPEC_VERSION & 0xffff);
+    } else if (s->sync_worker && s->test_hold) {
+        error_setg(errp, "tpu: x-sync-worker and x-test-hold exclude each "
+                   "other: a held job would hold the main loop");
     } else if (s->ici_coord && !s->ici) {
         error_setg(errp, "tpu: ici-coord needs ici, the tpu-ici object the "
                    "card joins");
@@ -971,6 +982,9 @@ static uint32_t tpu_engine_threads(TPUState *s)
 
     if (s->threads) {
         return s->threads;
+    }
+    if (s->sync_worker) {
+        return 1;           /* the same split of the work every run */
     }
     if (host > 0 && host < n) {
         n = host;
@@ -1167,6 +1181,7 @@ static const Property tpu_properties[] = {
     DEFINE_PROP_CHR("ici-port2", TPUState, ici_links[2].chr),
     DEFINE_PROP_CHR("ici-port3", TPUState, ici_links[3].chr),
     DEFINE_PROP_BOOL("x-test-hold", TPUState, test_hold, false),
+    DEFINE_PROP_BOOL("x-sync-worker", TPUState, sync_worker, false),
 };
 
 /* Shown by -device tpu,help. */
@@ -1205,6 +1220,8 @@ static const struct {
       "queue reset advances the queue's generation counters (at least 1)" },
     { "x-test-hold", "test only: the TEST_HOLD and TEST_HELD registers, which "
       "hold a started job before an instruction until let go or reset" },
+    { "x-sync-worker", "test only: jobs run in the main loop, no threads, "
+      "so that runs replay exactly (fuzzing)" },
 };
 
 static const VMStateDescription vmstate_tpu = {

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Writes the seed corpus of the card's QEMU fuzzer (generic-fuzz-tpu, tools/build-qemu-fuzz.sh)
+into tests/fuzz/qemu/seeds/: generic-fuzz inputs, commands separated by "FUZZ", that read the
+registers, run a NOP job and a DMA job through a ring, reset a queue and the card, invalidate the
+TLB and send MSI-X interrupts. generic-fuzz has no command that writes guest memory: memory the
+card reads by DMA is filled, at the read, with the next of the input's DMA patterns, one pattern
+per read in turn. So each job's patterns are given in the order the card reads: ring entry,
+context entry, the three page-table entries of the program's page, the program, then its data.
+
+    tests/fuzz/qemu/make-seeds.py [OUT_DIR]
+"""
+import os
+import struct
+import sys
+
+SEP = b"FUZZ"
+OP_READ, OP_WRITE, OP_PCI_WRITE, OP_ADD_DMA_PATTERN, OP_CLOCK_STEP = 2, 3, 5, 7, 9
+SIZES = {1: 0, 2: 1, 4: 2, 8: 3}
+REGS, MSIX_TABLE = 0, 1  # generic-fuzz's index of the card's MMIO regions (by address)
+
+# BAR0 registers (include/tpu_hw.h)
+CONTROL, STATUS, RESET, IRQ_STATUS, IRQ_MASK = 0x040, 0x044, 0x048, 0x050, 0x054
+CTX_TABLE, TLB_INVAL, TLB_INVAL_DONE, ERR_CODE = 0x060, 0x068, 0x06C, 0x080
+CNT_JOBS_DONE, CNT_JOBS_FAILED = 0x128, 0x130
+Q_RING_BASE, Q_RING_SIZE, Q_TAIL, Q_COMPL_BASE, Q_CONTROL, Q_DONE_SEQ = 0, 8, 0x10, 0x18, 0x20, 0x28
+RESET_MAGIC = 0x52535421
+RING_OP_RUN, OP_NOP, OP_HALT, OP_DMA_IN, OP_DMA_OUT = 1, 0, 1, 2, 3
+PTE_VALID, PTE_READ, PTE_WRITE = 1, 2, 4
+MSIX_CAP = 0x40  # msix_init() places the capability first, before the PCIe one at 0x80
+
+# Guest physical memory of the jobs (the fuzzer's machine has 512 MiB).
+RING, COMPL, CTX, L0, L1, L2, PAGE = (0x200000 + i * 0x1000 for i in range(7))
+
+
+def queue(q, reg):
+    return 0x400 + q * 0x40 + reg
+
+
+def write(offset, value, size=4, region=REGS):
+    return bytes([OP_WRITE]) + struct.pack("<BBxxIQ", SIZES[size], region, offset, value)
+
+
+def read(offset, size=4, region=REGS):
+    return bytes([OP_READ]) + struct.pack("<BBxxI", SIZES[size], region, offset)
+
+
+def pci_write(offset, value, size):
+    return bytes([OP_PCI_WRITE]) + struct.pack("<BBBxI", SIZES[size], 0, offset, value)
+
+
+def pattern(data):
+    return bytes([OP_ADD_DMA_PATTERN, 0, 0]) + data
+
+
+def seed(*commands):
+    return SEP.join(commands)
+
+
+def ring_entry(seqno, program_size, ctx=0, program_addr=0):
+    return struct.pack("<IIQQII32x", RING_OP_RUN, ctx, seqno, program_addr, program_size, 0)
+
+
+def insn(opcode, rest=b""):
+    return (bytes([opcode]) + rest).ljust(32, b"\0")
+
+
+def dma(opcode, cols, host_addr, local_addr):
+    # struct tpu_insn_dma: int8, one row of cols bytes
+    return struct.pack("<BBHHHQIIII", opcode, 0, 0, 1, cols, host_addr, cols, local_addr, cols, 0)
+
+
+def job_patterns(seqno, program):
+    """The card's DMA reads of a job from context 0 at VA 0, in order."""
+    return [
+        pattern(ring_entry(seqno, len(program))),
+        pattern(struct.pack("<QQ", L0 | PTE_VALID, 0)),
+        pattern(struct.pack("<Q", L1 | PTE_VALID)),
+        pattern(struct.pack("<Q", L2 | PTE_VALID)),
+        pattern(struct.pack("<Q", PAGE | PTE_VALID | PTE_READ | PTE_WRITE)),
+        pattern(program),
+    ]
+
+
+def setup_queue(q=0):
+    return [
+        write(CTX_TABLE, CTX, 8),
+        write(queue(q, Q_RING_BASE), RING, 8),
+        write(queue(q, Q_RING_SIZE), 2),
+        write(queue(q, Q_COMPL_BASE), COMPL, 8),
+        write(queue(q, Q_CONTROL), 1),
+        write(CONTROL, 1),
+        write(IRQ_MASK, 3),
+    ]
+
+
+def results(q=0):
+    return [read(queue(q, Q_DONE_SEQ), 8), read(IRQ_STATUS), read(ERR_CODE),
+            read(CNT_JOBS_DONE, 8), read(CNT_JOBS_FAILED, 8)]
+
+
+NOP_PROGRAM = insn(OP_NOP) + insn(OP_HALT)
+DMA_PROGRAM = (dma(OP_DMA_IN, 64, 0x800, 0) + dma(OP_DMA_OUT, 64, 0xc00, 0) + insn(OP_HALT))
+MSIX = [
+    pci_write(MSIX_CAP + 2, 0x8000, 2),                    # MSI-X enable
+    write(0x0, 0xFEE00000, 4, MSIX_TABLE),                 # vector 0 (DONE): address
+    write(0x8, 0x41, 4, MSIX_TABLE),                       # data
+    write(0xC, 0, 4, MSIX_TABLE),                          # unmasked
+    write(0x1C, 0, 4, MSIX_TABLE),                         # vector 1 (ERROR) unmasked
+]
+
+SEEDS = {
+    "registers": seed(*[read(off) for off in range(0, 0x24, 4)],
+                      read(STATUS), read(CTX_TABLE, 8), read(TLB_INVAL_DONE),
+                      read(queue(0, Q_CONTROL)), read(0xF00)),
+    "nop-job": seed(*setup_queue(), *job_patterns(1, NOP_PROGRAM),
+                    write(queue(0, Q_TAIL), 1), *results()),
+    "dma-job": seed(*setup_queue(), *job_patterns(7, DMA_PROGRAM),
+                    pattern(bytes(range(64))), write(queue(0, Q_TAIL), 1), *results()),
+    "msix-job": seed(*MSIX, *setup_queue(), *job_patterns(2, NOP_PROGRAM),
+                     write(queue(0, Q_TAIL), 1), *results(), write(IRQ_STATUS, 3),
+                     write(IRQ_MASK, 0), write(queue(0, Q_TAIL), 0), write(IRQ_MASK, 3)),
+    "resets": seed(*setup_queue(), *job_patterns(3, NOP_PROGRAM),
+                   write(queue(0, Q_TAIL), 1), write(queue(0, Q_CONTROL), 3),
+                   read(queue(0, Q_TAIL)), write(RESET, RESET_MAGIC), read(STATUS),
+                   write(RESET, 0), *setup_queue(), write(queue(0, Q_TAIL), 1), *results()),
+    "tlb-inval": seed(*setup_queue(), *job_patterns(4, NOP_PROGRAM),
+                      write(queue(0, Q_TAIL), 1), write(TLB_INVAL, 0),
+                      write(TLB_INVAL, 0xFFFFFFFF), write(TLB_INVAL, 99),
+                      read(TLB_INVAL_DONE), OP_CLOCK_STEP.to_bytes(1, "little")),
+    "bad-ring": seed(*setup_queue(), write(queue(0, Q_RING_SIZE), 3),
+                     write(queue(0, Q_CONTROL), 0), write(queue(0, Q_RING_SIZE), 3),
+                     write(queue(0, Q_CONTROL), 1), read(queue(0, 0x24)),
+                     pattern(b"\xff" * 64), write(queue(0, Q_TAIL), 1), *results()),
+}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "seeds")
+    os.makedirs(out, exist_ok=True)
+    for name, data in SEEDS.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()
