@@ -11,8 +11,9 @@
 # (replay: FUZZ_BINARY --fuzz-target=generic-fuzz-tpu FILE; with QTEST_LOG=1 and
 # FUZZ_SERIALIZE_QTEST=1 it prints its accesses). With SECONDS 0 only the regressions run.
 #   tools/run-qemu-fuzz.sh [--coverage] FUZZ_BINARY SECONDS
-# --coverage: afterwards, the edges of tpu.c, tpu-queue.c and tpu-ici.c the corpus reaches,
-# function by function (libFuzzer's -print_coverage), in build/qemu-fuzz/coverage.txt.
+# --coverage: afterwards, the functions, edges and lines of the card's sources (tpu.c, tpu-queue.c,
+# tpu-ici.c, tpu-ici-link.c) the corpus reaches (tools/fuzz-coverage.py; libFuzzer's report is
+# kept in build/qemu-fuzz/coverage.log).
 set -euo pipefail
 
 coverage=0
@@ -60,13 +61,8 @@ if [ "$seconds" -gt 0 ]; then
 fi
 
 if [ $coverage -eq 1 ]; then
-	"$binary" "$target" "${flags[@]}" -runs=0 -print_coverage=1 \
+	"$binary" "$target" "${flags[@]}" -runs=0 -print_full_coverage=1 -print_coverage=1 \
 		"$corpus" "$repo/tests/fuzz/qemu/seeds" >coverage.log 2>&1
-	grep -E 'COVERED_FUNC: .* /?.*hw/misc/tpu/tpu[a-z-]*\.c' coverage.log |
-		sed -E 's/^(UN)?COVERED_FUNC: //' >coverage.txt || true
-	awk '{ split($NF, where, ":"); n = split(where[1], path, "/"); file = path[n]
-		for (i = 1; i <= NF; i++) if ($i == "edges:") { split($(i + 1), e, "/")
-		c[file] += e[1]; t[file] += e[2] } }
-		END { for (f in t) printf "qemu-fuzz: %s: %d of %d edges covered (%.0f%%)\n",
-		f, c[f], t[f], 100 * c[f] / t[f] }' coverage.txt | sort
+	/usr/bin/python3 "$repo/tools/fuzz-coverage.py" coverage.log 'hw/misc/tpu/tpu[a-z-]*\.c$' |
+		sed 's/^/qemu-fuzz: /'
 fi

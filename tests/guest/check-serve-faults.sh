@@ -5,9 +5,10 @@
 # its jobs (seeded; the driver's job timeout 1 s: run-in-vm.sh --driver-args job_timeout_ms=1000).
 # Every request must be answered, 200 or 503 with Retry-After (tpu-loadgen exits 1 on any other
 # answer or a connection error), the server must have recovered from at least $MIN_FAILURES lost
-# batches, and afterwards be ready and answer 200 again. Then, without faults, 16 clients (the
-# throughput printed beside the one before the faults), 64 and 256 clients opening a connection
-# per request, and 64 keeping theirs, must see no error.
+# batches, and afterwards be ready and answer 200 again, with as many threads and open files as
+# before the faults (nothing leaked or left degraded; the throughput at 16 clients is printed
+# beside the one before the faults, both after a warm-up). Then, without faults, 64 and 256
+# clients opening a connection per request, and 64 keeping theirs, must see no error.
 #   check-serve-faults.sh GUEST_BUILD_DIR [SEED]     (run-in-vm.sh --datasets)
 set -eu
 . tests/guest/serve-ready.sh
@@ -33,8 +34,22 @@ serve_wait_ready $port $pid 120
 loadgen() {
 	"$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --batch 2 "$@"
 }
-echo "== before the faults (the throughput to come back to)"
-loadgen --concurrency 16 --requests 400
+# 400 requests from 16 clients; prints the table and sets $rate to their requests per second.
+measure() {
+	loadgen --concurrency 16 --requests 400 | tee "$out/rate.log"
+	rate=$(awk '$1 == 16 { print $5 }' "$out/rate.log")
+}
+# The server's threads and open files, once its clients have gone.
+resources() {
+	sleep 1
+	echo "threads $(sed -n 's/^Threads:\t*//p' /proc/$pid/status)," \
+		"open files $(ls /proc/$pid/fd | wc -l)"
+}
+echo "== before the faults: a warm-up, then the throughput to come back to"
+loadgen --concurrency 16 --requests 200 >/dev/null
+measure
+rate_before=$rate
+resources_before=$(resources)
 echo "== under $faults faults"
 "$b/tests/guest/tpu-inject-faults" --seed "$seed" --faults $faults --min-gap-ms 50 \
 	--busy-wait-ms 300 \
@@ -54,7 +69,14 @@ test "$failures" -ge $MIN_FAILURES || {
 }
 serve_wait_ready $port $pid 30
 echo "== after the faults, no faults"
-loadgen --concurrency 16 --requests 400
+measure
+resources_after=$(resources)
+echo "check-serve-faults: $rate req/s after the faults, $rate_before before;" \
+	"$resources_after after, $resources_before before"
+[ "$resources_after" = "$resources_before" ] || {
+	echo "check-serve-faults: the server holds other resources than before the faults"
+	exit 1
+}
 loadgen --concurrency 64,256 --requests 2000 --new-connection
 loadgen --concurrency 64 --requests 2000
 echo "check-serve-faults: passed"

@@ -9,12 +9,16 @@
 #   card 2: the ioctl fuzzer (tpu-ioctl-fuzz), batch after batch with new seeds.
 # At the end the guest's slab may not have grown by more than SLAB_GROWTH_KB since the start
 # (after a warm-up run), and the harness fails the run on any oops, WARN or BUG in the kernel log.
-#   check-soak.sh GUEST_BUILD_DIR [MINUTES] [SEED]
+# With HOST_DIR (a directory shared with the host, run-in-vm.sh --out: tests/vm/run-soak.sh), it
+# creates HOST_DIR/started after the warm-up and HOST_DIR/ending when the soak is over, then waits
+# up to a minute for HOST_DIR/sampled: the host measures QEMU's memory between the two.
+#   check-soak.sh GUEST_BUILD_DIR [MINUTES] [SEED] [HOST_DIR]
 set -eu
 . tests/guest/serve-ready.sh
 b=$1
 minutes=${2:-1}
 seed=${3:-11}
+host=${4:-}
 SLAB_GROWTH_KB=16384
 out=/tmp/soak
 port=8500
@@ -40,6 +44,7 @@ serve_wait_ready $port $serve 120
 slab_start=$(slab)
 end=$(($(date +%s) + seconds))
 echo "== soak: $minutes min, seed $seed, slab $slab_start kB"
+[ -z "$host" ] || touch "$host/started"
 
 "$b/tests/guest/tpu-inject-faults" --card 1 --seed "$seed" --faults 1000000 --min-gap-ms 300 \
 	--max-gap-ms 3000 --busy-wait-ms 300 -- \
@@ -82,6 +87,14 @@ wait $fuzz || { echo "check-soak: the fuzzer failed"; exit 1; }
 wget -q -O - "http://127.0.0.1:$port/metrics" | grep -E "^tpu_serve_(card|model|unavailable|requests)"
 kill -TERM $serve
 wait $serve || { echo "check-soak: tpu-serve did not stop cleanly"; tail "$out/serve.log"; exit 1; }
+if [ -n "$host" ]; then
+	touch "$host/ending"
+	i=0
+	until [ -e "$host/sampled" ] || [ $i -ge 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+fi
 sync
 echo 2 >/proc/sys/vm/drop_caches
 slab_end=$(slab)
