@@ -148,10 +148,13 @@ tsan: $(TSAN_BUILD)/.configured
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/tests/workloads/workloads_tests -w NoTests \
 		'*batch*'
 
-# CARDS=n: that many TPU cards in the guest (default 1).
+# CARDS=n: that many TPU cards in the guest (default 1), joined by the interconnect: ICI=auto
+# (default: a ring of 2 or 3, a 2 x n/2 torus of an even number from 4), ring, torus2d, with
+# tpu-ici properties after a comma (ICI=torus2d,preset=v4), or none (docs/hardware.md section 10).
 CARDS ?= 1
+ICI ?= auto
 vm: deps qemu all
-	tests/vm/run-in-vm.sh --cards $(CARDS) --interactive
+	tests/vm/run-in-vm.sh --cards $(CARDS) --ici $(ICI) --interactive
 
 # Style: the driver with W=1, sparse and the kernel's checkpatch --strict; the QEMU device with
 # QEMU's own checkpatch (from the QEMU tree `make qemu` unpacks); C++ with clang-format; no

@@ -179,3 +179,24 @@ TEST_CASE("tpu-smi --json shows the four cards and a process running jobs", "[ca
     INFO(out);
     CHECK(doc["cards"][1]["busy_ns"].get<std::uint64_t>() > 0);
 }
+
+// run-in-vm.sh (and so `make vm CARDS=4`) joins four cards by the interconnect unless told not to.
+TEST_CASE("the harness joins the four cards in a 2x2 torus, every link up", "[cards][smi]") {
+    int status = 0;
+    const std::string out = guest::run_command(guest::tpu_smi() + " --json", status);
+    REQUIRE(status == 0);
+    const auto doc = nlohmann::json::parse(out);
+    REQUIRE(doc["cards"].size() == kCards);
+    std::set<std::string> coords;
+    for (const auto &card : doc["cards"]) {
+        INFO(card["interconnect"].dump());
+        REQUIRE(card["interconnect"].is_object());
+        CHECK(card["interconnect"]["topology"] == "torus2d");
+        CHECK(card["interconnect"]["dims"] == "2x2");
+        coords.insert(card["interconnect"]["coord"].get<std::string>());
+        REQUIRE(card["interconnect"]["ports"].size() == 4);
+        for (const auto &port : card["interconnect"]["ports"])
+            CHECK(port["state"] == "up");
+    }
+    CHECK(coords == std::set<std::string>{"0:0", "1:0", "0:1", "1:1"});
+}

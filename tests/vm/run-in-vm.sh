@@ -21,10 +21,13 @@
 #   --datasets         the data sets ($TPU_CACHE/datasets) in the guest's memory at /datasets
 #                      (in the initramfs), and TPU_DATASETS=/datasets exported to the command
 #   --cards N          N TPU cards (N times -device tpu; default 1)
-#   --ici ring[,PROPS] | torus2d[,PROPS]   join the cards by an inter-chip fabric (spec 2.0):
-#                      -object tpu-ici (preset v5e, dims N on a ring, 2xN/2 on a torus, more
-#                      tpu-ici properties in PROPS, e.g. ring,credits=16) and each card at its
-#                      coordinate: x = i on a ring, i mod 2:i / 2 on the torus
+#   --ici auto | none | ring[,PROPS] | torus2d[,PROPS]   how the cards are joined (spec 2.0):
+#                      by an inter-chip fabric, -object tpu-ici (preset v5e unless PROPS names
+#                      another, dims N on a ring, 2xN/2 on a torus, more tpu-ici properties in
+#                      PROPS, e.g. ring,credits=16 or torus2d,preset=v4) with each card at its
+#                      coordinate: x = i on a ring, i mod 2:i / 2 on the torus; or not at all
+#                      (none). Default auto: one card alone, 2 or 3 cards on a ring, an even
+#                      number from 4 on a torus, an odd one on a ring
 #   --smp N            N virtual CPUs (default 1): the driver's interrupt handler and ioctls on
 #                      several CPUs at once
 #   --append "ARGS"    more guest kernel arguments (e.g. "swiotlb=131072,force"; repeatable)
@@ -43,7 +46,7 @@ interactive=0
 driver=1
 driver_args=
 cards=1
-ici=
+ici=auto
 smp=1
 extra=()
 extra_append=
@@ -76,8 +79,17 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --cards needs a number >= 1, not '$cards'" >&2; exit 2; }
-[ -z "$ici" ] || [[ "$ici" =~ ^(ring|torus2d)(,[a-z0-9=,-]+)?$ ]] ||
-	{ echo "run-in-vm: --ici wants ring or torus2d and tpu-ici properties, not '$ici'" >&2; exit 2; }
+if [ "$ici" = auto ]; then
+	if [ "$cards" -eq 1 ]; then ici=none
+	elif [ "$cards" -ge 4 ] && [ $((cards % 2)) -eq 0 ]; then ici=torus2d
+	else ici=ring
+	fi
+fi
+[ "$ici" != none ] || ici=
+[ -z "$ici" ] || [[ "$ici" =~ ^(ring|torus2d)(,[a-z0-9=,-]+)?$ ]] || {
+	echo "run-in-vm: --ici wants auto, none, ring or torus2d and tpu-ici properties, not '$ici'" >&2
+	exit 2
+}
 [ -z "$ici" ] || [ "$cards" -ge 2 ] || { echo "run-in-vm: --ici needs --cards 2 or more" >&2; exit 2; }
 [[ "$ici" != torus2d* ]] || [ $((cards % 2)) -eq 0 ] ||
 	{ echo "run-in-vm: --ici torus2d needs an even number of cards" >&2; exit 2; }
@@ -132,7 +144,8 @@ if [ -n "$ici" ]; then
 	props=
 	[ "$topology" = "$ici" ] || props=,${ici#*,}
 	if [ "$topology" = ring ]; then dims=$cards; else dims=2x$((cards / 2)); fi
-	args+=(-object "tpu-ici,id=ici0,topology=$topology,dims=$dims,preset=v5e$props")
+	[[ "$props" == *,preset=* ]] || props=,preset=v5e$props
+	args+=(-object "tpu-ici,id=ici0,topology=$topology,dims=$dims$props")
 fi
 for ((i = 0; i < cards; i++)); do
 	if [ -z "$ici" ]; then
