@@ -22,9 +22,8 @@ namespace {
 
 // Syncs the directory holding `path`, so that the rename itself is on disk.
 void sync_directory_of(const std::string &path) {
-    std::string dir = std::filesystem::path(path).parent_path().string();
-    if (dir.empty())
-        dir = ".";
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    const std::string dir = parent.empty() ? std::string(".") : parent.string();
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         fail(dir, "cannot open the directory to sync it", errno);
