@@ -32,7 +32,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       seabios qemu-system-data
       busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev
       zlib1g-dev libcli11-dev nlohmann-json3-dev debootstrap
-      libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse)
+      libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse
+      libprotobuf-dev protobuf-compiler libboost-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do

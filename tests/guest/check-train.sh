@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # In the guest: test_card_train and test_card_cnn (one step's gradients on the card against the
 # CPU MLP's and CNN's, short trainings on the digits, the CNN's checkpoint resumed bit for bit and
-# a profiled step), then tpu-train on the digits for two epochs, resumed for a third from its
-# checkpoint, for the MLP (and tpu-eval of its checkpoint on the card: the format is the CPU
-# trainer's) and for the CNN. Outputs go to /tmp and vanish with the VM.
+# a profiled step), then tpu-train on the digits for two epochs (with its TensorBoard scalars),
+# resumed for a third from its checkpoint, for the MLP (and tpu-eval of its checkpoint on the
+# card: the format is the CPU trainer's) and for the CNN. Outputs go to /tmp and vanish with the VM.
 #   check-train.sh GUEST_BUILD_DIR      (run-in-vm.sh --datasets: the digits come from the host)
 set -eu
 b=$1
@@ -12,7 +12,14 @@ out=/tmp/train-test
 mkdir -p "$out"
 "$b/tests/guest/test_card_train" --durations yes --use-colour no
 "$b/tests/guest/test_card_cnn" --durations yes --use-colour no
-"$b/workloads/train/tpu-train" --data digits --epochs 2 --hidden 32 --out "$out/digits"
+"$b/workloads/train/tpu-train" --data digits --epochs 2 --hidden 32 --out "$out/digits" \
+	--tensorboard "$out/tensorboard"
+for tag in train/loss train/accuracy train/learning_rate train/samples_per_second \
+	card/modelled_ms_per_step card/mxu_utilisation \
+	epoch/test_accuracy epoch/samples_per_second; do
+	grep -q "$tag" "$out"/tensorboard/events.out.tfevents.* ||
+		{ echo "check-train: no $tag in the TensorBoard event file"; exit 1; }
+done
 "$b/workloads/train/tpu-train" --data digits --epochs 3 --hidden 32 --out "$out/digits" \
 	--resume "$out/digits/checkpoint.tpuckpt"
 test "$(wc -l < "$out/digits/curves.csv")" -eq 4 || { cat "$out/digits/curves.csv"; exit 1; }

@@ -14,8 +14,8 @@
 
 #include <tpu_data/batches.hpp>
 #include <tpu_data/error.hpp>
-#include <tpu_report/curve_log.hpp>
 #include <tpu_report/progress.hpp>
+#include <tpu_report/tensorboard_writer.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -147,6 +147,40 @@ template <typename Card, typename Net> class CardSession {
     std::optional<Card> card_;
 };
 
+// With --tensorboard, each step's scalars (RunLogs::step), and from the card's counters (all
+// its work, as tpu-smi sees it) the modelled card time and the matrix unit's utilisation since
+// the previous step.
+class StepScalars {
+  public:
+    explicit StepScalars(tpu_train::RunLogs &logs) : logs_(logs) {}
+    void add(tpurt::Device &device, std::size_t step, const tpu_train::StepResult &r, float lr,
+             std::size_t samples) {
+        logs_.step(step, r.loss, double(r.correct) / double(samples), lr, samples);
+        if (!logs_.tensorboard)
+            return;
+        tpu_report::TensorBoardWriter &tb = *logs_.tensorboard;
+        const auto at = static_cast<std::int64_t>(step);
+        const tpurt::DeviceCounters now = device.counters();
+        // A card reset may restart the counters: no figure for that step.
+        if (have_last_ && now.cycles >= last_.cycles && now.macs >= last_.macs) {
+            tpurt::JobStats step_work;
+            step_work.cycles = now.cycles - last_.cycles;
+            step_work.macs = now.macs - last_.macs;
+            const std::chrono::duration<double, std::milli> card_ms =
+                step_work.modelled_time(device.info());
+            tb.scalar("card/modelled_ms_per_step", at, card_ms.count());
+            tb.scalar("card/mxu_utilisation", at, step_work.utilisation(device.info()));
+        }
+        last_ = now;
+        have_last_ = true;
+    }
+
+  private:
+    tpu_train::RunLogs &logs_;
+    tpurt::DeviceCounters last_{};
+    bool have_last_ = false;
+};
+
 // Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`, replaying from the
 // last recovery point after a card failure (card_recovery.hpp).
 template <typename Card, typename Net>
@@ -211,7 +245,8 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         return test_forward(session.card(), net)(x, batch);
     };
 
-    tpu_report::CurveLog curves(o.out + "/curves.csv", pos.epoch > 0);
+    tpu_train::RunLogs logs(o, pos.epoch > 0);
+    StepScalars step_scalars(logs);
     const tpu_model::LrSchedule schedule = tpu_train::lr_schedule(o, batches.batches_per_epoch());
     const bool tty = tpu_report::Progress::stdout_is_terminal();
     StepProfile profile(o);
@@ -232,7 +267,8 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
                 epoch_start = std::chrono::steady_clock::now();
             while (batches.next(b)) {
                 Card &card = session.card();
-                card.set_lr(schedule.at(pos.step));
+                const float lr = schedule.at(pos.step);
+                card.set_lr(lr);
                 const tpu_train::StepResult r =
                     card.step(b.features.data(), b.labels.data(), b.size);
                 budget.progressed();
@@ -242,6 +278,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
                 pos.loss_sum += r.loss * double(b.size);
                 pos.correct += r.correct;
                 pos.seen += b.size;
+                step_scalars.add(session.device(), pos.step, r, lr, b.size);
                 progress.update(pos.seen, pos.loss_sum / double(pos.seen),
                                 double(pos.correct) / double(pos.seen));
                 if (pos.step % o.snapshot_steps == 0)
@@ -254,8 +291,8 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
             profile.report();
             // The epoch's end is a recovery point: a failure in the evaluation repeats only it.
             point = recovery_point();
-            tpu_train::end_epoch(forward, test, pos.epoch, pos.loss_sum, pos.correct, pos.seen,
-                                 seconds.count(), curves);
+            tpu_train::end_epoch(forward, test, pos.epoch, pos.step, pos.loss_sum, pos.correct,
+                                 pos.seen, seconds.count(), logs);
             tpu_model::Checkpoint c = point.state;
             c.epoch = pos.epoch + 1;
             tpu_model::save_checkpoint(c, ckpt_path);

@@ -57,7 +57,7 @@ int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Da
     std::cout << "training " << model << " on " << train.name << " (" << train.count
               << " samples, batch " << o.batch << ", " << o.optimizer << ") on the CPU\n";
 
-    tpu_report::CurveLog curves(o.out + "/curves.csv", first_epoch > 0);
+    tpu_train::RunLogs logs(o, first_epoch > 0);
     tpu_data::Batches batches(train, o.batch, o.seed);
     tpu_data::Batch b;
     const tpu_model::LrSchedule schedule = tpu_train::lr_schedule(o, batches.batches_per_epoch());
@@ -81,11 +81,12 @@ int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Da
             loss_sum += double(r.loss) * double(b.size);
             correct += r.correct;
             seen += b.size;
+            logs.step(step, r.loss, double(r.correct) / double(b.size), lr, b.size);
             progress.update(seen, loss_sum / double(seen), double(correct) / double(seen));
         }
         const double seconds = progress.elapsed();
         progress.finish(loss_sum / double(seen), double(correct) / double(seen));
-        tpu_train::end_epoch(forward, test, epoch, loss_sum, correct, seen, seconds, curves);
+        tpu_train::end_epoch(forward, test, epoch, step, loss_sum, correct, seen, seconds, logs);
         tpu_model::Checkpoint c = tpu_train::checkpoint_header(o, model, epoch + 1, norm);
         net.save(c);
         std::visit([&](const auto &op) { op.save(c); }, opt);

@@ -54,6 +54,30 @@ void add_options(CLI::App &app, Options &o) {
         ->capture_default_str();
     app.add_option("--out", o.out, "output directory")->capture_default_str();
     app.add_option("--resume", o.resume, "checkpoint to continue from")->check(CLI::ExistingFile);
+    app.add_option("--tensorboard", o.tensorboard,
+                   "write loss, accuracy, learning rate, samples/s (and on the card its "
+                   "utilisation) as TensorBoard event files in this directory");
+}
+
+RunLogs::RunLogs(const Options &o, bool resumed) : curves(o.out + "/curves.csv", resumed) {
+    if (!o.tensorboard.empty())
+        tensorboard.emplace(o.tensorboard);
+}
+
+void RunLogs::step(std::size_t step, double loss, double accuracy, float lr, std::size_t samples) {
+    if (!tensorboard)
+        return;
+    const auto at = static_cast<std::int64_t>(step);
+    tensorboard->scalar("train/loss", at, loss);
+    tensorboard->scalar("train/accuracy", at, accuracy);
+    tensorboard->scalar("train/learning_rate", at, lr);
+    const auto now = std::chrono::steady_clock::now();
+    if (last_step_) {
+        const std::chrono::duration<double> seconds = now - *last_step_;
+        if (seconds.count() > 0)
+            tensorboard->scalar("train/samples_per_second", at, double(samples) / seconds.count());
+    }
+    last_step_ = now;
 }
 
 float learning_rate(const Options &o) {
@@ -161,13 +185,23 @@ tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &mod
 }
 
 void end_epoch(const Forward &forward, const tpu_data::Dataset &test, std::size_t epoch,
-               double loss_sum, std::size_t correct, std::size_t seen, double seconds,
-               tpu_report::CurveLog &curves) {
+               std::size_t step, double loss_sum, std::size_t correct, std::size_t seen,
+               double seconds, RunLogs &logs) {
     auto [test_loss, test_acc] = evaluate(forward, test, nullptr);
     std::printf("  test loss %.4f accuracy %.2f%%, %.0f samples/s\n", test_loss, test_acc * 100,
                 double(seen) / seconds);
-    curves.add({epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss,
-                test_acc, seconds, double(seen) / seconds});
+    const tpu_report::EpochRecord r{
+        epoch + 1, loss_sum / double(seen), double(correct) / double(seen), test_loss, test_acc,
+        seconds,   double(seen) / seconds};
+    logs.curves.add(r);
+    if (logs.tensorboard) {
+        const auto at = static_cast<std::int64_t>(step);
+        logs.tensorboard->scalar("epoch/train_loss", at, r.train_loss);
+        logs.tensorboard->scalar("epoch/train_accuracy", at, r.train_accuracy);
+        logs.tensorboard->scalar("epoch/test_loss", at, r.test_loss);
+        logs.tensorboard->scalar("epoch/test_accuracy", at, r.test_accuracy);
+        logs.tensorboard->scalar("epoch/samples_per_second", at, r.samples_per_second);
+    }
 }
 
 void final_evaluation(const Forward &forward, const tpu_data::Dataset &test,

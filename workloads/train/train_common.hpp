@@ -12,12 +12,15 @@
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_model/lr_schedule.hpp>
 #include <tpu_report/curve_log.hpp>
+#include <tpu_report/tensorboard_writer.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +43,7 @@ struct Options {
     std::uint64_t seed = 1;
     std::string out = "train-out";
     std::string resume;
+    std::string tensorboard;         // --tensorboard: a directory for TensorBoard's event files
     std::string precision = "bf16";  // tpu-train's --precision (card_params.hpp), or fp32
     std::string profile;             // tpu-train's --profile: the trace of the first steps
     std::size_t profile_steps = 4;   // tpu-train's --profile-steps
@@ -77,11 +81,27 @@ inline constexpr std::size_t eval_batch = 250;
 std::pair<double, double> evaluate(const Forward &forward, const tpu_data::Dataset &d,
                                    tpu_eval::ConfusionMatrix *matrix);
 
-// The end of an epoch: evaluates `forward` on the test set, prints the test loss and accuracy and
-// the epoch's samples/s, and adds the epoch's row to the learning curves.
+// Where a run's figures go: the learning curves (<out>/curves.csv, continued by a resumed run)
+// and, with --tensorboard, a TensorBoard event file.
+struct RunLogs {
+    RunLogs(const Options &o, bool resumed);
+    // With --tensorboard, a training step's scalars: its loss, accuracy and learning rate, and
+    // its samples/s in wall time since the previous step's (none for a run's first step).
+    void step(std::size_t step, double loss, double accuracy, float lr, std::size_t samples);
+
+    tpu_report::CurveLog curves;
+    std::optional<tpu_report::TensorBoardWriter> tensorboard;
+
+  private:
+    std::optional<std::chrono::steady_clock::time_point> last_step_;
+};
+
+// The end of an epoch ending at global step `step`: evaluates `forward` on the test set, prints
+// the test loss and accuracy and the epoch's samples/s, and adds the epoch's row to the learning
+// curves and its scalars to TensorBoard.
 void end_epoch(const Forward &forward, const tpu_data::Dataset &test, std::size_t epoch,
-               double loss_sum, std::size_t correct, std::size_t seen, double seconds,
-               tpu_report::CurveLog &curves);
+               std::size_t step, double loss_sum, std::size_t correct, std::size_t seen,
+               double seconds, RunLogs &logs);
 // The end of training: the test set's confusion matrix, printed and saved as
 // <out>/evaluation.csv, and what was saved where.
 void final_evaluation(const Forward &forward, const tpu_data::Dataset &test,
