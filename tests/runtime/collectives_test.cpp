@@ -3,10 +3,11 @@
 // (Device::open_in_process_fabric()): all-reduce (sum, max, min; fp32, bf16, int32),
 // reduce-scatter, all-gather and broadcast on rings of 2 and 3 cards and a 2 x 2 torus, at sizes
 // that leave chunks empty, uneven and cut into several pieces, checked bit for bit against a CPU
-// reference that reduces in the documented ring order (collectives.hpp) and identical on a
-// second run; then failure: a link down, a rank that never takes part and an abort end every
-// rank's collective with an error, and a new communicator works.
+// reference that reduces in the documented ring order (golden/reference_collectives.hpp) and
+// identical on a second run; then failure: a link down, a rank that never takes part and an abort
+// end every rank's collective with an error, and a new communicator works.
 #include <tpurt/collectives.hpp>
+#include <tpurt/golden/reference_collectives.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -25,28 +26,7 @@ using tpurt::DType;
 using tpurt::ReduceKind;
 using tpurt::Tensor;
 
-// Raw element values of `type` held in 32-bit words (bf16 in the low half).
-using Values = std::vector<std::uint32_t>;
-
-// dst op msg, as the card's RECV reduce computes it (docs/hardware.md, "Receive-reduce").
-std::uint32_t combine(DType type, ReduceKind op, std::uint32_t dst, std::uint32_t msg) {
-    if (type == DType::Int32) {
-        const auto a = static_cast<std::int32_t>(dst), b = static_cast<std::int32_t>(msg);
-        if (op == ReduceKind::Sum)
-            return dst + msg;
-        return (op == ReduceKind::Max ? b > a : b < a) ? msg : dst;
-    }
-    const float a =
-        type == DType::Fp32 ? std::bit_cast<float>(dst) : std::bit_cast<float>(dst << 16);
-    const float b =
-        type == DType::Fp32 ? std::bit_cast<float>(msg) : std::bit_cast<float>(msg << 16);
-    if (op != ReduceKind::Sum)
-        return (op == ReduceKind::Max ? b > a : b < a) ? msg : dst;
-    const float sum = a + b;
-    if (type == DType::Fp32)
-        return std::bit_cast<std::uint32_t>(sum);
-    return tpurt::Bf16::from_float(sum).bits;
-}
+using Values = tpurt::RawValues;
 
 // Finite values of every magnitude and sign (bf16: the top half of such an fp32), int32 any.
 Values random_values(DType type, std::size_t n, std::mt19937 &rng) {
@@ -78,21 +58,6 @@ Values values_of(const Tensor &t) {
     for (std::size_t i = 0; i < v.size(); ++i)
         std::memcpy(&v[i], p + i * element_size(t.dtype()), element_size(t.dtype()));
     return v;
-}
-
-// Element i of the reduction of `in` (one Values per rank) whose chunk ends at ring position q:
-// v_q op (v_{q-1} op (... op (v_{q+2} op v_{q+1}))).
-std::uint32_t reduced(const tpurt::Communicator &comm, DType type, ReduceKind op,
-                      const std::vector<Values> &in, std::uint32_t owner, std::size_t i) {
-    const std::uint32_t p = comm.nranks();
-    std::vector<std::uint32_t> rank_at(p);
-    for (std::uint32_t r = 0; r < p; ++r)
-        rank_at[comm.ring_positions()[r]] = r;
-    const std::uint32_t q = comm.ring_positions()[owner];
-    std::uint32_t acc = in[rank_at[(q + 1) % p]][i];
-    for (std::uint32_t j = 2; j <= p; ++j)
-        acc = combine(type, op, in[rank_at[(q + j) % p]][i], acc);
-    return acc;
 }
 
 struct Ranks {
@@ -140,19 +105,13 @@ std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::stri
 
 // What rank r must hold.
 Values expected(const tpurt::Communicator &comm, const std::string &what, DType type, ReduceKind op,
-                std::size_t count, const std::vector<Values> &in, std::uint32_t r) {
+                const std::vector<Values> &in, std::uint32_t r) {
     const std::uint32_t p = comm.nranks();
     Values want;
     if (what == "all_reduce") {
-        for (std::size_t i = 0; i < count; ++i) {
-            std::uint32_t owner = 0;
-            while ((owner + 1) * count / p <= i)
-                ++owner;
-            want.push_back(reduced(comm, type, op, in, owner, i));
-        }
+        want = tpurt::reference_all_reduce(type, op, in, comm.ring_positions());
     } else if (what == "reduce_scatter") {
-        for (std::size_t i = 0; i < count; ++i)
-            want.push_back(reduced(comm, type, op, in, r, r * count + i));
+        want = tpurt::reference_reduce_scatter(type, op, in, comm.ring_positions(), r);
     } else if (what == "all_gather") {
         for (std::uint32_t k = 0; k < p; ++k)
             want.insert(want.end(), in[k].begin(), in[k].end());
@@ -182,7 +141,7 @@ void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
                 for (std::uint32_t r = 0; r < p; ++r) {
                     INFO(what << " " << tpurt::dtype_name(type) << " op " << int(op) << " of "
                               << count << " on " << p << " cards, rank " << r);
-                    const Values want = expected(comm, what, type, op, count, in, r);
+                    const Values want = expected(comm, what, type, op, in, r);
                     std::size_t wrong = 0;
                     for (std::size_t i = 0; i < want.size(); ++i)
                         wrong += got[r][i] != want[i];
