@@ -215,7 +215,7 @@ Outcome all_reduce_ones(tpurt::Communicator &comm, Ranks &ranks, std::size_t cou
 
 } // namespace
 
-TEST_CASE("a link down ends every rank's collective with an error; a new communicator works",
+TEST_CASE("a link down ends every rank's collective with an error, and a new communicator works",
           "[in-process][collectives]") {
     Ranks ranks(tpurt::Device::open_in_process_fabric({.dim_x = 4, .credits = 2},
                                                       {.threads = 1, .job_timeout_ms = 60000}));
@@ -242,7 +242,7 @@ TEST_CASE("a link down ends every rank's collective with an error; a new communi
     CHECK_FALSE(fresh.async_error());
 }
 
-TEST_CASE("a rank that never takes part ends its peers' collective at the job timeout; abort "
+TEST_CASE("a rank that never takes part ends its peers' collective at the job timeout, abort "
           "ends one at once",
           "[in-process][collectives]") {
     auto devices =

@@ -95,7 +95,7 @@ TEST_CASE("a link taken down ends the in-process card's job LINK_DOWN", "[in-pro
     CHECK_THROWS_AS(tpurt::Device::open_in_process().set_link(0, false), tpurt::Error);
 }
 
-TEST_CASE("a RECV whose message never comes ends at the job timeout; an abort ends one at once",
+TEST_CASE("a RECV whose message never comes ends at the job timeout, an abort at once",
           "[in-process][fabric]") {
     auto cards = tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.job_timeout_ms = 200});
     tpurt::Buffer dst = cards[1].allocate(4096);
