@@ -156,10 +156,13 @@ void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
 TEST_CASE("collectives on two in-process cards match the ring-order reference bit for bit",
           "[in-process][collectives]") {
     // 1 element: a chunk is empty; 1000: chunks of 500; 70000 fp32: pieces of 16 KiB (credits 4).
-    for (const std::size_t count : {1, 1000, 70000})
-        check_collective(
-            tpurt::Device::open_in_process_fabric({.dim_x = 2, .credits = 4}, {.threads = 1}),
-            count);
+    // Both engine modes: the same bits.
+    for (const bool cycle_accurate : {false, true})
+        for (const std::size_t count : {1, 1000, 70000})
+            check_collective(
+                tpurt::Device::open_in_process_fabric(
+                    {.dim_x = 2, .credits = 4}, {.threads = 1, .cycle_accurate = cycle_accurate}),
+                count);
 }
 
 TEST_CASE("collectives on a ring of three and a 2 x 2 torus match the reference bit for bit",
@@ -245,8 +248,10 @@ TEST_CASE("a link down ends every rank's collective with an error, and a new com
 TEST_CASE("a rank that never takes part ends its peers' collective at the job timeout, abort "
           "ends one at once",
           "[in-process][collectives]") {
+    // The job timeout is tpu.ko's test setting (job_timeout_ms=1000), doubled: the new
+    // communicator's two ranks start on two threads of a loaded host.
     auto devices =
-        tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1, .job_timeout_ms = 300});
+        tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1, .job_timeout_ms = 2000});
     const tpurt::CommId id = tpurt::CommId::make();
     // One process per card, as with init_rank across processes: rank r is the r-th card.
     tpurt::Communicator comm0 = tpurt::Communicator::init_rank(devices[0], 2, id, 0);
