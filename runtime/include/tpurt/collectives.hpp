@@ -90,7 +90,11 @@ class Communicator {
 
     // Each queues every local rank's part on that rank's stream (streams[i], tensors[i] for
     // local_ranks()[i]; densely packed tensors of the same dtype, on the rank's device) and
-    // returns once it is queued. A rank's part runs when its stream reaches it.
+    // returns once every part is queued. A part runs as host work when its stream reaches it
+    // (at once on an idle stream: each local rank's part is queued from a thread of its own,
+    // so with idle streams the call returns when the collective has ended): it copies its input
+    // where the ring works, launches the rank's ring program (compiled once per collective,
+    // op, dtype and count, and kept by the communicator) and waits for it.
     // recv[i] = the reduction over the ranks of send[i] (n elements each; fp32, bf16, int32;
     // send may be recv: in place).
     void all_reduce(std::span<Stream *const> streams, std::span<const Tensor> send,
