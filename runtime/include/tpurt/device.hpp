@@ -47,6 +47,21 @@ struct InProcessConfig {
     std::uint32_t clock_mhz = 700;
     std::uint32_t threads = 0; // the engine's worker threads, 0: one per host CPU
     bool cycle_accurate = false;
+    // A job of a card on a fabric (open_in_process_fabric) that runs longer is aborted and the
+    // card reset, its status DRM_TPU_JOB_TIMEOUT, as tpu.ko's job_timeout_ms does (a RECV whose
+    // message never comes); 0: never.
+    std::uint32_t job_timeout_ms = 10000;
+};
+
+// In-process cards joined by one fabric (spec 2.0, docs/hardware.md section 10): the
+// `tpu-ici` object's properties.
+struct FabricConfig {
+    bool torus = false;      // a 2-D torus of dim_x x dim_y cards, else a ring of dim_x
+    std::uint32_t dim_x = 2; // 2..64
+    std::uint32_t dim_y = 1; // a torus: 2..64
+    std::uint32_t link_gbps = 400;
+    std::uint32_t hop_ns = 1000;
+    std::uint32_t credits = 256;
 };
 
 class Device {
@@ -63,6 +78,20 @@ class Device {
     // tpurt_engine library (not installed), which a program calling it links as well. Throws
     // Error(InvalidArgument) if the engine refuses `config`.
     static Device open_in_process(const InProcessConfig &config = {});
+    // dim_x x dim_y in-process cards (as open_in_process(config)) on one fabric: card i at
+    // x = i % dim_x, y = i / dim_x, every link up. Their jobs wait on each other's links, so
+    // each card's jobs are submitted from a thread of their own. The fabric lives while any of
+    // them does. Throws Error(InvalidArgument) if the engine refuses `fabric` or `config`.
+    static std::vector<Device> open_in_process_fabric(const FabricConfig &fabric,
+                                                      const InProcessConfig &config = {});
+    // Takes the link on `port` of this in-process card down (a job using it ends
+    // TPU_ERR_LINK_DOWN) or up again: the tpu-ici object's link-down / link-up. Throws
+    // Error(InvalidArgument) for a card on no in-process fabric or a port it does not have.
+    void set_link(std::uint32_t port, bool up);
+    // Stops the card's running job (TPU_ERR_ABORTED) and empties its receive buffers, as a
+    // reset of the card would: true in process; false behind tpu.ko, which offers no such call
+    // (its job timeout resets a hung job).
+    bool abort_running_job();
 
     const DeviceInfo &info() const;
     int fd() const; // for raw ioctls next to the runtime; -1 in process

@@ -19,6 +19,27 @@ struct ArrayLimits {
     std::uint32_t acc_bytes = 0; // accumulator memory
 };
 
+// The card's place on an inter-chip fabric (spec 2.0, docs/hardware.md section 10): what its
+// ICI registers say (tpu.ko's sysfs ici/, or the engine's fabric in the process).
+struct IciPlace {
+    std::uint32_t topology = 0; // TPU_ICI_TOPO_RING or _TORUS2D; 0: on no fabric
+    std::uint32_t ports = 0;    // 2 on a ring, 4 on a torus
+    std::uint32_t x = 0, y = 0;
+    std::uint32_t dim_x = 0, dim_y = 0; // dim_y 1 on a ring
+    std::uint32_t link_gbps = 0;
+    std::uint32_t hop_ns = 0;
+    std::uint32_t credits = 0; // packets of TPU_ICI_PACKET_BYTES a receive buffer holds
+
+    bool on_fabric() const { return topology != 0 && ports != 0; }
+    // The coordinate of the neighbour through `port` (< ports), fixed by the topology.
+    std::uint32_t neighbour_x(std::uint32_t port) const {
+        return port == 0 ? (x + 1) % dim_x : port == 1 ? (x + dim_x - 1) % dim_x : x;
+    }
+    std::uint32_t neighbour_y(std::uint32_t port) const {
+        return port == 2 ? (y + 1) % dim_y : port == 3 ? (y + dim_y - 1) % dim_y : y;
+    }
+};
+
 struct DeviceInfo {
     std::string path;               // e.g. /dev/accel/accel0
     unsigned minor = 0;             // N of accelN
@@ -31,6 +52,7 @@ struct DeviceInfo {
     ArrayLimits limits;
     std::uint64_t va_start = 0; // device address space handed out to this process
     std::uint64_t va_size = 0;
+    IciPlace ici; // spec 2.0 cards on a fabric (TPU_CAP_ICI)
 
     bool supports(DType input_type) const {
         switch (input_type) {

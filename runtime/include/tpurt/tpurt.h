@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 /* Version of this API: TPURT_API_VERSION of the header, tpurt_api_version() of the library. */
-#define TPURT_API_VERSION 3
+#define TPURT_API_VERSION 4
 uint32_t tpurt_api_version(void);
 
 enum tpurt_status {
@@ -285,6 +285,65 @@ struct tpurt_in_process_config {
  * driver's statuses and statistics); config NULL: the QEMU card's defaults (128 x 128, 8 MiB
  * unified buffer, 4 MiB accumulators, 700 MHz). Close it with tpurt_close(). */
 int tpurt_open_in_process(const struct tpurt_in_process_config *config, tpurt_device **out);
+
+/* ---- Collectives over the inter-chip interconnect (API version 4; <tpurt/collectives.hpp>) --- */
+
+typedef struct tpurt_comm tpurt_comm;
+
+/* A communicator's name: made once, handed to every rank of tpurt_comm_init_rank(). */
+struct tpurt_comm_id {
+    uint8_t bytes[16];
+};
+enum tpurt_comm_op { TPURT_COMM_SUM = 0, TPURT_COMM_MAX = 1, TPURT_COMM_MIN = 2 };
+
+int tpurt_comm_id_make(struct tpurt_comm_id *out);
+/* One process driving every card: rank i on devices[i] (the ring follows the links). A
+ * collective not ended after timeout_ms (0: 30 s) fails. Release with tpurt_comm_destroy(). */
+int tpurt_comm_init_all(tpurt_device *const *devices, uint32_t count, uint32_t timeout_ms,
+                        tpurt_comm **out);
+/* Rank `rank` of `nranks` (every card of the fabric; the rank is the card's place on the
+ * fabric's ring) on `dev`, the other ranks in other processes with the same id. */
+int tpurt_comm_init_rank(tpurt_device *dev, uint32_t nranks, const struct tpurt_comm_id *id,
+                         uint32_t rank, uint32_t timeout_ms, tpurt_comm **out);
+void tpurt_comm_destroy(tpurt_comm *comm);
+/* The ranks this process drives: init_all's count, init_rank's one. */
+int tpurt_comm_local_ranks(const tpurt_comm *comm, uint32_t *out);
+/* The collectives queue each local rank's part on streams[i] with send[i], recv[i] (arrays of
+ * tpurt_comm_local_ranks() entries); errors of the parts come from tpurt_stream_synchronize().
+ * all_reduce: recv = op over the ranks of send (n elements; fp32, bf16, int32; send may be
+ * recv). reduce_scatter: recv (n) = op of block `rank` of every send (n x nranks).
+ * all_gather: block k of recv (n x nranks) = rank k's send (n). broadcast: recv = root's send. */
+int tpurt_comm_all_reduce(tpurt_comm *comm, tpurt_stream *const *streams,
+                          tpurt_tensor *const *send, tpurt_tensor *const *recv, uint32_t op);
+int tpurt_comm_reduce_scatter(tpurt_comm *comm, tpurt_stream *const *streams,
+                              tpurt_tensor *const *send, tpurt_tensor *const *recv, uint32_t op);
+int tpurt_comm_all_gather(tpurt_comm *comm, tpurt_stream *const *streams,
+                          tpurt_tensor *const *send, tpurt_tensor *const *recv);
+int tpurt_comm_broadcast(tpurt_comm *comm, tpurt_stream *const *streams,
+                         tpurt_tensor *const *send, tpurt_tensor *const *recv, uint32_t root);
+/* TPURT_OK, or the status of the first error a collective of the communicator ended with (its
+ * message in tpurt_last_error()); never blocks. */
+int tpurt_comm_async_error(const tpurt_comm *comm);
+/* Fails the communicator: its running collectives end, later ones fail; make a new one. */
+int tpurt_comm_abort(tpurt_comm *comm);
+
+/* In-process cards on one fabric (host builds, tpurt_engine): dim_x x dim_y cards (torus 0: a
+ * ring of dim_x), each as tpurt_open_in_process(config); devices[i] at x = i % dim_x,
+ * y = i / dim_x. out holds count = dim_x x dim_y entries. */
+struct tpurt_fabric_config {
+    uint32_t struct_size; /* in: sizeof(struct tpurt_fabric_config) */
+    uint32_t torus;
+    uint32_t dim_x;
+    uint32_t dim_y;
+    uint32_t link_gbps; /* 0: 400 */
+    uint32_t hop_ns;
+    uint32_t credits; /* 0: 256 */
+};
+int tpurt_open_in_process_fabric(const struct tpurt_fabric_config *fabric,
+                                 const struct tpurt_in_process_config *config,
+                                 tpurt_device **out, uint32_t count);
+/* Takes the link on `port` of an in-process card on a fabric down (up = 0) or up. */
+int tpurt_in_process_set_link(tpurt_device *dev, uint32_t port, int up);
 
 #ifdef __cplusplus
 }

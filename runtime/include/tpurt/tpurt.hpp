@@ -13,6 +13,7 @@
 
 #include "tpurt/bf16.hpp"
 #include "tpurt/buffer.hpp"
+#include "tpurt/collectives.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/dtype.hpp"

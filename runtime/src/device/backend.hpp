@@ -94,6 +94,15 @@ class JobQueue {
     // (ENOENT: no such job, or it was already waited for).
     virtual int wait(std::uint64_t job_id, std::int64_t timeout_ns, bool absolute,
                      JobRecord &record) = 0;
+    // Ends the running job with TPU_ERR_ABORTED and empties the card's receive buffers: true,
+    // or false where the backend cannot (tpu.ko has no such call).
+    virtual bool abort_running() noexcept { return false; }
+    // Takes a link of the card down or up: "", or a message why not (no in-process fabric).
+    virtual std::string set_link(std::uint32_t port, bool up) {
+        (void)port;
+        (void)up;
+        return "the card is not on an in-process fabric (tpu-ici's link-down is QEMU's)";
+    }
 };
 
 // Timeline fences: a point signals after every earlier point of its timeline.

@@ -124,6 +124,18 @@ Job Device::submit_program(std::shared_ptr<detail::PooledBuffer> program, std::s
     return Job(state_->backend, job_id, std::move(program));
 }
 
+void Device::set_link(std::uint32_t port, bool up) {
+    const std::string why = state_->backend->set_link(port, up);
+    if (!why.empty())
+        throw Error(ErrorCode::InvalidArgument, "link " + std::string(up ? "up" : "down") +
+                                                    " on port " + std::to_string(port) + " of " +
+                                                    state_->backend->name() + ": " + why);
+}
+
+bool Device::abort_running_job() {
+    return state_->backend->abort_running();
+}
+
 RuntimeStats Device::runtime_stats() const {
     return {.executables_cached = state_->executables.size(),
             .compilations = state_->executables.compilations(),

@@ -8,9 +8,11 @@
 #include "tpurt/error.hpp"
 
 #include <drm/tpu_accel.h>
+#include <tpu_hw.h>
 #include <xf86drm.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -36,6 +38,37 @@ unsigned minor_of(const std::string &path) {
     return static_cast<unsigned>(std::strtoul(name.c_str() + digits, nullptr, 10));
 }
 
+// The card's place on a fabric from tpu.ko's sysfs ici/ (absent on a card on none).
+void read_ici(const std::filesystem::path &dir, IciPlace &ici) {
+    auto line = [&](const char *name) {
+        std::ifstream in(dir / name);
+        std::string text;
+        std::getline(in, text);
+        return text;
+    };
+    const std::string topology = line("topology");
+    if (topology != "ring" && topology != "torus2d")
+        return;
+    unsigned x = 0, y = 0, dx = 0, dy = 1;
+    const std::string coord = line("coord"), dims = line("dims");
+    const bool torus = topology == "torus2d";
+    if ((torus ? std::sscanf(coord.c_str(), "%u:%u", &x, &y) != 2
+               : std::sscanf(coord.c_str(), "%u", &x) != 1) ||
+        (torus ? std::sscanf(dims.c_str(), "%ux%u", &dx, &dy) != 2
+               : std::sscanf(dims.c_str(), "%u", &dx) != 1))
+        return;
+    ici.topology = torus ? TPU_ICI_TOPO_TORUS2D : TPU_ICI_TOPO_RING;
+    ici.x = x;
+    ici.y = y;
+    ici.dim_x = dx;
+    ici.dim_y = dy;
+    ici.ports = static_cast<std::uint32_t>(std::strtoul(line("ports").c_str(), nullptr, 10));
+    ici.link_gbps =
+        static_cast<std::uint32_t>(std::strtoul(line("link_gbps").c_str(), nullptr, 10));
+    ici.hop_ns = static_cast<std::uint32_t>(std::strtoul(line("hop_ns").c_str(), nullptr, 10));
+    ici.credits = static_cast<std::uint32_t>(std::strtoul(line("credits").c_str(), nullptr, 10));
+}
+
 void read_sysfs(DeviceInfo &info) {
     const std::filesystem::path device =
         "/sys/class/accel/accel" + std::to_string(info.minor) + "/device";
@@ -48,6 +81,7 @@ void read_sysfs(DeviceInfo &info) {
     int node = -1;
     if (numa >> node)
         info.numa_node = node;
+    read_ici(pci / "ici", info.ici);
 }
 
 } // namespace

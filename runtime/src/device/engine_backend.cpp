@@ -76,7 +76,73 @@ EngineBackend::EngineBackend(const InProcessConfig &config) {
     info_.va_size = va_end - va_start;
 }
 
-EngineBackend::~EngineBackend() = default;
+EngineBackend::EngineBackend(const InProcessConfig &config, std::shared_ptr<tpu_fabric> fabric,
+                             std::uint32_t x, std::uint32_t y)
+    : EngineBackend(config) {
+    char why[256] = "";
+    if (tpu_engine_attach(engine_.get(), fabric.get(), x, y, why, sizeof(why)) != 0)
+        throw Error(ErrorCode::InvalidArgument, std::string("in-process fabric: ") + why);
+    fabric_ = std::move(fabric);
+    tpu_link_info link = {};
+    tpu_engine_link_info(engine_.get(), &link);
+    info_.caps |= TPU_CAP_ICI;
+    info_.path = "in-process engine at " + std::to_string(x) + ":" + std::to_string(y);
+    info_.ici = {link.topology, link.ports,     link.x,      link.y,      link.dim_x,
+                 link.dim_y,    link.link_gbps, link.hop_ns, link.credits};
+    job_timeout_ = std::chrono::milliseconds(config.job_timeout_ms);
+    if (job_timeout_.count() > 0)
+        watchdog_ = std::thread([this] { watch(); });
+}
+
+EngineBackend::~EngineBackend() {
+    if (watchdog_.joinable()) {
+        {
+            std::lock_guard lock(watch_.mutex);
+            watch_.stopping = true;
+        }
+        watch_.changed.notify_all();
+        watchdog_.join();
+    }
+}
+
+void EngineBackend::watch() {
+    std::unique_lock lock(watch_.mutex);
+    while (!watch_.stopping) {
+        if (!watch_.deadline) {
+            watch_.changed.wait(lock);
+        } else if (std::chrono::steady_clock::now() >= *watch_.deadline) {
+            watch_.deadline.reset();
+            watch_.timed_out = true;
+            tpu_engine_abort(engine_.get());
+        } else {
+            watch_.changed.wait_until(lock, *watch_.deadline);
+        }
+    }
+}
+
+bool EngineBackend::abort_running() noexcept {
+    {
+        std::lock_guard lock(watch_.mutex);
+        if (watch_.deadline) { // a job runs: run() resets the engine once it has stopped
+            watch_.aborted = true;
+            tpu_engine_abort(engine_.get());
+            return true;
+        }
+    }
+    std::lock_guard run(run_mutex_);
+    tpu_engine_reset(engine_.get());
+    return true;
+}
+
+std::string EngineBackend::set_link(std::uint32_t port, bool up) {
+    if (!fabric_)
+        return Backend::set_link(port, up);
+    char why[256] = "";
+    if (tpu_fabric_set_link(fabric_.get(), info_.ici.x, info_.ici.y, port, up, why, sizeof(why)) !=
+        0)
+        return why;
+    return "";
+}
 
 DeviceCounters EngineBackend::counters() const {
     std::lock_guard lock(mutex_);
@@ -142,9 +208,24 @@ void EngineBackend::release_buffer(const BackendBuffer &buffer) noexcept {
 
 JobRecord EngineBackend::run(const SubmitRequest &request, std::uint64_t program_addr) {
     std::lock_guard run(run_mutex_);
+    {
+        std::lock_guard lock(watch_.mutex);
+        watch_.deadline = std::chrono::steady_clock::now() + job_timeout_;
+        watch_.timed_out = watch_.aborted = false;
+    }
+    watch_.changed.notify_all();
     tpu_job_result result = {};
     tpu_engine_run(engine_.get(), 0, program_addr, request.program_bytes, &result);
-    return {result.status, result.error_pc, result.fault_addr, result.cycles, result.macs};
+    JobRecord record{result.status, result.error_pc, result.fault_addr, result.cycles, result.macs};
+    std::lock_guard lock(watch_.mutex);
+    watch_.deadline.reset();
+    if (watch_.timed_out || watch_.aborted) {
+        // As tpu.ko after a hung job: the card reset, its receive buffers emptied.
+        tpu_engine_reset(engine_.get());
+        if (watch_.timed_out)
+            record.status = job_timeout_status;
+    }
+    return record;
 }
 
 int EngineBackend::submit(const SubmitRequest &request, std::uint64_t &job_id) {

@@ -5,7 +5,9 @@
 // addresses are the process's own addresses); a job runs on the engine when it is submitted,
 // on the submitting thread, after the point it waits for, and its completion record (status,
 // failing instruction, fault address, cycles, MACs) is kept for the wait, as the driver keeps
-// it. Timelines are counters with the syncobj timelines' ordering.
+// it. Timelines are counters with the syncobj timelines' ordering. An engine on a fabric
+// (Device::open_in_process_fabric) has a watchdog that aborts a job running longer than the
+// config's job_timeout_ms and resets the engine, as tpu.ko's job timeout does.
 #pragma once
 
 #include "device/backend.hpp"
@@ -14,12 +16,15 @@
 #include <tpu_engine.h>
 #include <tpu_hw.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tpurt::detail {
@@ -28,6 +33,9 @@ class EngineBackend final : public Backend {
   public:
     // Throws Error(InvalidArgument) with the engine's reason if it refuses `config`.
     explicit EngineBackend(const InProcessConfig &config);
+    // The engine joined to `fabric` at (x, y); throws Error(InvalidArgument) if it refuses.
+    EngineBackend(const InProcessConfig &config, std::shared_ptr<tpu_fabric> fabric,
+                  std::uint32_t x, std::uint32_t y);
     ~EngineBackend() override;
     EngineBackend(const EngineBackend &) = delete;
     EngineBackend &operator=(const EngineBackend &) = delete;
@@ -53,6 +61,9 @@ class EngineBackend final : public Backend {
     void import_point(std::uint32_t timeline, std::uint64_t point,
                       const TimelinePoint &from) override;
 
+    bool abort_running() noexcept override;
+    std::string set_link(std::uint32_t port, bool up) override;
+
   private:
     struct alignas(TPU_PAGE_SIZE) PageTable {
         std::uint64_t entries[TPU_PT_ENTRIES] = {};
@@ -77,9 +88,24 @@ class EngineBackend final : public Backend {
     void signal_locked(std::uint32_t timeline, std::uint64_t point);
     // Runs the job on the engine (run_mutex_ held) and keeps its record.
     JobRecord run(const SubmitRequest &request, std::uint64_t program_addr);
+    // The watchdog of an engine on a fabric: aborts a job past its deadline.
+    void watch();
+
+    struct Watch {
+        std::mutex mutex;
+        std::condition_variable changed;
+        std::optional<std::chrono::steady_clock::time_point> deadline; // a job runs
+        bool timed_out = false; // the running job was aborted at its deadline
+        bool aborted = false;   // ... or by abort_running()
+        bool stopping = false;
+    };
 
     DeviceInfo info_;
+    std::shared_ptr<tpu_fabric> fabric_; // outlives the engine, which detaches when destroyed
     std::unique_ptr<tpu_engine, EngineDeleter> engine_;
+    std::chrono::milliseconds job_timeout_{0};
+    Watch watch_;
+    std::thread watchdog_; // engines on a fabric only
     std::mutex run_mutex_; // one job at a time on the engine; held to unmap a buffer
     mutable std::mutex mutex_;
     mutable std::condition_variable signalled_;

@@ -28,6 +28,9 @@ __u64 *host_address_field(union tpu_insn &insn) {
         return (insn.hdr.flags & TPU_F_W_HOST) ? &insn.dma.host_addr : nullptr;
     case TPU_OP_TIMESTAMP:
         return &insn.ts.host_addr;
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+        return (insn.hdr.flags & TPU_F_LINK_HOST) ? &insn.link.addr : nullptr;
     default:
         return nullptr;
     }

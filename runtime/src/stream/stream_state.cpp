@@ -315,6 +315,12 @@ void StreamState::enqueue_host(std::string name, std::function<void()> work,
 void StreamState::run_host(const DeferredWork &work) noexcept {
     try {
         work.host();
+    } catch (const JobError &e) { // a job the work ran (a collective's part), named by it
+        fail(std::make_exception_ptr(
+            JobError(e.job_id(), e.status(), e.error_pc(), e.fault_addr(), work.host_name)));
+    } catch (const Error &e) {
+        fail(std::make_exception_ptr(
+            Error(e.code(), work.host_name + " on a stream: " + e.what(), e.sys_errno())));
     } catch (const std::exception &e) {
         fail(std::make_exception_ptr(
             Error(ErrorCode::InvalidArgument, work.host_name + " on a stream: " + e.what())));

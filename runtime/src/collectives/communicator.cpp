@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// communicator.cpp - making a tpurt::Communicator (init_all, init_rank: the ring from the cards'
+// coordinates, the ranks' ports, the tags from the id), its failure and abort
+// (collectives.hpp). The collectives themselves are in collective_ops.cpp.
+#include "collectives/comm_state.hpp"
+#include "tpurt/error.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace tpurt {
+
+namespace detail {
+
+void CommState::fail(std::exception_ptr why) {
+    {
+        std::lock_guard lock(mutex);
+        if (!error)
+            error = std::move(why);
+    }
+    for (const auto &local : locals)
+        local->device.abort_running_job();
+}
+
+void CommState::check() const {
+    std::lock_guard lock(mutex);
+    if (error)
+        std::rethrow_exception(error);
+}
+
+} // namespace detail
+
+namespace {
+
+std::uint32_t tag_base_of(const CommId &id) {
+    std::uint32_t h = 2166136261u; // FNV-1a
+    for (const std::uint8_t byte : id.bytes)
+        h = (h ^ byte) * 16777619u;
+    return (h ^ (h >> 16)) & 0xffff;
+}
+
+std::shared_ptr<detail::CommState> make_state(std::uint32_t nranks, const CommId &id,
+                                              const CommOptions &options,
+                                              std::span<const IciPlace> places) {
+    auto state = std::make_shared<detail::CommState>();
+    state->nranks = nranks;
+    state->tag_base = tag_base_of(id);
+    state->options = options;
+    state->rank_at = detail::ring_order(places);
+    state->positions.resize(nranks);
+    for (std::uint32_t q = 0; q < nranks; ++q)
+        state->positions[state->rank_at[q]] = q;
+    return state;
+}
+
+void add_local(detail::CommState &state, Device device, std::uint32_t rank,
+               std::span<const IciPlace> places) {
+    const std::vector<detail::RingPorts> ports = detail::ring_ports(places, state.rank_at);
+    auto local = std::make_unique<detail::LocalRank>(std::move(device));
+    local->rank = rank;
+    local->position = state.positions[rank];
+    local->ports = ports[local->position];
+    state.local_ranks.push_back(rank);
+    state.locals.push_back(std::move(local));
+}
+
+} // namespace
+
+Communicator Communicator::init_all(std::vector<Device> devices, const CommOptions &options) {
+    if (devices.empty())
+        throw Error(ErrorCode::InvalidArgument, "a communicator needs at least one card");
+    std::vector<IciPlace> places;
+    for (const Device &d : devices)
+        places.push_back(d.info().ici);
+    const auto n = static_cast<std::uint32_t>(devices.size());
+    auto state = make_state(n, CommId::make(), options, places);
+    for (std::uint32_t r = 0; r < n; ++r)
+        add_local(*state, std::move(devices[r]), r, places);
+    return Communicator(std::move(state));
+}
+
+std::uint32_t Communicator::fabric_rank(const DeviceInfo &info) {
+    if (!info.ici.on_fabric())
+        throw Error(ErrorCode::InvalidArgument,
+                    info.path + " is on no inter-chip fabric: it has no rank on one");
+    const std::vector<IciPlace> places = detail::fabric_places(info.ici);
+    const std::vector<std::uint32_t> ring = detail::ring_order(places);
+    const std::uint32_t index = info.ici.y * info.ici.dim_x + info.ici.x;
+    return static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), index) - ring.begin());
+}
+
+Communicator Communicator::init_rank(Device device, std::uint32_t nranks, const CommId &id,
+                                     std::uint32_t rank, const CommOptions &options) {
+    const IciPlace &ici = device.info().ici;
+    const std::uint32_t cards = ici.dim_x * ici.dim_y;
+    if (!ici.on_fabric() || nranks != cards)
+        throw Error(ErrorCode::InvalidArgument,
+                    "init_rank takes every card of the fabric, one rank each: " +
+                        std::to_string(nranks) + " ranks asked, the fabric of " +
+                        device.info().path + " has " + std::to_string(cards) + " cards");
+    const std::uint32_t place = fabric_rank(device.info());
+    if (rank != place)
+        throw Error(ErrorCode::InvalidArgument,
+                    "rank " + std::to_string(rank) + " asked of " + device.info().path +
+                        ", whose place on the fabric's ring makes it rank " +
+                        std::to_string(place) + " (Communicator::fabric_rank())");
+    // Ranks in ring order: rank r is the r-th card of the ring.
+    const std::vector<IciPlace> all = detail::fabric_places(ici);
+    const std::vector<std::uint32_t> ring = detail::ring_order(all);
+    std::vector<IciPlace> places(nranks);
+    for (std::uint32_t q = 0; q < nranks; ++q)
+        places[q] = all[ring[q]];
+    auto state = make_state(nranks, id, options, places);
+    add_local(*state, std::move(device), rank, places);
+    return Communicator(std::move(state));
+}
+
+std::uint32_t Communicator::nranks() const {
+    return state_->nranks;
+}
+
+const std::vector<std::uint32_t> &Communicator::local_ranks() const {
+    return state_->local_ranks;
+}
+
+const std::vector<std::uint32_t> &Communicator::ring_positions() const {
+    return state_->positions;
+}
+
+std::exception_ptr Communicator::async_error() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->error;
+}
+
+void Communicator::abort() {
+    state_->fail(std::make_exception_ptr(
+        Error(ErrorCode::JobFailed, "the communicator was aborted (Communicator::abort())")));
+}
+
+} // namespace tpurt

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// ring_program.hpp - internal: the compiler of one rank's part of a ring collective into card
+// programs of SEND and RECV (LINK_HOST) over one buffer, argument 0 at Executable::placeholder(0)
+// (collectives.hpp: the order of the steps and so of the reduction). A pure function.
+#pragma once
+
+#include "collectives/ring.hpp"
+#include "tpurt/codegen/program_builder.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace tpurt::detail {
+
+enum class CollectiveKind : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast };
+
+struct RingCollective {
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    LinkReduce reduce = LinkReduce::Sum; // reduce-scatter and all-reduce
+    DType type = DType::Fp32;
+    std::uint32_t nranks = 1;
+    // The buffer's chunks, one per ring position: chunk j is the bytes [at, at + bytes) of
+    // chunks[j] (broadcast: one chunk, the whole buffer).
+    struct Chunk {
+        std::uint64_t at = 0, bytes = 0;
+    };
+    std::vector<Chunk> chunks;
+    std::uint32_t position = 0;      // this rank's place on the ring
+    std::uint32_t root_position = 0; // broadcast
+    RingPorts ports;
+    std::uint32_t piece_bytes = 0; // at most ICI_CREDITS x 4 KiB, a multiple of 4
+    std::uint32_t tag_base = 0;    // high 16 bits of every tag
+};
+
+// The rank's programs (several if one would exceed TPU_PROGRAM_MAX_BYTES); none for a ring of
+// one card.
+std::vector<Program> compile_ring_collective(const RingCollective &c);
+
+} // namespace tpurt::detail

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+// collectives_test.cpp - tpurt::Communicator on in-process cards joined by a fabric
+// (Device::open_in_process_fabric()): all-reduce (sum, max, min; fp32, bf16, int32),
+// reduce-scatter, all-gather and broadcast on rings of 2 and 3 cards and a 2 x 2 torus, at sizes
+// that leave chunks empty, uneven and cut into several pieces, checked bit for bit against a CPU
+// reference that reduces in the documented ring order (golden/reference_collectives.hpp) and
+// identical on a second run; then failure: a link down, a rank that never takes part and an abort
+// end every rank's collective with an error, and a new communicator works.
+#include <tpurt/collectives.hpp>
+#include <tpurt/golden/reference_collectives.hpp>
+#include <tpurt/tpurt.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using tpurt::DType;
+using tpurt::ReduceKind;
+using tpurt::Tensor;
+
+using Values = tpurt::RawValues;
+
+// Finite values of every magnitude and sign (bf16: the top half of such an fp32), int32 any.
+Values random_values(DType type, std::size_t n, std::mt19937 &rng) {
+    Values v(n);
+    for (auto &x : v) {
+        if (type == DType::Int32) {
+            x = rng();
+            continue;
+        }
+        const float f = std::ldexp(float(int(rng() % 2000001) - 1000000), int(rng() % 40) - 30);
+        x = std::bit_cast<std::uint32_t>(f);
+        if (type == DType::Bf16)
+            x = tpurt::Bf16::from_float(f).bits;
+    }
+    return v;
+}
+
+Tensor tensor_of(tpurt::Device &d, DType type, const Values &v) {
+    Tensor t = Tensor::empty(d, type, {v.size()});
+    auto *p = static_cast<std::uint8_t *>(t.storage()->data());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        std::memcpy(p + i * element_size(type), &v[i], element_size(type));
+    return t;
+}
+
+Values values_of(const Tensor &t) {
+    Values v(t.element_count());
+    const auto *p = static_cast<const std::uint8_t *>(t.storage()->data());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        std::memcpy(&v[i], p + i * element_size(t.dtype()), element_size(t.dtype()));
+    return v;
+}
+
+struct Ranks {
+    std::vector<tpurt::Device> devices;
+    std::vector<std::unique_ptr<tpurt::Stream>> streams;
+    std::vector<tpurt::Stream *> stream_ptrs;
+
+    explicit Ranks(std::vector<tpurt::Device> d) : devices(std::move(d)) {
+        for (auto &dev : devices) {
+            streams.push_back(std::make_unique<tpurt::Stream>(dev));
+            stream_ptrs.push_back(streams.back().get());
+        }
+    }
+    void synchronize() {
+        for (auto &s : streams)
+            s->synchronize();
+    }
+};
+
+// Runs the collective `what` on `count` elements and returns each rank's output.
+std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::string &what,
+                        DType type, ReduceKind op, std::size_t count,
+                        const std::vector<Values> &in) {
+    std::vector<Tensor> send, recv;
+    const std::uint32_t p = comm.nranks();
+    for (std::uint32_t r = 0; r < p; ++r) {
+        send.push_back(tensor_of(ranks.devices[r], type, in[r]));
+        const std::size_t out = what == "all_gather" ? count * p : count;
+        recv.push_back(Tensor::empty(ranks.devices[r], type, {out}));
+    }
+    if (what == "all_reduce")
+        comm.all_reduce(ranks.stream_ptrs, send, recv, op);
+    else if (what == "reduce_scatter")
+        comm.reduce_scatter(ranks.stream_ptrs, send, recv, op);
+    else if (what == "all_gather")
+        comm.all_gather(ranks.stream_ptrs, send, recv);
+    else
+        comm.broadcast(ranks.stream_ptrs, send, recv, p - 1);
+    ranks.synchronize();
+    std::vector<Values> out;
+    for (const Tensor &t : recv)
+        out.push_back(values_of(t));
+    return out;
+}
+
+// What rank r must hold.
+Values expected(const tpurt::Communicator &comm, const std::string &what, DType type, ReduceKind op,
+                const std::vector<Values> &in, std::uint32_t r) {
+    const std::uint32_t p = comm.nranks();
+    Values want;
+    if (what == "all_reduce") {
+        want = tpurt::reference_all_reduce(type, op, in, comm.ring_positions());
+    } else if (what == "reduce_scatter") {
+        want = tpurt::reference_reduce_scatter(type, op, in, comm.ring_positions(), r);
+    } else if (what == "all_gather") {
+        for (std::uint32_t k = 0; k < p; ++k)
+            want.insert(want.end(), in[k].begin(), in[k].end());
+    } else {
+        want = in[p - 1];
+    }
+    return want;
+}
+
+void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
+    Ranks ranks(std::move(devices));
+    tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+    const std::uint32_t p = comm.nranks();
+    std::mt19937 rng(p * 1000 + static_cast<unsigned>(count));
+    for (const std::string what : {"all_reduce", "reduce_scatter", "all_gather", "broadcast"})
+        for (const DType type : {DType::Fp32, DType::Bf16, DType::Int32})
+            for (const ReduceKind op : {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min}) {
+                const bool reduces = what == "all_reduce" || what == "reduce_scatter";
+                if (!reduces && op != ReduceKind::Sum)
+                    continue;
+                const std::size_t in_count = what == "reduce_scatter" ? count * p : count;
+                std::vector<Values> in;
+                for (std::uint32_t r = 0; r < p; ++r)
+                    in.push_back(random_values(type, in_count, rng));
+                const std::vector<Values> got = run(comm, ranks, what, type, op, count, in);
+                const std::vector<Values> again = run(comm, ranks, what, type, op, count, in);
+                for (std::uint32_t r = 0; r < p; ++r) {
+                    INFO(what << " " << tpurt::dtype_name(type) << " op " << int(op) << " of "
+                              << count << " on " << p << " cards, rank " << r);
+                    const Values want = expected(comm, what, type, op, in, r);
+                    std::size_t wrong = 0;
+                    for (std::size_t i = 0; i < want.size(); ++i)
+                        wrong += got[r][i] != want[i];
+                    CHECK(wrong == 0);
+                    CHECK(got[r] == again[r]);
+                }
+            }
+}
+
+} // namespace
+
+TEST_CASE("collectives on two in-process cards match the ring-order reference bit for bit",
+          "[in-process][collectives]") {
+    // 1 element: a chunk is empty; 1000: chunks of 500; 70000 fp32: pieces of 16 KiB (credits 4).
+    // Both engine modes: the same bits.
+    for (const bool cycle_accurate : {false, true})
+        for (const std::size_t count : {1, 1000, 70000})
+            check_collective(
+                tpurt::Device::open_in_process_fabric(
+                    {.dim_x = 2, .credits = 4}, {.threads = 1, .cycle_accurate = cycle_accurate}),
+                count);
+}
+
+TEST_CASE("collectives on a ring of three and a 2 x 2 torus match the reference bit for bit",
+          "[in-process][collectives]") {
+    for (const std::size_t count : {5, 20000}) {
+        check_collective(
+            tpurt::Device::open_in_process_fabric({.dim_x = 3, .credits = 2}, {.threads = 1}),
+            count);
+        check_collective(tpurt::Device::open_in_process_fabric(
+                             {.torus = true, .dim_x = 2, .dim_y = 2, .credits = 8}, {.threads = 1}),
+                         count);
+    }
+}
+
+TEST_CASE("a communicator's ring follows the links", "[in-process][collectives]") {
+    auto torus = tpurt::Device::open_in_process_fabric({.torus = true, .dim_x = 2, .dim_y = 2});
+    // Cards 0..3 at (0,0) (1,0) (0,1) (1,1): the ring (0,0) (1,0) (1,1) (0,1).
+    tpurt::Communicator comm = tpurt::Communicator::init_all(torus);
+    CHECK(comm.ring_positions() == std::vector<std::uint32_t>{0, 1, 3, 2});
+    CHECK(tpurt::Communicator::fabric_rank(torus[3].info()) == 2);
+    CHECK_THROWS_AS(tpurt::Communicator::init_all({torus[0], torus[0]}), tpurt::Error);
+    auto ring = tpurt::Device::open_in_process_fabric({.dim_x = 4});
+    // Cards 0 and 2 of a ring of four are not neighbours.
+    CHECK_THROWS_AS(tpurt::Communicator::init_all({ring[0], ring[2]}), tpurt::Error);
+}
+
+namespace {
+
+// An fp32 all-reduce sum of each rank's `value` (count elements) on the ranks' streams: the
+// per-rank results, or the errors each stream's synchronize() threw.
+struct Outcome {
+    std::vector<float> first; // element 0 of each rank's result
+    std::vector<std::string> errors;
+};
+
+Outcome all_reduce_ones(tpurt::Communicator &comm, Ranks &ranks, std::size_t count) {
+    std::vector<Tensor> t;
+    for (auto &d : ranks.devices)
+        t.push_back(Tensor::from_host<float>(d, std::vector<float>(count, 1.0f), {count}));
+    comm.all_reduce(ranks.stream_ptrs, t, t, ReduceKind::Sum);
+    Outcome out;
+    for (std::size_t r = 0; r < ranks.streams.size(); ++r) {
+        try {
+            ranks.streams[r]->synchronize();
+            out.errors.emplace_back();
+        } catch (const tpurt::Error &e) {
+            out.errors.emplace_back(e.what());
+        }
+        out.first.push_back(t[r].to_vector<float>()[0]);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("a link down ends every rank's collective with an error, and a new communicator works",
+          "[in-process][collectives]") {
+    Ranks ranks(tpurt::Device::open_in_process_fabric({.dim_x = 4, .credits = 2},
+                                                      {.threads = 1, .job_timeout_ms = 60000}));
+    tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+    ranks.devices[1].set_link(0, false); // the link between cards 1 and 2
+    const Outcome failed = all_reduce_ones(comm, ranks, 100000);
+    for (std::size_t r = 0; r < 4; ++r) {
+        INFO("rank " << r);
+        CHECK_THAT(failed.errors[r], Catch::StartsWith("all_reduce"));
+    }
+    REQUIRE(comm.async_error());
+    CHECK_THROWS_WITH(std::rethrow_exception(comm.async_error()), Catch::Contains("LINK_DOWN"));
+    // The failed communicator refuses more work at once.
+    CHECK_THROWS_WITH(all_reduce_ones(comm, ranks, 10), Catch::Contains("LINK_DOWN"));
+
+    ranks.devices[1].set_link(0, true);
+    tpurt::Communicator fresh = tpurt::Communicator::init_all(ranks.devices);
+    const Outcome ok = all_reduce_ones(fresh, ranks, 100000);
+    for (std::size_t r = 0; r < 4; ++r) {
+        INFO("rank " << r << ": " << ok.errors[r]);
+        CHECK(ok.errors[r].empty());
+        CHECK(ok.first[r] == 4.0f);
+    }
+    CHECK_FALSE(fresh.async_error());
+}
+
+TEST_CASE("a rank that never takes part ends its peers' collective at the job timeout, abort "
+          "ends one at once",
+          "[in-process][collectives]") {
+    // The job timeout is tpu.ko's test setting (job_timeout_ms=1000), doubled: the new
+    // communicator's two ranks start on two threads of a loaded host.
+    auto devices =
+        tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1, .job_timeout_ms = 2000});
+    const tpurt::CommId id = tpurt::CommId::make();
+    // One process per card, as with init_rank across processes: rank r is the r-th card.
+    tpurt::Communicator comm0 = tpurt::Communicator::init_rank(devices[0], 2, id, 0);
+    tpurt::Communicator comm1 = tpurt::Communicator::init_rank(devices[1], 2, id, 1);
+    CHECK_THROWS_AS(tpurt::Communicator::init_rank(devices[1], 2, id, 0), tpurt::Error);
+    Ranks rank0({devices[0]});
+    const Outcome timed_out = all_reduce_ones(comm0, rank0, 1000); // rank 1 never calls
+    CHECK_THAT(timed_out.errors[0], Catch::Contains("DRM_TPU_JOB_TIMEOUT"));
+    CHECK(comm0.async_error());
+    // Every rank aborts the failed communicator (rank 1's card holds rank 0's message).
+    comm1.abort();
+
+    // Both ranks take part in a new communicator.
+    const tpurt::CommId id2 = tpurt::CommId::make();
+    tpurt::Communicator again0 = tpurt::Communicator::init_rank(devices[0], 2, id2, 0);
+    tpurt::Communicator again1 = tpurt::Communicator::init_rank(devices[1], 2, id2, 1);
+    Ranks rank1({devices[1]});
+    Outcome r1;
+    std::thread other([&] { r1 = all_reduce_ones(again1, rank1, 1000); });
+    const Outcome r0 = all_reduce_ones(again0, rank0, 1000);
+    other.join();
+    INFO(r0.errors[0] << r1.errors[0]);
+    CHECK(r0.errors[0].empty());
+    CHECK(r1.errors[0].empty());
+    CHECK(r0.first[0] == 2.0f);
+    CHECK(r1.first[0] == 2.0f);
+
+    // A rank waiting for ever (no job timeout) is ended by abort().
+    auto patient =
+        tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1, .job_timeout_ms = 0});
+    tpurt::Communicator lonely =
+        tpurt::Communicator::init_rank(patient[0], 2, tpurt::CommId::make(), 0);
+    Ranks waiting({patient[0]});
+    std::atomic<bool> ended = false;
+    std::thread aborter([&] {
+        while (!ended) {
+            lonely.abort();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    // Aborted before it is queued, the call throws; while it runs, its stream reports it.
+    std::string error;
+    try {
+        error = all_reduce_ones(lonely, waiting, 1000).errors[0];
+    } catch (const tpurt::Error &e) {
+        error = e.what();
+    }
+    ended = true;
+    aborter.join();
+    CHECK_THAT(error, Catch::Contains("abort", Catch::CaseSensitive::No));
+}
