@@ -66,14 +66,8 @@ flock 9
 
 # ---- source tree (tools/qemu-tree.sh) and the fuzz target ----------------------------------
 tarball=$(qemu_tree_tarball)
-key=$({
-	basename "$tarball"
-	printf '%s\n' "${configure_flags[@]}"
-	cat "$script" "$tree_lib"
-} | sha256sum | cut -c1-16)
-tree=$qroot/$key
+tree=$qroot/$(qemu_tree_key "$tarball" "$script" "${configure_flags[@]}")
 src=$tree/src
-build=$src/build
 qemu_tree_unpack "$tarball" "$tree"
 # The engine is C++: its UBSan checks (vptr) need the sanitizers' C++ runtime at the C link.
 qemu_tree_sync "$tree" "$engine_lib" \
@@ -99,32 +93,8 @@ PY
 fi
 
 # ---- configure (once per key) and build ----------------------------------------------------
-export CCACHE_DIR=$cache/ccache
-export CCACHE_BASEDIR=$tree
-if [ ! -f "$build/.configured" ]; then
-	log "configuring (log: $tree/configure.log)"
-	rm -rf "$build"
-	mkdir -p "$build"
-	# Debug information names the tree as ".", so that ccache, which hashes the directory of a
-	# -g compile after this mapping, hits for another key's tree too.
-	if ! (cd "$build" && ../configure --cc="ccache clang" --cxx="ccache clang++" \
-		--python=/usr/bin/python3 "${configure_flags[@]}" \
-		--extra-cflags="-fdebug-prefix-map=$tree=.") >"$tree/configure.log" 2>&1; then
-		tail -n 30 "$tree/configure.log" >&2
-		die "configure failed (full log: $tree/configure.log)"
-	fi
-	touch "$build/.configured"
-fi
-
-log "building qemu-fuzz-x86_64 in $build"
-ninja -C "$build" -j "$jobs" qemu-fuzz-x86_64 >&2
-binary=$build/qemu-fuzz-x86_64
-[ -x "$binary" ] || die "no $binary after the build"
-
-ln -sfn "$binary" "$qroot/current.new"
-mv -T "$qroot/current.new" "$qroot/current"
-for old in "$qroot"/*/; do
-	old=${old%/}
-	[ "$old" = "$tree" ] || rm -rf "$old"
-done
-echo "$qroot/current"
+# Debug information names the tree as ".", so that ccache, which hashes the directory of a -g
+# compile after this mapping, hits for another key's tree too.
+qemu_tree_configure "$tree" --cc="ccache clang" --cxx="ccache clang++" --python=/usr/bin/python3 \
+	"${configure_flags[@]}" --extra-cflags="-fdebug-prefix-map=$tree=."
+qemu_tree_build "$tree" "$qroot" qemu-fuzz-x86_64

@@ -63,43 +63,11 @@ mkdir -p "$qroot"
 exec 9>"$qroot/.lock"
 flock 9
 
-# ---- source tree (tools/qemu-tree.sh) ------------------------------------------------------
+# ---- source tree (tools/qemu-tree.sh), configure (once per key) and build ------------------
 tarball=$(qemu_tree_tarball)
-key=$({
-	basename "$tarball"
-	printf '%s\n' "${configure_flags[@]}"
-	cat "$script" "$tree_lib"
-} | sha256sum | cut -c1-16)
-tree=$qroot/$key
-src=$tree/src
-build=$src/build
+tree=$qroot/$(qemu_tree_key "$tarball" "$script" "${configure_flags[@]}")
 qemu_tree_unpack "$tarball" "$tree"
 qemu_tree_sync "$tree" "$engine_lib"
-
-# ---- configure (once per key) and build ----------------------------------------------------
-export CCACHE_DIR=$cache/ccache
-export CCACHE_BASEDIR=$tree
-if [ ! -f "$build/.configured" ]; then
-	log "configuring (log: $tree/configure.log)"
-	rm -rf "$build"
-	mkdir -p "$build"
-	if ! (cd "$build" && ../configure --cc="ccache cc" --cxx="ccache c++" \
-		--python=/usr/bin/python3 "${configure_flags[@]}") >"$tree/configure.log" 2>&1; then
-		tail -n 30 "$tree/configure.log" >&2
-		die "configure failed (full log: $tree/configure.log)"
-	fi
-	touch "$build/.configured"
-fi
-
-log "building qemu-system-x86_64 in $build"
-ninja -C "$build" -j "$jobs" qemu-system-x86_64 >&2
-binary=$build/qemu-system-x86_64
-[ -x "$binary" ] || die "no $binary after the build"
-
-ln -sfn "$binary" "$qroot/current.new"
-mv -T "$qroot/current.new" "$qroot/current"
-for old in "$qroot"/*/; do
-	old=${old%/}
-	[ "$old" = "$tree" ] || rm -rf "$old"
-done
-echo "$qroot/current"
+qemu_tree_configure "$tree" --cc="ccache cc" --cxx="ccache c++" --python=/usr/bin/python3 \
+	"${configure_flags[@]}"
+qemu_tree_build "$tree" "$qroot" qemu-system-x86_64

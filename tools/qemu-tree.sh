@@ -10,11 +10,19 @@
 #   cache  $TPU_CACHE
 # Functions:
 #   qemu_tree_tarball                  prints the tarball's path, fetching it with apt if missing
+#   qemu_tree_key TARBALL SCRIPT CONFIGURE_FLAG...
+#                                      prints the key of a tree: a hash of the tarball's name,
+#                                      the configure flags, the building script and this file
 #   qemu_tree_unpack TARBALL TREE      unpacks and patches TREE/src unless TREE exists
 #   qemu_tree_sync TREE ENGINE_LIB [MESON_LINE...]
 #                                      syncs the device into TREE/src/hw/misc/tpu; extra lines go
 #                                      to its generated meson.build
-# Files are copied only when they differ, so ninja rebuilds only what changed.
+#   qemu_tree_configure TREE CONFIGURE_ARG...
+#                                      configures TREE/src/build once (ccache in $cache/ccache)
+#   qemu_tree_build TREE QROOT TARGET  builds TARGET with ninja, points QROOT/current at it,
+#                                      removes QROOT's other trees and prints QROOT/current
+# Files are copied only when they differ, so ninja rebuilds only what changed. The caller also
+# sets jobs (ninja's -j).
 
 qemu_upstream=10.0.2
 
@@ -41,6 +49,16 @@ qemu_tree_tarball() {
 		[ -f "$tarball" ] || die "apt-get source did not produce $tarball"
 	fi
 	echo "$tarball"
+}
+
+qemu_tree_key() {
+	local tarball=$1 script=$2
+	shift 2
+	{
+		basename "$tarball"
+		printf '%s\n' "$@"
+		cat "$script" "${BASH_SOURCE[0]}"
+	} | sha256sum | cut -c1-16
 }
 
 qemu_tree_unpack() {
@@ -148,4 +166,38 @@ MESON
 	} >"$devdir/meson.build.new"
 	sync_file "$devdir/meson.build.new" "$devdir/meson.build"
 	rm -f "$devdir/meson.build.new"
+}
+
+qemu_tree_configure() {
+	local tree=$1
+	shift
+	local build=$tree/src/build
+
+	export CCACHE_DIR=$cache/ccache
+	export CCACHE_BASEDIR=$tree
+	[ -f "$build/.configured" ] && return
+	log "configuring (log: $tree/configure.log)"
+	rm -rf "$build"
+	mkdir -p "$build"
+	if ! (cd "$build" && ../configure "$@") >"$tree/configure.log" 2>&1; then
+		tail -n 30 "$tree/configure.log" >&2
+		die "configure failed (full log: $tree/configure.log)"
+	fi
+	touch "$build/.configured"
+}
+
+qemu_tree_build() {
+	local tree=$1 qroot=$2 target=$3
+	local build=$tree/src/build old
+
+	log "building $target in $build"
+	ninja -C "$build" -j "$jobs" "$target" >&2
+	[ -x "$build/$target" ] || die "no $build/$target after the build"
+	ln -sfn "$build/$target" "$qroot/current.new"
+	mv -T "$qroot/current.new" "$qroot/current"
+	for old in "$qroot"/*/; do
+		old=${old%/}
+		[ "$old" = "$tree" ] || rm -rf "$old"
+	done
+	echo "$qroot/current"
 }
