@@ -74,7 +74,6 @@ struct Case {
     std::vector<std::pair<std::string, std::string>> attributes;
     std::function<void(Arrays &)> golden;
     Tolerance tolerance{};
-    bool guest = true; // run on the card in the VM too (else on the engine in the process only)
     // Inputs made from others before the launch (a max pooling's forward output y from x).
     std::function<void(Arrays &)> derive = nullptr;
 };
@@ -94,10 +93,8 @@ struct Exclusion {
 };
 std::span<const Exclusion> exclusions();
 
-// The device the cases run on: the engine in the process (host) or the first card (guest),
-// and whether this is the card in the VM (runs only the cases marked for it).
+// The device the cases run on: the engine in the process (host) or the first card (guest).
 tpurt::Device &device();
-bool on_card();
 
 // The binary32 value of a bf16 element and back (nearest even).
 inline float widen(tpurt::Bf16 v) {

@@ -10,8 +10,4 @@ tpurt::Device &device() {
     return dev;
 }
 
-bool on_card() {
-    return false;
-}
-
 } // namespace conformance

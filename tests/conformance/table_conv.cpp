@@ -84,16 +84,14 @@ tpurt::Conv2dShape shape(std::uint32_t n, std::uint32_t h, std::uint32_t w, std:
             .pad_w = pw};
 }
 
-void add_conv(std::vector<Case> &cases, DType type, const tpurt::Conv2dShape &s, bool guest) {
+void add_conv(std::vector<Case> &cases, DType type, const tpurt::Conv2dShape &s) {
     cases.push_back({"conv2d",
                      label(type, s),
                      {in("input", type, input_shape(s), inputs(type)),
                       in("weights", type, weight_shape(s), inputs(type)),
                       out("output", acc_type(type), output_shape(s))},
                      params(s),
-                     [=](Arrays &x) { x.bytes[2] = conv_bytes(type, x.bytes[0], x.bytes[1], s); },
-                     {},
-                     guest});
+                     [=](Arrays &x) { x.bytes[2] = conv_bytes(type, x.bytes[0], x.bytes[1], s); }});
 }
 
 void add_layer(std::vector<Case> &cases, DType type, DType out_type, tpurt::Activation f,
@@ -122,7 +120,7 @@ void add_layer(std::vector<Case> &cases, DType type, DType out_type, tpurt::Acti
 }
 
 void add_grads(std::vector<Case> &cases, DType type, const tpurt::Conv2dShape &s, std::uint32_t dh,
-               std::uint32_t dw, bool guest) {
+               std::uint32_t dw) {
     const tpurt::ConvGradProblem p{.type = type, .shape = s, .dilation_h = dh, .dilation_w = dw};
     // The forward output with the dilated kernel.
     tpurt::Conv2dShape dilated = s;
@@ -143,9 +141,7 @@ void add_grads(std::vector<Case> &cases, DType type, const tpurt::Conv2dShape &s
          attrs,
          [=](Arrays &x) {
              x.bytes[2] = tpurt::reference_conv2d_input_grad(p, x.bytes[0], x.bytes[1]);
-         },
-         {},
-         guest});
+         }});
     cases.push_back(
         {"conv2d_weight_grad",
          l,
@@ -154,9 +150,7 @@ void add_grads(std::vector<Case> &cases, DType type, const tpurt::Conv2dShape &s
          attrs,
          [=](Arrays &x) {
              x.bytes[2] = tpurt::reference_conv2d_weight_grad(p, x.bytes[0], x.bytes[1]);
-         },
-         {},
-         guest});
+         }});
 }
 
 // grouped_conv2d's golden model: per group, the group's channels of the input, its filters'
@@ -226,11 +220,11 @@ void add_grouped(std::vector<Case> &cases, DType type, const tpurt::Conv2dShape 
 std::vector<Case> conv_cases() {
     std::vector<Case> cases;
     for (DType type : {DType::Int8, DType::Bf16, DType::Fp32}) {
-        add_conv(cases, type, shape(1, 1, 1, 1, 1, 1, 1), true);
-        add_conv(cases, type, shape(2, 7, 5, 3, 3, 3, 5, 2, 1, 1, 1), true);
-        add_conv(cases, type, shape(1, 5, 6, 131, 2, 2, 129, 1, 2, 0, 1), false);
-        add_grads(cases, type, shape(2, 7, 6, 3, 3, 2, 5, 2, 1, 1, 0), 1, 1, true);
-        add_grads(cases, type, shape(1, 9, 8, 2, 2, 3, 3, 1, 2, 1, 2), 2, 1, true);
+        add_conv(cases, type, shape(1, 1, 1, 1, 1, 1, 1));
+        add_conv(cases, type, shape(2, 7, 5, 3, 3, 3, 5, 2, 1, 1, 1));
+        add_conv(cases, type, shape(1, 5, 6, 131, 2, 2, 129, 1, 2, 0, 1));
+        add_grads(cases, type, shape(2, 7, 6, 3, 3, 2, 5, 2, 1, 1, 0), 1, 1);
+        add_grads(cases, type, shape(1, 9, 8, 2, 2, 3, 3, 1, 2, 1, 2), 2, 1);
     }
     add_layer(cases, DType::Int8, DType::Int8, tpurt::Activation::Relu, "relu", "0.0078125", true,
               shape(1, 6, 5, 3, 3, 3, 7, 1, 1, 1, 1));

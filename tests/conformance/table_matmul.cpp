@@ -66,10 +66,10 @@ std::string label(DType type, const Mkn &s) {
 
 std::vector<Case> matmul_cases() {
     std::vector<Case> cases;
-    const std::vector<Mkn> shapes{{1, 1, 1}, {7, 13, 5}, {3, 129, 130}, {131, 33, 17}};
+    const std::vector<Mkn> shapes{
+        {1, 1, 1}, {7, 13, 5}, {3, 129, 130}, {131, 33, 17}, {129, 257, 131}};
     for (DType type : {DType::Int8, DType::Bf16, DType::Fp32}) {
         for (const Mkn &s : shapes) {
-            const bool big = s.k > 128 || s.m > 128;
             cases.push_back(
                 {"matmul",
                  label(type, s),
@@ -78,9 +78,7 @@ std::vector<Case> matmul_cases() {
                  {},
                  [=](Arrays &x) {
                      x.bytes[2] = matmul_bytes(type, x.bytes[0], x.bytes[1], s.m, s.k, s.n);
-                 },
-                 {},
-                 !big});
+                 }});
             // matmul_tn: c = a^T b with a [K, M]; matmul_nt: c = a b^T with b [N, K].
             cases.push_back(
                 {"matmul_tn",
@@ -92,9 +90,7 @@ std::vector<Case> matmul_cases() {
                      x.bytes[2] = matmul_bytes(
                          type, transposed(x.bytes[0], s.k, s.m, tpurt::element_size(type)),
                          x.bytes[1], s.m, s.k, s.n);
-                 },
-                 {},
-                 !big});
+                 }});
             cases.push_back(
                 {"matmul_nt",
                  label(type, s),
@@ -106,9 +102,7 @@ std::vector<Case> matmul_cases() {
                          matmul_bytes(type, x.bytes[0],
                                       transposed(x.bytes[1], s.n, s.k, tpurt::element_size(type)),
                                       s.m, s.k, s.n);
-                 },
-                 {},
-                 !big});
+                 }});
         }
     }
     // dense: f(scale (a w + bias)) converted to the output type; the exact activations only

@@ -297,7 +297,6 @@ void add_pool_grad(std::vector<Case> &cases, DType type, bool max,
              x.store(3, tpurt::reference_pool_grad(p, x.floats(0), x.floats(1), x.floats(2)));
          },
          {},
-         true,
          [=](Arrays &x) { // y = max over each window of x (-inf padding)
              const std::vector<float> v = x.floats(0);
              std::vector<float> y(ys[0] * ys[1] * ys[2] * ys[3],

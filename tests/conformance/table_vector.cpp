@@ -87,7 +87,7 @@ void elementwise_golden(Arrays &x, DType type, const std::string &op, std::size_
 }
 
 void add_elementwise(std::vector<Case> &cases, DType type, std::size_t rows, std::size_t cols,
-                     bool broadcast, bool guest) {
+                     bool broadcast) {
     for (const char *op : elementwise_ops) {
         const std::string o = op;
         cases.push_back({"elementwise",
@@ -96,9 +96,7 @@ void add_elementwise(std::vector<Case> &cases, DType type, std::size_t rows, std
                           in("b", type, broadcast ? Shape{cols} : Shape{rows, cols}, inputs(type)),
                           out("out", type, {rows, cols})},
                          {{"op", o}},
-                         [=](Arrays &x) { elementwise_golden(x, type, o, cols); },
-                         {},
-                         guest});
+                         [=](Arrays &x) { elementwise_golden(x, type, o, cols); }});
     }
 }
 
@@ -269,9 +267,9 @@ void add_pool(std::vector<Case> &cases, DType type, bool max, const Shape &s, st
 std::vector<Case> vector_cases() {
     std::vector<Case> cases;
     for (DType type : {DType::Int8, DType::Int32, DType::Bf16, DType::Fp32}) {
-        add_elementwise(cases, type, 1, 1, false, true);
-        add_elementwise(cases, type, 7, 131, false, true);
-        add_elementwise(cases, type, 13, 129, true, type == DType::Fp32);
+        add_elementwise(cases, type, 1, 1, false);
+        add_elementwise(cases, type, 7, 131, false);
+        add_elementwise(cases, type, 13, 129, true);
         for (const auto &[rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {5, 131}}) {
             cases.push_back(
                 {"square",
@@ -344,24 +342,20 @@ std::vector<Case> vector_cases() {
     add_pool(cases, DType::Fp32, true, {1, 6, 7, 5}, 3, 3, 2, 2, 1, 1);
     // The edges of one instruction's extents (isa_limits.hpp's max_dim = 65535): rows of
     // 65537 elements cut into tiles; a reduction's row of 65535, the longest one REDUCE takes.
-    add_elementwise(cases, DType::Bf16, 2, 65537, true, false);
+    add_elementwise(cases, DType::Bf16, 2, 65537, true);
     for (bool max : {false, true})
         cases.push_back(
             {"reduce_rows",
              rc(DType::Fp32, 1, 65535) + (max ? " max" : " sum"),
              {in("a", DType::Fp32, {1, 65535}, uniform(-3, 3)), out("out", DType::Fp32, {1})},
              {{"op", max ? "max" : "sum"}},
-             [=](Arrays &x) { x.bytes[1] = row_sums(x, 0, DType::Fp32, 1, 65535, max); },
-             {},
-             false});
+             [=](Arrays &x) { x.bytes[1] = row_sums(x, 0, DType::Fp32, 1, 65535, max); }});
     cases.push_back(
         {"transpose",
          rc(DType::Fp32, 2, 65537),
          {in("a", DType::Fp32, {2, 65537}, uniform(-3, 3)), out("out", DType::Fp32, {65537, 2})},
          {},
-         [=](Arrays &x) { x.bytes[1] = transposed(x.bytes[0], 2, 65537, 4); },
-         {},
-         false});
+         [=](Arrays &x) { x.bytes[1] = transposed(x.bytes[0], 2, 65537, 4); }});
     return cases;
 }
 
