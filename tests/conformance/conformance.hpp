@@ -41,11 +41,15 @@ struct Operand {
     Fill fill;
     bool written = false; // compared with the golden model after the launch (in place too)
     bool absent = false;  // an optional operand left out (null)
+    // A view of rows row_pad elements longer than the operand's last dimension (strided rows);
+    // the padding holds a sentinel the op must leave alone.
+    std::size_t row_pad = 0;
 };
 Operand in(std::string name, DType type, Shape shape, Fill fill);
 Operand out(std::string name, DType type, Shape shape);
 Operand inout(std::string name, DType type, Shape shape, Fill fill);
 Operand none(std::string name);
+Operand strided(Operand o, std::size_t row_pad);
 
 // Every operand's contents as raw bytes: the inputs as made, written ones replaced by the
 // golden model with what the op must leave there.

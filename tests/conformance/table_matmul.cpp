@@ -145,6 +145,19 @@ std::vector<Case> matmul_cases() {
                  x.bytes[2] = tpurt::reference_dense(l, x.bytes[0], x.bytes[1], bias);
              }});
     }
+    // Rows of a, b and c strided (views of wider tensors).
+    for (DType type : {DType::Int8, DType::Bf16, DType::Fp32}) {
+        const Mkn s{37, 140, 129};
+        cases.push_back({"matmul",
+                         label(type, s) + " strided",
+                         {strided(in("a", type, {s.m, s.k}, inputs(type)), 5),
+                          strided(in("b", type, {s.k, s.n}, inputs(type)), 64),
+                          strided(out("c", acc_type(type), {s.m, s.n}), 8)},
+                         {},
+                         [=](Arrays &x) {
+                             x.bytes[2] = matmul_bytes(type, x.bytes[0], x.bytes[1], s.m, s.k, s.n);
+                         }});
+    }
     // batched_matmul: a [B, M, K] x b [B, K, N], or b [K, N] shared by every batch.
     for (DType type : {DType::Int8, DType::Bf16, DType::Fp32}) {
         for (bool shared : {false, true}) {

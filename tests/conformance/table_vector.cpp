@@ -180,8 +180,7 @@ void add_unary(std::vector<Case> &cases, DType type, DType out_type, const std::
     cases.push_back(
         {"unary",
          rc(type, rows, cols) + " -> " + tpurt::dtype_name(out_type) + " " + f + " x" + scale,
-         {in("a", type, {rows, cols}, type == DType::Int32 ? uniform(-1e6, 1e6) : inputs(type)),
-          out("out", out_type, {rows, cols})},
+         {in("a", type, {rows, cols}, inputs(type)), out("out", out_type, {rows, cols})},
          {{"function", f}, {"scale", scale}},
          [=](Arrays &x) {
              const std::vector<float> a = x.floats(0);
@@ -340,6 +339,35 @@ std::vector<Case> vector_cases() {
         add_pool(cases, type, false, {2, 5, 5, 2}, 3, 3, 1, 1, 0, 0);
     }
     add_pool(cases, DType::Fp32, true, {1, 6, 7, 5}, 3, 3, 2, 2, 1, 1);
+    // Views with strided rows (the padding between rows must stay as it was).
+    for (DType type : {DType::Int8, DType::Int32, DType::Bf16, DType::Fp32}) {
+        cases.push_back({"square",
+                         rc(type, 20, 64) + " strided",
+                         {strided(in("a", type, {20, 64}, inputs(type)), 36),
+                          strided(out("out", type, {20, 64}), 5)},
+                         {},
+                         [=](Arrays &x) {
+                             Arrays y{{x.bytes[0], x.bytes[0], x.bytes[1]}, {type, type, type}};
+                             elementwise_golden(y, type, "mul", 64);
+                             x.bytes[1] = y.bytes[2];
+                         }});
+        cases.push_back({"elementwise",
+                         rc(type, 9, 131) + " sub strided",
+                         {strided(in("a", type, {9, 131}, inputs(type)), 3),
+                          strided(in("b", type, {9, 131}, inputs(type)), 129),
+                          strided(out("out", type, {9, 131}), 1)},
+                         {{"op", "sub"}},
+                         [=](Arrays &x) { elementwise_golden(x, type, "sub", 131); }});
+        const DType sum_type =
+            type == DType::Int8 || type == DType::Int32 ? DType::Int32 : DType::Fp32;
+        cases.push_back(
+            {"reduce_rows",
+             rc(type, 9, 131) + " sum strided",
+             {strided(in("a", type, {9, 131}, inputs(type)), 7), out("out", sum_type, {9})},
+             {{"op", "sum"}},
+             [=](Arrays &x) { x.bytes[1] = row_sums(x, 0, type, 9, 131, false); }});
+    }
+
     // The edges of one instruction's extents (isa_limits.hpp's max_dim = 65535): rows of
     // 65537 elements cut into tiles; a reduction's row of 65535, the longest one REDUCE takes.
     add_elementwise(cases, DType::Bf16, 2, 65537, true);
