@@ -97,8 +97,14 @@ struct Exclusion {
 };
 std::span<const Exclusion> exclusions();
 
-// The device the cases run on: the engine in the process (host) or the first card (guest).
-tpurt::Device &device();
+// The devices the cases run on, named in messages: on the host the engine in the process as
+// the QEMU card and as a small card; in the guest the first card. The gradient checks use the
+// first.
+struct TestDevice {
+    const char *name;
+    tpurt::Device *device;
+};
+std::span<const TestDevice> devices();
 
 // The binary32 value of a bf16 element and back (nearest even).
 inline float widen(tpurt::Bf16 v) {

@@ -234,9 +234,7 @@ bool padding_untouched(const tpurt::Tensor &view, const Operand &o) {
     return true;
 }
 
-void run_case(const Case &c) {
-    INFO(describe(c));
-    tpurt::Device &dev = device();
+void launch_and_compare(const Case &c, tpurt::Device &dev) {
     const std::uint64_t seed = std::hash<std::string>{}(c.op + " " + c.label);
     Arrays initial;
     std::vector<tpurt::Tensor> tensors;
@@ -296,6 +294,17 @@ void run_case(const Case &c) {
     }
 }
 
+// The case on the device. A refusal or failed job fails the case (caught here, in the scope of
+// the case's INFO: Catch2 keeps the messages of scopes an exception leaves).
+void run_case(const Case &c, tpurt::Device &dev) {
+    INFO(describe(c));
+    try {
+        launch_and_compare(c, dev);
+    } catch (const std::exception &e) {
+        FAIL_CHECK(e.what());
+    }
+}
+
 } // namespace
 
 } // namespace conformance
@@ -328,10 +337,9 @@ TEST_CASE("every registered op equals its golden model on every case", "[conform
     for (const Case &c : all_cases()) {
         if (!labels.insert(c.op + " " + c.label).second) // labels seed the inputs: unique
             FAIL("two cases labelled " << c.op << " " << c.label);
-        try {
-            run_case(c);
-        } catch (const std::exception &e) {
-            FAIL_CHECK(describe(c) << ": " << e.what());
+        for (const TestDevice &d : devices()) {
+            INFO("on " << d.name);
+            run_case(c, *d.device);
         }
     }
 }

@@ -5,9 +5,10 @@
 
 namespace conformance {
 
-tpurt::Device &device() {
-    static tpurt::Device dev = tpurt::Device::open(0);
-    return dev;
+std::span<const TestDevice> devices() {
+    static tpurt::Device card = tpurt::Device::open(0);
+    static const TestDevice all[] = {{"card 0", &card}};
+    return all;
 }
 
 } // namespace conformance

@@ -36,7 +36,7 @@ std::size_t count(const Shape &s) {
 std::vector<std::vector<float>>
 run(const std::string &op, const std::vector<Arg> &args,
     const std::vector<std::pair<std::string, std::string>> &attributes = {}) {
-    tpurt::Device &dev = device();
+    tpurt::Device &dev = *devices()[0].device;
     std::vector<tpurt::Tensor> tensors;
     std::vector<const tpurt::Tensor *> operands;
     tensors.reserve(args.size());
