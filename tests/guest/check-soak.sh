@@ -31,7 +31,7 @@ slab() {
 	sed -n 's/^Slab: *\([0-9]*\) kB/\1/p' /proc/meminfo
 }
 
-echo "== warm-up: the undisturbed training run, the served model"
+echo "== warm-up: the undisturbed training run, the served model, a little of each card's load"
 # shellcheck disable=SC2086
 "$b/workloads/train/tpu-train" $train_args --out "$out/reference" >"$out/reference.log"
 tail -n 2 "$out/reference.log"
@@ -40,6 +40,15 @@ tail -n 2 "$out/reference.log"
 "$b/workloads/serve/tpu-serve" --card 1 --model "$out/served/checkpoint.tpuckpt" --name digits \
 	--port $port --max-batch 16 >"$out/serve.log" 2>&1 &
 serve=$!
+serve_wait_ready $port $serve 120
+# Every path of the soak once before the baselines: a card's memories become resident on its
+# first jobs, a model's reload on its first fault.
+"$b/tests/guest/tpu-inject-faults" --card 1 --seed "$seed" --faults 2 --min-gap-ms 300 \
+	--max-gap-ms 600 --busy-wait-ms 300 -- \
+	"$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --batch 2 --concurrency 8 \
+	--requests 400 >"$out/loadgen.log" 2>&1 || { cat "$out/loadgen.log"; exit 1; }
+"$b/tests/guest/tpu-ioctl-fuzz" --device /dev/accel/accel2 --seed "$seed" -n 2000 -p 2 \
+	>"$out/fuzz.log" 2>&1 || { cat "$out/fuzz.log"; exit 1; }
 serve_wait_ready $port $serve 120
 slab_start=$(slab)
 end=$(($(date +%s) + seconds))

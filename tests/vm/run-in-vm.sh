@@ -28,6 +28,10 @@
 #                      coordinate: x = i on a ring, i mod 2:i / 2 on the torus; or not at all
 #                      (none). Default auto: one card alone, 2 or 3 cards on a ring, an even
 #                      number from 4 on a torus, an odd one on a ring
+#   --tcg-buffer MIB   TCG's buffer of translated guest code (QEMU's default: 1 GiB). Until it is
+#                      full and flushed, QEMU's own bookkeeping of the code in it grows with it
+#                      (several MiB a minute under training): tests/vm/run-soak.sh bounds it to
+#                      measure the rest of QEMU's memory
 #   --smp N            N virtual CPUs (default 1): the driver's interrupt handler and ioctls on
 #                      several CPUs at once
 #   --append "ARGS"    more guest kernel arguments (e.g. "swiotlb=131072,force"; repeatable)
@@ -48,6 +52,7 @@ driver_args=
 cards=1
 ici=auto
 smp=1
+tcg_buffer=
 extra=()
 extra_append=
 monitor=none
@@ -71,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--cards) cards=$2; shift 2 ;;
 	--ici) ici=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
+	--tcg-buffer) tcg_buffer=$2; shift 2 ;;
 	--out)
 		[ -d "$2" ] || { echo "run-in-vm: --out $2 is not a directory" >&2; exit 2; }
 		out_dir=$(cd "$2" && pwd); shift 2 ;;
@@ -132,7 +138,7 @@ append+=" kfence.sample_interval=20 softlockup_panic=1 no_timer_check tpusrc=$sr
 [ -z "$out_dir" ] || append+=" tpuout=$out_dir"
 append+=$extra_append
 
-args=(-accel tcg -cpu max -smp "$smp" -m 2G -no-reboot -nic none -vga none
+args=(-accel "tcg${tcg_buffer:+,tb-size=$tcg_buffer}" -cpu max -smp "$smp" -m 2G -no-reboot -nic none -vga none
       -L /usr/share/seabios -L /usr/share/qemu
       -kernel "$kernel" -initrd "$initrd" -append "$append"
       -device isa-debug-exit,iobase=0xf4,iosize=0x04
