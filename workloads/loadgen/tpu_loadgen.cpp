@@ -288,15 +288,13 @@ int main(int argc, char **argv) {
     }
     if (!csv_out.empty()) {
         std::ofstream csv(csv_out);
-        csv << "encoding,concurrency,requests,unavailable,errors,seconds,requests_per_second,"
-               "samples_per_"
-               "second,"
-               "p50_ms,p90_ms,p95_ms,p99_ms\n";
+        csv << "concurrency,requests,unavailable,errors,seconds,requests_per_second,"
+               "samples_per_second,p50_ms,p90_ms,p95_ms,p99_ms,encoding\n";
         for (const Level &l : results)
-            csv << l.encoding << ',' << l.concurrency << ',' << l.requests << ',' << l.unavailable
-                << ',' << l.errors << ',' << l.seconds << ',' << double(l.requests) / l.seconds
-                << ',' << double(l.samples) / l.seconds << ',' << l.p50 << ',' << l.p90 << ','
-                << l.p95 << ',' << l.p99 << '\n';
+            csv << l.concurrency << ',' << l.requests << ',' << l.unavailable << ',' << l.errors
+                << ',' << l.seconds << ',' << double(l.requests) / l.seconds << ','
+                << double(l.samples) / l.seconds << ',' << l.p50 << ',' << l.p90 << ',' << l.p95
+                << ',' << l.p99 << ',' << l.encoding << '\n';
         if (!csv)
             std::cerr << "tpu-loadgen: cannot write " << csv_out << "\n", rc = 1;
     }
