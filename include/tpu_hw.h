@@ -130,7 +130,7 @@
 #define TPU_TEST_HELD_PC_MASK	0xffffu
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00020001u	/* 2.1 */
+#define TPU_SPEC_VERSION	0x00020002u	/* 2.2 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -459,7 +459,7 @@ struct tpu_insn_pool {
 struct tpu_insn_link {
 	__u8 opcode;
 	__u8 dtype;		/* RECV with a reduce op: BF16, INT32 or FP32; else 0 */
-	__u16 flags;		/* RECV: tpu_link_reduce in bits 3..0; TPU_F_LINK_HOST */
+	__u16 flags;		/* RECV: tpu_link_reduce in bits 3..0, _SKIP_STALE; TPU_F_LINK_HOST */
 	__u8 port;		/* < TPU_ICI_MAX_PORTS */
 	__u8 reserved0;		/* must be 0 */
 	__u16 reserved1;	/* must be 0 */
@@ -478,6 +478,12 @@ enum tpu_link_reduce {
 };
 /* SEND / RECV: addr is a device VA in host memory, not a unified-buffer offset. */
 #define TPU_F_LINK_HOST		(1u << 4)
+/*
+ * RECV (spec 2.2): a message waiting on the port whose tag is not the RECV's (one a failed job
+ * left behind) is dropped instead of failing LINK_MISMATCH; the RECV takes the first one with its
+ * tag.
+ */
+#define TPU_F_LINK_SKIP_STALE	(1u << 5)
 
 /*
  * TIMESTAMP: once every earlier instruction has finished, write struct tpu_timestamp to

@@ -238,6 +238,39 @@ TEST_CASE("link: a tag or length that does not match the message waiting is LINK
     CHECK(rig.run(1, {recv(1, 5, 0, 256), halt()}).status == TPU_ERR_NONE);
 }
 
+TEST_CASE("link: a RECV with SKIP_STALE drops the messages of other tags before its own",
+          "[link]") {
+    const uint32_t mode = GENERATE(TPU_ENGINE_FAST, TPU_ENGINE_CYCLE_ACCURATE);
+    LinkRig rig(LinkRig::ring(2), mode);
+    constexpr uint64_t kHost = LinkRig::kHost;
+    constexpr uint16_t kSkip = TPU_F_LINK_SKIP_STALE, kHostFlag = TPU_F_LINK_HOST;
+    // Left behind by a failed job: a message of 3 packets and one of 1; then the next job's.
+    REQUIRE(rig.run(0, {send(0, 7, 0, 8192 + 100), send(0, 8, 0, 64), halt()}).status ==
+            TPU_ERR_NONE);
+    const std::vector<uint8_t> data = random_bytes(4096, 11);
+    rig.space(0).write(kHost, data.data(), data.size());
+    REQUIRE(rig.run(0, {send(0, 9, kHost, 4096, kHostFlag), halt()}).status == TPU_ERR_NONE);
+    CHECK(port_info(rig.engine(1), 1).rx_queued == 5);
+    // Without the flag the stale message is in the way; with it, it and the next are dropped.
+    CHECK(rig.run(1, {recv(1, 9, kHost, 4096, TPU_LINK_COPY, 0, kHostFlag), halt()}).status ==
+          TPU_ERR_LINK_MISMATCH);
+    const tpu_job_result r =
+        rig.run(1, {recv(1, 9, kHost, 4096, TPU_LINK_COPY, 0, kHostFlag | kSkip), halt()});
+    CHECK(r.status == TPU_ERR_NONE);
+    CHECK(r.link_rx_bytes == 4096);
+    std::vector<uint8_t> got(4096);
+    rig.space(1).read(kHost, got.data(), got.size());
+    CHECK(got == data);
+    CHECK(port_info(rig.engine(1), 1).rx_queued == 0);
+    CHECK(port_info(rig.engine(1), 1).rx_packets == 5); // 4 dropped, 1 taken
+    CHECK(port_info(rig.engine(1), 1).rx_bytes == 4096);
+    // A message of its tag but another length is still LINK_MISMATCH, and stays.
+    REQUIRE(rig.run(0, {send(0, 9, 0, 64), halt()}).status == TPU_ERR_NONE);
+    CHECK(rig.run(1, {recv(1, 9, 0, 128, TPU_LINK_COPY, 0, kSkip), halt()}).status ==
+          TPU_ERR_LINK_MISMATCH);
+    CHECK(port_info(rig.engine(1), 1).rx_queued == 1);
+}
+
 TEST_CASE("link: a SEND whose host source faults part-way cuts its message", "[link]") {
     LinkRig rig(LinkRig::ring(2), TPU_ENGINE_FAST);
     constexpr uint64_t kVa = 0x40000000;
@@ -277,7 +310,8 @@ TEST_CASE("link: malformed link instructions end with a clear status", "[link]")
     CHECK(status(recv(0, 1, 2, 64, TPU_LINK_SUM, TPU_DT_FP32)) == TPU_ERR_BAD_OPERAND); // align
     CHECK(status(recv(0, 1, 0, 66, TPU_LINK_SUM, TPU_DT_FP32)) == TPU_ERR_BAD_OPERAND); // length
     CHECK(status(send(0, 1, 0, 64, TPU_LINK_SUM)) == TPU_ERR_BAD_OPERAND); // SEND reduces not
-    CHECK(status(send(0, 1, 0, 64, 1u << 5)) == TPU_ERR_BAD_OPERAND);
+    CHECK(status(send(0, 1, 0, 64, TPU_F_LINK_SKIP_STALE)) == TPU_ERR_BAD_OPERAND); // RECV only
+    CHECK(status(recv(0, 1, 0, 64, TPU_LINK_COPY, 0, 1u << 6)) == TPU_ERR_BAD_OPERAND);
     tpu_insn dtype = send(0, 1, 0, 64);
     dtype.link.dtype = TPU_DT_FP32;
     CHECK(status(dtype) == TPU_ERR_BAD_OPERAND);

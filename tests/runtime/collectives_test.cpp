@@ -245,6 +245,34 @@ TEST_CASE("a link down ends every rank's collective with an error, and a new com
     CHECK_FALSE(fresh.async_error());
 }
 
+TEST_CASE("a message a failed collective left on a card does not stop the next communicator",
+          "[in-process][collectives]") {
+    auto devices =
+        tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1, .job_timeout_ms = 2000});
+    const tpurt::CommId id = tpurt::CommId::make();
+    tpurt::Communicator comm0 = tpurt::Communicator::init_rank(devices[0], 2, id, 0);
+    tpurt::Communicator comm1 = tpurt::Communicator::init_rank(devices[1], 2, id, 1);
+    Ranks rank0({devices[0]}), rank1({devices[1]});
+    // Rank 1 never calls: rank 0's first piece waits on card 1, whose communicator is not
+    // aborted (as behind tpu.ko, where nothing empties a card's receive buffers but a reset).
+    CHECK_THAT(all_reduce_ones(comm0, rank0, 1000).errors[0],
+               Catch::Contains("DRM_TPU_JOB_TIMEOUT"));
+
+    // A new communicator's first RECV on each port drops it (spec 2.2, TPU_F_LINK_SKIP_STALE).
+    const tpurt::CommId id2 = tpurt::CommId::make();
+    tpurt::Communicator again0 = tpurt::Communicator::init_rank(devices[0], 2, id2, 0);
+    tpurt::Communicator again1 = tpurt::Communicator::init_rank(devices[1], 2, id2, 1);
+    Outcome r1;
+    std::thread other([&] { r1 = all_reduce_ones(again1, rank1, 1000); });
+    const Outcome r0 = all_reduce_ones(again0, rank0, 1000);
+    other.join();
+    INFO(r0.errors[0] << r1.errors[0]);
+    CHECK(r0.errors[0].empty());
+    CHECK(r1.errors[0].empty());
+    CHECK(r0.first[0] == 2.0f);
+    CHECK(r1.first[0] == 2.0f);
+}
+
 TEST_CASE("a rank that never takes part ends its peers' collective at the job timeout, abort "
           "ends one at once",
           "[in-process][collectives]") {

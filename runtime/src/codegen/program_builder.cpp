@@ -262,6 +262,8 @@ ProgramBuilder &ProgramBuilder::send(const LinkSend &s) {
 
 ProgramBuilder &ProgramBuilder::recv(const LinkRecv &s) {
     union tpu_insn insn = link_insn(TPU_OP_RECV, s.port, s.tag, s.addr, s.bytes, s.host);
+    if (s.skip_stale)
+        insn.link.flags |= TPU_F_LINK_SKIP_STALE;
     if (s.reduce != LinkReduce::Copy) {
         if (s.type != DType::Bf16 && s.type != DType::Int32 && s.type != DType::Fp32)
             refuse(std::string("RECV reduces bf16, int32 or fp32, not ") + dtype_name(s.type));

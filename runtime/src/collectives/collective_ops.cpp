@@ -19,6 +19,10 @@ using detail::CollectiveKind;
 using detail::CommState;
 using detail::LocalRank;
 
+// The first spec whose RECV can drop the messages a failed collective left
+// (TPU_F_LINK_SKIP_STALE); older cards refuse the flag.
+constexpr std::uint32_t kSkipStaleSpec = 0x00020002;
+
 const char *kind_name(CollectiveKind kind) {
     switch (kind) {
     case CollectiveKind::AllReduce:
@@ -188,6 +192,7 @@ class Collective {
         c.ports = local.ports;
         c.piece_bytes = local.device.info().ici.credits * TPU_ICI_PACKET_BYTES;
         c.tag_base = s_.tag_base;
+        c.skip_stale = local.device.info().spec_version >= kSkipStaleSpec;
         c.chunks = chunks();
         auto exe = std::make_shared<const Executable>(Executable::link(
             name, {{"data", work.layout().data_bytes()}}, detail::compile_ring_collective(c)));

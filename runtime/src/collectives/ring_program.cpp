@@ -43,13 +43,15 @@ class Emitter {
                      .host = true});
     }
     void recv(std::uint64_t at, std::uint64_t bytes, LinkReduce reduce) {
+        const bool first = received_ == 0;
         insns_.recv({.port = c_.ports.recv_port,
                      .tag = tag(received_++),
                      .addr = Executable::placeholder(0) + at,
                      .bytes = static_cast<std::uint32_t>(bytes),
                      .host = true,
                      .reduce = reduce,
-                     .type = c_.type});
+                     .type = c_.type,
+                     .skip_stale = first && c_.skip_stale});
     }
 
     // The instructions cut into programs of at most max_program_insns, each ending with HALT.

@@ -30,6 +30,9 @@ struct RingCollective {
     RingPorts ports;
     std::uint32_t piece_bytes = 0; // at most ICI_CREDITS x 4 KiB, a multiple of 4
     std::uint32_t tag_base = 0;    // high 16 bits of every tag
+    // The first RECV drops messages of other tags left on its port by a failed collective
+    // (spec 2.2 cards: TPU_F_LINK_SKIP_STALE).
+    bool skip_stale = false;
 };
 
 // The rank's programs (several if one would exceed TPU_PROGRAM_MAX_BYTES); none for a ring of

@@ -154,13 +154,13 @@ Fault Executor::execute(const RecvInsn &insn) {
     const KickOnExit kick(*ch);
 
     // The message's first packet; the rest of one that an earlier RECV or a reset left behind
-    // is dropped on the way.
+    // is dropped on the way, and with SKIP_STALE every message of another tag.
     const Packet *packet;
     for (;;) {
         const LinkWait w = ch->peek(dev_.abort_requested, 0, &packet);
         if (w != LinkWait::Ok)
             return link_error(insn.port, wait_status(w));
-        if (packet->hdr.offset == 0)
+        if (packet->hdr.offset == 0 && (!insn.skip_stale || packet->hdr.tag == insn.tag))
             break;
         ch->pop();
         counters.rx_packets++;

@@ -11,7 +11,8 @@ namespace tpu::engine {
 Fault decode_link(const tpu_insn_link &l, const DecoderLimits &lim, Insn *out) {
     const bool recv = l.opcode == TPU_OP_RECV;
     const uint16_t reduce = recv ? (l.flags & TPU_LINK_REDUCE_MASK) : 0;
-    const uint16_t allowed = TPU_F_LINK_HOST | (recv ? TPU_LINK_REDUCE_MASK : 0);
+    const uint16_t allowed =
+        TPU_F_LINK_HOST | (recv ? TPU_LINK_REDUCE_MASK | TPU_F_LINK_SKIP_STALE : 0);
     if ((l.flags & ~allowed) || reduce > TPU_LINK_MIN || l.reserved0 || l.reserved1 ||
         l.reserved2 || l.port >= TPU_ICI_MAX_PORTS || l.len == 0 || l.len > TPU_ICI_MAX_BYTES)
         return make_fault(TPU_ERR_BAD_OPERAND);
@@ -33,7 +34,8 @@ Fault decode_link(const tpu_insn_link &l, const DecoderLimits &lim, Insn *out) {
         return make_fault(TPU_ERR_UB_RANGE, l.addr >= lim.ub_bytes ? l.addr : lim.ub_bytes);
 
     if (recv)
-        *out = RecvInsn{l.port, l.tag, l.len, host, l.addr, uint8_t(reduce), l.dtype};
+        *out = RecvInsn{l.port, l.tag,           l.len,   host,
+                        l.addr, uint8_t(reduce), l.dtype, bool(l.flags & TPU_F_LINK_SKIP_STALE)};
     else
         *out = SendInsn{l.port, l.tag, l.len, host, l.addr};
     return kOk;

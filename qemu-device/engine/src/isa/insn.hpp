@@ -128,8 +128,9 @@ struct RecvInsn {
     uint32_t len = 0;
     bool host = false;
     uint64_t addr = 0;
-    uint8_t reduce = 0; // tpu_link_reduce
-    uint8_t dtype = 0;  // of the elements reduced (BF16, INT32, FP32); 0 for COPY
+    uint8_t reduce = 0;      // tpu_link_reduce
+    uint8_t dtype = 0;       // of the elements reduced (BF16, INT32, FP32); 0 for COPY
+    bool skip_stale = false; // TPU_F_LINK_SKIP_STALE: drop messages of other tags first
 };
 
 using Insn = std::variant<NopInsn, HaltInsn, SyncInsn, DmaInsn, LoadWInsn, MatmulInsn, ActivateInsn,

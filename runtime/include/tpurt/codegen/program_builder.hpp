@@ -187,6 +187,9 @@ struct LinkRecv {
     bool host = false;
     LinkReduce reduce = LinkReduce::Copy;
     DType type = DType::Fp32;
+    // Spec 2.2 (TPU_F_LINK_SKIP_STALE): messages of other tags waiting before this one (left by
+    // a failed job) are dropped instead of failing LINK_MISMATCH.
+    bool skip_stale = false;
 };
 
 class ProgramBuilder {
