@@ -8,14 +8,14 @@
 // end every rank's collective with an error, and a new communicator works.
 #include <tpurt/collectives.hpp>
 #include <tpurt/golden/reference_collectives.hpp>
+#include <tpurt/testing/comm_ranks.hpp>
+#include <tpurt/testing/raw_values.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <bit>
 #include <chrono>
-#include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
@@ -27,55 +27,7 @@ using tpurt::ReduceKind;
 using tpurt::Tensor;
 
 using Values = tpurt::RawValues;
-
-// Finite values of every magnitude and sign (bf16: the top half of such an fp32), int32 any.
-Values random_values(DType type, std::size_t n, std::mt19937 &rng) {
-    Values v(n);
-    for (auto &x : v) {
-        if (type == DType::Int32) {
-            x = rng();
-            continue;
-        }
-        const float f = std::ldexp(float(int(rng() % 2000001) - 1000000), int(rng() % 40) - 30);
-        x = std::bit_cast<std::uint32_t>(f);
-        if (type == DType::Bf16)
-            x = tpurt::Bf16::from_float(f).bits;
-    }
-    return v;
-}
-
-Tensor tensor_of(tpurt::Device &d, DType type, const Values &v) {
-    Tensor t = Tensor::empty(d, type, {v.size()});
-    auto *p = static_cast<std::uint8_t *>(t.storage()->data());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        std::memcpy(p + i * element_size(type), &v[i], element_size(type));
-    return t;
-}
-
-Values values_of(const Tensor &t) {
-    Values v(t.element_count());
-    const auto *p = static_cast<const std::uint8_t *>(t.storage()->data());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        std::memcpy(&v[i], p + i * element_size(t.dtype()), element_size(t.dtype()));
-    return v;
-}
-
-struct Ranks {
-    std::vector<tpurt::Device> devices;
-    std::vector<std::unique_ptr<tpurt::Stream>> streams;
-    std::vector<tpurt::Stream *> stream_ptrs;
-
-    explicit Ranks(std::vector<tpurt::Device> d) : devices(std::move(d)) {
-        for (auto &dev : devices) {
-            streams.push_back(std::make_unique<tpurt::Stream>(dev));
-            stream_ptrs.push_back(streams.back().get());
-        }
-    }
-    void synchronize() {
-        for (auto &s : streams)
-            s->synchronize();
-    }
-};
+using Ranks = tpurt::CommRanks;
 
 // Runs the collective `what` on `count` elements and returns each rank's output.
 std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::string &what,
@@ -84,7 +36,7 @@ std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::stri
     std::vector<Tensor> send, recv;
     const std::uint32_t p = comm.nranks();
     for (std::uint32_t r = 0; r < p; ++r) {
-        send.push_back(tensor_of(ranks.devices[r], type, in[r]));
+        send.push_back(tpurt::raw_tensor(ranks.devices[r], type, in[r]));
         const std::size_t out = what == "all_gather" ? count * p : count;
         recv.push_back(Tensor::empty(ranks.devices[r], type, {out}));
     }
@@ -99,7 +51,7 @@ std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::stri
     ranks.synchronize();
     std::vector<Values> out;
     for (const Tensor &t : recv)
-        out.push_back(values_of(t));
+        out.push_back(tpurt::read_raw(t));
     return out;
 }
 
@@ -135,7 +87,7 @@ void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
                 const std::size_t in_count = what == "reduce_scatter" ? count * p : count;
                 std::vector<Values> in;
                 for (std::uint32_t r = 0; r < p; ++r)
-                    in.push_back(random_values(type, in_count, rng));
+                    in.push_back(tpurt::random_raw_values(type, in_count, rng));
                 const std::vector<Values> got = run(comm, ranks, what, type, op, count, in);
                 const std::vector<Values> again = run(comm, ranks, what, type, op, count, in);
                 for (std::uint32_t r = 0; r < p; ++r) {
