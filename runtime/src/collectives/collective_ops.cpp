@@ -5,8 +5,11 @@
 // communicator's timeout. Parts of several local ranks are queued from a thread each: a part
 // whose stream is idle runs at once, and its program waits on the other ranks' links.
 #include "collectives/comm_state.hpp"
+#include "profile/profiler_record.hpp"
 #include "tpurt/error.hpp"
+#include "tpurt/profile.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -110,18 +113,41 @@ class Collective {
         const std::shared_ptr<const Executable> exe = executable(local, work);
         const std::uint64_t base = work.device_addr();
         const Buffer *buffers[] = {work.storage().get()};
+        const auto start = std::chrono::steady_clock::now();
+        JobStats stats;
         try {
             for (std::size_t j = 0; j < exe->program_count(); ++j)
-                local.device.launch(*exe, j, {&base, 1}, buffers).wait(s_.options.timeout);
+                stats += local.device.launch(*exe, j, {&base, 1}, buffers).wait(s_.options.timeout);
         } catch (...) {
             s_.fail(std::current_exception());
             throw;
         }
+        if (profiler::active())
+            record(local, *exe, start, stats);
         if (call_.kind == CollectiveKind::ReduceScatter)
             std::memcpy(host_of(recv), host_of(work) + chunk_bytes() * local.rank, chunk_bytes());
     }
 
   private:
+    // The part's jobs as one op of the profile: the modelled cycles of its programs (the link
+    // transfers' cost, docs/hardware.md section 10) and the wall time of the launches.
+    static void record(const LocalRank &local, const Executable &exe,
+                       std::chrono::steady_clock::time_point start, JobStats stats) {
+        const DeviceInfo &info = local.device.info();
+        stats.wall = std::chrono::steady_clock::now() - start;
+        using Micro = std::chrono::duration<double, std::micro>;
+        detail::record_op({.name = exe.name(),
+                           .device = info.minor,
+                           .start_us = detail::profile_us(start),
+                           .wall_us = Micro(stats.wall).count(),
+                           .card_us = Micro(stats.modelled_time(info)).count(),
+                           .cycles = stats.cycles,
+                           .macs = stats.macs,
+                           .bytes = exe.bytes_moved(),
+                           .jobs = exe.program_count(),
+                           .utilisation = 0});
+    }
+
     std::uint64_t element() const { return element_size(call_.type); }
     std::uint64_t send_count() const {
         return call_.kind == CollectiveKind::ReduceScatter ? call_.count * s_.nranks : call_.count;
