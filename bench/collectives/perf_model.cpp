@@ -9,13 +9,14 @@ namespace tpu::bench {
 
 namespace {
 
-constexpr std::array<CollectiveOp, 4> all_ops = {CollectiveOp::AllReduce,
-                                                 CollectiveOp::ReduceScatter,
-                                                 CollectiveOp::AllGather, CollectiveOp::Broadcast};
+constexpr std::array<CollectiveOp, 5> all_ops = {
+    CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather,
+    CollectiveOp::Broadcast, CollectiveOp::AllToAll};
 
 // Whether a rank holds 1 / nranks of the row's buffer.
 bool split(CollectiveOp op) {
-    return op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather;
+    return op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather ||
+           op == CollectiveOp::AllToAll;
 }
 
 } // namespace
@@ -30,6 +31,8 @@ const char *op_name(CollectiveOp op) {
         return "all_gather";
     case CollectiveOp::Broadcast:
         return "broadcast";
+    case CollectiveOp::AllToAll:
+        return "all_to_all";
     }
     return "?";
 }
@@ -58,6 +61,7 @@ double bus_factor(CollectiveOp op, std::uint32_t nranks) {
         return 2 * (n - 1) / n;
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::AllGather:
+    case CollectiveOp::AllToAll:
         return (n - 1) / n;
     case CollectiveOp::Broadcast:
         break;
@@ -85,6 +89,9 @@ double alpha_beta_us(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks,
         ns = steps * (alpha + piece * beta) + static_cast<double>(bytes - piece) * beta;
         break;
     }
+    case CollectiveOp::AllToAll:
+        ns = steps * alpha + steps / 2 * static_cast<double>(bytes) * beta;
+        break;
     }
     return ns / 1000;
 }

@@ -31,6 +31,8 @@ void launch(tpurt::Communicator &comm, tpurt::CommRanks &ranks, CollectiveOp op,
         return comm.all_gather(ranks.stream_ptrs, send, recv);
     case CollectiveOp::Broadcast:
         return comm.broadcast(ranks.stream_ptrs, send, recv, 0);
+    case CollectiveOp::AllToAll:
+        return comm.all_to_all(ranks.stream_ptrs, send, recv);
     }
 }
 
@@ -86,6 +88,9 @@ std::vector<RawValues> CollectiveBench::expected(CollectiveOp op,
             break;
         case CollectiveOp::Broadcast:
             want[r] = in[0];
+            break;
+        case CollectiveOp::AllToAll:
+            want[r] = tpurt::reference_all_to_all(in, static_cast<std::uint32_t>(r));
             break;
         }
     }

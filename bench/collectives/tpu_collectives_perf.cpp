@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// tpu-collectives-perf - the collectives of tpurt::Communicator timed like nccl-tests'
-// all_reduce_perf: per op and size the modelled card time with its bus bandwidth, the
-// alpha-beta prediction of the algorithm used and their ratio, the wall time with its bus
-// bandwidth, and the wrong elements against the CPU reference; once, memcpy's bandwidth on the
-// same machine, and each op's wall-time bus bandwidth at the largest size against it (the
-// emulator's own cost). On the cards behind tpu.ko (in a guest) or on in-process cards
+// tpu-collectives-perf - the collectives of tpurt::Communicator (all-reduce, reduce-scatter,
+// all-gather, broadcast, all-to-all) timed like nccl-tests' all_reduce_perf: per op and size the
+// modelled card time with its bus bandwidth, the alpha-beta prediction of the algorithm used and
+// their ratio, the wall time with its bus bandwidth, and the wrong elements against the CPU
+// reference; once, memcpy's bandwidth on the same machine, and each op's wall-time bus bandwidth at
+// the largest size against it (the emulator's own cost). On the cards behind tpu.ko (in a guest) or
+// on in-process cards
 // (--in-process). Exits 1 if any element was wrong. See bench/README.md.
 #include "host_memcpy.hpp"
 #include "perf_cards.hpp"
@@ -87,7 +88,7 @@ int run(const Options &o) {
     std::vector<CollectiveOp> ops;
     if (o.op == "all")
         ops = {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather,
-               CollectiveOp::Broadcast};
+               CollectiveOp::Broadcast, CollectiveOp::AllToAll};
     else
         ops = {*op_named(o.op)};
     tpurt::CommRanks ranks(
@@ -124,8 +125,10 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
     Options o;
     CLI::App app{"tpu-collectives-perf: the Communicator's collectives timed like nccl-tests"};
-    app.add_option("--op", o.op, "all_reduce, reduce_scatter, all_gather, broadcast or all")
-        ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all"}))
+    app.add_option("--op", o.op,
+                   "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all or all")
+        ->check(CLI::IsMember(
+            {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "all"}))
         ->capture_default_str();
     app.add_option("-b,--min-bytes", o.min_bytes, "smallest size (K, M suffixes: 2^10, 2^20)")
         ->transform(CLI::AsSizeValue(false))

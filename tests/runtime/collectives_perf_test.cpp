@@ -19,7 +19,8 @@ namespace {
 using tpu::bench::CollectiveOp;
 
 constexpr CollectiveOp every_op[] = {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter,
-                                     CollectiveOp::AllGather, CollectiveOp::Broadcast};
+                                     CollectiveOp::AllGather, CollectiveOp::Broadcast,
+                                     CollectiveOp::AllToAll};
 
 } // namespace
 
@@ -30,6 +31,7 @@ TEST_CASE("tpu-collectives-perf: rows and bus bandwidth factors as nccl-tests", 
     CHECK(bus_factor(CollectiveOp::ReduceScatter, 4) == 0.75);
     CHECK(bus_factor(CollectiveOp::AllGather, 2) == 0.5);
     CHECK(bus_factor(CollectiveOp::Broadcast, 4) == 1.0);
+    CHECK(bus_factor(CollectiveOp::AllToAll, 4) == 0.75);
 
     // 8 bytes of fp32 hold no element per rank of four for all-gather; 64 bytes hold 4 each.
     CHECK(tpu::bench::row_size(CollectiveOp::AllGather, 8, 4, 4).count == 0);
@@ -43,6 +45,11 @@ TEST_CASE("tpu-collectives-perf: rows and bus bandwidth factors as nccl-tests", 
     CHECK(scatter.bytes == 96);
     // All-reduce rounds down to whole elements only.
     CHECK(tpu::bench::row_size(CollectiveOp::AllReduce, 10, 4, 4).bytes == 8);
+    // All-to-all's size is a rank's input, whole blocks for every rank: 100 bytes of int32 on 4
+    // ranks are blocks of 6 elements.
+    const auto all_to_all = tpu::bench::row_size(CollectiveOp::AllToAll, 100, 4, 4);
+    CHECK(all_to_all.rank_count == 6);
+    CHECK(all_to_all.bytes == 96);
 }
 
 TEST_CASE("tpu-collectives-perf: alpha-beta times of the ring algorithms, by hand",
@@ -64,6 +71,9 @@ TEST_CASE("tpu-collectives-perf: alpha-beta times of the ring algorithms, by han
     // A message smaller than a piece: 3 x (1000 + 100 x 0.02) ns.
     CHECK(alpha_beta_us(CollectiveOp::Broadcast, 100, 4, link) == Approx(3.006));
     CHECK(alpha_beta_us(CollectiveOp::AllReduce, 1 << 20, 1, link) == 0);
+    // All-to-all of 1 MiB on 4 ranks: 3 + 2 + 1 blocks of 262144 bytes in 3 steps:
+    // 3 x 1000 + 6 x 5242.88 ns.
+    CHECK(alpha_beta_us(CollectiveOp::AllToAll, 1 << 20, 4, link) == Approx(34.45728));
 }
 
 TEST_CASE("tpu-collectives-perf: rows on in-process cards have no wrong element",

@@ -66,11 +66,12 @@ class Emitter {
         return out;
     }
 
-  private:
     std::size_t wrap(long j) const {
         const long p = static_cast<long>(p_);
         return static_cast<std::size_t>(((j % p) + p) % p);
     }
+
+  private:
     std::uint32_t tag(std::uint64_t n) const { return c_.tag_base << 16 | (n & 0xffff); }
 
     const RingCollective &c_;
@@ -107,10 +108,40 @@ void broadcast(Emitter &e, const RingCollective &c) {
     }
 }
 
+// All-to-all by relay along the ring: at step s = 1 .. p - 1 position q sends the p - s blocks
+// destined to q + 1 .. q + p - s (step 1: its own; later: those it received the step before)
+// and receives the p - s blocks that position q - s sent to q, q + 1, ..., keeping the first
+// and staging the others for the next step (two staging areas, alternately).
+void all_to_all(Emitter &e, long q) {
+    const long p = e.size();
+    const std::uint64_t block = e.bytes(0);
+    const std::uint64_t received = p * block; // block j: from position j
+    const auto staging = [&](long s, long i) {
+        return received + p * block + ((s % 2) * (p - 1) + i) * block;
+    };
+    for (long s = 1; s < p; ++s)
+        for (long i = 0; i < p - s; ++i) {
+            const std::uint64_t from = s == 1 ? e.begin(q + 1 + i) : staging(s - 1, i);
+            const std::uint64_t to = i == 0 ? received + e.wrap(q - s) * block : staging(s, i - 1);
+            e.step(from, block, to, block, LinkReduce::Copy);
+        }
+}
+
+// Point to point: chunk 0 out on ports.send_port and chunk 1 in on ports.recv_port (either may
+// be empty), in alternating pieces.
+void exchange(Emitter &e, const RingCollective &c) {
+    const RingCollective::Chunk out = c.chunks[0], in = c.chunks[1];
+    e.step(out.at, out.bytes, in.at, in.bytes, LinkReduce::Copy);
+}
+
 } // namespace
 
 std::vector<Program> compile_ring_collective(const RingCollective &c) {
     Emitter e(c);
+    if (c.kind == CollectiveKind::SendRecv) {
+        exchange(e, c);
+        return e.programs();
+    }
     if (e.size() < 2)
         return {};
     const long q = c.position;
@@ -127,6 +158,11 @@ std::vector<Program> compile_ring_collective(const RingCollective &c) {
         break;
     case CollectiveKind::Broadcast:
         broadcast(e, c);
+        break;
+    case CollectiveKind::AllToAll:
+        all_to_all(e, q);
+        break;
+    case CollectiveKind::SendRecv:
         break;
     }
     return e.programs();
