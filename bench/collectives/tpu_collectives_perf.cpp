@@ -52,8 +52,9 @@ double gb_per_s(std::uint64_t bytes, double us) {
 std::uint64_t run_op(CollectiveBench &bench, CollectiveOp op, const Options &o,
                      std::uint32_t nranks, const LinkModel &link, double memcpy_bps) {
     const double factor = bus_factor(op, nranks);
-    std::printf("\n# %s, sum, %s, %u ranks, busbw = algbw x %.3f\n", op_name(op), o.dtype.c_str(),
-                nranks, factor);
+    const bool reduces = op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter;
+    std::printf("\n# %s%s, %s, %u ranks, busbw = algbw x %.3f\n", op_name(op),
+                reduces ? " (sum)" : "", o.dtype.c_str(), nranks, factor);
     std::printf("# %10s %10s %5s | %10s %7s %7s | %10s %6s | %10s %7s %7s | %6s\n", "size", "count",
                 "type", "model(us)", "algbw", "busbw", "pred(us)", "ratio", "wall(us)", "algbw",
                 "busbw", "#wrong");
