@@ -97,11 +97,12 @@ bench-guest: deps qemu guest module
 		$(GUEST_BUILD)/bench/runtime/tpu-bench-runtime $(BENCH_RUNTIME_ARGS)
 
 # The collectives on the links, like nccl-tests, on 4 cards of a 2 x 2 torus and 2 of a ring in
-# the guest (BENCH_COLLECTIVES_ARGS: see bench/README.md).
+# the guest (BENCH_COLLECTIVES_ARGS: see bench/README.md). 4 GiB of guest memory: at 64 MiB the
+# tool holds each rank's inputs, outputs and references, and all-to-all 3.5 times its input.
 BENCH_COLLECTIVES_ARGS ?= -b 8 -e 64M -f 2
 bench-collectives: deps qemu guest module
 	for cards in 4 2; do \
-		tests/vm/run-in-vm.sh --cards $$cards --timeout 1800 \
+		tests/vm/run-in-vm.sh --cards $$cards --timeout 1800 --qemu-args "-m 4G" \
 			--log build/vm-logs/bench-collectives-$$cards.log -- \
 			$(GUEST_BUILD)/bench/collectives/tpu-collectives-perf $(BENCH_COLLECTIVES_ARGS) || exit 1; \
 	done
