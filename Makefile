@@ -25,7 +25,7 @@ export CCACHE_DIR ?= $(TPU_CACHE)/ccache
 export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps qemu module host guest test demo vm fuzz bench check fresh-check clean
-.PHONY: bench-host bench-guest
+.PHONY: bench-host bench-guest bench-collectives
 
 all: host guest module
 
@@ -84,7 +84,7 @@ demo-card: deps qemu all
 # Fast-mode GEMM throughput against oneDNN on this host, in one run (BENCH_ARGS: see bench/README.md).
 BENCH_ARGS ?=
 # Every speed figure with its baseline: the engine on this host, then libtpurt in the guest.
-bench: bench-host bench-guest
+bench: bench-host bench-guest bench-collectives
 
 bench-host: host
 	$(HOST_BUILD)/bench/tpu-bench-gemm $(BENCH_ARGS)
@@ -95,6 +95,17 @@ BENCH_RUNTIME_ARGS ?=
 bench-guest: deps qemu guest module
 	tests/vm/run-in-vm.sh --log build/vm-logs/bench-guest.log -- \
 		$(GUEST_BUILD)/bench/runtime/tpu-bench-runtime $(BENCH_RUNTIME_ARGS)
+
+# The collectives on the links, like nccl-tests, on 4 cards of a 2 x 2 torus and 2 of a ring in
+# the guest (BENCH_COLLECTIVES_ARGS: see bench/README.md). 4 GiB of guest memory: at 64 MiB the
+# tool holds each rank's inputs, outputs and references, and all-to-all 3.5 times its input.
+BENCH_COLLECTIVES_ARGS ?= -b 8 -e 64M -f 2
+bench-collectives: deps qemu guest module
+	for cards in 4 2; do \
+		tests/vm/run-in-vm.sh --cards $$cards --timeout 1800 --qemu-args "-m 4G" \
+			--log build/vm-logs/bench-collectives-$$cards.log -- \
+			$(GUEST_BUILD)/bench/collectives/tpu-collectives-perf $(BENCH_COLLECTIVES_ARGS) || exit 1; \
+	done
 
 # libFuzzer over the engine (clang, ASan, UBSan), FUZZ_SECONDS per target. Optional: without a
 # clang that links libFuzzer it says so in one line and skips.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// collectives_c_api_test.cpp - the communicators' C API (tpurt.h, API version 4) on two
+// collectives_c_api_test.cpp - the communicators' C API (tpurt.h, API versions 4, 5) on two
 // in-process cards on a fabric (tpurt_open_in_process_fabric()): all-reduce sum, max and min,
-// reduce-scatter, all-gather and broadcast of fp32 against host arithmetic; a link taken down
-// reported by the streams and tpurt_comm_async_error(), then by every later collective; a new
-// communicator works; abort; refusals.
+// reduce-scatter, all-gather, broadcast, all-to-all and send-recv of fp32 against host
+// arithmetic; a link taken down reported by the streams and tpurt_comm_async_error(), then by
+// every later collective; a new communicator works; abort; refusals.
 #include <tpurt/tpurt.h>
 
 #include <catch2/catch.hpp>
@@ -139,4 +139,37 @@ TEST_CASE("the C API's collectives on two in-process cards", "[in-process][colle
     REQUIRE(tpurt_comm_id_make(&id) == TPURT_OK);
     CHECK(tpurt_comm_init_rank(c.dev[0], 3, &id, 0, 0, &comm) == TPURT_E_INVALID);
     CHECK(tpurt_comm_init_all(nullptr, 2, 0, &comm) == TPURT_E_INVALID);
+}
+
+TEST_CASE("the C API's all-to-all and send-recv on two in-process cards (API version 5)",
+          "[in-process][collectives][c-api]") {
+    Cards c;
+    tpurt_comm *comm = nullptr;
+    REQUIRE(tpurt_comm_init_all(c.dev.data(), 2, 0, &comm) == TPURT_OK);
+    std::array<tpurt_tensor *, 2> in{c.tensor(0, {1, 2, 3, 4}), c.tensor(1, {5, 6, 7, 8})};
+    std::array<tpurt_tensor *, 2> out{c.tensor(0, std::vector<float>(4)),
+                                      c.tensor(1, std::vector<float>(4))};
+    REQUIRE(tpurt_comm_all_to_all(comm, c.stream.data(), in.data(), out.data()) == TPURT_OK);
+    REQUIRE(c.synchronize() == TPURT_OK);
+    CHECK(c.read(out[0], 4) == std::vector<float>{1, 2, 5, 6});
+    CHECK(c.read(out[1], 4) == std::vector<float>{3, 4, 7, 8});
+
+    // Rank 0 sends to rank 1, which sends nothing (its send tensor NULL); rank 0 receives nothing.
+    std::array<tpurt_tensor *, 2> send{in[0], nullptr}, recv{nullptr, out[1]};
+    const std::uint32_t to[] = {1, TPURT_COMM_NONE}, from[] = {TPURT_COMM_NONE, 0};
+    REQUIRE(tpurt_comm_send_recv(comm, c.stream.data(), send.data(), recv.data(), to, from) ==
+            TPURT_OK);
+    REQUIRE(c.synchronize() == TPURT_OK);
+    CHECK(c.read(out[1], 4) == std::vector<float>{1, 2, 3, 4});
+    // A peer without its tensor, a rank without either, a rank that is not a neighbour.
+    const std::uint32_t none[] = {TPURT_COMM_NONE, TPURT_COMM_NONE}, self[] = {0, 0};
+    std::array<tpurt_tensor *, 2> empty{nullptr, nullptr};
+    CHECK(tpurt_comm_send_recv(comm, c.stream.data(), empty.data(), recv.data(), to, from) ==
+          TPURT_E_INVALID);
+    CHECK(tpurt_comm_send_recv(comm, c.stream.data(), empty.data(), empty.data(), none, none) ==
+          TPURT_E_INVALID);
+    CHECK(tpurt_comm_send_recv(comm, c.stream.data(), in.data(), out.data(), self, none) ==
+          TPURT_E_INVALID);
+    CHECK(tpurt_comm_async_error(comm) == TPURT_OK);
+    tpurt_comm_destroy(comm);
 }

@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: MIT
 // collectives_test.cpp - tpurt::Communicator on in-process cards joined by a fabric
 // (Device::open_in_process_fabric()): all-reduce (sum, max, min; fp32, bf16, int32),
-// reduce-scatter, all-gather and broadcast on rings of 2 and 3 cards and a 2 x 2 torus, at sizes
-// that leave chunks empty, uneven and cut into several pieces, checked bit for bit against a CPU
-// reference that reduces in the documented ring order (golden/reference_collectives.hpp) and
-// identical on a second run; then failure: a link down, a rank that never takes part and an abort
+// reduce-scatter, all-gather, broadcast and all-to-all on rings of 2 and 3 cards and a 2 x 2
+// torus, and send-recv between neighbours both ways at once, at sizes that leave chunks empty,
+// uneven and cut into several pieces, checked bit for bit against a CPU reference that reduces
+// in the documented ring order (golden/reference_collectives.hpp) and identical on a second
+// run; then failure: a link down, a rank that never takes part and an abort
 // end every rank's collective with an error, and a new communicator works.
 #include <tpurt/collectives.hpp>
 #include <tpurt/golden/reference_collectives.hpp>
+#include <tpurt/testing/comm_ranks.hpp>
+#include <tpurt/testing/raw_values.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <bit>
 #include <chrono>
-#include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
@@ -27,55 +28,7 @@ using tpurt::ReduceKind;
 using tpurt::Tensor;
 
 using Values = tpurt::RawValues;
-
-// Finite values of every magnitude and sign (bf16: the top half of such an fp32), int32 any.
-Values random_values(DType type, std::size_t n, std::mt19937 &rng) {
-    Values v(n);
-    for (auto &x : v) {
-        if (type == DType::Int32) {
-            x = rng();
-            continue;
-        }
-        const float f = std::ldexp(float(int(rng() % 2000001) - 1000000), int(rng() % 40) - 30);
-        x = std::bit_cast<std::uint32_t>(f);
-        if (type == DType::Bf16)
-            x = tpurt::Bf16::from_float(f).bits;
-    }
-    return v;
-}
-
-Tensor tensor_of(tpurt::Device &d, DType type, const Values &v) {
-    Tensor t = Tensor::empty(d, type, {v.size()});
-    auto *p = static_cast<std::uint8_t *>(t.storage()->data());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        std::memcpy(p + i * element_size(type), &v[i], element_size(type));
-    return t;
-}
-
-Values values_of(const Tensor &t) {
-    Values v(t.element_count());
-    const auto *p = static_cast<const std::uint8_t *>(t.storage()->data());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        std::memcpy(&v[i], p + i * element_size(t.dtype()), element_size(t.dtype()));
-    return v;
-}
-
-struct Ranks {
-    std::vector<tpurt::Device> devices;
-    std::vector<std::unique_ptr<tpurt::Stream>> streams;
-    std::vector<tpurt::Stream *> stream_ptrs;
-
-    explicit Ranks(std::vector<tpurt::Device> d) : devices(std::move(d)) {
-        for (auto &dev : devices) {
-            streams.push_back(std::make_unique<tpurt::Stream>(dev));
-            stream_ptrs.push_back(streams.back().get());
-        }
-    }
-    void synchronize() {
-        for (auto &s : streams)
-            s->synchronize();
-    }
-};
+using Ranks = tpurt::CommRanks;
 
 // Runs the collective `what` on `count` elements and returns each rank's output.
 std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::string &what,
@@ -84,8 +37,8 @@ std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::stri
     std::vector<Tensor> send, recv;
     const std::uint32_t p = comm.nranks();
     for (std::uint32_t r = 0; r < p; ++r) {
-        send.push_back(tensor_of(ranks.devices[r], type, in[r]));
-        const std::size_t out = what == "all_gather" ? count * p : count;
+        send.push_back(tpurt::raw_tensor(ranks.devices[r], type, in[r]));
+        const std::size_t out = what == "all_gather" || what == "all_to_all" ? count * p : count;
         recv.push_back(Tensor::empty(ranks.devices[r], type, {out}));
     }
     if (what == "all_reduce")
@@ -94,12 +47,14 @@ std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::stri
         comm.reduce_scatter(ranks.stream_ptrs, send, recv, op);
     else if (what == "all_gather")
         comm.all_gather(ranks.stream_ptrs, send, recv);
+    else if (what == "all_to_all")
+        comm.all_to_all(ranks.stream_ptrs, send, recv);
     else
         comm.broadcast(ranks.stream_ptrs, send, recv, p - 1);
     ranks.synchronize();
     std::vector<Values> out;
     for (const Tensor &t : recv)
-        out.push_back(values_of(t));
+        out.push_back(tpurt::read_raw(t));
     return out;
 }
 
@@ -115,6 +70,8 @@ Values expected(const tpurt::Communicator &comm, const std::string &what, DType 
     } else if (what == "all_gather") {
         for (std::uint32_t k = 0; k < p; ++k)
             want.insert(want.end(), in[k].begin(), in[k].end());
+    } else if (what == "all_to_all") {
+        want = tpurt::reference_all_to_all(in, r);
     } else {
         want = in[p - 1];
     }
@@ -126,16 +83,18 @@ void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
     tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
     const std::uint32_t p = comm.nranks();
     std::mt19937 rng(p * 1000 + static_cast<unsigned>(count));
-    for (const std::string what : {"all_reduce", "reduce_scatter", "all_gather", "broadcast"})
+    for (const std::string what :
+         {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"})
         for (const DType type : {DType::Fp32, DType::Bf16, DType::Int32})
             for (const ReduceKind op : {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min}) {
                 const bool reduces = what == "all_reduce" || what == "reduce_scatter";
                 if (!reduces && op != ReduceKind::Sum)
                     continue;
-                const std::size_t in_count = what == "reduce_scatter" ? count * p : count;
+                const std::size_t in_count =
+                    what == "reduce_scatter" || what == "all_to_all" ? count * p : count;
                 std::vector<Values> in;
                 for (std::uint32_t r = 0; r < p; ++r)
-                    in.push_back(random_values(type, in_count, rng));
+                    in.push_back(tpurt::random_raw_values(type, in_count, rng));
                 const std::vector<Values> got = run(comm, ranks, what, type, op, count, in);
                 const std::vector<Values> again = run(comm, ranks, what, type, op, count, in);
                 for (std::uint32_t r = 0; r < p; ++r) {
@@ -187,6 +146,78 @@ TEST_CASE("a communicator's ring follows the links", "[in-process][collectives]"
     auto ring = tpurt::Device::open_in_process_fabric({.dim_x = 4});
     // Cards 0 and 2 of a ring of four are not neighbours.
     CHECK_THROWS_AS(tpurt::Communicator::init_all({ring[0], ring[2]}), tpurt::Error);
+}
+
+namespace {
+
+// Every rank sends `count` elements to the rank `shift` ring positions on (1: the next, -1: the
+// previous) and receives from the one `shift` before it; returns whether each got its sender's.
+void check_shift(std::vector<tpurt::Device> devices, DType type, std::size_t count, int shift) {
+    Ranks ranks(std::move(devices));
+    tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+    const std::uint32_t p = comm.nranks();
+    const std::vector<std::uint32_t> &position = comm.ring_positions();
+    std::vector<std::uint32_t> rank_at(p);
+    for (std::uint32_t r = 0; r < p; ++r)
+        rank_at[position[r]] = r;
+    std::mt19937 rng(p + static_cast<unsigned>(count));
+    std::vector<Values> in;
+    std::vector<Tensor> send, recv;
+    std::vector<std::uint32_t> to, from;
+    for (std::uint32_t r = 0; r < p; ++r) {
+        in.push_back(tpurt::random_raw_values(type, count, rng));
+        send.push_back(tpurt::raw_tensor(ranks.devices[r], type, in[r]));
+        recv.push_back(Tensor::empty(ranks.devices[r], type, {count}));
+        to.push_back(rank_at[(position[r] + p + shift) % p]);
+        from.push_back(rank_at[(position[r] + p - shift) % p]);
+    }
+    comm.send_recv(ranks.stream_ptrs, send, recv, to, from);
+    ranks.synchronize();
+    for (std::uint32_t r = 0; r < p; ++r) {
+        INFO(tpurt::dtype_name(type) << " x " << count << " shifted by " << shift << " on " << p
+                                     << " cards, rank " << r << " from " << from[r]);
+        CHECK(tpurt::read_raw(recv[r]) == in[from[r]]);
+    }
+}
+
+} // namespace
+
+TEST_CASE("send-recv between ring neighbours, both ways at once, of any size",
+          "[in-process][collectives]") {
+    // 30000 int32 = 120,000 bytes: 15 pieces of a receive buffer of 2 x 4 KiB, sent and received
+    // alternately by every rank; 3 bf16 = 6 bytes.
+    for (const int shift : {1, -1})
+        for (const auto &[type, count] : {std::pair{DType::Int32, std::size_t{30000}},
+                                          std::pair{DType::Bf16, std::size_t{3}}}) {
+            check_shift(
+                tpurt::Device::open_in_process_fabric({.dim_x = 2, .credits = 2}, {.threads = 1}),
+                type, count, shift);
+            check_shift(
+                tpurt::Device::open_in_process_fabric({.dim_x = 3, .credits = 2}, {.threads = 1}),
+                type, count, shift);
+            check_shift(tpurt::Device::open_in_process_fabric(
+                            {.torus = true, .dim_x = 2, .dim_y = 2, .credits = 2}, {.threads = 1}),
+                        type, count, shift);
+        }
+    // One way only: rank 0 to rank 1, the others idle; and the refusals.
+    Ranks ranks(tpurt::Device::open_in_process_fabric({.dim_x = 4}, {.threads = 1}));
+    tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+    const auto none = tpurt::Communicator::none;
+    std::vector<Tensor> t;
+    for (auto &d : ranks.devices)
+        t.push_back(Tensor::from_host<float>(d, std::vector<float>{float(t.size()) + 1, -1}, {2}));
+    const std::vector<std::uint32_t> to{1, none, none, none}, from{none, 0, none, none};
+    comm.send_recv(ranks.stream_ptrs, t, t, to, from);
+    ranks.synchronize();
+    CHECK(t[1].to_vector<float>() == std::vector<float>{1, -1});
+    CHECK(t[2].to_vector<float>() == std::vector<float>{3, -1});
+    // Cards 0 and 2 of a ring of four are not neighbours; a rank cannot send to itself.
+    const std::vector<std::uint32_t> far{2, none, none, none}, nobody(4, none);
+    CHECK_THROWS_WITH(comm.send_recv(ranks.stream_ptrs, t, t, far, nobody),
+                      Catch::Contains("next to it on the ring"));
+    const std::vector<std::uint32_t> self{0, none, none, none};
+    CHECK_THROWS_AS(comm.send_recv(ranks.stream_ptrs, t, t, self, nobody), tpurt::Error);
+    CHECK_FALSE(comm.async_error());
 }
 
 namespace {

@@ -2,10 +2,10 @@
 // collectives.hpp - tpurt::Communicator: collectives across cards joined by the inter-chip
 // interconnect (spec 2.0, docs/hardware.md section 10), shaped like NCCL's: a unique id, a
 // communicator made for every card a process drives (init_all) or for one card of a process
-// per card (init_rank), and all-reduce, reduce-scatter, all-gather and broadcast queued on
-// the ranks' streams, each compiled into one card program per rank of SEND and RECV over the
-// links (a ring that follows the physical links), with a timeout, an async-error query and an
-// abort.
+// per card (init_rank), and all-reduce, reduce-scatter, all-gather, broadcast, all-to-all and
+// send-recv queued on the ranks' streams, each compiled into one card program per rank of SEND
+// and RECV over the links (a ring that follows the physical links), with a timeout, an
+// async-error query and an abort.
 //
 // Ring. The ranks sit on a ring of links: the ring position of each card is found from its
 // fabric coordinates (DeviceInfo::ici) by a search of the fabric's links from the lowest
@@ -108,6 +108,24 @@ class Communicator {
     // recv[i] = root's send (n elements; only root's send is read). Any dtype.
     void broadcast(std::span<Stream *const> streams, std::span<const Tensor> send,
                    std::span<const Tensor> recv, std::uint32_t root);
+    // Block k of recv[i] (n x nranks elements, blocks of n) = block `rank` of rank k's send
+    // (n x nranks). Any dtype. A relay along the ring: at step s = 1 .. p - 1 each rank passes
+    // on the p - s blocks that still travel (its own at step 1), so a block to the rank d
+    // positions further on crosses d links; copies only, the same bits as sent.
+    void all_to_all(std::span<Stream *const> streams, std::span<const Tensor> send,
+                    std::span<const Tensor> recv);
+
+    // No peer, in send_recv().
+    static constexpr std::uint32_t none = ~0u;
+    // Point to point, NCCL's send and recv in a group: local rank i sends send[i] to rank
+    // send_to[i] and receives recv[i] from rank recv_from[i] (none: not; its tensor is then
+    // ignored). Peers are the rank's neighbours on the ring (the positions just before and
+    // after it): messages are not routed through other cards. A receiver's tensor has the
+    // bytes its sender sends, else both fail (LINK_MISMATCH). Any dtype. A rank's send and
+    // receive go in alternating pieces, so two ranks may exchange tensors of any size.
+    void send_recv(std::span<Stream *const> streams, std::span<const Tensor> send,
+                   std::span<const Tensor> recv, std::span<const std::uint32_t> send_to,
+                   std::span<const std::uint32_t> recv_from);
 
     // The first error a collective of this communicator ended with, or null (never blocks).
     std::exception_ptr async_error() const;

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 /* Version of this API: TPURT_API_VERSION of the header, tpurt_api_version() of the library. */
-#define TPURT_API_VERSION 4
+#define TPURT_API_VERSION 5
 uint32_t tpurt_api_version(void);
 
 enum tpurt_status {
@@ -286,7 +286,7 @@ struct tpurt_in_process_config {
  * unified buffer, 4 MiB accumulators, 700 MHz). Close it with tpurt_close(). */
 int tpurt_open_in_process(const struct tpurt_in_process_config *config, tpurt_device **out);
 
-/* ---- Collectives over the inter-chip interconnect (API version 4; <tpurt/collectives.hpp>) --- */
+/* ---- Collectives over the inter-chip interconnect (API version 4, 5; <tpurt/collectives.hpp>) */
 
 typedef struct tpurt_comm tpurt_comm;
 
@@ -326,6 +326,17 @@ int tpurt_comm_broadcast(tpurt_comm *comm, tpurt_stream *const *streams,
 int tpurt_comm_async_error(const tpurt_comm *comm);
 /* Fails the communicator: its running collectives end, later ones fail; make a new one. */
 int tpurt_comm_abort(tpurt_comm *comm);
+/* API version 5. all_to_all: block k of recv[i] (n x nranks, blocks of n) = block `rank` of rank
+ * k's send (n x nranks). send_recv: local rank i sends send[i] to rank send_to[i] and receives
+ * recv[i] from rank recv_from[i], both neighbours of it on the ring (TPURT_COMM_NONE: none, and
+ * that tensor may be NULL, not both of a rank's); any dtype, the receiver's tensor as large as
+ * what is sent. */
+#define TPURT_COMM_NONE 0xffffffffu
+int tpurt_comm_all_to_all(tpurt_comm *comm, tpurt_stream *const *streams,
+                          tpurt_tensor *const *send, tpurt_tensor *const *recv);
+int tpurt_comm_send_recv(tpurt_comm *comm, tpurt_stream *const *streams,
+                         tpurt_tensor *const *send, tpurt_tensor *const *recv,
+                         const uint32_t *send_to, const uint32_t *recv_from);
 
 /* In-process cards on one fabric (host builds, tpurt_engine): dim_x x dim_y cards (torus 0: a
  * ring of dim_x), each as tpurt_open_in_process(config); devices[i] at x = i % dim_x,

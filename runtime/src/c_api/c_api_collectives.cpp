@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // c_api_collectives.cpp - the C API of the communicators and their collectives (tpurt.h, API
-// version 4; the C forms of collectives.hpp).
+// versions 4 and 5; the C forms of collectives.hpp).
 #include "c_api/c_api_internal.hpp"
 #include "tpurt/collectives.hpp"
 
@@ -141,6 +141,47 @@ int tpurt_comm_broadcast(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_t
     return guarded([&] {
         Operands o(comm, streams, send, recv, "tpurt_comm_broadcast");
         comm->comm.broadcast(o.streams, o.send, o.recv, root);
+        return TPURT_OK;
+    });
+}
+
+int tpurt_comm_all_to_all(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_tensor *const *send,
+                          tpurt_tensor *const *recv) {
+    return guarded([&] {
+        Operands o(comm, streams, send, recv, "tpurt_comm_all_to_all");
+        comm->comm.all_to_all(o.streams, o.send, o.recv);
+        return TPURT_OK;
+    });
+}
+
+int tpurt_comm_send_recv(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_tensor *const *send,
+                         tpurt_tensor *const *recv, const uint32_t *send_to,
+                         const uint32_t *recv_from) {
+    return guarded([&] {
+        const char *call = "tpurt_comm_send_recv";
+        require(comm, call, "comm");
+        require(streams, call, "streams");
+        require(send, call, "send");
+        require(recv, call, "recv");
+        require(send_to, call, "send_to");
+        require(recv_from, call, "recv_from");
+        const std::size_t n = comm->comm.local_ranks().size();
+        // A rank without a peer may pass NULL for that tensor, which is then not used: the
+        // rank's other tensor stands in for it.
+        std::vector<tpurt::Stream *> s;
+        std::vector<tpurt::Tensor> in, out;
+        for (std::size_t i = 0; i < n; ++i) {
+            require(streams[i], call, "a stream");
+            s.push_back(&streams[i]->stream);
+            if (send_to[i] != TPURT_COMM_NONE)
+                require(send[i], call, "a send tensor");
+            if (recv_from[i] != TPURT_COMM_NONE)
+                require(recv[i], call, "a recv tensor");
+            require(send[i] ? send[i] : recv[i], call, "one of a rank's two tensors");
+            in.push_back((send[i] ? send[i] : recv[i])->tensor);
+            out.push_back((recv[i] ? recv[i] : send[i])->tensor);
+        }
+        comm->comm.send_recv(s, in, out, {send_to, n}, {recv_from, n});
         return TPURT_OK;
     });
 }

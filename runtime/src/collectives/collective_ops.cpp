@@ -5,8 +5,11 @@
 // communicator's timeout. Parts of several local ranks are queued from a thread each: a part
 // whose stream is idle runs at once, and its program waits on the other ranks' links.
 #include "collectives/comm_state.hpp"
+#include "profile/profiler_record.hpp"
 #include "tpurt/error.hpp"
+#include "tpurt/profile.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -33,6 +36,10 @@ const char *kind_name(CollectiveKind kind) {
         return "all_gather";
     case CollectiveKind::Broadcast:
         return "broadcast";
+    case CollectiveKind::AllToAll:
+        return "all_to_all";
+    case CollectiveKind::SendRecv:
+        return "send_recv";
     }
     return "?";
 }
@@ -72,8 +79,15 @@ struct Call {
     CollectiveKind kind;
     LinkReduce reduce = LinkReduce::Copy;
     DType type = DType::Fp32;
-    std::uint64_t count = 0; // the elements of send (broadcast, all-reduce, all-gather) or recv
+    // The elements of send (broadcast, all-reduce, all-gather), of recv (reduce-scatter), of a
+    // block (all-to-all); send-recv: none (each part's tensors say).
+    std::uint64_t count = 0;
     std::uint32_t root = 0;
+};
+
+// A send-recv part's neighbours (Communicator::none: none).
+struct Peers {
+    std::uint32_t to = Communicator::none, from = Communicator::none;
 };
 
 class Collective {
@@ -91,6 +105,8 @@ class Collective {
         for (std::size_t i = 0; i < n; ++i) {
             if (!streams[i])
                 throw Error(ErrorCode::InvalidArgument, name + ": rank's stream is null");
+            if (call_.kind == CollectiveKind::SendRecv)
+                continue; // check_peers()
             for (const Tensor *t : {&send[i], &recv[i]})
                 if (!t->storage() || !t->is_contiguous() || t->dtype() != call_.type)
                     throw Error(ErrorCode::InvalidArgument,
@@ -106,32 +122,136 @@ class Collective {
         }
     }
 
+    // Send-recv's neighbours of local rank i, and its tensors where it has one.
+    void check_peers(std::size_t i, const Tensor &send, const Tensor &recv, Peers peers) const {
+        const LocalRank &local = *s_.locals[i];
+        const std::string name = "send_recv of rank " + std::to_string(local.rank);
+        for (const auto &[peer, t, what] :
+             {std::tuple{peers.to, &send, "to"}, std::tuple{peers.from, &recv, "from"}}) {
+            if (peer == Communicator::none)
+                continue;
+            if (peer >= s_.nranks || peer == local.rank || !neighbour(local, peer))
+                throw Error(ErrorCode::InvalidArgument,
+                            name + " " + what + " rank " + std::to_string(peer) +
+                                ": only the ranks next to it on the ring (the one before and "
+                                "the one after) are reached, over one link");
+            if (!t->storage() || !t->is_contiguous())
+                throw Error(ErrorCode::InvalidArgument,
+                            name + ": its tensors must be densely packed");
+        }
+    }
+
     // Rank `local`'s part: runs on its stream.
-    void run(LocalRank &local, const Tensor &send, const Tensor &recv) {
+    void run(LocalRank &local, const Tensor &send, const Tensor &recv, Peers peers = {}) {
         s_.check();
         std::lock_guard lock(local.mutex);
+        if (call_.kind == CollectiveKind::SendRecv)
+            return exchange(local, send, recv, peers);
         const Tensor work = prepare(local, send, recv);
-        const std::shared_ptr<const Executable> exe = executable(local, work);
+        const std::shared_ptr<const Executable> exe =
+            executable(local, work, chunks(), local.ports, "");
+        launch(local, *exe, work);
+        if (call_.kind == CollectiveKind::ReduceScatter)
+            std::memcpy(host_of(recv), host_of(work) + chunk_bytes() * local.rank, chunk_bytes());
+        if (call_.kind == CollectiveKind::AllToAll)
+            for (std::uint32_t k = 0; k < s_.nranks; ++k)
+                std::memcpy(host_of(recv) + k * chunk_bytes(),
+                            host_of(work) +
+                                (k == local.rank ? k : s_.nranks + s_.positions[k]) * chunk_bytes(),
+                            chunk_bytes());
+    }
+
+  private:
+    bool neighbour(const LocalRank &local, std::uint32_t peer) const {
+        const std::uint32_t p = s_.nranks, q = s_.positions[peer];
+        return q == (local.position + 1) % p || q == (local.position + p - 1) % p;
+    }
+
+    // Send-recv: what goes out and what comes in, through a scratch buffer, in one program.
+    void exchange(LocalRank &local, const Tensor &send, const Tensor &recv, Peers peers) {
+        const std::uint64_t out = peers.to == Communicator::none ? 0 : send.layout().data_bytes();
+        const std::uint64_t in = peers.from == Communicator::none ? 0 : recv.layout().data_bytes();
+        if (out + in == 0)
+            return;
+        const Tensor work = scratch(local, (out + in + 3) / 4, DType::Int32);
+        if (out)
+            std::memcpy(host_of(work), host_of(send), out);
+        // The next position is reached on send_port, the previous on recv_port (the same link,
+        // the other way); on a ring of two, a send goes to the next and a receive comes from the
+        // previous, so that both ends pick the same link.
+        const std::uint32_t p = s_.nranks;
+        const auto next = [&](std::uint32_t peer) {
+            return s_.positions[peer] == (local.position + 1) % p;
+        };
+        const auto previous = [&](std::uint32_t peer) {
+            return s_.positions[peer] == (local.position + p - 1) % p;
+        };
+        detail::RingPorts ports = local.ports;
+        if (out && !next(peers.to))
+            ports.send_port = local.ports.recv_port;
+        if (in && !previous(peers.from))
+            ports.recv_port = local.ports.send_port;
+        const std::string key = " to " + std::to_string(peers.to) + " " + std::to_string(out) +
+                                " from " + std::to_string(peers.from) + " " + std::to_string(in);
+        const auto exe = executable(local, work, {{0, out}, {out, in}}, ports, key);
+        launch(local, *exe, work);
+        if (in)
+            std::memcpy(host_of(recv), host_of(work) + out, in);
+    }
+
+    // A working tensor of `count` elements in the rank's scratch buffer.
+    Tensor scratch(LocalRank &local, std::uint64_t count, DType type) {
+        const std::uint64_t bytes = count * element_size(type);
+        if (!local.scratch || local.scratch->size() < bytes)
+            local.scratch = std::make_shared<Buffer>(local.device.allocate(bytes));
+        return Tensor(local.scratch, TensorLayout::contiguous(type, {count}));
+    }
+
+    void launch(LocalRank &local, const Executable &exe, const Tensor &work) {
         const std::uint64_t base = work.device_addr();
         const Buffer *buffers[] = {work.storage().get()};
+        const auto start = std::chrono::steady_clock::now();
+        JobStats stats;
         try {
-            for (std::size_t j = 0; j < exe->program_count(); ++j)
-                local.device.launch(*exe, j, {&base, 1}, buffers).wait(s_.options.timeout);
+            for (std::size_t j = 0; j < exe.program_count(); ++j)
+                stats += local.device.launch(exe, j, {&base, 1}, buffers).wait(s_.options.timeout);
         } catch (...) {
             s_.fail(std::current_exception());
             throw;
         }
-        if (call_.kind == CollectiveKind::ReduceScatter)
-            std::memcpy(host_of(recv), host_of(work) + chunk_bytes() * local.rank, chunk_bytes());
+        if (profiler::active())
+            record(local, exe, start, stats);
     }
 
-  private:
+    // The part's jobs as one op of the profile: the modelled cycles of its programs (the link
+    // transfers' cost, docs/hardware.md section 10) and the wall time of the launches.
+    static void record(const LocalRank &local, const Executable &exe,
+                       std::chrono::steady_clock::time_point start, JobStats stats) {
+        const DeviceInfo &info = local.device.info();
+        stats.wall = std::chrono::steady_clock::now() - start;
+        using Micro = std::chrono::duration<double, std::micro>;
+        detail::record_op({.name = exe.name(),
+                           .device = info.minor,
+                           .start_us = detail::profile_us(start),
+                           .wall_us = Micro(stats.wall).count(),
+                           .card_us = Micro(stats.modelled_time(info)).count(),
+                           .cycles = stats.cycles,
+                           .macs = stats.macs,
+                           .bytes = exe.bytes_moved(),
+                           .jobs = exe.program_count(),
+                           .utilisation = 0});
+    }
+
     std::uint64_t element() const { return element_size(call_.type); }
     std::uint64_t send_count() const {
-        return call_.kind == CollectiveKind::ReduceScatter ? call_.count * s_.nranks : call_.count;
+        return call_.kind == CollectiveKind::ReduceScatter || call_.kind == CollectiveKind::AllToAll
+                   ? call_.count * s_.nranks
+                   : call_.count;
     }
     std::uint64_t recv_count() const {
-        return call_.kind == CollectiveKind::AllGather ? call_.count * s_.nranks : call_.count;
+        return call_.kind == CollectiveKind::AllGather || call_.kind == CollectiveKind::AllToAll
+                   ? call_.count * s_.nranks
+                   : call_.count;
     }
     std::uint64_t chunk_bytes() const { return call_.count * element(); }
 
@@ -149,11 +269,14 @@ class Collective {
             std::memmove(host_of(recv) + bytes * local.rank, host_of(send), bytes);
             return recv;
         case CollectiveKind::ReduceScatter:
+        case CollectiveKind::AllToAll:
+        case CollectiveKind::SendRecv:
             break;
         }
-        if (!local.scratch || local.scratch->size() < bytes)
-            local.scratch = std::make_shared<Buffer>(local.device.allocate(bytes));
-        const Tensor work(local.scratch, TensorLayout::contiguous(call_.type, {send_count()}));
+        // All-to-all: the blocks to send, those received, two staging areas (ring_program.hpp).
+        const std::uint64_t blocks =
+            call_.kind == CollectiveKind::AllToAll ? 4 * s_.nranks - 2 : s_.nranks;
+        const Tensor work = scratch(local, blocks * call_.count, call_.type);
         std::memcpy(host_of(work), host_of(send), bytes);
         return work;
     }
@@ -167,6 +290,7 @@ class Collective {
         for (std::uint32_t q = 0; q < s_.nranks; ++q) {
             const std::uint64_t k = s_.rank_at[q];
             const bool split = call_.kind == CollectiveKind::AllReduce;
+            // (All-to-all: chunk q is the block for position q, block k of send.)
             const std::uint64_t first = split ? k * n / s_.nranks : k * call_.count;
             const std::uint64_t last = split ? (k + 1) * n / s_.nranks : (k + 1) * call_.count;
             c[q] = {first * element(), (last - first) * element()};
@@ -174,9 +298,11 @@ class Collective {
         return c;
     }
 
-    std::shared_ptr<const Executable> executable(LocalRank &local, const Tensor &work) {
+    std::shared_ptr<const Executable> executable(LocalRank &local, const Tensor &work,
+                                                 std::vector<detail::RingCollective::Chunk> chunks,
+                                                 detail::RingPorts ports, const std::string &key) {
         std::string name = std::string(kind_name(call_.kind)) + " " + reduce_name(call_.reduce) +
-                           " " + dtype_name(call_.type) + " " + std::to_string(call_.count);
+                           " " + dtype_name(call_.type) + " " + std::to_string(call_.count) + key;
         if (call_.kind == CollectiveKind::Broadcast)
             name += " root " + std::to_string(call_.root);
         const auto found = local.executables.find(name);
@@ -189,11 +315,11 @@ class Collective {
         c.nranks = s_.nranks;
         c.position = local.position;
         c.root_position = s_.positions[call_.root];
-        c.ports = local.ports;
+        c.ports = ports;
         c.piece_bytes = local.device.info().ici.credits * TPU_ICI_PACKET_BYTES;
         c.tag_base = s_.tag_base;
         c.skip_stale = local.device.info().spec_version >= kSkipStaleSpec;
-        c.chunks = chunks();
+        c.chunks = std::move(chunks);
         auto exe = std::make_shared<const Executable>(Executable::link(
             name, {{"data", work.layout().data_bytes()}}, detail::compile_ring_collective(c)));
         local.executables.emplace(name, exe);
@@ -205,17 +331,32 @@ class Collective {
 };
 
 // Queues each local rank's part on its stream, from a thread per rank when there are several.
+// (send-recv: each local rank's neighbours in send_to and recv_from.)
 void queue(CommState &state, Call call, std::span<Stream *const> streams,
-           std::span<const Tensor> send, std::span<const Tensor> recv) {
+           std::span<const Tensor> send, std::span<const Tensor> recv,
+           std::span<const std::uint32_t> send_to = {},
+           std::span<const std::uint32_t> recv_from = {}) {
     auto collective = std::make_shared<Collective>(state, call);
     collective->check(streams, send, recv);
+    std::vector<Peers> peers(state.locals.size());
+    if (call.kind == CollectiveKind::SendRecv) {
+        if (send_to.size() != peers.size() || recv_from.size() != peers.size())
+            throw Error(ErrorCode::InvalidArgument,
+                        "send_recv: give send_to and recv_from for each of the communicator's " +
+                            std::to_string(peers.size()) + " rank(s) here");
+        for (std::size_t i = 0; i < peers.size(); ++i) {
+            peers[i] = {send_to[i], recv_from[i]};
+            collective->check_peers(i, send[i], recv[i], peers[i]);
+        }
+    }
     state.check();
     auto part = [&](std::size_t i) {
         LocalRank &local = *state.locals[i];
-        streams[i]->enqueue_host(
-            kind_name(call.kind),
-            [collective, &local, s = send[i], r = recv[i]] { collective->run(local, s, r); },
-            {send[i].storage(), recv[i].storage()});
+        streams[i]->enqueue_host(kind_name(call.kind),
+                                 [collective, &local, s = send[i], r = recv[i], to = peers[i]] {
+                                     collective->run(local, s, r, to);
+                                 },
+                                 {send[i].storage(), recv[i].storage()});
     };
     if (state.locals.size() == 1)
         return part(0);
@@ -257,6 +398,19 @@ void Communicator::broadcast(std::span<Stream *const> streams, std::span<const T
     const DType type = recv.empty() ? DType::Fp32 : recv[0].dtype();
     queue(*state_, {CollectiveKind::Broadcast, LinkReduce::Copy, type, count, root}, streams, send,
           recv);
+}
+
+void Communicator::all_to_all(std::span<Stream *const> streams, std::span<const Tensor> send,
+                              std::span<const Tensor> recv) {
+    const std::uint64_t count = send.empty() ? 0 : send[0].element_count() / state_->nranks;
+    const DType type = send.empty() ? DType::Fp32 : send[0].dtype();
+    queue(*state_, {CollectiveKind::AllToAll, LinkReduce::Copy, type, count}, streams, send, recv);
+}
+
+void Communicator::send_recv(std::span<Stream *const> streams, std::span<const Tensor> send,
+                             std::span<const Tensor> recv, std::span<const std::uint32_t> send_to,
+                             std::span<const std::uint32_t> recv_from) {
+    queue(*state_, {CollectiveKind::SendRecv}, streams, send, recv, send_to, recv_from);
 }
 
 } // namespace tpurt

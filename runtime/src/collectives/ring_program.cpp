@@ -2,7 +2,10 @@
 // ring_program.cpp - one rank's part of a ring collective as SEND / RECV programs
 // (ring_program.hpp). Every step cuts the chunk it sends and the chunk it receives into pieces
 // of piece_bytes and alternates: SEND piece k, RECV piece k, so a neighbour's receive buffer
-// never has to hold more than it can before this card receives.
+// never has to hold more than it can before this card receives. A step that sends what an
+// earlier one received starts with a SYNC: the card's cycle model tracks dependencies in its UB
+// and accumulators only (docs/hardware.md, "Cycle model"), not through host memory, so without
+// it the modelled SEND would leave before the data it carries had arrived.
 #include "collectives/ring_program.hpp"
 
 #include "tpurt/executable.hpp"
@@ -42,6 +45,8 @@ class Emitter {
                      .bytes = static_cast<std::uint32_t>(bytes),
                      .host = true});
     }
+    // Waits for every earlier instruction: the next SEND forwards what they received.
+    void sync() { insns_.sync(); }
     void recv(std::uint64_t at, std::uint64_t bytes, LinkReduce reduce) {
         const bool first = received_ == 0;
         insns_.recv({.port = c_.ports.recv_port,
@@ -68,11 +73,12 @@ class Emitter {
         return out;
     }
 
-  private:
     std::size_t wrap(long j) const {
         const long p = static_cast<long>(p_);
         return static_cast<std::size_t>(((j % p) + p) % p);
     }
+
+  private:
     std::uint32_t tag(std::uint64_t n) const { return c_.tag_base << 16 | (n & 0xffff); }
 
     const RingCollective &c_;
@@ -84,16 +90,23 @@ class Emitter {
 // Reduce-scatter ending with position q holding chunk q: step s sends chunk q - s - 1 and
 // reduces chunk q - s - 2 into place.
 void reduce_scatter(Emitter &e, long q, LinkReduce reduce) {
-    for (long s = 0; s + 1 < e.size(); ++s)
+    for (long s = 0; s + 1 < e.size(); ++s) {
+        if (s > 0)
+            e.sync(); // sends the chunk the step before reduced
         e.step(e.begin(q - s - 1), e.bytes(q - s - 1), e.begin(q - s - 2), e.bytes(q - s - 2),
                reduce);
+    }
 }
 
 // All-gather from position q holding chunk q: step s sends chunk q - s, stores chunk q - s - 1.
-void all_gather(Emitter &e, long q) {
-    for (long s = 0; s + 1 < e.size(); ++s)
+// `after` says that chunk q was just reduced (all-reduce).
+void all_gather(Emitter &e, long q, bool after) {
+    for (long s = 0; s + 1 < e.size(); ++s) {
+        if (s > 0 || after)
+            e.sync(); // sends the chunk the step before stored (or reduced)
         e.step(e.begin(q - s), e.bytes(q - s), e.begin(q - s - 1), e.bytes(q - s - 1),
                LinkReduce::Copy);
+    }
 }
 
 // A pipeline along the ring from the root: each piece received, then passed on.
@@ -104,31 +117,71 @@ void broadcast(Emitter &e, const RingCollective &c) {
         const std::uint64_t piece = std::min<std::uint64_t>(c.piece_bytes, total - at);
         if (d != 0)
             e.recv(first + at, piece, LinkReduce::Copy);
+        if (d != 0 && d + 1 != e.size())
+            e.sync(); // passes on the piece just received
         if (d + 1 != e.size())
             e.send(first + at, piece);
     }
+}
+
+// All-to-all by relay along the ring: at step s = 1 .. p - 1 position q sends the p - s blocks
+// destined to q + 1 .. q + p - s (step 1: its own; later: those it received the step before)
+// and receives the p - s blocks that position q - s sent to q, q + 1, ..., keeping the first
+// and staging the others for the next step (two staging areas, alternately).
+void all_to_all(Emitter &e, long q) {
+    const long p = e.size();
+    const std::uint64_t block = e.bytes(0);
+    const std::uint64_t received = p * block; // block j: from position j
+    const auto staging = [&](long s, long i) {
+        return received + p * block + ((s % 2) * (p - 1) + i) * block;
+    };
+    for (long s = 1; s < p; ++s) {
+        if (s > 1)
+            e.sync(); // passes on the blocks the step before received
+        for (long i = 0; i < p - s; ++i) {
+            const std::uint64_t from = s == 1 ? e.begin(q + 1 + i) : staging(s - 1, i);
+            const std::uint64_t to = i == 0 ? received + e.wrap(q - s) * block : staging(s, i - 1);
+            e.step(from, block, to, block, LinkReduce::Copy);
+        }
+    }
+}
+
+// Point to point: chunk 0 out on ports.send_port and chunk 1 in on ports.recv_port (either may
+// be empty), in alternating pieces.
+void exchange(Emitter &e, const RingCollective &c) {
+    const RingCollective::Chunk out = c.chunks[0], in = c.chunks[1];
+    e.step(out.at, out.bytes, in.at, in.bytes, LinkReduce::Copy);
 }
 
 } // namespace
 
 std::vector<Program> compile_ring_collective(const RingCollective &c) {
     Emitter e(c);
+    if (c.kind == CollectiveKind::SendRecv) {
+        exchange(e, c);
+        return e.programs();
+    }
     if (e.size() < 2)
         return {};
     const long q = c.position;
     switch (c.kind) {
     case CollectiveKind::AllReduce:
         reduce_scatter(e, q, c.reduce);
-        all_gather(e, q);
+        all_gather(e, q, true);
         break;
     case CollectiveKind::ReduceScatter:
         reduce_scatter(e, q, c.reduce);
         break;
     case CollectiveKind::AllGather:
-        all_gather(e, q);
+        all_gather(e, q, false);
         break;
     case CollectiveKind::Broadcast:
         broadcast(e, c);
+        break;
+    case CollectiveKind::AllToAll:
+        all_to_all(e, q);
+        break;
+    case CollectiveKind::SendRecv:
         break;
     }
     return e.programs();

@@ -12,7 +12,14 @@
 
 namespace tpurt::detail {
 
-enum class CollectiveKind : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast };
+enum class CollectiveKind : std::uint8_t {
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+    Broadcast,
+    AllToAll,
+    SendRecv, // chunk 0 to a neighbour on ports.send_port, chunk 1 from one on ports.recv_port
+};
 
 struct RingCollective {
     CollectiveKind kind = CollectiveKind::AllReduce;
@@ -20,7 +27,11 @@ struct RingCollective {
     DType type = DType::Fp32;
     std::uint32_t nranks = 1;
     // The buffer's chunks, one per ring position: chunk j is the bytes [at, at + bytes) of
-    // chunks[j] (broadcast: one chunk, the whole buffer).
+    // chunks[j] (broadcast: one chunk, the whole buffer; send-recv: what goes out, what comes
+    // in, either empty). All-to-all: chunk j is
+    // the block this rank sends to position j, in the buffer's first p blocks (all of one size);
+    // the buffer goes on with the blocks received from each position (j at p + j), then two
+    // staging areas of p - 1 blocks each for the blocks passing through.
     struct Chunk {
         std::uint64_t at = 0, bytes = 0;
     };

@@ -79,4 +79,12 @@ RawValues reference_reduce_scatter(DType type, ReduceKind op, const std::vector<
     return out;
 }
 
+RawValues reference_all_to_all(const std::vector<RawValues> &send, std::uint32_t rank) {
+    const std::size_t block = send.at(0).size() / send.size();
+    RawValues out;
+    for (const RawValues &from : send)
+        out.insert(out.end(), from.begin() + rank * block, from.begin() + (rank + 1) * block);
+    return out;
+}
+
 } // namespace tpurt

@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: MIT
 // test_collectives - tpurt::Communicator on the cards of one guest joined by the interconnect
 // through tpu.ko (run-in-vm.sh --cards 4 --ici torus2d: a 2 x 2 torus; vm_collectives): every
-// collective (all-reduce, reduce-scatter, all-gather, broadcast), dtype (fp32, bf16, int32) and
-// reduction (sum, max, min) on 2 and 4 cards from 8 bytes to 4 MiB, with 0 wrong elements
-// against the golden model's ring order and the same bits on a second run; a broadcast whose
-// root never takes part ends every other rank's collective with an error at the driver's job
-// timeout (tpu.ko job_timeout_ms=1000) instead of hanging, and a new communicator then works;
-// so does one after an all-reduce that left a message on the card that never took part (spec
-// 2.2's RECV SKIP_STALE drops it).
+// collective (all-reduce, reduce-scatter, all-gather, broadcast, all-to-all), dtype (fp32, bf16,
+// int32) and reduction (sum, max, min) on 2 and 4 cards from 8 bytes to 4 MiB, with 0 wrong
+// elements against the golden model's ring order and the same bits on a second run; send-recv
+// between neighbours both ways at once; a broadcast whose root never takes part ends every other
+// rank's collective with an error at the driver's job timeout (tpu.ko job_timeout_ms=1000)
+// instead of hanging, and a new communicator then works; so does one after an all-reduce that
+// left a message on the card that never took part (spec 2.2's RECV SKIP_STALE drops it).
 #include <tpurt/collectives.hpp>
 #include <tpurt/golden/reference_collectives.hpp>
+#include <tpurt/testing/comm_ranks.hpp>
+#include <tpurt/testing/raw_values.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
-#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -45,47 +44,7 @@ std::vector<tpurt::Device> fabric_cards() {
     return cards;
 }
 
-RawValues random_values(DType type, std::size_t n, std::mt19937 &rng) {
-    RawValues v(n);
-    for (auto &x : v) {
-        if (type == DType::Int32) {
-            x = rng();
-            continue;
-        }
-        const float f = std::ldexp(float(int(rng() % 2000001) - 1000000), int(rng() % 40) - 30);
-        x = type == DType::Fp32 ? std::bit_cast<std::uint32_t>(f) : tpurt::Bf16::from_float(f).bits;
-    }
-    return v;
-}
-
-void write(const Tensor &t, const RawValues &v) {
-    auto *p = static_cast<std::uint8_t *>(t.storage()->data());
-    const std::size_t size = element_size(t.dtype());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        std::memcpy(p + i * size, &v[i], size);
-}
-
-RawValues read(const Tensor &t) {
-    RawValues v(t.element_count());
-    const auto *p = static_cast<const std::uint8_t *>(t.storage()->data());
-    const std::size_t size = element_size(t.dtype());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        std::memcpy(&v[i], p + i * size, size);
-    return v;
-}
-
-struct Ranks {
-    std::vector<tpurt::Device> devices;
-    std::vector<std::unique_ptr<tpurt::Stream>> streams;
-    std::vector<tpurt::Stream *> stream_ptrs;
-
-    explicit Ranks(std::vector<tpurt::Device> d) : devices(std::move(d)) {
-        for (auto &dev : devices) {
-            streams.push_back(std::make_unique<tpurt::Stream>(dev));
-            stream_ptrs.push_back(streams.back().get());
-        }
-    }
-};
+using Ranks = tpurt::CommRanks;
 
 // Runs one collective on every rank (the inputs written into send) and returns the outputs.
 std::vector<RawValues> run(tpurt::Communicator &comm, Ranks &ranks, const std::string &what,
@@ -96,13 +55,14 @@ std::vector<RawValues> run(tpurt::Communicator &comm, Ranks &ranks, const std::s
         comm.reduce_scatter(ranks.stream_ptrs, send, recv, op);
     else if (what == "all_gather")
         comm.all_gather(ranks.stream_ptrs, send, recv);
+    else if (what == "all_to_all")
+        comm.all_to_all(ranks.stream_ptrs, send, recv);
     else
         comm.broadcast(ranks.stream_ptrs, send, recv, comm.nranks() - 1);
-    for (auto &s : ranks.streams)
-        s->synchronize();
+    ranks.synchronize();
     std::vector<RawValues> out;
     for (const Tensor &t : recv)
-        out.push_back(read(t));
+        out.push_back(tpurt::read_raw(t));
     return out;
 }
 
@@ -120,7 +80,7 @@ TEST_CASE("every collective, dtype and op on 2 and 4 cards, bit for bit, twice t
         for (const std::size_t bytes :
              {std::size_t{8}, std::size_t{3000 * 4 + 8}, std::size_t{4} << 20})
             for (const std::string what :
-                 {"all_reduce", "reduce_scatter", "all_gather", "broadcast"})
+                 {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"})
                 for (const DType type : {DType::Fp32, DType::Bf16, DType::Int32})
                     for (const ReduceKind op :
                          {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min}) {
@@ -130,17 +90,19 @@ TEST_CASE("every collective, dtype and op on 2 and 4 cards, bit for bit, twice t
                         // `bytes` is the size of the tensors on a rank (at least an element
                         // per rank).
                         const std::size_t total = bytes / element_size(type);
-                        const bool split = what == "reduce_scatter" || what == "all_gather";
+                        const bool split = what == "reduce_scatter" || what == "all_gather" ||
+                                           what == "all_to_all";
                         const std::size_t count =
                             split ? std::max<std::size_t>(1, total / p) : total;
-                        const std::size_t in_count = what == "reduce_scatter" ? count * p : count;
+                        const bool whole = what == "reduce_scatter" || what == "all_to_all";
+                        const std::size_t in_count = whole ? count * p : count;
                         std::vector<RawValues> in;
                         std::vector<Tensor> send, recv;
                         for (std::uint32_t r = 0; r < p; ++r) {
-                            in.push_back(random_values(type, in_count, rng));
-                            send.push_back(Tensor::empty(ranks.devices[r], type, {in_count}));
-                            write(send.back(), in.back());
-                            const std::size_t out = what == "all_gather" ? count * p : count;
+                            in.push_back(tpurt::random_raw_values(type, in_count, rng));
+                            send.push_back(tpurt::raw_tensor(ranks.devices[r], type, in.back()));
+                            const bool gathers = what == "all_gather" || what == "all_to_all";
+                            const std::size_t out = gathers ? count * p : count;
                             recv.push_back(Tensor::empty(ranks.devices[r], type, {out}));
                         }
                         const auto got = run(comm, ranks, what, op, send, recv);
@@ -158,6 +120,8 @@ TEST_CASE("every collective, dtype and op on 2 and 4 cards, bit for bit, twice t
                             else if (what == "all_gather")
                                 for (const RawValues &v : in)
                                     want.insert(want.end(), v.begin(), v.end());
+                            else if (what == "all_to_all")
+                                want = tpurt::reference_all_to_all(in, r);
                             else
                                 want = in[p - 1];
                             REQUIRE(got[r].size() == want.size());
@@ -168,6 +132,40 @@ TEST_CASE("every collective, dtype and op on 2 and 4 cards, bit for bit, twice t
                             CHECK(got[r] == again[r]);
                         }
                     }
+        CHECK_FALSE(comm.async_error());
+    }
+}
+
+TEST_CASE("send-recv between ring neighbours both ways at once on 2 and 4 cards", "[collectives]") {
+    std::vector<tpurt::Device> cards = fabric_cards();
+    REQUIRE(cards.size() == 4);
+    for (const std::uint32_t p : {2u, 4u}) {
+        Ranks ranks(std::vector<tpurt::Device>(cards.begin(), cards.begin() + p));
+        tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+        const std::vector<std::uint32_t> &position = comm.ring_positions();
+        std::vector<std::uint32_t> rank_at(p);
+        for (std::uint32_t r = 0; r < p; ++r)
+            rank_at[position[r]] = r;
+        std::mt19937 rng(p);
+        // 300,000 int32: more than a receive buffer (1 MiB), sent and received in pieces.
+        for (const int shift : {1, -1}) {
+            std::vector<RawValues> in;
+            std::vector<Tensor> send, recv;
+            std::vector<std::uint32_t> to, from;
+            for (std::uint32_t r = 0; r < p; ++r) {
+                in.push_back(tpurt::random_raw_values(DType::Int32, 300000, rng));
+                send.push_back(tpurt::raw_tensor(ranks.devices[r], DType::Int32, in[r]));
+                recv.push_back(Tensor::empty(ranks.devices[r], DType::Int32, {300000}));
+                to.push_back(rank_at[(position[r] + p + shift) % p]);
+                from.push_back(rank_at[(position[r] + p - shift) % p]);
+            }
+            comm.send_recv(ranks.stream_ptrs, send, recv, to, from);
+            ranks.synchronize();
+            for (std::uint32_t r = 0; r < p; ++r) {
+                INFO(p << " cards, shift " << shift << ", rank " << r << " from " << from[r]);
+                CHECK(tpurt::read_raw(recv[r]) == in[from[r]]);
+            }
+        }
         CHECK_FALSE(comm.async_error());
     }
 }

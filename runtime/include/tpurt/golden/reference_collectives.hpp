@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // reference_collectives.hpp - the CPU golden model of the communicators' reductions
 // (collectives.hpp): the card's receive-reduce of one element and the all-reduce and
-// reduce-scatter of every rank's values in the documented ring order.
+// reduce-scatter of every rank's values in the documented ring order, and the all-to-all's
+// exchange of blocks.
 #pragma once
 
 #include "tpurt/collectives.hpp"
@@ -29,5 +30,9 @@ RawValues reference_all_reduce(DType type, ReduceKind op, const std::vector<RawV
 RawValues reference_reduce_scatter(DType type, ReduceKind op, const std::vector<RawValues> &send,
                                    std::span<const std::uint32_t> ring_positions,
                                    std::uint32_t rank);
+
+// Rank `rank`'s all-to-all result: block k (send[k].size() / nranks elements) is block `rank`
+// of send[k].
+RawValues reference_all_to_all(const std::vector<RawValues> &send, std::uint32_t rank);
 
 } // namespace tpurt

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// perf_model.cpp - row sizes, bus bandwidth factors and alpha-beta times (perf_model.hpp).
+#include "perf_model.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace tpu::bench {
+
+namespace {
+
+constexpr std::array<CollectiveOp, 5> all_ops = {
+    CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather,
+    CollectiveOp::Broadcast, CollectiveOp::AllToAll};
+
+// Whether a rank holds 1 / nranks of the row's buffer.
+bool split(CollectiveOp op) {
+    return op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather ||
+           op == CollectiveOp::AllToAll;
+}
+
+} // namespace
+
+const char *op_name(CollectiveOp op) {
+    switch (op) {
+    case CollectiveOp::AllReduce:
+        return "all_reduce";
+    case CollectiveOp::ReduceScatter:
+        return "reduce_scatter";
+    case CollectiveOp::AllGather:
+        return "all_gather";
+    case CollectiveOp::Broadcast:
+        return "broadcast";
+    case CollectiveOp::AllToAll:
+        return "all_to_all";
+    }
+    return "?";
+}
+
+std::optional<CollectiveOp> op_named(const std::string &name) {
+    for (const CollectiveOp op : all_ops)
+        if (name == op_name(op))
+            return op;
+    return std::nullopt;
+}
+
+RowSize row_size(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks,
+                 std::uint32_t element) {
+    RowSize row;
+    const std::uint64_t parts = split(op) ? nranks : 1;
+    row.rank_count = bytes / element / parts;
+    row.count = row.rank_count * parts;
+    row.bytes = row.count * element;
+    return row;
+}
+
+double bus_factor(CollectiveOp op, std::uint32_t nranks) {
+    const double n = nranks;
+    switch (op) {
+    case CollectiveOp::AllReduce:
+        return 2 * (n - 1) / n;
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllGather:
+    case CollectiveOp::AllToAll:
+        return (n - 1) / n;
+    case CollectiveOp::Broadcast:
+        break;
+    }
+    return 1;
+}
+
+double alpha_beta_us(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks,
+                     const LinkModel &link) {
+    if (nranks < 2 || bytes == 0)
+        return 0;
+    const double alpha = link.hop_ns, beta = link.ns_per_byte(), steps = nranks - 1;
+    const double chunk = static_cast<double>(bytes) / nranks;
+    double ns = 0;
+    switch (op) {
+    case CollectiveOp::AllReduce:
+        ns = 2 * steps * (alpha + chunk * beta);
+        break;
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllGather:
+        ns = steps * (alpha + chunk * beta);
+        break;
+    case CollectiveOp::Broadcast: {
+        const std::uint64_t piece = std::min(link.piece_bytes, bytes);
+        ns = steps * (alpha + piece * beta) + static_cast<double>(bytes - piece) * beta;
+        break;
+    }
+    case CollectiveOp::AllToAll:
+        ns = steps * alpha + steps / 2 * static_cast<double>(bytes) * beta;
+        break;
+    }
+    return ns / 1000;
+}
+
+} // namespace tpu::bench

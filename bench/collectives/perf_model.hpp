@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// perf_model.hpp - what tpu-collectives-perf computes besides its measurements: the sizes of a
+// row (nccl-tests' convention), the bus bandwidth factors of nccl-tests (doc/PERFORMANCE.md)
+// and the alpha-beta time (Thakur, Rabenseifner, Gropp 2005) of the algorithm the
+// Communicator runs, with alpha and beta the fabric's link figures as the card models them
+// (docs/hardware.md section 10, "Modelled time"). Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tpu::bench {
+
+enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
+
+const char *op_name(CollectiveOp op);
+// The op named `name` (op_name()'s), if any.
+std::optional<CollectiveOp> op_named(const std::string &name);
+
+// One row's buffers. `bytes` is nccl-tests' size: the larger buffer of a rank (all-reduce and
+// broadcast: the one buffer; all-gather: the gathered output; reduce-scatter and all-to-all: the
+// input), so
+// that algbw = bytes / time.
+struct RowSize {
+    std::uint64_t bytes = 0; // the size asked for, rounded down to whole elements (per rank)
+    std::uint64_t count = 0; // elements of that buffer
+    // Elements each rank sends (all-gather), keeps (reduce-scatter), sends to each rank
+    // (all-to-all).
+    std::uint64_t rank_count = 0;
+};
+
+// The row for `bytes` asked of `op` on `nranks` ranks with elements of `element` bytes; a count
+// of 0 if the size holds less than an element per rank.
+RowSize row_size(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks, std::uint32_t element);
+
+// busbw / algbw: 2 (n - 1) / n for all-reduce, (n - 1) / n for all-gather, reduce-scatter and
+// all-to-all, 1 for broadcast.
+double bus_factor(CollectiveOp op, std::uint32_t nranks);
+
+// A fabric's links as the card models them.
+struct LinkModel {
+    std::uint32_t link_gbps = 0;   // each direction of a link
+    std::uint32_t hop_ns = 0;      // alpha: a message's latency over one hop
+    std::uint64_t piece_bytes = 0; // the Communicator's largest message (credits x 4 KiB)
+
+    // beta, nanoseconds a byte: 8 / link_gbps.
+    double ns_per_byte() const { return 8.0 / link_gbps; }
+};
+
+// The alpha-beta time in microseconds of the Communicator's algorithm for a row of `bytes`
+// (RowSize::bytes) on `nranks` ranks of a ring of links, p = nranks:
+//   all-reduce      ring reduce-scatter then ring all-gather: 2 (p - 1) (alpha + (bytes / p) beta)
+//   reduce-scatter  ring: (p - 1) (alpha + (bytes / p) beta)
+//   all-gather      ring: (p - 1) (alpha + (bytes / p) beta)
+//   broadcast       a pipeline along the ring from the root in pieces of m = min(piece, bytes):
+//                   (p - 1) (alpha + m beta) + (bytes - m) beta: the first piece through p - 1
+//                   hops, the rest behind it at line rate
+//   all-to-all      a relay along the ring: step s = 1 .. p - 1 passes p - s blocks of
+//                   bytes / p: (p - 1) alpha + ((p - 1) / 2) bytes beta
+// Each step's chunk goes in pieces that follow each other on the link, so a step costs one
+// alpha. The receive-reduce costs nothing beyond the link time on the card (gamma = 0).
+double alpha_beta_us(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks,
+                     const LinkModel &link);
+
+} // namespace tpu::bench
