@@ -300,6 +300,10 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
         try {
             if (pos.epoch == o.epochs) {
                 session.replicas().check_replicas();
+                if (o.cards > 1)
+                    std::printf("the %zu replicas' weights and optimiser state were identical "
+                                "at every check (every %zu steps and at the end)\n",
+                                o.cards, o.replica_check_steps);
                 tpu_train::final_evaluation(forward, test, o.out);
                 break;
             }
