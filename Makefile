@@ -246,7 +246,7 @@ stress: deps qemu all
 		-n $(STRESS_OPS) -p $(STRESS_PROCS) $(if $(STRESS_SEED),--seed $(STRESS_SEED))
 	$(MAKE) qemu-fuzz QEMU_FUZZ_SECONDS=$(STRESS_QEMU_FUZZ_SECONDS)
 
-# The soak (tests/guest/check-soak.sh): for SOAK_MINUTES, training under injected faults on card
+# The soak (tests/guest/workloads/check-soak.sh): for SOAK_MINUTES, training under injected faults on card
 # 0, serving under load and faults on card 1 and the ioctl fuzzer on card 2, in one guest, and
 # QEMU's memory watched from the host (tests/vm/run-soak.sh); make test runs it for a minute
 # (vm_soak). SOAK_SEED seeds the faults and the fuzzer.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Serving through the host's forwarded port, as `make serve` and `make demo` users reach it:
-# tpu-serve in the guest (tests/guest/serve-until-done.sh) behind run-in-vm.sh --forward, and the
+# tpu-serve in the guest (tests/guest/workloads/serve-until-done.sh) behind run-in-vm.sh --forward, and the
 # host's tpu-loadgen at 64 and 256 clients opening a connection per request, then 64 keeping
 # theirs. Every request must be answered 200 (tpu-loadgen exits 1 on any error).
 #   check-forwarded-serving.sh GUEST_BUILD_DIR HOST_BUILD_DIR LOG
@@ -21,7 +21,7 @@ for candidate in $(shuf -i 20000-29999 -n 20); do
 done
 [ -n "$port" ] || { echo "check-forwarded-serving: no free port" >&2; exit 1; }
 tests/vm/run-in-vm.sh --datasets --out "$out" --forward "$port:8000" --timeout 900 --log "$log" \
-	-- sh tests/guest/serve-until-done.sh "$guest_build" "$out" &
+	-- sh tests/guest/workloads/serve-until-done.sh "$guest_build" "$out" &
 vm=$!
 until [ -e "$out/serving" ]; do
 	kill -0 $vm 2>/dev/null || { echo "check-forwarded-serving: the guest ended first" >&2; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The soak as `make soak` and vm_soak run it: tests/guest/check-soak.sh in a guest with three
+# The soak as `make soak` and vm_soak run it: tests/guest/workloads/check-soak.sh in a guest with three
 # cards (training under faults, serving under load and faults, the ioctl fuzzer; its checks are
 # there), and from the host QEMU's own memory (tests/vm/qemu-memory.py: neither the guest's RAM
 # nor TCG's code buffer) sampled every 10 s from the end of the guest's warm-up to the end of
@@ -30,7 +30,7 @@ trap cleanup EXIT
 "$here/run-in-vm.sh" --timeout $((minutes * 60 + 1800)) --log "$log" --datasets --cards 3 \
 	--smp 2 --tcg-buffer "$TCG_BUFFER_MIB" --out "$out" --qemu-args "-global tpu.x-test-hold=on -pidfile $out/qemu.pid" \
 	--driver-args "job_timeout_ms=1000" -- \
-	sh tests/guest/check-soak.sh "$guest_build" "$minutes" "$seed" "$out" &
+	sh tests/guest/workloads/check-soak.sh "$guest_build" "$minutes" "$seed" "$out" &
 vm=$!
 
 # Exits with the guest's status (1 if that was 0) if the guest has ended.

@@ -29,7 +29,7 @@ using nlohmann::json;
 const char *env(const char *name) {
     const char *v = std::getenv(name);
     if (!v)
-        FAIL(std::string("set ") + name + " (tests/guest/check-serve.sh runs this test)");
+        FAIL(std::string("set ") + name + " (tests/guest/workloads/check-serve.sh runs this test)");
     return v;
 }
 int port() {

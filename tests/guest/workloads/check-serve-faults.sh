@@ -11,7 +11,7 @@
 # clients opening a connection per request, and 64 keeping theirs, must see no error.
 #   check-serve-faults.sh GUEST_BUILD_DIR [SEED]     (run-in-vm.sh --datasets)
 set -eu
-. tests/guest/serve-ready.sh
+. tests/guest/workloads/serve-ready.sh
 b=$1
 seed=${2:-7}
 faults=40

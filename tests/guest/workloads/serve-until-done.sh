@@ -6,7 +6,7 @@
 # OUT is a host directory shared read-write (run-in-vm.sh --out).
 #   serve-until-done.sh GUEST_BUILD_DIR OUT     (run-in-vm.sh --datasets)
 set -eu
-. tests/guest/serve-ready.sh
+. tests/guest/workloads/serve-ready.sh
 b=$1
 out=$2
 "$b/workloads/train/tpu-train-cpu" --data digits --epochs 1 --hidden 32 --out /tmp/digits \

@@ -8,7 +8,7 @@
 # run); the source tree is shared read-only. Outputs go to /tmp and vanish with the VM.
 #   check-serve.sh GUEST_BUILD_DIR      (run-in-vm.sh --datasets: the digits come from the host)
 set -eu
-. tests/guest/serve-ready.sh
+. tests/guest/workloads/serve-ready.sh
 b=$1
 out=/tmp/serve-test
 mkdir -p "$out"

@@ -14,7 +14,7 @@
 # up to a minute for HOST_DIR/sampled: the host measures QEMU's memory between the two.
 #   check-soak.sh GUEST_BUILD_DIR [MINUTES] [SEED] [HOST_DIR]
 set -eu
-. tests/guest/serve-ready.sh
+. tests/guest/workloads/serve-ready.sh
 b=$1
 minutes=${2:-1}
 seed=${3:-11}
