@@ -23,6 +23,7 @@
 #include <tpu_report/tensorboard_writer.hpp>
 
 #include <CLI/CLI.hpp>
+#include <tpurt/error.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -215,11 +216,31 @@ class StepScalars {
         last_ = now;
         have_last_ = true;
     }
+    // With --cards over 1: the step's modelled time over the cards (the slowest card's) and the
+    // all-reduce's share of it, from the data-parallel totals (data_parallel.hpp).
+    void add_parallel(std::size_t step, const tpu_train::ModelledSteps &m,
+                      const tpurt::DeviceInfo &info) {
+        if (!logs_.tensorboard || m.steps <= last_parallel_.steps ||
+            m.step_cycles <= last_parallel_.step_cycles) {
+            last_parallel_ = m;
+            return;
+        }
+        tpurt::JobStats work;
+        work.cycles = m.step_cycles - last_parallel_.step_cycles;
+        const std::uint64_t compute = m.compute_cycles - last_parallel_.compute_cycles;
+        const auto at = static_cast<std::int64_t>(step);
+        const std::chrono::duration<double, std::milli> ms = work.modelled_time(info);
+        logs_.tensorboard->scalar("data_parallel/modelled_ms_per_step", at, ms.count());
+        logs_.tensorboard->scalar("data_parallel/allreduce_share", at,
+                                  1.0 - double(compute) / double(work.cycles));
+        last_parallel_ = m;
+    }
 
   private:
     tpu_train::RunLogs &logs_;
     tpurt::DeviceCounters last_{};
     bool have_last_ = false;
+    tpu_train::ModelledSteps last_parallel_{};
 };
 
 // Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`, replaying from the
@@ -329,6 +350,9 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
                 pos.correct += r.correct;
                 pos.seen += b.size;
                 step_scalars.add(session.device(), pos.step, r, lr, b.size);
+                if (o.cards > 1)
+                    step_scalars.add_parallel(pos.step, replicas.modelled(),
+                                              session.device().info());
                 progress.update(pos.seen, pos.loss_sum / double(pos.seen),
                                 double(pos.correct) / double(pos.seen));
                 if (pos.step % o.replica_check_steps == 0)
@@ -351,7 +375,9 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
             pos = {pos.epoch + 1, 0, pos.step, 0.0, 0, 0};
             point.at = pos;
         } catch (const std::exception &e) {
-            if (o.cards > 1 && tpurt::is_retryable(e))
+            // A job or a collective that failed on one of several cards (a reset, a hang, a
+            // link down, a peer's stale message on a link: tpurt::Error, JobError included).
+            if (o.cards > 1 && dynamic_cast<const tpurt::Error *>(&e) != nullptr)
                 throw std::runtime_error(
                     std::string("a card failed during data-parallel training (") + e.what() +
                     "): a run on several cards is not recovered yet; resume it from its last "

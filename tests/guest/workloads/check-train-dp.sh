@@ -6,8 +6,9 @@
 # and test loss equal the one-card run's within 1e-5 relative and their test accuracies within
 # 0.5 points, that every run's replicas were bit-identical at every check (tpu-train fails loudly
 # otherwise), that the modelled weak-scaling efficiency on 4 cards is at least 90%, and that the
-# 4-card checkpoint evaluates in tpu-eval; it prints each run's summary (images/s in wall and
-# modelled card time, the compute / all-reduce split, the efficiency). Outputs go to /tmp.
+# 4-card checkpoint evaluates in tpu-eval and its TensorBoard file has the data-parallel scalars;
+# it prints each run's summary (images/s in wall and modelled card time, the compute /
+# all-reduce split, the efficiency). Outputs go to /tmp.
 #   check-train-dp.sh GUEST_BUILD_DIR      (run-in-vm.sh --cards 4 --datasets)
 set -eu
 b=$1
@@ -16,13 +17,17 @@ mkdir -p "$out"
 for n in 1 2 4; do
 	"$b/workloads/train/tpu-train" --model cnn --data fashion-mnist --limit 3200 --batch 32 \
 		--epochs 1 --precision fp32 --optimizer adam --cards "$n" --replica-check-steps 25 \
-		--out "$out/cards$n" >"$out/cards$n.log" 2>&1 ||
+		--out "$out/cards$n" --tensorboard "$out/tb$n" >"$out/cards$n.log" 2>&1 ||
 		{ cat "$out/cards$n.log"; echo "check-train-dp: tpu-train --cards $n failed"; exit 1; }
 	grep -E "^training|images/s|^modelled|replicas|^accuracy" "$out/cards$n.log"
 done
 for n in 2 4; do
 	grep -q "the $n replicas' weights and optimiser state were identical" "$out/cards$n.log" ||
 		{ echo "check-train-dp: no replica check on $n cards"; exit 1; }
+done
+for tag in data_parallel/modelled_ms_per_step data_parallel/allreduce_share; do
+	grep -q "$tag" "$out"/tb4/events.out.tfevents.* ||
+		{ echo "check-train-dp: no $tag in the 4-card run's TensorBoard event file"; exit 1; }
 done
 # curves.csv: epoch,train_loss,train_accuracy,test_loss,test_accuracy,...
 row() { sed -n 2p "$out/cards$1/curves.csv"; }
