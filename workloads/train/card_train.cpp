@@ -140,6 +140,8 @@ template <typename Card, typename Net> class CardSession {
     // Drops the card state and the device files (a context may be banned), then opens them
     // again from `net`'s weights.
     void open() {
+        if (replicas_)
+            earlier_ += replicas_->modelled();
         replicas_.reset();
         std::vector<tpurt::Device> devices;
         for (std::size_t i = 0; i < o_.cards; ++i)
@@ -151,11 +153,17 @@ template <typename Card, typename Net> class CardSession {
     tpurt::Device &device() { return replicas_->device(0); }
     Card &card() { return replicas_->card(0); }
     tpu_train::DataParallel<Card> &replicas() { return *replicas_; }
+    // The modelled time of every step trained, on the devices opened before too.
+    tpu_train::ModelledSteps modelled() const {
+        tpu_train::ModelledSteps m = earlier_;
+        return m += replicas_->modelled();
+    }
 
   private:
     const Options &o_;
     Net &net_;
     std::optional<tpu_train::DataParallel<Card>> replicas_;
+    tpu_train::ModelledSteps earlier_;
 };
 
 // The data-parallel summary: images/s in wall time and in modelled card time, the modelled
@@ -391,7 +399,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
             session.replicas().load_optimizer(point.state);
         }
     }
-    print_parallel_summary(session.replicas().modelled(), session.device().info(), o.cards);
+    print_parallel_summary(session.modelled(), session.device().info(), o.cards);
     if (budget.recovered() > 0)
         std::cout << "recovered from " << budget.recovered()
                   << " card failures; the run replayed the lost steps\n";

@@ -46,14 +46,24 @@ class ReplicaMismatch : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// The modelled card time of the steps so far, in cycles of the cards' clock.
+// The modelled card time of the steps so far, in cycles of the cards' clock: per step the
+// slowest card's cycles (step_cycles) and the slowest card's cycles but the collectives'
+// (compute_cycles), summed; and the steps' wall time, host included.
 struct ModelledSteps {
     std::uint64_t steps = 0;
     std::uint64_t samples = 0;
-    std::uint64_t step_cycles = 0; // sum over steps of the slowest card's cycles
-    std::uint64_t compute_cycles =
-        0;                     // sum over steps of the slowest card's cycles but the collectives'
-    double wall_seconds = 0.0; // the steps' wall time, host included
+    std::uint64_t step_cycles = 0;
+    std::uint64_t compute_cycles = 0;
+    double wall_seconds = 0.0;
+
+    ModelledSteps &operator+=(const ModelledSteps &o) {
+        steps += o.steps;
+        samples += o.samples;
+        step_cycles += o.step_cycles;
+        compute_cycles += o.compute_cycles;
+        wall_seconds += o.wall_seconds;
+        return *this;
+    }
 };
 
 template <typename Card> class DataParallel {
