@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // engine_backend_test.cpp - the in-process card's backend below the Device (runtime/src/
-// device/engine_backend.hpp) where the runtime cannot reach on its own: a job waiting for a
+// backend/engine_backend.hpp) where the runtime cannot reach on its own: a job waiting for a
 // timeline point starts only once another thread signals it, points imported from another
 // timeline, timeline waits that time out, the driver's refusals of a submission, and a
 // released buffer's pages gone from the card (a later job touching them faults).
-#include "device/engine_backend.hpp"
+#include "backend/engine_backend.hpp"
 
 #include <tpurt/codegen/program_builder.hpp>
 #include <tpurt/error.hpp>

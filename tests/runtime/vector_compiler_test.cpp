@@ -472,6 +472,23 @@ TEST_CASE("row reductions equal the reference", "[vector][reduce]") {
         }
 }
 
+TEST_CASE("a reduction's row may fill the unified buffer with its result", "[vector][reduce]") {
+    // 65535 fp32 elements and their sum are 262,144 bytes: a 256 KiB unified buffer exactly, so
+    // one row a REDUCE; 16,381 bf16 elements (32,762 bytes, padded to 32,764) and the fp32 sum
+    // fill 32 KiB. A row that leaves no room for its result is refused.
+    const tpu_engine_config ub256 = engine_config(32, 32, 256u << 10, 64u << 10);
+    const tpu_engine_config ub32 = engine_config(32, 32, 32u << 10, 64u << 10);
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max})
+        check_reduce(ub256, DType::Fp32, op, 3, 65535, 0);
+    check_reduce(ub32, DType::Bf16, ReduceOp::Sum, 2, 16381, 6);
+    try {
+        tpurt::compile_reduce({.type = DType::Fp32, .rows = 1, .cols = 8192}, limits_of(ub32));
+        FAIL("a row of 32 KiB and its sum were accepted for a 32 KiB unified buffer");
+    } catch (const tpurt::Error &error) {
+        CHECK(error.code() == tpurt::ErrorCode::Unsupported);
+    }
+}
+
 TEST_CASE("transposes move every element to its place", "[vector][transpose]") {
     for (DType type : {DType::Int8, DType::Bf16, DType::Fp32}) {
         check_transpose(card, type, 300, 170, 0);

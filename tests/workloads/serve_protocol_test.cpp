@@ -12,6 +12,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstring>
+#include <limits>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -35,15 +38,36 @@ std::string request(const json &shape, const json &data, const std::string &data
         .dump();
 }
 
-void refused(const std::string &body, const std::string &message) {
+void refused(const std::string &body, const std::string &message,
+             std::optional<std::string_view> header_length = std::nullopt) {
     INFO(body);
     try {
-        tpu_serve::parse_infer_request(body, model());
+        tpu_serve::parse_infer_request(body, model(), header_length);
         FAIL("accepted");
     } catch (const tpu_serve::ProtocolError &e) {
         CHECK(e.status() == 400);
         CHECK_THAT(e.what(), Catch::Contains(message));
     }
+}
+
+// A request with its input as binary tensor data: {JSON, binary} and the JSON's length.
+struct BinaryRequest {
+    std::string body, header_length;
+};
+BinaryRequest binary_request(const std::vector<float> &data, std::uint64_t rows,
+                             json parameters = nullptr, json extra = json::object()) {
+    if (parameters.is_null())
+        parameters = {{"binary_data_size", data.size() * sizeof(float)}};
+    json j = {{"inputs",
+               {{{"name", "input"},
+                 {"shape", {rows, 4}},
+                 {"datatype", "FP32"},
+                 {"parameters", parameters}}}}};
+    j.update(extra);
+    std::string text = j.dump();
+    const std::string length = std::to_string(text.size());
+    text.append(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(float));
+    return {text, length};
 }
 
 } // namespace
@@ -64,6 +88,91 @@ TEST_CASE("infer requests: flat and nested data, image shapes, id and outputs") 
     CHECK(r.id == "req-7");
     CHECK(!r.want_logits);
     CHECK(r.want_label);
+}
+
+TEST_CASE("binary tensor data: an input after the JSON, outputs after the response's JSON") {
+    const std::vector<float> x = {1, 2.5f, -3, 4, 5, 6, 7, 8.25f};
+    BinaryRequest b = binary_request(x, 2);
+    auto r = tpu_serve::parse_infer_request(b.body, model(), b.header_length);
+    CHECK(r.rows == 2);
+    CHECK(r.data == x);
+    CHECK_FALSE(r.binary_logits);
+    CHECK_FALSE(r.binary_label);
+    // The same request as JSON parses to the same bits.
+    CHECK(tpu_serve::parse_infer_request(request({2, 4}, x), model()).data == r.data);
+
+    // Every output as binary data; then only the label, the logits as JSON.
+    b = binary_request(x, 2, nullptr, {{"parameters", {{"binary_data_output", true}}}});
+    r = tpu_serve::parse_infer_request(b.body, model(), b.header_length);
+    CHECK(r.binary_logits);
+    CHECK(r.binary_label);
+    const std::vector<float> logits = {0.5f, 2, 1, -1, -3, -2};
+    auto response = tpu_serve::infer_response(model(), r, logits);
+    REQUIRE(response.header_length);
+    json head = json::parse(response.body.substr(0, *response.header_length));
+    CHECK(head["outputs"][0]["name"] == "logits");
+    CHECK(head["outputs"][0]["parameters"]["binary_data_size"] == 24);
+    CHECK_FALSE(head["outputs"][0].contains("data"));
+    CHECK(head["outputs"][1]["parameters"]["binary_data_size"] == 16);
+    REQUIRE(response.body.size() == *response.header_length + 24 + 16);
+    std::vector<float> got_logits(6);
+    std::memcpy(got_logits.data(), response.body.data() + *response.header_length, 24);
+    CHECK(got_logits == logits);
+    std::int64_t label[2];
+    std::memcpy(label, response.body.data() + *response.header_length + 24, 16);
+    CHECK(label[0] == 1);
+    CHECK(label[1] == 0);
+
+    b = binary_request(
+        x, 2, nullptr,
+        {{"outputs",
+          {{{"name", "logits"}}, {{"name", "label"}, {"parameters", {{"binary_data", true}}}}}}});
+    r = tpu_serve::parse_infer_request(b.body, model(), b.header_length);
+    CHECK_FALSE(r.binary_logits);
+    CHECK(r.binary_label);
+    response = tpu_serve::infer_response(model(), r, logits);
+    REQUIRE(response.header_length);
+    head = json::parse(response.body.substr(0, *response.header_length));
+    CHECK(head["outputs"][0]["data"] == json{0.5, 2, 1, -1, -3, -2});
+    CHECK(response.body.size() == *response.header_length + 16);
+}
+
+TEST_CASE("malformed binary tensor data is refused with 400 and what is wrong") {
+    const std::vector<float> x = {1, 2, 3, 4};
+    const BinaryRequest good = binary_request(x, 1);
+    // The header: not a number, or past the body.
+    refused(good.body, "is not a byte count", "12x");
+    refused(good.body, "is not a byte count", "");
+    refused(good.body, "is not a byte count", "-3");
+    refused(good.body, "past the end of the " + std::to_string(good.body.size()) + "-byte body",
+            std::to_string(good.body.size() + 1));
+    // A header that cuts the JSON short, or leaves part of it as data.
+    refused(good.body, "not valid JSON", std::to_string(std::stoul(good.header_length) - 1));
+    // binary_data_size disagreeing with the shape, or with the bytes there are.
+    BinaryRequest b = binary_request(x, 1, {{"binary_data_size", 12}});
+    refused(b.body, "binary_data_size 12 is not the 16 bytes of its 4 FP32", b.header_length);
+    b = binary_request({1, 2, 3}, 1, {{"binary_data_size", 16}});
+    refused(b.body, "binary_data_size 16 is more than the 12 bytes after", b.header_length);
+    b = binary_request(x, 1, {{"binary_data_size", -16}});
+    refused(b.body, "binary_data_size -16 is not a byte count", b.header_length);
+    b = binary_request(x, 1, {{"binary_data_size", "16"}});
+    refused(b.body, "is not a byte count", b.header_length);
+    refused(binary_request(x, 1, json::array()).body, "\"parameters\" is not an object",
+            binary_request(x, 1, json::array()).header_length);
+    // Bytes no input accounts for; binary data without the header; data given twice.
+    b = binary_request({1, 2, 3, 4, 5}, 1, {{"binary_data_size", 16}});
+    refused(b.body, "4 bytes after its JSON that no input's binary_data_size", b.header_length);
+    refused(good.body, "a NUL byte at offset " + good.header_length);
+    json j = json::parse(good.body.substr(0, std::stoul(good.header_length)));
+    refused(j.dump(), "has no Inference-Header-Content-Length header");
+    j["inputs"][0]["data"] = x;
+    refused(j.dump(), "has both \"data\" and a binary_data_size", std::to_string(j.dump().size()));
+    // Values JSON cannot carry either.
+    b = binary_request({1, std::numeric_limits<float>::infinity(), 3, 4}, 1);
+    refused(b.body, "holds inf at element 1, not a finite number", b.header_length);
+    b = binary_request({1, 2, 3, 4}, 1, nullptr,
+                       {{"outputs", {{{"name", "label"}, {"parameters", {{"binary_data", 1}}}}}}});
+    refused(b.body, "binary_data 1 is not true or false", b.header_length);
 }
 
 TEST_CASE("malformed infer requests are refused with 400 and what is wrong") {
@@ -100,7 +209,9 @@ TEST_CASE("malformed infer requests are refused with 400 and what is wrong") {
 TEST_CASE("infer responses, metadata and errors are KServe v2 JSON") {
     auto r = tpu_serve::parse_infer_request(request({2, 4}, std::vector<float>(8, 0.0f)), model());
     r.id = "abc";
-    json out = json::parse(tpu_serve::infer_response(model(), r, {0.5f, 2, 1, -1, -3, -2}));
+    const auto response = tpu_serve::infer_response(model(), r, {0.5f, 2, 1, -1, -3, -2});
+    CHECK_FALSE(response.header_length);
+    json out = json::parse(response.body);
     CHECK(out["model_name"] == "mlp");
     CHECK(out["model_version"] == "1");
     CHECK(out["id"] == "abc");

@@ -48,7 +48,7 @@ for _ in $(seq 1 1800); do
 done
 if [ -e "$out/serving" ]; then
 	"$host_build/workloads/loadgen/tpu-loadgen" --port "$port" --model fashion-mnist \
-		--concurrency 1,4,16 --seconds 10 --csv "$out/loadgen.csv" ||
+		--concurrency 1,4,16 --seconds 5 --binary --csv "$out/loadgen.csv" ||
 		echo "demo: tpu-loadgen saw failed requests (the errors column above)"
 fi
 touch "$out/loadgen.done"

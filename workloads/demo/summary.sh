@@ -44,8 +44,8 @@ if [ -n "$step" ]; then
 fi
 if [ -s "$out/loadgen.csv" ]; then
 	echo "serving the int8 CNN (tpu-serve, KServe v2, from the host through the forwarded port):"
-	awk -F, 'NR > 1 { printf "  concurrency %3d: %7.1f requests/s, p50 %6.1f ms, p90 %6.1f ms, p99 %6.1f ms, %d errors, %d answered 503\n",
-		$1, $6, $8, $9, $11, $4, $3 }' "$out/loadgen.csv"
+	awk -F, 'NR > 1 { printf "  concurrency %3d, %-6s: %7.1f requests/s, p50 %6.1f ms, p90 %6.1f ms, p99 %6.1f ms, %d errors, %d answered 503\n",
+		$1, $12, $6, $8, $9, $11, $4, $3 }' "$out/loadgen.csv"
 else
 	echo "serving: no load-generator results (see $out/serve.log)"
 fi

@@ -7,7 +7,9 @@
 // CSV. Every request's outcome is counted: answered (200), unavailable (503 with Retry-After: the
 // server's card is recovering; an answer, not an error) or an error (any other status, or no
 // answer: a connection reset, a timeout), which makes the exit status 1. Inputs are uniform random
-// features in [0, 1] of the size the model's metadata gives, --batch samples per request.
+// features in [0, 1] of the size the model's metadata gives, --batch samples per request, sent
+// as JSON; with --binary each level runs twice, as JSON and then with the inputs and outputs as
+// binary tensor data (the KServe v2 / Triton extension), the encodings side by side.
 // A level's clients open their connections one after the other (a GET of /v2/health/live each)
 // before its clock starts: it measures serving, not a storm of connects, which a forwarded port
 // of QEMU's user network does not take (libslirp listens on the host with a backlog of 1; at 32
@@ -36,7 +38,14 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// A request body; with binary tensor data, the length of its JSON header.
+struct Body {
+    std::string text;
+    std::string header_length; // empty: all JSON
+};
+
 struct Level {
+    std::string encoding; // "json" or "binary"
     unsigned concurrency = 0;
     std::size_t requests = 0, unavailable = 0, errors = 0, samples = 0;
     double seconds = 0;
@@ -52,7 +61,7 @@ double percentile(const std::vector<double> &sorted, double p) {
 }
 
 Level run_level(const std::string &host, int port, const std::string &path,
-                const std::vector<std::string> &bodies, unsigned concurrency, std::size_t requests,
+                const std::vector<Body> &bodies, unsigned concurrency, std::size_t requests,
                 double max_seconds, std::size_t batch, bool new_connection) {
     std::atomic<std::size_t> next{0};
     std::vector<std::vector<double>> lat(concurrency);
@@ -93,7 +102,12 @@ Level run_level(const std::string &host, int port, const std::string &path,
                 const auto t0 = Clock::now();
                 if (new_connection)
                     cli = client();
-                auto res = cli->Post(path, bodies[i % bodies.size()], "application/json");
+                const Body &body = bodies[i % bodies.size()];
+                auto res =
+                    body.header_length.empty()
+                        ? cli->Post(path, body.text, "application/json")
+                        : cli->Post(path, {{"Inference-Header-Content-Length", body.header_length}},
+                                    body.text, "application/octet-stream");
                 const double ms =
                     std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
                 if (res && res->status == 503 && res->has_header("Retry-After")) {
@@ -167,9 +181,11 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(1, 4096))
         ->capture_default_str();
     app.add_option("--seed", seed, "seed of the random inputs")->capture_default_str();
-    bool new_connection = false;
+    bool new_connection = false, binary = false;
     app.add_flag("--new-connection", new_connection,
                  "open a connection per request (as clients without keep-alive do)");
+    app.add_flag("--binary", binary,
+                 "run each level as JSON and again with binary tensor data, side by side");
     app.add_option("--json", json_out, "also write the results as JSON here");
     app.add_option("--csv", csv_out, "also write the results as CSV here");
     CLI11_PARSE(app, argc, argv);
@@ -198,44 +214,64 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    // A few distinct request bodies, built before timing starts.
+    // A few distinct inputs, each as a JSON body and as binary tensor data, built before timing
+    // starts.
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-    std::vector<std::string> bodies;
+    std::vector<Body> json_bodies, binary_bodies;
     for (int b = 0; b < 16; ++b) {
         std::vector<float> data(batch * features);
         for (float &v : data)
             v = pixel(rng);
-        bodies.push_back(json{{"inputs",
-                               {{{"name", input},
-                                 {"shape", {batch, features}},
-                                 {"datatype", "FP32"},
-                                 {"data", data}}}}}
-                             .dump());
+        json_bodies.push_back({json{{"inputs",
+                                     {{{"name", input},
+                                       {"shape", {batch, features}},
+                                       {"datatype", "FP32"},
+                                       {"data", data}}}}}
+                                   .dump(),
+                               ""});
+        std::string text = json{{"inputs",
+                                 {{{"name", input},
+                                   {"shape", {batch, features}},
+                                   {"datatype", "FP32"},
+                                   {"parameters", {{"binary_data_size", data.size() * 4}}}}}},
+                                {"parameters", {{"binary_data_output", true}}}}
+                               .dump();
+        const std::string length = std::to_string(text.size());
+        text.append(reinterpret_cast<const char *>(data.data()), data.size() * 4);
+        binary_bodies.push_back({std::move(text), length});
     }
     const std::string path = "/v2/models/" + model + "/infer";
     std::printf("tpu-loadgen: %s:%d model %s, %zu features, batch %zu per request, up to %zu "
                 "requests or %.0f s per level\n",
                 host.c_str(), port, model.c_str(), features, batch, requests, seconds);
-    std::printf("%11s %9s %7s %7s %10s %11s %9s %9s %9s %9s\n", "concurrency", "requests", "503",
-                "errors", "req/s", "samples/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms");
+    std::printf("%11s %9s %7s %7s %10s %11s %9s %9s %9s %9s %9s\n", "concurrency", "requests",
+                "503", "errors", "req/s", "samples/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms",
+                "encoding");
     std::vector<Level> results;
     int rc = 0;
-    for (unsigned c : levels) {
-        Level l = run_level(host, port, path, bodies, c, requests, seconds, batch, new_connection);
-        std::printf("%11u %9zu %7zu %7zu %10.1f %11.1f %9.2f %9.2f %9.2f %9.2f\n", l.concurrency,
-                    l.requests, l.unavailable, l.errors, double(l.requests) / l.seconds,
-                    double(l.samples) / l.seconds, l.p50, l.p90, l.p95, l.p99);
-        if (l.errors) {
-            std::printf("            first error: %s\n", l.first_error.c_str());
-            rc = 1;
+    for (unsigned c : levels)
+        for (const std::vector<Body> *bodies : {&json_bodies, &binary_bodies}) {
+            if (bodies == &binary_bodies && !binary)
+                continue;
+            Level l =
+                run_level(host, port, path, *bodies, c, requests, seconds, batch, new_connection);
+            l.encoding = bodies == &binary_bodies ? "binary" : "json";
+            std::printf("%11u %9zu %7zu %7zu %10.1f %11.1f %9.2f %9.2f %9.2f %9.2f %9s\n",
+                        l.concurrency, l.requests, l.unavailable, l.errors,
+                        double(l.requests) / l.seconds, double(l.samples) / l.seconds, l.p50, l.p90,
+                        l.p95, l.p99, l.encoding.c_str());
+            if (l.errors) {
+                std::printf("            first error: %s\n", l.first_error.c_str());
+                rc = 1;
+            }
+            results.push_back(l);
         }
-        results.push_back(l);
-    }
     if (!json_out.empty()) {
         json j = json::array();
         for (const Level &l : results)
-            j.push_back({{"concurrency", l.concurrency},
+            j.push_back({{"encoding", l.encoding},
+                         {"concurrency", l.concurrency},
                          {"requests", l.requests},
                          {"unavailable", l.unavailable},
                          {"errors", l.errors},
@@ -252,14 +288,13 @@ int main(int argc, char **argv) {
     }
     if (!csv_out.empty()) {
         std::ofstream csv(csv_out);
-        csv << "concurrency,requests,unavailable,errors,seconds,requests_per_second,samples_per_"
-               "second,"
-               "p50_ms,p90_ms,p95_ms,p99_ms\n";
+        csv << "concurrency,requests,unavailable,errors,seconds,requests_per_second,"
+               "samples_per_second,p50_ms,p90_ms,p95_ms,p99_ms,encoding\n";
         for (const Level &l : results)
             csv << l.concurrency << ',' << l.requests << ',' << l.unavailable << ',' << l.errors
                 << ',' << l.seconds << ',' << double(l.requests) / l.seconds << ','
                 << double(l.samples) / l.seconds << ',' << l.p50 << ',' << l.p90 << ',' << l.p95
-                << ',' << l.p99 << '\n';
+                << ',' << l.p99 << ',' << l.encoding << '\n';
         if (!csv)
             std::cerr << "tpu-loadgen: cannot write " << csv_out << "\n", rc = 1;
     }

@@ -3,9 +3,9 @@
 // programs in recycled program buffers, all through the card's backend.
 #include "tpurt/device.hpp"
 
+#include "backend/drm_backend.hpp"
 #include "device/device_discovery.hpp"
 #include "device/device_state.hpp"
-#include "device/drm_backend.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
 

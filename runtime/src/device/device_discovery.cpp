@@ -3,7 +3,7 @@
 // when the requested card is not there.
 #include "device/device_discovery.hpp"
 
-#include "device/drm_backend.hpp"
+#include "backend/drm_backend.hpp"
 #include "tpurt/error.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // device_fabric.cpp - tpurt::Device::open_in_process_fabric(): in-process cards (the engine
 // library, engine_backend.hpp) joined by one tpu_fabric of the engine, as QEMU's tpu-ici object
 // joins its cards. Part of the tpurt_engine library.
-#include "device/engine_backend.hpp"
+#include "backend/engine_backend.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/error.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // device_in_process.cpp - tpurt::Device::open_in_process(): a Device over the engine library
 // run in the process (engine_backend.hpp). Part of the tpurt_engine library.
-#include "device/engine_backend.hpp"
+#include "backend/engine_backend.hpp"
 #include "tpurt/device.hpp"
 
 namespace tpurt {

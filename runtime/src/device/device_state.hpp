@@ -4,7 +4,7 @@
 // staging and scratch pools and the executable cache.
 #pragma once
 
-#include "device/backend.hpp"
+#include "backend/backend.hpp"
 #include "exec/executable_cache.hpp"
 #include "memory/buffer_pool.hpp"
 #include "tpurt/device.hpp"

@@ -3,7 +3,7 @@
 // job status codes used in their messages.
 #include "tpurt/error.hpp"
 
-#include "device/backend.hpp"
+#include "backend/backend.hpp"
 
 #include <tpu_hw.h>
 

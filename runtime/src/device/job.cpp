@@ -3,7 +3,7 @@
 // into statistics or a JobError.
 #include "tpurt/job.hpp"
 
-#include "device/backend.hpp"
+#include "backend/backend.hpp"
 #include "memory/buffer_pool.hpp"
 #include "tpurt/error.hpp"
 

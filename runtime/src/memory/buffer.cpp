@@ -2,7 +2,7 @@
 // buffer.cpp - buffer objects: created, mapped and released through the device's backend.
 #include "tpurt/buffer.hpp"
 
-#include "device/backend.hpp"
+#include "backend/backend.hpp"
 #include "tpurt/error.hpp"
 
 #include <utility>

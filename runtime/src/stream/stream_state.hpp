@@ -5,7 +5,7 @@
 // helper thread), and the first error of the stream's work (see stream.hpp).
 #pragma once
 
-#include "device/backend.hpp"
+#include "backend/backend.hpp"
 #include "memory/buffer_pool.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/launch.hpp"

@@ -32,7 +32,7 @@ for ckpt in checkpoint int8; do
 	serve_wait_ready $port $pid 120 || { kill $pid; exit 1; }
 	SERVE_PORT=$port SERVE_MODEL=$model SERVE_MAX_BATCH=$max_batch SERVE_MAX_BODY=$max_body \
 		"$b/tests/guest/test_serve" --durations yes --use-colour no || { kill $pid; exit 1; }
-	"$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --concurrency 1,4 \
+	"$b/workloads/loadgen/tpu-loadgen" --model digits --port $port --concurrency 1,4 --binary \
 		--requests 40 --batch 2
 	kill -TERM $pid
 	rc=0

@@ -169,6 +169,57 @@ TEST_CASE("malformed, wrongly shaped and oversized requests get a 4xx and a JSON
     check_error(c.Post(infer_path, huge, type), 413, "over the server's limit");
 }
 
+TEST_CASE("binary tensor data gets the logits of the JSON form, and bad sizes a 400") {
+    const tpu_infer::Network net = tpu_infer::load_network(env("SERVE_MODEL"));
+    httplib::Client c = client();
+    const std::size_t first = 321, rows = 3;
+    const float *x = digits().sample(first);
+    json head = {{"inputs",
+                  {{{"name", "input"},
+                    {"shape", {rows, 64}},
+                    {"datatype", "FP32"},
+                    {"parameters", {{"binary_data_size", rows * 64 * 4}}}}}},
+                 {"parameters", {{"binary_data_output", true}}}};
+    const std::string text = head.dump();
+    const std::string data(reinterpret_cast<const char *>(x), rows * 64 * 4);
+    const auto post = [&](const std::string &body, const std::string &length) {
+        return c.Post(infer_path, {{"Inference-Header-Content-Length", length}}, body,
+                      "application/octet-stream");
+    };
+    auto res = post(text + data, std::to_string(text.size()));
+    REQUIRE(res);
+    INFO(res->body.substr(0, 300));
+    REQUIRE(res->status == 200);
+    REQUIRE(res->has_header("Inference-Header-Content-Length"));
+    const std::size_t length = std::stoul(res->get_header_value("Inference-Header-Content-Length"));
+    REQUIRE(length <= res->body.size());
+    json answer = json::parse(res->body.substr(0, length));
+    CHECK(answer["outputs"][0]["parameters"]["binary_data_size"] == rows * 10 * 4);
+    REQUIRE(res->body.size() == length + rows * 10 * 4 + rows * 8);
+    std::vector<float> logits(rows * 10);
+    std::memcpy(logits.data(), res->body.data() + length, logits.size() * 4);
+    const std::vector<float> want = tpu_infer::reference_logits(net, x, rows);
+    CHECK(std::memcmp(logits.data(), want.data(), want.size() * 4) == 0);
+    // The JSON form of the same request: the same bits.
+    auto json_res = c.Post(infer_path, infer_body(first, rows), "application/json");
+    REQUIRE(json_res);
+    REQUIRE(json_res->status == 200);
+    CHECK_FALSE(json_res->has_header("Inference-Header-Content-Length"));
+    const auto json_logits =
+        json::parse(json_res->body)["outputs"][0]["data"].get<std::vector<float>>();
+    REQUIRE(json_logits.size() == logits.size());
+    CHECK(std::memcmp(json_logits.data(), logits.data(), logits.size() * 4) == 0);
+
+    // Sizes that disagree with the header or the shape, a header past the body.
+    check_error(post(text + data, std::to_string(text.size() + data.size() + 1)), 400,
+                "past the end of the");
+    check_error(post(text + data.substr(4), std::to_string(text.size())), 400, "is more than the");
+    check_error(post(text + data + "more", std::to_string(text.size())), 400,
+                "4 bytes after its JSON");
+    check_error(post(text + data, "5"), 400, "not valid JSON");
+    check_error(post(text + data, "many"), 400, "is not a byte count");
+}
+
 TEST_CASE("garbage on the socket does not take the server down") {
     for (const char *garbage : {"GARBAGE\r\n\r\n",
                                 "POST /v2/models/digits/infer HTTP/1.1\r\n"

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
-// protocol.cpp - KServe v2 JSON messages with nlohmann/json: request validation (datatype,
-// shape, element count, numbers only, input and output names) and the responses.
+// protocol.cpp - KServe v2 messages with nlohmann/json: request validation (datatype, shape,
+// element count, numbers only, input and output names), the binary tensor data extension's
+// split of a body into its JSON and its data, and the responses.
 #include "tpu_serve/protocol.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace tpu_serve {
 namespace {
@@ -44,10 +48,96 @@ void flatten(const json &v, std::vector<float> &out, std::size_t limit, std::siz
     out.push_back(static_cast<float>(d));
 }
 
+// The binary data is copied as it lies: little-endian, as the extension defines it.
+static_assert(std::endian::native == std::endian::little);
+
+// A request body: its JSON, then (the binary tensor data extension) the inputs' binary data.
+struct BodyParts {
+    std::string_view json, binary;
+};
+
+BodyParts split_body(std::string_view body, std::optional<std::string_view> header_length) {
+    if (!header_length)
+        return {body, {}};
+    const std::string header(kInferenceHeaderContentLength);
+    std::uint64_t n = 0;
+    const char *first = header_length->data(), *last = first + header_length->size();
+    const auto [end, error] = std::from_chars(first, last, n);
+    if (header_length->empty() || error != std::errc() || end != last)
+        bad(header + " \"" + std::string(*header_length) + "\" is not a byte count");
+    if (n > body.size())
+        bad(header + " " + std::to_string(n) + " is past the end of the " +
+            std::to_string(body.size()) + "-byte body");
+    return {body.substr(0, n), body.substr(n)};
+}
+
+// A tensor's "parameters" (an object, or absent).
+const json *parameters(const json &tensor, const std::string &where) {
+    auto it = tensor.find("parameters");
+    if (it == tensor.end())
+        return nullptr;
+    if (!it->is_object())
+        bad(where + "'s \"parameters\" is not an object");
+    return &*it;
+}
+
+// The "binary_data_size" of an input's parameters, if it has one.
+std::optional<std::uint64_t> binary_data_size(const json &input, const std::string &where) {
+    const json *p = parameters(input, where);
+    if (!p || !p->contains("binary_data_size"))
+        return std::nullopt;
+    const json &size = (*p)["binary_data_size"];
+    if (!size.is_number_integer() || size.get<std::int64_t>() < 0)
+        bad(where + "'s binary_data_size " + size.dump() + " is not a byte count");
+    return size.get<std::uint64_t>();
+}
+
+// A boolean parameter (false when absent).
+bool flag(const json *params, const char *name, const std::string &where) {
+    if (!params || !params->contains(name))
+        return false;
+    const json &v = (*params)[name];
+    if (!v.is_boolean())
+        bad(where + "'s " + name + " " + v.dump() + " is not true or false");
+    return v.get<bool>();
+}
+
+// Reads `count` FP32 values of input `name` from the front of `binary`.
+void read_binary(std::string_view &binary, std::uint64_t size, std::size_t count,
+                 const std::string &name, bool has_header, std::vector<float> &out) {
+    if (!has_header)
+        bad("input \"" + name + "\" has a binary_data_size but the request has no " +
+            kInferenceHeaderContentLength + " header");
+    if (size != std::uint64_t{count} * sizeof(float))
+        bad("input \"" + name + "\"'s binary_data_size " + std::to_string(size) + " is not the " +
+            std::to_string(count * sizeof(float)) + " bytes of its " + std::to_string(count) +
+            " FP32 elements");
+    if (binary.size() < size)
+        bad("input \"" + name + "\"'s binary_data_size " + std::to_string(size) +
+            " is more than the " + std::to_string(binary.size()) +
+            " bytes after the request's JSON");
+    out.resize(count);
+    std::memcpy(out.data(), binary.data(), size);
+    binary.remove_prefix(size);
+    for (std::size_t i = 0; i < count; ++i)
+        if (!std::isfinite(out[i]))
+            bad("input \"" + name + "\"'s binary data holds " + std::to_string(out[i]) +
+                " at element " + std::to_string(i) + ", not a finite number");
+}
+
+void append_bytes(std::string &out, const void *data, std::size_t bytes) {
+    out.append(static_cast<const char *>(data), bytes);
+}
+
 } // namespace
 
-InferRequest parse_infer_request(std::string_view body, const ModelSignature &model) {
-    json j = json::parse(body, nullptr, false);
+InferRequest parse_infer_request(std::string_view body, const ModelSignature &model,
+                                 std::optional<std::string_view> header_length) {
+    auto [text, binary] = split_body(body, header_length);
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        bad("the body holds a NUL byte at offset " + std::to_string(nul) +
+            ": binary data after the JSON needs an " + kInferenceHeaderContentLength + " header");
+    json j = json::parse(text, nullptr, false);
     if (j.is_discarded())
         bad("the body is not valid JSON");
     if (!j.is_object())
@@ -94,11 +184,23 @@ InferRequest parse_infer_request(std::string_view body, const ModelSignature &mo
             std::to_string(model.max_batch) + " samples a request may hold");
     r.rows = dims[0];
     const std::size_t count = r.rows * model.features;
-    r.data.reserve(count);
-    flatten(field(in, "data", "inputs[0]"), r.data, count, dims.size());
-    if (r.data.size() != count)
-        bad("input data holds " + std::to_string(r.data.size()) + " elements, its shape " +
-            shape.dump() + " " + std::to_string(count));
+    if (const auto size = binary_data_size(in, "inputs[0]")) {
+        if (in.contains("data"))
+            bad("inputs[0] has both \"data\" and a binary_data_size");
+        read_binary(binary, *size, count, model.input, header_length.has_value(), r.data);
+    } else {
+        r.data.reserve(count);
+        flatten(field(in, "data", "inputs[0]"), r.data, count, dims.size());
+        if (r.data.size() != count)
+            bad("input data holds " + std::to_string(r.data.size()) + " elements, its shape " +
+                shape.dump() + " " + std::to_string(count));
+    }
+    if (!binary.empty())
+        bad("the body holds " + std::to_string(binary.size()) +
+            " bytes after its JSON that no input's binary_data_size accounts for");
+    // "binary_data_output": every output as binary data unless an output says otherwise.
+    const bool all_binary = flag(parameters(j, "the request"), "binary_data_output", "the request");
+    r.binary_logits = r.binary_label = all_binary;
     if (auto outs = j.find("outputs"); outs != j.end()) {
         if (!outs->is_array())
             bad("\"outputs\" is not an array");
@@ -107,10 +209,14 @@ InferRequest parse_infer_request(std::string_view body, const ModelSignature &mo
             if (!o.is_object() || !o.contains("name") || !o["name"].is_string())
                 bad("every requested output needs a \"name\"");
             const std::string n = o["name"].get<std::string>();
+            const json *params = parameters(o, "output \"" + n + "\"");
+            const bool binary_output = params && params->contains("binary_data")
+                                           ? flag(params, "binary_data", "output \"" + n + "\"")
+                                           : all_binary;
             if (n == "logits")
-                r.want_logits = true;
+                r.want_logits = true, r.binary_logits = binary_output;
             else if (n == "label")
-                r.want_label = true;
+                r.want_label = true, r.binary_label = binary_output;
             else
                 bad("unknown output \"" + n +
                     "\": the model's outputs are \"logits\" and "
@@ -120,27 +226,44 @@ InferRequest parse_infer_request(std::string_view body, const ModelSignature &mo
     return r;
 }
 
-std::string infer_response(const ModelSignature &model, const InferRequest &request,
-                           const std::vector<float> &logits) {
+InferResponse infer_response(const ModelSignature &model, const InferRequest &request,
+                             const std::vector<float> &logits) {
     json out = json::array();
+    std::string binary;
+    bool any_binary = false;
+    // An output with its data in the JSON, or after it.
+    const auto add = [&](json tensor, const auto &data, bool as_binary) {
+        if (as_binary) {
+            const std::size_t bytes = data.size() * sizeof(data[0]);
+            tensor["parameters"] = {{"binary_data_size", bytes}};
+            append_bytes(binary, data.data(), bytes);
+            any_binary = true;
+        } else {
+            tensor["data"] = data;
+        }
+        out.push_back(std::move(tensor));
+    };
     if (request.want_logits)
-        out.push_back({{"name", "logits"},
-                       {"datatype", "FP32"},
-                       {"shape", {request.rows, model.classes}},
-                       {"data", logits}});
+        add({{"name", "logits"}, {"datatype", "FP32"}, {"shape", {request.rows, model.classes}}},
+            logits, request.binary_logits);
     if (request.want_label) {
         std::vector<std::int64_t> label(request.rows);
         for (std::size_t r = 0; r < request.rows; ++r) {
             const float *row = logits.data() + r * model.classes;
             label[r] = std::max_element(row, row + model.classes) - row;
         }
-        out.push_back(
-            {{"name", "label"}, {"datatype", "INT64"}, {"shape", {request.rows}}, {"data", label}});
+        add({{"name", "label"}, {"datatype", "INT64"}, {"shape", {request.rows}}}, label,
+            request.binary_label);
     }
     json j = {{"model_name", model.name}, {"model_version", model.version}, {"outputs", out}};
     if (!request.id.empty())
         j["id"] = request.id;
-    return j.dump();
+    InferResponse response{j.dump(), std::nullopt};
+    if (any_binary) {
+        response.header_length = response.body.size();
+        response.body += binary;
+    }
+    return response;
 }
 
 std::string model_metadata(const ModelSignature &model) {

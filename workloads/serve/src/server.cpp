@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 
@@ -21,6 +22,8 @@ namespace tpu_serve {
 namespace {
 
 constexpr const char *json_type = "application/json";
+// A response whose JSON is followed by binary tensor data.
+constexpr const char *binary_type = "application/octet-stream";
 // Connections the kernel queues for accept() while the event loops are busy.
 constexpr unsigned kListenBacklog = 1024;
 // Seconds a 503's client is asked to wait before it tries again.
@@ -46,12 +49,17 @@ struct Server::Exchange : std::enable_shared_from_this<Server::Exchange> {
     int status = 0;
     std::string text;
     std::string type = json_type;
+    std::optional<std::size_t> header_length; // of a response with binary tensor data
 
     void reply(int code, std::string answer, std::string content_type = json_type) {
         status = code;
         text = std::move(answer);
         type = std::move(content_type);
         answered = true;
+    }
+    void reply(InferResponse response) {
+        header_length = response.header_length;
+        reply(200, std::move(response.body), header_length ? binary_type : json_type);
     }
 };
 
@@ -68,6 +76,9 @@ struct Daemon {
         MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, ex.type.c_str());
         if (ex.status == 503)
             MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, kRetryAfterSeconds);
+        if (ex.header_length)
+            MHD_add_response_header(response, kInferenceHeaderContentLength,
+                                    std::to_string(*ex.header_length).c_str());
         const MHD_Result queued = MHD_queue_response(connection, unsigned(ex.status), response);
         MHD_destroy_response(response);
         if (ex.counted)
@@ -170,7 +181,7 @@ void Server::handle(MHD_Connection *connection, Exchange &ex, const std::string 
         ex.reply(ready ? 200 : 503, ready ? R"({"ready":true})"
                                           : R"({"ready":false,"error":"the card is recovering"})");
     else if (get && url == "/v2")
-        ex.reply(200, R"({"name":"tpu-serve","version":"1","extensions":[]})");
+        ex.reply(200, R"({"name":"tpu-serve","version":"1","extensions":["binary_tensor_data"]})");
     else if (get && model_route && action.empty())
         ex.reply(200, model_metadata(model_));
     else if (get && model_route && action == "/ready")
@@ -189,7 +200,11 @@ void Server::infer(MHD_Connection *connection, Exchange &ex) {
         ex.reply(status, std::move(text));
     };
     try {
-        InferRequest r = parse_infer_request(ex.body, model_);
+        const char *header_length =
+            MHD_lookup_connection_value(connection, MHD_HEADER_KIND, kInferenceHeaderContentLength);
+        InferRequest r = parse_infer_request(
+            ex.body, model_,
+            header_length ? std::optional<std::string_view>(header_length) : std::nullopt);
         std::string().swap(ex.body);
         // The callback runs on the batcher's thread, maybe before this one suspends the
         // connection: whichever comes second answers. It holds the Exchange and the request.
@@ -202,7 +217,7 @@ void Server::infer(MHD_Connection *connection, Exchange &ex) {
                             try {
                                 if (error)
                                     std::rethrow_exception(error);
-                                exchange->reply(200, infer_response(model_, *request, logits));
+                                exchange->reply(infer_response(model_, *request, logits));
                             } catch (const ProtocolError &e) {
                                 exchange->reply(e.status(), error_body(e.what()));
                             } catch (const std::exception &e) {

@@ -323,16 +323,21 @@ std::vector<Program> compile_reduce(const ReduceProblem &p, const ArrayLimits &l
     const std::uint32_t out_elem = static_cast<std::uint32_t>(element_size(out_type));
     const std::uint64_t row_bytes = std::uint64_t{p.cols} * elem;
     const std::uint64_t a_stride = stride_of(p.a_stride, row_bytes, "reduction", "A");
-    if (p.cols > max_dim || row_bytes + out_elem > limits.ub_bytes)
+    // A tile: its rows of a, then their results from the next 4-byte boundary.
+    const auto tile_bytes = [&](std::uint64_t rows) {
+        return (rows * row_bytes + 3) / 4 * 4 + rows * out_elem;
+    };
+    if (p.cols > max_dim || tile_bytes(1) > limits.ub_bytes)
         throw Error(ErrorCode::Unsupported,
                     "a reduction over rows of " + std::to_string(p.cols) + " " +
                         dtype_name(p.type) + " elements does not fit one REDUCE (at most " +
                         std::to_string(max_dim) + " and a unified buffer of " +
                         std::to_string(limits.ub_bytes) + " bytes)");
-    // a's rows, then the results (4-byte aligned after a's tile).
-    const std::uint64_t per_row = row_bytes + out_elem;
-    const std::uint32_t tile_rows = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>({p.rows, max_dim, (limits.ub_bytes - 4) / per_row}));
+    std::uint64_t fit =
+        std::min<std::uint64_t>({p.rows, max_dim, limits.ub_bytes / (row_bytes + out_elem)});
+    while (tile_bytes(fit) > limits.ub_bytes) // at most the 3 bytes of alignment over
+        --fit;
+    const std::uint32_t tile_rows = static_cast<std::uint32_t>(fit);
     ProgramSplitter programs(max_program_bytes);
     for (std::uint32_t r0 = 0; r0 < p.rows; r0 += tile_rows) {
         const std::uint32_t rows = std::min(tile_rows, p.rows - r0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // numa_placement.cpp - the thread memory-policy scope that puts BO pages on the card's node.
-#include "device/numa_placement.hpp"
+#include "backend/numa_placement.hpp"
 
 #include <numa.h>
 #include <numaif.h>

@@ -3,7 +3,7 @@
 // properties, buffers in host memory mapped through the page tables its MMU walks, and jobs
 // run on it when submitted (see engine_backend.hpp). The timelines are in
 // engine_timelines.cpp.
-#include "device/engine_backend.hpp"
+#include "backend/engine_backend.hpp"
 
 #include "tpurt/error.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // drm_timelines.cpp - timeline fences as DRM timeline syncobjs (SYNCOBJ_CREATE, _DESTROY,
 // _QUERY, _TIMELINE_WAIT, _TIMELINE_SIGNAL, _TRANSFER).
-#include "device/drm_backend.hpp"
+#include "backend/drm_backend.hpp"
 
 #include "tpurt/error.hpp"
 

@@ -4,7 +4,7 @@
 // GEM_CLOSE, SUBMIT, WAIT and the syncobj calls) and turns their failures into tpurt::Error.
 #pragma once
 
-#include "device/backend.hpp"
+#include "backend/backend.hpp"
 
 #include <memory>
 #include <string>

@@ -2,9 +2,9 @@
 // drm_backend.cpp - the driver's ioctls: opening a node, its parameters (GET_PARAM) and PCI
 // slot and NUMA node (sysfs), counters, buffer objects (BO_CREATE, BO_INFO, mmap, GEM_CLOSE),
 // SUBMIT and WAIT. The syncobj calls are in drm_timelines.cpp.
-#include "device/drm_backend.hpp"
+#include "backend/drm_backend.hpp"
 
-#include "device/numa_placement.hpp"
+#include "backend/numa_placement.hpp"
 #include "tpurt/error.hpp"
 
 #include <drm/tpu_accel.h>

@@ -10,7 +10,7 @@
 // config's job_timeout_ms and resets the engine, as tpu.ko's job timeout does.
 #pragma once
 
-#include "device/backend.hpp"
+#include "backend/backend.hpp"
 #include "tpurt/device.hpp"
 
 #include <tpu_engine.h>

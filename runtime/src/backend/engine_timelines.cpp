@@ -3,7 +3,7 @@
 // advances over consecutive signalled points (a point signals after every earlier one, as a
 // syncobj timeline's), points imported from other timelines, and waits on a condition
 // variable.
-#include "device/engine_backend.hpp"
+#include "backend/engine_backend.hpp"
 
 #include "tpurt/error.hpp"
 
