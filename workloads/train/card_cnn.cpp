@@ -104,36 +104,64 @@ std::vector<float> CardCnn::logits(const float *x, std::size_t batch) {
     return w.h.back().to_vector<float>();
 }
 
-CardCnn::Work &CardCnn::queue_forward_backward(const float *x, const std::uint8_t *labels,
-                                               std::size_t batch) {
+void CardCnn::queue_forward_loss(const float *x, const std::uint8_t *labels, std::size_t batch,
+                                 std::size_t mean_over) {
     if (batch == 0)
         throw std::invalid_argument("CardCnn: an empty batch");
     Work &w = work(batch);
+    current_ = &w;
     tpurt::Stream &s = params_.stream();
     copy_targets(s, w.targets, labels, batch, "CardCnn");
     queue_forward(w, x, batch);
-
     tpurt::softmax_cross_entropy(s, w.h[dense_], w.targets, w.loss, w.d[dense_ - 1],
-                                 1.0f / float(batch));
-    for (std::size_t j = dense_; j-- > 0;) {
+                                 1.0f / float(mean_over));
+}
+
+CardCnn::Work &CardCnn::current() {
+    if (current_ == nullptr)
+        throw std::logic_error("CardCnn: no batch queued");
+    return *current_;
+}
+
+ParamRange CardCnn::queue_backward(std::size_t k) {
+    Work &w = current();
+    tpurt::Stream &s = params_.stream();
+    if (k < dense_) { // dense layers from the last
+        const std::size_t j = dense_ - 1 - k;
         tpurt::matmul_tn(s, w.h[j], w.d[j], dense_w(j).g);
         tpurt::column_sums(s, w.d[j], dense_b(j).g);
         tpurt::matmul_nt(s, w.d[j], dense_w(j).c, w.dh[j]);
         if (j > 0) // ReLU's gradient from its output: h > 0 exactly where its input was
             tpurt::activation_grad(s, tpurt::GradFunction::Relu, w.h[j], w.dh[j], w.d[j - 1]);
+        return {2 * (blocks_ + j), 2};
     }
-    for (std::size_t i = blocks_; i-- > 0;) {
-        const Block &b = w.blocks[i];
-        const std::size_t f = shape_.filters[i];
-        tpurt::activation_grad(s, tpurt::GradFunction::Relu, b.p, b.dp, b.dq);
-        tpurt::column_sums(s, b.dq.reshape({b.dq.element_count() / f, f}), conv_b(i).g);
-        tpurt::max_pool2d_grad(s, b.s, b.p, b.dq, b.ds, 2, 2, 2, 2);
-        const Tensor &in = i == 0 ? w.x : w.blocks[i - 1].p;
-        tpurt::conv2d_weight_grad(s, in, b.ds, conv_w(i).g, same_3x3);
-        if (i > 0)
-            tpurt::conv2d_input_grad(s, b.ds, conv_w(i).c, w.blocks[i - 1].dp, same_3x3);
-    }
-    return w;
+    if (k >= dense_ + blocks_)
+        throw std::out_of_range("CardCnn::queue_backward: part " + std::to_string(k) + " of " +
+                                std::to_string(backward_parts()));
+    const std::size_t i = blocks_ - 1 - (k - dense_); // then the conv blocks from the last
+    const Block &b = w.blocks[i];
+    const std::size_t f = shape_.filters[i];
+    tpurt::activation_grad(s, tpurt::GradFunction::Relu, b.p, b.dp, b.dq);
+    tpurt::column_sums(s, b.dq.reshape({b.dq.element_count() / f, f}), conv_b(i).g);
+    tpurt::max_pool2d_grad(s, b.s, b.p, b.dq, b.ds, 2, 2, 2, 2);
+    const Tensor &in = i == 0 ? w.x : w.blocks[i - 1].p;
+    tpurt::conv2d_weight_grad(s, in, b.ds, conv_w(i).g, same_3x3);
+    if (i > 0)
+        tpurt::conv2d_input_grad(s, b.ds, conv_w(i).c, w.blocks[i - 1].dp, same_3x3);
+    return {2 * i, 2};
+}
+
+StepResult CardCnn::result(const std::uint8_t *labels) {
+    const Work &w = current();
+    return step_result(params_.stream(), w.loss, w.h[dense_], labels);
+}
+
+CardCnn::Work &CardCnn::queue_forward_backward(const float *x, const std::uint8_t *labels,
+                                               std::size_t batch) {
+    queue_forward_loss(x, labels, batch, batch);
+    for (std::size_t k = 0; k < backward_parts(); ++k)
+        queue_backward(k);
+    return current();
 }
 
 StepResult CardCnn::forward_backward(const float *x, const std::uint8_t *labels,

@@ -42,6 +42,22 @@ class CardCnn {
     // The logits (batch x classes) of the forward pass alone.
     std::vector<float> logits(const float *x, std::size_t batch);
 
+    // A step in parts, for data-parallel training (data_parallel.hpp), whose step() is these in
+    // order: queue_forward_loss() (the copies in, the forward pass, the loss, its gradient
+    // scaled by 1 / mean_over: the rows of the whole batch of which this is a part),
+    // queue_backward(k) for k < backward_parts() (the layers from the last: each queues the
+    // layer's gradients and the gradient at its input, and returns the parameters whose
+    // gradients it completed), queue_update() (the optimiser's step) and result() (waits and
+    // reads the loss and the logits of this card's rows back).
+    void queue_forward_loss(const float *x, const std::uint8_t *labels, std::size_t batch,
+                            std::size_t mean_over);
+    std::size_t backward_parts() const { return blocks_ + dense_; }
+    ParamRange queue_backward(std::size_t k);
+    void queue_update() { params_.step(); }
+    StepResult result(const std::uint8_t *labels);
+    CardParams &params() { return params_; }
+    const CardParams &params() const { return params_; }
+
     // The gradients of the last forward_backward(), in CpuCnn::params() order.
     std::vector<std::vector<float>> gradients() const;
     // The current weights into `net` (same shape), e.g. for saving.
@@ -70,6 +86,7 @@ class CardCnn {
     // and the backward pass.
     void queue_forward(Work &w, const float *x, std::size_t batch);
     Work &queue_forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
+    Work &current(); // the batch of the last queue_forward_loss()
     CardParam &conv_w(std::size_t i) { return params_[2 * i]; }
     CardParam &conv_b(std::size_t i) { return params_[2 * i + 1]; }
     CardParam &dense_w(std::size_t j) { return params_[2 * (blocks_ + j)]; }
@@ -81,6 +98,7 @@ class CardCnn {
     tpurt::DType dtype_; // compute_dtype(precision)
     CardParams params_;
     std::map<std::size_t, Work> work_;
+    Work *current_ = nullptr;
 };
 
 } // namespace tpu_train

@@ -7,6 +7,7 @@
 
 #include <span>
 #include <stdexcept>
+#include <string>
 
 namespace tpu_train {
 
@@ -53,11 +54,12 @@ CardMlp::Work &CardMlp::work(std::size_t batch) {
     return work_.emplace(batch, std::move(w)).first->second;
 }
 
-CardMlp::Work &CardMlp::queue_forward_backward(const float *x, const std::uint8_t *labels,
-                                               std::size_t batch) {
+void CardMlp::queue_forward_loss(const float *x, const std::uint8_t *labels, std::size_t batch,
+                                 std::size_t mean_over) {
     if (batch == 0)
         throw std::invalid_argument("CardMlp: an empty batch");
     Work &w = work(batch);
+    current_ = &w;
     tpurt::Stream &s = params_.stream();
     copy_targets(s, w.targets, labels, batch, "CardMlp");
     copy_in(s, w.x, std::span<const float>(x, batch * layers_.front().in));
@@ -66,17 +68,42 @@ CardMlp::Work &CardMlp::queue_forward_backward(const float *x, const std::uint8_
     for (std::size_t i = 0; i < n; ++i)
         tpurt::dense(s, w.h[i], weights(i).c, &bias(i).w, w.h[i + 1],
                      i + 1 < n ? tpurt::Activation::Relu : tpurt::Activation::None);
-    tpurt::softmax_cross_entropy(s, w.h[n], w.targets, w.loss, w.d[n - 1], 1.0f / float(batch));
-    for (std::size_t i = n; i-- > 0;) {
-        tpurt::matmul_tn(s, w.h[i], w.d[i], weights(i).g);
-        tpurt::column_sums(s, w.d[i], bias(i).g);
-        if (i > 0) {
-            tpurt::matmul_nt(s, w.d[i], weights(i).c, w.dh[i - 1]);
-            // ReLU's gradient from its output: h > 0 exactly where its input was.
-            tpurt::activation_grad(s, tpurt::GradFunction::Relu, w.h[i], w.dh[i - 1], w.d[i - 1]);
-        }
+    tpurt::softmax_cross_entropy(s, w.h[n], w.targets, w.loss, w.d[n - 1], 1.0f / float(mean_over));
+}
+
+CardMlp::Work &CardMlp::current() {
+    if (current_ == nullptr)
+        throw std::logic_error("CardMlp: no batch queued");
+    return *current_;
+}
+
+ParamRange CardMlp::queue_backward(std::size_t k) {
+    if (k >= layers_.size())
+        throw std::out_of_range("CardMlp::queue_backward: part " + std::to_string(k) + " of " +
+                                std::to_string(backward_parts()));
+    Work &w = current();
+    tpurt::Stream &s = params_.stream();
+    const std::size_t i = layers_.size() - 1 - k;
+    tpurt::matmul_tn(s, w.h[i], w.d[i], weights(i).g);
+    tpurt::column_sums(s, w.d[i], bias(i).g);
+    if (i > 0) {
+        tpurt::matmul_nt(s, w.d[i], weights(i).c, w.dh[i - 1]);
+        // ReLU's gradient from its output: h > 0 exactly where its input was.
+        tpurt::activation_grad(s, tpurt::GradFunction::Relu, w.h[i], w.dh[i - 1], w.d[i - 1]);
     }
-    return w;
+    return {2 * i, 2};
+}
+
+StepResult CardMlp::result(const std::uint8_t *labels) {
+    return step_result(params_.stream(), current().loss, current().h.back(), labels);
+}
+
+CardMlp::Work &CardMlp::queue_forward_backward(const float *x, const std::uint8_t *labels,
+                                               std::size_t batch) {
+    queue_forward_loss(x, labels, batch, batch);
+    for (std::size_t k = 0; k < backward_parts(); ++k)
+        queue_backward(k);
+    return current();
 }
 
 StepResult CardMlp::forward_backward(const float *x, const std::uint8_t *labels,

@@ -34,6 +34,18 @@ class CardMlp {
     StepResult forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
     StepResult step(const float *x, const std::uint8_t *labels, std::size_t batch);
 
+    // A step in parts for data-parallel training, as CardCnn's (card_cnn.hpp): step() is
+    // queue_forward_loss(), queue_backward(k) for k < backward_parts() (the layers from the
+    // last), queue_update() and result().
+    void queue_forward_loss(const float *x, const std::uint8_t *labels, std::size_t batch,
+                            std::size_t mean_over);
+    std::size_t backward_parts() const { return layers_.size(); }
+    ParamRange queue_backward(std::size_t k);
+    void queue_update() { params_.step(); }
+    StepResult result(const std::uint8_t *labels);
+    CardParams &params() { return params_; }
+    const CardParams &params() const { return params_; }
+
     // Gradients of the last forward_backward() and the weights, read from the card.
     std::vector<float> weight_grad(std::size_t layer) const;
     std::vector<float> bias_grad(std::size_t layer) const;
@@ -62,6 +74,7 @@ class CardMlp {
     Work &work(std::size_t batch);
     // Queues the copies of the batch in, the forward pass, the loss and the backward pass.
     Work &queue_forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
+    Work &current(); // the batch of the last queue_forward_loss()
     CardParam &weights(std::size_t i) { return params_[2 * i]; }
     CardParam &bias(std::size_t i) { return params_[2 * i + 1]; }
     const CardParam &weights(std::size_t i) const { return params_[2 * i]; }
@@ -72,6 +85,7 @@ class CardMlp {
     std::vector<Layer> layers_;
     CardParams params_; // per layer i: weights 2 i ("<i>.w"), bias 2 i + 1 ("<i>.b")
     std::map<std::size_t, Work> work_;
+    Work *current_ = nullptr;
 };
 
 } // namespace tpu_train

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <span>
 #include <stdexcept>
+#include <string>
 
 namespace tpu_train {
 
@@ -143,9 +144,25 @@ void CardParams::place() {
         const tpurt::Tensor pw = view(all_->w);
         params_.push_back({d.key, pw, view(all_->g), view(all_->m), view(all_->v),
                            d.copied ? view(all_->c) : pw});
+        offsets_.push_back(at);
         at += n;
     }
+    offsets_.push_back(at);
     declared_.clear();
+}
+
+const CardParam &CardParams::flat() const {
+    if (!all_)
+        throw std::logic_error("CardParams::flat before place()");
+    return *all_;
+}
+
+tpurt::Tensor CardParams::gradients(ParamRange range) const {
+    if (range.count == 0 || range.first + range.count > params_.size())
+        throw std::out_of_range("CardParams::gradients: parameters " + std::to_string(range.first) +
+                                " + " + std::to_string(range.count) + " of " +
+                                std::to_string(params_.size()));
+    return all_->g.slice(0, offsets_[range.first], offsets_[range.first + range.count]);
 }
 
 void CardParams::write_hyperparameters() {

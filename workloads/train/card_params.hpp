@@ -58,6 +58,13 @@ struct StepResult {
 StepResult step_result(tpurt::Stream &stream, const tpurt::Tensor &loss,
                        const tpurt::Tensor &logits, const std::uint8_t *labels);
 
+// Parameters [first, first + count) of a model's CardParams: what one part of a backward pass
+// completes the gradients of (a layer's weights and bias), for data-parallel training
+// (data_parallel.hpp).
+struct ParamRange {
+    std::size_t first = 0, count = 0;
+};
+
 struct CardParam {
     std::string key;          // tpu_model::Param's key
     tpurt::Tensor w, g, m, v; // fp32 weights (the master), gradient, momentum / Adam's moments
@@ -80,6 +87,12 @@ class CardParams {
     CardParam &operator[](std::size_t i) { return params_[i]; }
     const CardParam &operator[](std::size_t i) const { return params_[i]; }
     std::size_t size() const { return params_.size(); }
+    // The flat buffers every parameter is a view of (after place()): what data-parallel
+    // training compares between replicas.
+    const CardParam &flat() const;
+    // The gradients of the parameters of `range` as one view of the flat gradient buffer (they
+    // are placed one after the other): what a data-parallel step all-reduces.
+    tpurt::Tensor gradients(ParamRange range) const;
     // The stream of the model's ops: a step's ops are queued here in order; reading a tensor
     // back (gradients, weights, the optimiser state) needs it synchronized first.
     tpurt::Stream &stream() { return stream_; }
@@ -113,6 +126,7 @@ class CardParams {
     Precision precision_;
     std::vector<Declared> declared_;
     std::vector<CardParam> params_;
+    std::vector<std::size_t> offsets_; // of each parameter in the flat buffers, and the total
     // The flat buffers once placed (c: the bf16 copies, or w in fp32 precision).
     std::optional<CardParam> all_;
     tpurt::Tensor hp_;

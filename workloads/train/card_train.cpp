@@ -7,9 +7,14 @@
 // training step on the card and the same step with the CPU model on this CPU. The CNN's test set is
 // evaluated on the card, the MLP's on the CPU with the card's weights. --profile writes the trace
 // of the run's first training steps (libtpurt's profiler) and prints their per-op table.
+// --cards N trains data-parallel on cards --card .. --card + N - 1 (data_parallel.hpp): rank 0
+// evaluates, checkpoints and reports; the replicas are compared every --replica-check-steps steps
+// and at the end, and the summary gives images/s in wall and modelled card time, the modelled
+// compute / communication split and the modelled weak-scaling efficiency.
 #include "card_cnn.hpp"
 #include "card_mlp.hpp"
 #include "card_recovery.hpp"
+#include "data_parallel.hpp"
 #include "train_common.hpp"
 
 #include <tpu_data/batches.hpp>
@@ -18,13 +23,16 @@
 #include <tpu_report/tensorboard_writer.hpp>
 
 #include <CLI/CLI.hpp>
+#include <tpurt/error.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <variant>
+#include <vector>
 
 namespace {
 
@@ -124,28 +132,70 @@ tpu_train::Forward test_forward(tpu_train::CardMlp &card, tpu_model::CpuMlp &net
     };
 }
 
-// The device and the model's card state on it, opened again after a card failure.
+// The devices (--card and the --cards - 1 after it) and the model's replicas on them, opened
+// again after a card failure.
 template <typename Card, typename Net> class CardSession {
   public:
     CardSession(const Options &o, Net &net) : o_(o), net_(net) { open(); }
-    // Drops the card state and the device file (its context may be banned), then opens both
+    // Drops the card state and the device files (a context may be banned), then opens them
     // again from `net`'s weights.
     void open() {
-        card_.reset();
-        device_.reset();
-        device_.emplace(tpurt::Device::open(o_.card));
-        card_.emplace(*device_, net_, optimizer_config(o_),
-                      tpu_train::parse_precision(o_.precision));
+        if (replicas_)
+            earlier_ += replicas_->modelled();
+        replicas_.reset();
+        std::vector<tpurt::Device> devices;
+        for (std::size_t i = 0; i < o_.cards; ++i)
+            devices.push_back(tpurt::Device::open(o_.card + unsigned(i)));
+        replicas_.emplace(std::move(devices), net_, optimizer_config(o_),
+                          tpu_train::parse_precision(o_.precision));
     }
-    tpurt::Device &device() { return *device_; }
-    Card &card() { return *card_; }
+    // Rank 0: the card that evaluates and whose state is saved.
+    tpurt::Device &device() { return replicas_->device(0); }
+    Card &card() { return replicas_->card(0); }
+    tpu_train::DataParallel<Card> &replicas() { return *replicas_; }
+    // The modelled time of every step trained, on the devices opened before too.
+    tpu_train::ModelledSteps modelled() const {
+        tpu_train::ModelledSteps m = earlier_;
+        return m += replicas_->modelled();
+    }
 
   private:
     const Options &o_;
     Net &net_;
-    std::optional<tpurt::Device> device_;
-    std::optional<Card> card_;
+    std::optional<tpu_train::DataParallel<Card>> replicas_;
+    tpu_train::ModelledSteps earlier_;
 };
+
+// The data-parallel summary: images/s in wall time and in modelled card time, the modelled
+// compute / communication split and the modelled weak-scaling efficiency: per-card throughput
+// on N cards against one card that runs a card's share of the batch alone (whose step is the
+// step's compute part: the same jobs without the collectives).
+void print_parallel_summary(const tpu_train::ModelledSteps &m, const tpurt::DeviceInfo &info,
+                            std::size_t cards) {
+    if (m.steps == 0)
+        return;
+    const auto ms = [&](std::uint64_t cycles) {
+        tpurt::JobStats j;
+        j.cycles = cycles;
+        return std::chrono::duration<double, std::milli>(j.modelled_time(info)).count();
+    };
+    const double step_ms = ms(m.step_cycles), compute_ms = ms(m.compute_cycles);
+    const double comm_ms = step_ms - compute_ms;
+    std::printf("training on %zu card%s: %.1f images/s in wall time, %.1f images/s in modelled "
+                "card time (%llu steps)\n",
+                cards, cards == 1 ? "" : "s", double(m.samples) / m.wall_seconds,
+                step_ms > 0 ? double(m.samples) / (step_ms / 1000.0) : 0.0,
+                static_cast<unsigned long long>(m.steps));
+    if (cards == 1) {
+        std::printf("modelled step %.3f ms\n", step_ms / double(m.steps));
+        return;
+    }
+    std::printf("modelled step %.3f ms: compute %.3f ms, all-reduce %.3f ms (%.1f%% of the step); "
+                "modelled weak-scaling efficiency %.1f%%\n",
+                step_ms / double(m.steps), compute_ms / double(m.steps), comm_ms / double(m.steps),
+                step_ms > 0 ? 100.0 * comm_ms / step_ms : 0.0,
+                step_ms > 0 ? 100.0 * compute_ms / step_ms : 0.0);
+}
 
 // With --tensorboard, each step's scalars (RunLogs::step), and from the card's counters (all
 // its work, as tpu-smi sees it) the modelled card time and the matrix unit's utilisation since
@@ -174,11 +224,31 @@ class StepScalars {
         last_ = now;
         have_last_ = true;
     }
+    // With --cards over 1: the step's modelled time over the cards (the slowest card's) and the
+    // all-reduce's share of it, from the data-parallel totals (data_parallel.hpp).
+    void add_parallel(std::size_t step, const tpu_train::ModelledSteps &m,
+                      const tpurt::DeviceInfo &info) {
+        if (!logs_.tensorboard || m.steps <= last_parallel_.steps ||
+            m.step_cycles <= last_parallel_.step_cycles) {
+            last_parallel_ = m;
+            return;
+        }
+        tpurt::JobStats work;
+        work.cycles = m.step_cycles - last_parallel_.step_cycles;
+        const std::uint64_t compute = m.compute_cycles - last_parallel_.compute_cycles;
+        const auto at = static_cast<std::int64_t>(step);
+        const std::chrono::duration<double, std::milli> ms = work.modelled_time(info);
+        logs_.tensorboard->scalar("data_parallel/modelled_ms_per_step", at, ms.count());
+        logs_.tensorboard->scalar("data_parallel/allreduce_share", at,
+                                  1.0 - double(compute) / double(work.cycles));
+        last_parallel_ = m;
+    }
 
   private:
     tpu_train::RunLogs &logs_;
     tpurt::DeviceCounters last_{};
     bool have_last_ = false;
+    tpu_train::ModelledSteps last_parallel_{};
 };
 
 // Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`, replaying from the
@@ -196,14 +266,18 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
     CardSession<Card, Net> session(o, net);
     tpu_train::RunPosition pos;
     if (!o.resume.empty()) {
-        session.card().load_optimizer(resumed);
+        session.replicas().load_optimizer(resumed);
         pos.epoch = resumed.epoch;
         std::cout << "resumed " << model << " from " << o.resume << " after epoch " << resumed.epoch
                   << "\n";
     }
     std::cout << "training " << model << " on " << train.name << " (" << train.count
               << " samples, batch " << o.batch << ", " << o.optimizer << ", " << o.precision
-              << ") on the card\n";
+              << ") on "
+              << (o.cards == 1 ? std::string("the card")
+                               : std::to_string(o.cards) + " cards, data-parallel (" +
+                                     std::to_string(o.batch / o.cards) + " samples a card)")
+              << "\n";
 
     std::filesystem::create_directories(o.out);
     const std::string ckpt_path = o.out + "/checkpoint.tpuckpt";
@@ -212,7 +286,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
     batches.start_epoch(pos.epoch);
     pos.step = pos.epoch * batches.batches_per_epoch();
     tpu_train::RecoveryBudget budget(o.retries);
-    if (batches.next(b)) {
+    if (o.cards == 1 && batches.next(b)) {
         try {
             compare_step_times<Card>(session.device(), net, o, b, train.classes());
         } catch (const std::exception &e) {
@@ -220,7 +294,7 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
                 throw;
             session.open();
             if (!o.resume.empty())
-                session.card().load_optimizer(resumed);
+                session.replicas().load_optimizer(resumed);
         }
     }
 
@@ -254,6 +328,11 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
     for (;;) {
         try {
             if (pos.epoch == o.epochs) {
+                session.replicas().check_replicas();
+                if (o.cards > 1)
+                    std::printf("the %zu replicas' weights and optimiser state were identical "
+                                "at every check (every %zu steps and at the end)\n",
+                                o.cards, o.replica_check_steps);
                 tpu_train::final_evaluation(forward, test, o.out);
                 break;
             }
@@ -266,11 +345,11 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
             if (pos.batch == 0)
                 epoch_start = std::chrono::steady_clock::now();
             while (batches.next(b)) {
-                Card &card = session.card();
+                tpu_train::DataParallel<Card> &replicas = session.replicas();
                 const float lr = schedule.at(pos.step);
-                card.set_lr(lr);
+                replicas.set_lr(lr);
                 const tpu_train::StepResult r =
-                    card.step(b.features.data(), b.labels.data(), b.size);
+                    replicas.step(b.features.data(), b.labels.data(), b.size, train.sample_size());
                 budget.progressed();
                 profile.stepped();
                 ++pos.step;
@@ -279,8 +358,13 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
                 pos.correct += r.correct;
                 pos.seen += b.size;
                 step_scalars.add(session.device(), pos.step, r, lr, b.size);
+                if (o.cards > 1)
+                    step_scalars.add_parallel(pos.step, replicas.modelled(),
+                                              session.device().info());
                 progress.update(pos.seen, pos.loss_sum / double(pos.seen),
                                 double(pos.correct) / double(pos.seen));
+                if (pos.step % o.replica_check_steps == 0)
+                    replicas.check_replicas();
                 if (pos.step % o.snapshot_steps == 0)
                     point = recovery_point();
             }
@@ -299,14 +383,23 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
             pos = {pos.epoch + 1, 0, pos.step, 0.0, 0, 0};
             point.at = pos;
         } catch (const std::exception &e) {
+            // A job or a collective that failed on one of several cards (a reset, a hang, a
+            // link down, a peer's stale message on a link: tpurt::Error, JobError included).
+            if (o.cards > 1 && dynamic_cast<const tpurt::Error *>(&e) != nullptr)
+                throw std::runtime_error(
+                    std::string("a card failed during data-parallel training (") + e.what() +
+                    "): a run on several cards is not recovered yet; resume it from its last "
+                    "checkpoint with --resume " +
+                    ckpt_path);
             if (!budget.failed(e, pos, point.at))
                 throw;
             pos = point.at;
             net.load(point.state);
             session.open();
-            session.card().load_optimizer(point.state);
+            session.replicas().load_optimizer(point.state);
         }
     }
+    print_parallel_summary(session.modelled(), session.device().info(), o.cards);
     if (budget.recovered() > 0)
         std::cout << "recovered from " << budget.recovered()
                   << " card failures; the run replayed the lost steps\n";
@@ -314,8 +407,16 @@ int train_net(const Options &o, Net &net, const std::string &model, const tpu_da
 }
 
 int run(const Options &o) {
+    if (o.cards == 0 || o.batch % o.cards != 0)
+        throw std::invalid_argument(
+            "--batch " + std::to_string(o.batch) + " does not split evenly over --cards " +
+            std::to_string(o.cards) + ": give a global batch that is a multiple of the cards");
     tpu_data::Dataset train, test;
     const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
+    if (const std::size_t tail = train.count % o.batch; tail != 0 && tail < o.cards)
+        throw std::invalid_argument("an epoch's last batch has " + std::to_string(tail) +
+                                    " samples, fewer than --cards " + std::to_string(o.cards) +
+                                    ": change --batch or --limit so that every card gets one");
     if (o.model == "cnn") {
         const tpu_model::CnnShape shape = tpu_train::cnn_shape(o, train);
         tpu_model::CpuCnn net(shape, o.seed);
@@ -349,6 +450,17 @@ int main(int argc, char **argv) {
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     app.add_option("--card", o.card, "the card to train on (its index in /dev/accel order)")
+        ->capture_default_str();
+    app.add_option("--cards", o.cards,
+                   "train data-parallel on this many cards (--card and those after it, on one "
+                   "inter-chip fabric): the model replicated, --batch split over them, the "
+                   "gradients all-reduced over the links")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--replica-check-steps", o.replica_check_steps,
+                   "with --cards over 1, compare the replicas' weights bit for bit every this many "
+                   "steps (and at the end)")
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     app.add_option("--retries", o.retries,
                    "card failures (hung or reset jobs) in a row to recover from before giving up")

@@ -50,6 +50,8 @@ struct Options {
     std::size_t snapshot_steps = 50; // tpu-train's --snapshot-steps (card_recovery.hpp)
     std::size_t retries = 5;         // tpu-train's --retries
     unsigned card = 0;               // tpu-train's --card
+    std::size_t cards = 1;           // tpu-train's --cards (data_parallel.hpp)
+    std::size_t replica_check_steps = 100; // tpu-train's --replica-check-steps
 };
 
 // The trainers' options on `app`.

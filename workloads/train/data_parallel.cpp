@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+// data_parallel.cpp - a training step of a model replicated on several cards: the batch split,
+// the backward pass a layer at a time with each layer's gradients all-reduced over the links,
+// the optimiser step on every card, the replicas compared, and the modelled card time
+// (data_parallel.hpp).
+#include "data_parallel.hpp"
+
+#include "card_cnn.hpp"
+#include "card_mlp.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+namespace tpu_train {
+
+namespace {
+
+std::uint64_t cycles_of(const tpurt::Device &d) {
+    return d.counters().cycles;
+}
+
+// The first element where `a` and `b` differ in their bits, or a.size().
+std::size_t first_difference(const std::vector<float> &a, const std::vector<float> &b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+            return i;
+    return a.size();
+}
+
+} // namespace
+
+template <typename Card>
+template <typename Net>
+DataParallel<Card>::DataParallel(std::vector<tpurt::Device> devices, const Net &net,
+                                 const OptimizerConfig &opt, Precision precision) {
+    if (devices.empty())
+        throw std::invalid_argument("data-parallel training needs at least one card");
+    if (devices.size() > 1)
+        comm_.emplace(tpurt::Communicator::init_all(devices));
+    for (tpurt::Device &d : devices) {
+        devices_.push_back(d);
+        cards_.emplace_back(devices_.back(), net, opt, precision);
+        collective_cycles_.push_back(std::make_shared<std::uint64_t>(0));
+        counter_mark_.push_back(std::make_shared<std::uint64_t>(0));
+    }
+}
+
+template <typename Card>
+StepResult DataParallel<Card>::step(const float *x, const std::uint8_t *labels, std::size_t batch,
+                                    std::size_t features) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::uint64_t> before, comm_before;
+    for (std::size_t r = 0; r < size(); ++r) {
+        before.push_back(cycles_of(devices_[r]));
+        comm_before.push_back(*collective_cycles_[r]);
+    }
+    const StepResult result =
+        size() == 1 ? cards_[0].step(x, labels, batch) : parallel_step(x, labels, batch, features);
+    // Every rank's stream has ended the step (result() waited), collectives included.
+    std::uint64_t slowest = 0, slowest_compute = 0;
+    for (std::size_t r = 0; r < size(); ++r) {
+        const std::uint64_t now = cycles_of(devices_[r]);
+        if (now < before[r])
+            continue; // a card reset restarted the counters: no figure for this card
+        const std::uint64_t step = now - before[r];
+        const std::uint64_t comm = *collective_cycles_[r] - comm_before[r];
+        slowest = std::max(slowest, step);
+        slowest_compute = std::max(slowest_compute, step - std::min(step, comm));
+    }
+    ++modelled_.steps;
+    modelled_.samples += batch;
+    modelled_.step_cycles += slowest;
+    modelled_.compute_cycles += slowest_compute;
+    const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
+    modelled_.wall_seconds += wall.count();
+    return result;
+}
+
+template <typename Card> void DataParallel<Card>::queue_all_reduce(Bucket &b) {
+    std::vector<tpurt::Stream *> streams;
+    for (std::size_t r = 0; r < size(); ++r) {
+        tpurt::Stream &s = cards_[r].params().stream();
+        streams.push_back(&s);
+        s.enqueue_host("collective cycles",
+                       [d = devices_[r], mark = counter_mark_[r]] { *mark = cycles_of(d); });
+    }
+    comm_->all_reduce(streams, b.grads, b.grads, tpurt::ReduceKind::Sum);
+    for (std::size_t r = 0; r < size(); ++r)
+        streams[r]->enqueue_host("collective cycles", [d = devices_[r], mark = counter_mark_[r],
+                                                       sum = collective_cycles_[r]] {
+            const std::uint64_t now = cycles_of(d);
+            if (now >= *mark)
+                *sum += now - *mark;
+        });
+}
+
+template <typename Card>
+StepResult DataParallel<Card>::parallel_step(const float *x, const std::uint8_t *labels,
+                                             std::size_t batch, std::size_t features) {
+    const std::size_t n = size();
+    if (batch < n)
+        throw std::invalid_argument("a batch of " + std::to_string(batch) +
+                                    " samples cannot be split over " + std::to_string(n) +
+                                    " cards");
+    // Card r's rows: [first[r], first[r + 1]), the first batch % n cards one more.
+    std::vector<std::size_t> first(n + 1, 0);
+    for (std::size_t r = 0; r < n; ++r)
+        first[r + 1] = first[r] + batch / n + (r < batch % n ? 1 : 0);
+    for (std::size_t r = 0; r < n; ++r)
+        cards_[r].queue_forward_loss(x + first[r] * features, labels + first[r],
+                                     first[r + 1] - first[r], batch);
+    const std::size_t parts = cards_[0].backward_parts();
+    if (buckets_.empty()) {
+        for (std::size_t k = 0; k < parts; ++k)
+            buckets_.push_back({});
+    }
+    for (std::size_t k = 0; k < parts; ++k) {
+        Bucket &b = buckets_[k];
+        for (std::size_t r = 0; r < n; ++r) {
+            const ParamRange range = cards_[r].queue_backward(k);
+            if (b.grads.size() < n) {
+                b.range = range;
+                b.grads.push_back(cards_[r].params().gradients(range));
+            }
+        }
+        queue_all_reduce(b);
+    }
+    for (Card &c : cards_)
+        c.queue_update();
+    StepResult total;
+    double loss_sum = 0.0;
+    for (std::size_t r = 0; r < n; ++r) {
+        const StepResult part = cards_[r].result(labels + first[r]);
+        loss_sum += part.loss * double(first[r + 1] - first[r]);
+        total.correct += part.correct;
+    }
+    total.loss = loss_sum / double(batch);
+    return total;
+}
+
+template <typename Card> void DataParallel<Card>::set_lr(float lr) {
+    for (Card &c : cards_)
+        c.set_lr(lr);
+}
+
+template <typename Card> void DataParallel<Card>::load_optimizer(const tpu_model::Checkpoint &c) {
+    for (Card &card : cards_)
+        card.load_optimizer(c);
+}
+
+template <typename Card> void DataParallel<Card>::check_replicas() {
+    if (size() == 1)
+        return;
+    for (Card &c : cards_)
+        c.params().stream().synchronize();
+    struct State {
+        const char *what;
+        tpurt::Tensor CardParam::*tensor;
+    };
+    const State states[] = {{"weights", &CardParam::w},
+                            {"optimiser state (momentum or first moment)", &CardParam::m},
+                            {"optimiser state (second moment)", &CardParam::v}};
+    const CardParams &p0 = cards_[0].params();
+    for (const State &s : states) {
+        const std::vector<float> ref = (p0.flat().*s.tensor).template to_vector<float>();
+        for (std::size_t r = 1; r < size(); ++r) {
+            const CardParams &pr = cards_[r].params();
+            const std::vector<float> got = (pr.flat().*s.tensor).template to_vector<float>();
+            const std::size_t at = first_difference(ref, got);
+            if (at == ref.size() && pr.steps() == p0.steps())
+                continue;
+            // The parameter holding element `at` of the flat buffer.
+            std::size_t i = 0, offset = 0;
+            while (i + 1 < p0.size() && offset + p0[i].w.element_count() <= at)
+                offset += p0[i++].w.element_count();
+            throw ReplicaMismatch(
+                "the replicas differ after " + std::to_string(p0.steps()) + " steps: card " +
+                std::to_string(r) + "'s " + s.what +
+                (at == ref.size()
+                     ? " match card 0's, its step count " + std::to_string(pr.steps()) + " does not"
+                     : " differ from card 0's at element " + std::to_string(at - offset) + " of " +
+                           p0[i].key + " (" + std::to_string(got[at]) + " against " +
+                           std::to_string(ref[at]) + ")"));
+        }
+    }
+}
+
+template class DataParallel<CardCnn>;
+template class DataParallel<CardMlp>;
+template DataParallel<CardCnn>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuCnn &,
+                                             const OptimizerConfig &, Precision);
+template DataParallel<CardMlp>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuMlp &,
+                                             const OptimizerConfig &, Precision);
+
+} // namespace tpu_train

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// data_parallel.hpp - data-parallel training (tpu-train --cards N): the model (a CardCnn or a
+// CardMlp) replicated on N cards of one inter-chip fabric, each global batch split over them, each
+// card's gradients summed over the links by a tpurt::Communicator and the same optimiser step on
+// every card, so that the replicas stay bit-identical (check_replicas() proves it).
+//
+// The step. Each card gets its rows of the batch (as even as can be, the first cards one more)
+// and scales its loss gradient by 1 / (the global batch), so the sum of the cards' gradients is
+// the gradient of the whole batch's mean loss: the all-reduce's fp32 sum is the 1 / N scaling as
+// well (exactly so for a power of two N and an even split: dividing by N then is exact), and no
+// job is added for it. The backward pass is queued a layer at a time on every card (from the
+// last); each layer's weight and bias gradients (one view of the card's flat gradient buffer)
+// are then all-reduced in a bucket of their own, queued on the card's model stream behind the
+// layer's backward ops and ahead of the earlier layers'. A stream runs its work in order and a
+// card one job at a time, so on a card the bucket's ring job and the backward jobs do not
+// overlap; what buckets give is that a layer's ring starts as soon as its gradients exist, not
+// after the whole backward pass (workloads/README.md). Then every card's optimiser step and one
+// wait for each card's results. With one card, step() is the card's own step(), bit for bit.
+//
+// Modelled card time (the cards' cycle counters, never wall time): per step and card the
+// counters' cycles over the step and, read from the stream around each bucket (host work in the
+// stream's order, when the card has ended the earlier jobs and runs nothing else of ours), those
+// of the collective's ring jobs. A collective's jobs count from 0 on every card, so the step's
+// modelled time is the slowest card's cycles and its compute part the slowest card's cycles
+// without the collectives'.
+#pragma once
+
+#include "card_params.hpp"
+
+#include <tpurt/collectives.hpp>
+#include <tpurt/tpurt.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace tpu_train {
+
+// Thrown by check_replicas() when a replica's state differs from rank 0's.
+class ReplicaMismatch : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// The modelled card time of the steps so far, in cycles of the cards' clock: per step the
+// slowest card's cycles (step_cycles) and the slowest card's cycles but the collectives'
+// (compute_cycles), summed; and the steps' wall time, host included.
+struct ModelledSteps {
+    std::uint64_t steps = 0;
+    std::uint64_t samples = 0;
+    std::uint64_t step_cycles = 0;
+    std::uint64_t compute_cycles = 0;
+    double wall_seconds = 0.0;
+
+    ModelledSteps &operator+=(const ModelledSteps &o) {
+        steps += o.steps;
+        samples += o.samples;
+        step_cycles += o.step_cycles;
+        compute_cycles += o.compute_cycles;
+        wall_seconds += o.wall_seconds;
+        return *this;
+    }
+};
+
+template <typename Card> class DataParallel {
+  public:
+    // One replica of `net` (a CpuCnn for CardCnn, a CpuMlp for CardMlp) on each of `devices`
+    // (rank i on devices[i]); with two or more, a communicator over them, which throws
+    // tpurt::Error(InvalidArgument) if they do not form a ring of links.
+    template <typename Net>
+    DataParallel(std::vector<tpurt::Device> devices, const Net &net, const OptimizerConfig &opt,
+                 Precision precision);
+
+    std::size_t size() const { return cards_.size(); }
+    Card &card(std::size_t rank = 0) { return cards_[rank]; }
+    tpurt::Device &device(std::size_t rank = 0) { return devices_[rank]; }
+
+    // One training step on a global batch (x: batch x features, labels: batch): its mean loss
+    // and correct rows over the whole batch. Throws std::invalid_argument for a batch with
+    // fewer rows than cards.
+    StepResult step(const float *x, const std::uint8_t *labels, std::size_t batch,
+                    std::size_t features);
+    void set_lr(float lr);
+    void load_optimizer(const tpu_model::Checkpoint &c);
+
+    // Compares every replica's weights and optimiser state with rank 0's, bit for bit; throws
+    // ReplicaMismatch naming the card, the parameter and the element that differ.
+    void check_replicas();
+
+    const ModelledSteps &modelled() const { return modelled_; }
+
+  private:
+    struct Bucket {
+        ParamRange range;
+        std::vector<tpurt::Tensor> grads; // per rank
+    };
+    StepResult parallel_step(const float *x, const std::uint8_t *labels, std::size_t batch,
+                             std::size_t features);
+    // Queues, on every rank's stream, the all-reduce of `b` between two counter reads that add
+    // the ring jobs' cycles to collective_cycles_.
+    void queue_all_reduce(Bucket &b);
+
+    std::deque<tpurt::Device> devices_; // stable: each Card keeps a reference to its device
+    std::deque<Card> cards_;
+    std::optional<tpurt::Communicator> comm_;
+    std::vector<Bucket> buckets_; // one per backward part, in backward order
+    // Per rank: the collectives' cycles so far (written by host work on the rank's stream), and
+    // the counter read that host work starts from.
+    std::vector<std::shared_ptr<std::uint64_t>> collective_cycles_, counter_mark_;
+    ModelledSteps modelled_;
+};
+
+} // namespace tpu_train
