@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <unistd.h>
+
 using namespace tpumodel;
 
 namespace {
@@ -76,7 +78,7 @@ std::string refusal(const std::vector<std::uint8_t> &file) {
 TEST_CASE("a model written and read back is unchanged", "[tpumodel]") {
     const Model m = small_model();
     const std::filesystem::path path =
-        std::filesystem::temp_directory_path() / "tpumodel_file_test.tpumodel";
+        std::filesystem::temp_directory_path() / ("tpumodel_file_test." + std::to_string(getpid()));
     save(m, path.string());
     const Model r = load(path.string());
     std::filesystem::remove(path);
