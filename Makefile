@@ -168,7 +168,7 @@ check: | deps qemu
 	$(MAKE) -C driver check
 	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp' | grep -v '^driver/')
 	@# catch_discover_tests splits a host test's name at ';' into entries that run nothing.
-	@! git grep -n 'TEST_CASE("[^"]*;' -- tests/engine tests/runtime tests/workloads tests/conformance || \
+	@! git grep -n 'TEST_CASE("[^"]*;' -- tests/engine tests/runtime tests/workloads tests/conformance tests/compiler || \
 		{ echo "check: a host test name with ';' (see above)"; exit 1; }
 
 # A bare Debian 12 root (debootstrap minbase + git, ca-certificates) clones this repository and

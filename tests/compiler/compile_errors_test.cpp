@@ -101,24 +101,6 @@ TEST_CASE("ops neither the card nor the CPU can run are refused naming the node"
     CHECK_THAT(refusal(b, "compiler_floor.onnx"),
                Catch::EndsWith("node 'round_down' (Floor): unsupported: no card op for Floor, "
                                "and there is no CPU kernel for Floor"));
-
-    OnnxBuilder s(17);
-    s.input("x", {std::int64_t(2), std::int64_t(3)})
-        .node("Softmax", {"x"}, {"y"}, "sm", {{"axis", std::int64_t(0)}})
-        .output("y", 2);
-    CHECK_THAT(refusal(s, "compiler_softmax0.onnx"),
-               Catch::EndsWith("node 'sm' (Softmax): unsupported: over axis 0 of 2: the card's "
-                               "runs over the last one, and there is no CPU kernel for Softmax"));
-
-    OnnxBuilder c(17);
-    c.input("x", {std::int64_t(1), std::int64_t(1), std::int64_t(4), std::int64_t(4)})
-        .floats("w", {1, 1, 2, 2}, {1, 2, 3, 4})
-        .node("Conv", {"x", "w"}, {"y"}, "conv", {{"pads", std::vector<std::int64_t>{0, 0, 1, 1}}})
-        .output("y", 4);
-    CHECK_THAT(refusal(c, "compiler_asym.onnx"),
-               Catch::EndsWith("node 'conv' (Conv): unsupported: asymmetric padding [0, 0, 1, 1]: "
-                               "the card pads both sides alike, and there is no CPU kernel for "
-                               "Conv"));
 }
 
 TEST_CASE("dynamic and absurd shapes are refused", "[compile]") {

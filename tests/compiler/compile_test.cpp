@@ -226,6 +226,23 @@ TEST_CASE("nodes the card cannot take run on the CPU, each with its reason", "[c
     CHECK_THAT(r, Catch::Contains("4 nodes run: 1 on the card, 3 on the CPU"));
 }
 
+TEST_CASE("Softmax over axis 0 and Conv with asymmetric padding fall back to the CPU",
+          "[compile]") {
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(1), std::int64_t(1), std::int64_t(4), std::int64_t(4)})
+        .floats("w", {1, 1, 2, 2}, {1, 2, 3, 4})
+        .ints("flat", {2}, {16, 1})
+        .node("Conv", {"x", "w"}, {"c"}, "conv", {{"pads", std::vector<std::int64_t>{0, 0, 1, 1}}})
+        .node("Reshape", {"c", "flat"}, {"f"}, "reshape")
+        .node("Softmax", {"f"}, {"y"}, "sm", {{"axis", std::int64_t(0)}})
+        .output("y", 2);
+    const std::string r = tpu_onnx::report(compile(b, "compiler_cpu_nn.onnx"));
+    CHECK_THAT(r, Catch::Contains("node 'conv' (Conv): asymmetric padding [0, 0, 1, 1]: the card "
+                                  "pads both sides alike"));
+    CHECK_THAT(r, Catch::Contains("node 'sm' (Softmax): over axis 0 of 2: the card's runs over "
+                                  "the last one"));
+}
+
 TEST_CASE("every card op the placement names is registered in libtpurt", "[compile]") {
     for (const std::string &op : tpu_onnx::card_ops()) {
         INFO(op);

@@ -15,6 +15,7 @@ namespace tpumodel::cpu {
 using KernelTable = std::map<std::string, Kernel, std::less<>>;
 void add_shape_kernels(KernelTable &table);
 void add_elementwise_kernels(KernelTable &table);
+void add_nn_kernels(KernelTable &table);
 
 // Element i of a tensor of any numeric dtype, as int64 or as double.
 std::int64_t int_at(const Tensor &t, std::uint64_t i);

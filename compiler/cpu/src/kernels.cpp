@@ -13,6 +13,7 @@ const KernelTable &table() {
         KernelTable k;
         add_shape_kernels(k);
         add_elementwise_kernels(k);
+        add_nn_kernels(k);
         return k;
     }();
     return t;

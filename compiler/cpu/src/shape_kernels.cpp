@@ -21,12 +21,15 @@ const Tensor &first(const Node &node, Inputs in) {
 }
 
 // The output is the input's elements in the same order under another shape.
+// Flatten and Reshape also take an NHWC image: they read it in its stored H, W, C order (the
+// compiler permuted the weights that follow to match) and give a plain tensor.
 void relabel(const Node &node, Inputs in, Outputs out, std::vector<std::int64_t> shape) {
     const Tensor &x = first(node, in);
-    require_plain(node, x);
+    if (!(x.layout == Layout::Nhwc && (node.op == "Flatten" || node.op == "Reshape")))
+        require_plain(node, x);
     Tensor &y = *out[0];
     y.dtype = x.dtype;
-    y.layout = x.layout;
+    y.layout = Layout::Plain;
     y.shape = std::move(shape);
     if (y.element_count() != x.element_count())
         throw KernelError(node, "cannot reshape " + x.shape_string() + " to " + y.shape_string());
@@ -35,6 +38,7 @@ void relabel(const Node &node, Inputs in, Outputs out, std::vector<std::int64_t>
 
 void shape_kernel(const Node &node, Inputs in, Outputs out) {
     const Tensor &x = first(node, in);
+    require_plain(node, x);
     const auto rank = std::int64_t(x.shape.size());
     auto clamp = [&](std::int64_t a) {
         return std::clamp(a < 0 ? a + rank : a, std::int64_t(0), rank);
@@ -194,9 +198,9 @@ void gather_kernel(const Node &node, Inputs in, Outputs out) {
         }
 }
 
+// Permutes the stored axes, whatever the layout: the compiler's NCHW <-> NHWC conversions.
 void transpose_kernel(const Node &node, Inputs in, Outputs out) {
     const Tensor &x = first(node, in);
-    require_plain(node, x);
     const std::size_t rank = x.shape.size();
     std::vector<std::int64_t> perm = node.get_ints("perm", {});
     if (perm.empty())

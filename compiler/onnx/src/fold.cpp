@@ -31,7 +31,9 @@ bool foldable(const tpumodel::Model &m, const Node &n) {
     });
 }
 
-void evaluate(tpumodel::Model &m, const Node &n) {
+// Folds `n` into constants; false (and the model untouched) when its kernel cannot run it in
+// this form, which leaves the node to placement like any other.
+bool evaluate(tpumodel::Model &m, const Node &n) {
     std::vector<const Tensor *> in;
     for (std::uint32_t id : n.inputs)
         in.push_back(id == tpumodel::no_tensor ? nullptr : &m.tensors[id]);
@@ -43,8 +45,8 @@ void evaluate(tpumodel::Model &m, const Node &n) {
     }
     try {
         tpumodel::cpu::find_kernel(n.op)(n, in, out);
-    } catch (const tpumodel::cpu::KernelError &e) {
-        throw CompileError(std::string("folding constants: ") + e.what());
+    } catch (const tpumodel::cpu::KernelError &) {
+        return false;
     }
     for (std::size_t i = 0; i < results.size(); ++i) {
         Tensor &t = m.tensors[n.outputs[i]];
@@ -54,6 +56,7 @@ void evaluate(tpumodel::Model &m, const Node &n) {
         t = std::move(results[i]);
         t.constant = true;
     }
+    return true;
 }
 
 } // namespace
@@ -61,8 +64,7 @@ void evaluate(tpumodel::Model &m, const Node &n) {
 void fold_constants(tpumodel::Model &m, CompileSummary &summary) {
     std::vector<Node> kept;
     for (Node &n : m.nodes) {
-        if (foldable(m, n)) {
-            evaluate(m, n);
+        if (foldable(m, n) && evaluate(m, n)) {
             ++summary.folded;
         } else {
             kept.push_back(std::move(n));

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// executor.cpp - the graph's nodes in order through their reference kernels; each result is
+// checked against the shape and dtype the model declares and takes its declared layout.
+#include "tpumodel/cpu_executor.hpp"
+
+#include "tpumodel/cpu_kernels.hpp"
+
+#include <optional>
+
+namespace tpumodel::cpu {
+
+std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs) {
+    if (inputs.size() != m.inputs.size())
+        throw std::invalid_argument("the model takes " + std::to_string(m.inputs.size()) +
+                                    " inputs, " + std::to_string(inputs.size()) + " given");
+    std::vector<std::optional<Tensor>> values(m.tensors.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const Tensor &want = m.tensors[m.inputs[i]];
+        if (inputs[i].dtype != want.dtype || inputs[i].shape != want.shape ||
+            inputs[i].data.size() != want.element_count() * dtype_size(want.dtype))
+            throw std::invalid_argument("input '" + want.name + "' must be " +
+                                        dtype_name(want.dtype) + " " + want.shape_string());
+        values[m.inputs[i]] = inputs[i];
+    }
+    auto value = [&](std::uint32_t id) -> const Tensor * {
+        if (id == no_tensor)
+            return nullptr;
+        return m.tensors[id].constant ? &m.tensors[id] : &*values[id];
+    };
+    for (const Node &n : m.nodes) {
+        const Kernel kernel = find_kernel(n.op);
+        if (!kernel)
+            throw KernelError(n, "no CPU kernel for " + n.op);
+        std::vector<const Tensor *> in;
+        for (std::uint32_t id : n.inputs)
+            in.push_back(value(id));
+        std::vector<Tensor> results(n.outputs.size());
+        std::vector<Tensor *> out;
+        for (Tensor &t : results)
+            out.push_back(&t);
+        kernel(n, in, out);
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const Tensor &want = m.tensors[n.outputs[i]];
+            if (results[i].shape != want.shape || results[i].dtype != want.dtype)
+                throw KernelError(n, "gave '" + want.name + "' " + dtype_name(results[i].dtype) +
+                                         " " + results[i].shape_string() + ", the model says " +
+                                         dtype_name(want.dtype) + " " + want.shape_string());
+            results[i].name = want.name;
+            results[i].layout = want.layout;
+            values[n.outputs[i]] = std::move(results[i]);
+        }
+    }
+    std::vector<Tensor> outputs;
+    for (std::uint32_t id : m.outputs)
+        outputs.push_back(*value(id));
+    return outputs;
+}
+
+} // namespace tpumodel::cpu
