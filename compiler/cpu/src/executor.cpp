@@ -9,6 +9,58 @@
 
 namespace tpumodel::cpu {
 
+namespace {
+
+// Runs `n` on `in` into tensors named, typed, shaped and laid out as the model declares them.
+std::vector<Tensor> run_node(const Model &m, const Node &n, const std::vector<const Tensor *> &in) {
+    const Kernel kernel = find_kernel(n.op);
+    if (!kernel)
+        throw KernelError(n, "no CPU kernel for " + n.op);
+    std::vector<Tensor> results(n.outputs.size());
+    std::vector<Tensor *> out;
+    for (Tensor &t : results)
+        out.push_back(&t);
+    kernel(n, in, out);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const Tensor &want = m.tensors[n.outputs[i]];
+        if (results[i].shape != want.shape || results[i].dtype != want.dtype)
+            throw KernelError(n, "gave '" + want.name + "' " + dtype_name(results[i].dtype) + " " +
+                                     results[i].shape_string() + ", the model says " +
+                                     dtype_name(want.dtype) + " " + want.shape_string());
+        results[i].name = want.name;
+        results[i].layout = want.layout;
+    }
+    return results;
+}
+
+} // namespace
+
+void check_node_runs(const Model &m, const Node &n) {
+    std::uint64_t elements = 0;
+    for (std::uint32_t id : n.inputs)
+        elements += id == no_tensor ? 0 : m.tensors[id].element_count();
+    if (elements > (std::uint64_t(1) << 24))
+        return;
+    std::vector<Tensor> zeros;
+    zeros.reserve(n.inputs.size());
+    std::vector<const Tensor *> in;
+    for (std::uint32_t id : n.inputs) {
+        if (id == no_tensor) {
+            in.push_back(nullptr);
+            continue;
+        }
+        const Tensor &t = m.tensors[id];
+        if (t.constant) {
+            in.push_back(&t);
+            continue;
+        }
+        zeros.push_back(t);
+        zeros.back().data.assign(t.element_count() * dtype_size(t.dtype), 0);
+        in.push_back(&zeros.back());
+    }
+    run_node(m, n, in);
+}
+
 std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs) {
     if (inputs.size() != m.inputs.size())
         throw std::invalid_argument("the model takes " + std::to_string(m.inputs.size()) +
@@ -28,27 +80,12 @@ std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs)
         return m.tensors[id].constant ? &m.tensors[id] : &*values[id];
     };
     for (const Node &n : m.nodes) {
-        const Kernel kernel = find_kernel(n.op);
-        if (!kernel)
-            throw KernelError(n, "no CPU kernel for " + n.op);
         std::vector<const Tensor *> in;
         for (std::uint32_t id : n.inputs)
             in.push_back(value(id));
-        std::vector<Tensor> results(n.outputs.size());
-        std::vector<Tensor *> out;
-        for (Tensor &t : results)
-            out.push_back(&t);
-        kernel(n, in, out);
-        for (std::size_t i = 0; i < results.size(); ++i) {
-            const Tensor &want = m.tensors[n.outputs[i]];
-            if (results[i].shape != want.shape || results[i].dtype != want.dtype)
-                throw KernelError(n, "gave '" + want.name + "' " + dtype_name(results[i].dtype) +
-                                         " " + results[i].shape_string() + ", the model says " +
-                                         dtype_name(want.dtype) + " " + want.shape_string());
-            results[i].name = want.name;
-            results[i].layout = want.layout;
+        std::vector<Tensor> results = run_node(m, n, in);
+        for (std::size_t i = 0; i < results.size(); ++i)
             values[n.outputs[i]] = std::move(results[i]);
-        }
     }
     std::vector<Tensor> outputs;
     for (std::uint32_t id : m.outputs)

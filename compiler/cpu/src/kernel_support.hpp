@@ -16,10 +16,8 @@ using KernelTable = std::map<std::string, Kernel, std::less<>>;
 void add_shape_kernels(KernelTable &table);
 void add_elementwise_kernels(KernelTable &table);
 void add_nn_kernels(KernelTable &table);
+void add_reduce_kernels(KernelTable &table);
 
-// Element i of a tensor of any numeric dtype, as int64 or as double.
-std::int64_t int_at(const Tensor &t, std::uint64_t i);
-double real_at(const Tensor &t, std::uint64_t i);
 // Stores v as element i of t's dtype (rounded to nearest even for bfloat16).
 void store(Tensor &t, std::uint64_t i, double v, std::int64_t iv);
 

@@ -14,6 +14,7 @@ const KernelTable &table() {
         add_shape_kernels(k);
         add_elementwise_kernels(k);
         add_nn_kernels(k);
+        add_reduce_kernels(k);
         return k;
     }();
     return t;

@@ -88,7 +88,40 @@ void require_nhwc(const Node &node, const Tensor &x) {
         throw KernelError(node, "tensor '" + x.name + "' is not an NHWC image");
 }
 
+// `t`'s stored axes permuted by the Transpose kernel, labelled `layout`.
+Tensor permuted(const Tensor &t, std::vector<std::int64_t> perm, Layout layout) {
+    Node n{"permute", "Transpose", Placement::Cpu, "", "", {}, {}, {}};
+    n.set("perm", std::move(perm));
+    Tensor result;
+    const Tensor *from[] = {&t};
+    Tensor *to[] = {&result};
+    find_kernel("Transpose")(n, std::span<const Tensor *const>(from, 1),
+                             std::span<Tensor *const>(to, 1));
+    result.layout = layout;
+    return result;
+}
+
+void conv_nhwc(const Node &node, Inputs in, Outputs out);
+
+// Conv in ONNX's NCHW x OIHW (weights computed at run time stay so): through NHWC x HWIO.
 void conv_kernel(const Node &node, Inputs in, Outputs out) {
+    if (in.empty() || !in[0] || in.size() < 2 || !in[1])
+        throw KernelError(node, "needs an input and weights");
+    if (in[0]->layout == Layout::Nhwc)
+        return conv_nhwc(node, in, out);
+    if (in[0]->shape.size() != 4 || in[1]->shape.size() != 4)
+        throw KernelError(node, "the CPU kernel runs 2-D convolutions only");
+    const Tensor x = permuted(*in[0], {0, 2, 3, 1}, Layout::Nhwc);
+    const Tensor w = permuted(*in[1], {2, 3, 1, 0}, Layout::Hwio);
+    const Tensor *args[] = {&x, &w, in.size() > 2 ? in[2] : nullptr};
+    Tensor y;
+    Tensor *result[] = {&y};
+    conv_nhwc(node, std::span<const Tensor *const>(args, in.size() > 2 ? 3 : 2),
+              std::span<Tensor *const>(result, 1));
+    *out[0] = permuted(y, {0, 3, 1, 2}, Layout::Plain);
+}
+
+void conv_nhwc(const Node &node, Inputs in, Outputs out) {
     const Tensor &x = *in[0];
     require_nhwc(node, x);
     if (in.size() < 2 || !in[1] || in[1]->layout != Layout::Hwio)

@@ -39,10 +39,8 @@ bool evaluate(tpumodel::Model &m, const Node &n) {
         in.push_back(id == tpumodel::no_tensor ? nullptr : &m.tensors[id]);
     std::vector<Tensor> results(n.outputs.size());
     std::vector<Tensor *> out;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        results[i].name = m.tensors[n.outputs[i]].name;
-        out.push_back(&results[i]);
-    }
+    for (Tensor &t : results)
+        out.push_back(&t);
     try {
         tpumodel::cpu::find_kernel(n.op)(n, in, out);
     } catch (const tpumodel::cpu::KernelError &) {
@@ -53,7 +51,9 @@ bool evaluate(tpumodel::Model &m, const Node &n) {
         if (shape_known(t) && t.shape != results[i].shape)
             throw CompileError(n.describe() + ": folding it gave '" + t.name + "' the shape " +
                                results[i].shape_string() + ", shape inference " + t.shape_string());
+        const std::string name = t.name;
         t = std::move(results[i]);
+        t.name = name;
         t.constant = true;
     }
     return true;

@@ -5,6 +5,7 @@
 // attributes are copied. Refused: other op domains, subgraphs, external data, dtypes the card's
 // stack does not handle.
 #include "passes.hpp"
+#include "tpu_onnx/tensor_proto.hpp"
 
 #include <cstring>
 #include <map>
@@ -16,65 +17,6 @@ namespace {
 using tpumodel::DType;
 using tpumodel::Tensor;
 
-DType dtype_of(std::int32_t elem_type, const std::string &what, const std::string &path) {
-    if (elem_type >= 0 && elem_type < 256 && tpumodel::dtype_known(std::uint8_t(elem_type)))
-        return DType(elem_type);
-    const std::string name = onnx::TensorProto_DataType_IsValid(elem_type)
-                                 ? onnx::TensorProto_DataType_Name(elem_type)
-                                 : std::to_string(elem_type);
-    throw CompileError(path + ": " + what + " is of type " + name +
-                       ": tpu-compile takes FLOAT, BFLOAT16, INT8, UINT8, INT32, INT64, BOOL");
-}
-
-template <typename Field> void copy_field(Tensor &t, const Field &values) {
-    t.data.resize(t.element_count() * tpumodel::dtype_size(t.dtype));
-    const std::size_t size = tpumodel::dtype_size(t.dtype);
-    for (int i = 0; i < values.size() && std::size_t(i) * size < t.data.size(); ++i) {
-        const auto v = values.Get(i);
-        std::memcpy(t.data.data() + std::size_t(i) * size, &v, size); // little-endian: low bytes
-    }
-}
-
-Tensor constant_of(const onnx::TensorProto &p, const std::string &name, const std::string &path) {
-    Tensor t;
-    t.name = name;
-    t.dtype = dtype_of(p.data_type(), "constant '" + name + "'", path);
-    t.constant = true;
-    for (std::int64_t d : p.dims())
-        t.shape.push_back(d);
-    if (p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
-        throw CompileError(path + ": constant '" + name +
-                           "' keeps its data in an external file, which tpu-compile does not read");
-    std::uint64_t count = 1;
-    for (std::int64_t d : t.shape) {
-        if (d < 0)
-            throw CompileError(path + ": constant '" + name + "' has a negative dimension");
-        count *= std::uint64_t(d);
-        if (count > tpumodel::max_elements)
-            throw CompileError(path + ": constant '" + name + "' is absurdly large");
-    }
-    const std::uint64_t bytes = count * tpumodel::dtype_size(t.dtype);
-    std::uint64_t held = 0;
-    if (p.has_raw_data()) {
-        held = p.raw_data().size();
-        if (held == bytes)
-            t.data.assign(p.raw_data().begin(), p.raw_data().end());
-    } else if (t.dtype == DType::Float) {
-        held = std::uint64_t(p.float_data_size()) * 4;
-        copy_field(t, p.float_data());
-    } else if (t.dtype == DType::Int64) {
-        held = std::uint64_t(p.int64_data_size()) * 8;
-        copy_field(t, p.int64_data());
-    } else {
-        held = std::uint64_t(p.int32_data_size()) * tpumodel::dtype_size(t.dtype);
-        copy_field(t, p.int32_data());
-    }
-    if (held != bytes)
-        throw CompileError(path + ": constant '" + name + "' holds " + std::to_string(held) +
-                           " bytes of data, its shape needs " + std::to_string(bytes));
-    return t;
-}
-
 // A value's dtype and shape from ONNX's type information (-1 for an unknown dimension).
 Tensor value_of(const onnx::ValueInfoProto &v, const std::string &path) {
     Tensor t;
@@ -83,7 +25,8 @@ Tensor value_of(const onnx::ValueInfoProto &v, const std::string &path) {
         throw CompileError(path + ": '" + v.name() +
                            "' is not a tensor (sequences, maps and "
                            "optionals are not supported)");
-    t.dtype = dtype_of(v.type().tensor_type().elem_type(), "tensor '" + v.name() + "'", path);
+    t.dtype =
+        dtype_from_onnx(v.type().tensor_type().elem_type(), "tensor '" + v.name() + "'", path);
     if (!v.type().tensor_type().has_shape())
         t.shape = {-1};
     for (const auto &d : v.type().tensor_type().shape().dim())
@@ -120,7 +63,7 @@ Tensor constant_node(const onnx::NodeProto &node, const tpumodel::Node &n,
         t.name = out;
         t.constant = true;
         if (a.name() == "value")
-            return constant_of(a.t(), out, path);
+            return tensor_from_proto(a.t(), out, path);
         if (a.name() == "value_float" || a.name() == "value_floats") {
             std::vector<float> v(a.floats().begin(), a.floats().end());
             if (a.name() == "value_float")
@@ -161,7 +104,7 @@ tpumodel::Model lower(const onnx::ModelProto &model, const std::string &path) {
     };
 
     for (const onnx::TensorProto &t : g.initializer())
-        add(constant_of(t, t.name(), path));
+        add(tensor_from_proto(t, t.name(), path));
     for (const onnx::ValueInfoProto &v : g.input())
         if (!ids.count(v.name()))
             m.inputs.push_back(add(value_of(v, path)));

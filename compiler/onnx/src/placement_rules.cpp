@@ -106,6 +106,8 @@ CardDecision conv(const Model &m, const Node &n) {
 CardDecision pool(const Model &m, const Node &n) {
     if (in(m, n, 0).layout != tpumodel::Layout::Nhwc)
         return cpu("not a 2-D image pooling");
+    if (!float_data(in(m, n, 0)))
+        return cpu(dtype_reason(in(m, n, 0)));
     const std::vector<std::int64_t> k = n.get_ints("kernel_shape", {});
     if (k.size() != 2 || k[0] > 16 || k[1] > 16)
         return cpu("window " + list(k) + ": the card pools windows of at most 16 x 16");

@@ -15,4 +15,10 @@ namespace tpumodel::cpu {
 // for inputs that do not match.
 std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs);
 
+// Whether the CPU kernel takes node `n` of `m` in its form: runs it once on zeros of its inputs'
+// declared shapes (constants as they are) and checks the outputs' dtypes and shapes against
+// the declared ones. Throws KernelError saying why not. A node whose inputs hold more than
+// 2^24 elements in all is not tried.
+void check_node_runs(const Model &m, const Node &n);
+
 } // namespace tpumodel::cpu

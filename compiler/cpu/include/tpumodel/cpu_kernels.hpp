@@ -21,12 +21,20 @@ using Kernel = void (*)(const Node &node, std::span<const Tensor *const> inputs,
 // The kernel of ONNX op `op`, or null when there is none.
 Kernel find_kernel(const std::string &op);
 
+// Element i of a tensor of any dtype, as int64 or as double (bfloat16 widened exactly).
+std::int64_t int_at(const Tensor &t, std::uint64_t i);
+double real_at(const Tensor &t, std::uint64_t i);
+
 // Thrown when a kernel cannot run a node (an unsupported dtype, layout, attribute or shape);
 // the message names the node.
 class KernelError : public std::runtime_error {
   public:
     KernelError(const Node &node, const std::string &what)
-        : std::runtime_error(node.describe() + ": " + what) {}
+        : std::runtime_error(node.describe() + ": " + what), reason_(what) {}
+    const std::string &reason() const { return reason_; } // without the node's name
+
+  private:
+    std::string reason_;
 };
 
 } // namespace tpumodel::cpu
