@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div with
-// numpy broadcasting (integers in int64, floats in binary32), and the unary functions Relu,
-// Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Neg, Abs, Reciprocal (binary32; any layout).
+// elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow
+// with numpy broadcasting (integers in int64, floats in binary32; Pow's exponent of any type),
+// and the unary functions Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Neg, Abs, Reciprocal
+// (binary32; any layout).
 #include "kernel_support.hpp"
 
 #include <cmath>
@@ -32,7 +33,7 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
     if (in.size() != 2 || !in[0] || !in[1])
         throw KernelError(node, "needs two inputs");
     const Tensor &a = *in[0], &b = *in[1];
-    if (a.dtype != b.dtype)
+    if (a.dtype != b.dtype && Op != '^') // Pow's exponent may be of another type
         throw KernelError(node, std::string("its inputs are ") + dtype_name(a.dtype) + " and " +
                                     dtype_name(b.dtype));
     if (a.layout != b.layout && a.element_count() != 1 && b.element_count() != 1)
@@ -55,8 +56,15 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
         const std::uint64_t ia = broadcast_index(a.shape, pos), ib = broadcast_index(b.shape, pos);
         if (is_float(a.dtype)) {
             const auto x = float(real_at(a, ia)), z = float(real_at(b, ib));
-            const float r = Op == '+' ? x + z : Op == '-' ? x - z : Op == '*' ? x * z : x / z;
+            const float r = Op == '+'   ? x + z
+                            : Op == '-' ? x - z
+                            : Op == '*' ? x * z
+                            : Op == '^' ? std::pow(x, z)
+                                        : x / z;
             store(y, o, r, 0);
+        } else if (Op == '^') {
+            const auto r = std::int64_t(std::pow(real_at(a, ia), real_at(b, ib)));
+            store(y, o, double(r), r);
         } else {
             const std::int64_t x = int_at(a, ia), z = int_at(b, ib);
             if (Op == '/' && z == 0)
@@ -126,6 +134,7 @@ void add_elementwise_kernels(KernelTable &table) {
     table["Sub"] = binary_kernel<'-'>;
     table["Mul"] = binary_kernel<'*'>;
     table["Div"] = binary_kernel<'/'>;
+    table["Pow"] = binary_kernel<'^'>;
     table["Relu"] = unary_kernel<relu>;
     table["Sigmoid"] = unary_kernel<sigmoid>;
     table["Tanh"] = unary_kernel<tanh_>;

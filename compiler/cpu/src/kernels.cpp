@@ -15,6 +15,7 @@ const KernelTable &table() {
         add_elementwise_kernels(k);
         add_nn_kernels(k);
         add_reduce_kernels(k);
+        add_norm_kernels(k);
         return k;
     }();
     return t;

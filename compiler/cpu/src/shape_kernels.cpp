@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// shape_kernels.cpp - the reference kernels that move elements without arithmetic: Shape,
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Concat, Gather, Transpose, Cast (the shape
-// arithmetic PyTorch exports is made of these and elementwise integer math).
+// shape_kernels.cpp - the reference kernels that move elements without arithmetic: Shape, Size,
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Concat, Gather, Slice, Transpose, Cast,
+// ConstantOfShape (the shape arithmetic PyTorch exports is made of these and elementwise
+// integer math).
 #include "kernel_support.hpp"
 
 #include <algorithm>
@@ -49,6 +50,12 @@ void shape_kernel(const Node &node, Inputs in, Outputs out) {
     shape_output(*out[0], DType::Int64, {n});
     for (std::int64_t i = 0; i < n; ++i)
         store(*out[0], std::uint64_t(i), 0, x.shape[std::size_t(start + i)]);
+}
+
+void size_kernel(const Node &node, Inputs in, Outputs out) {
+    const Tensor &x = first(node, in);
+    shape_output(*out[0], DType::Int64, {});
+    store(*out[0], 0, 0, std::int64_t(x.element_count()));
 }
 
 void reshape_kernel(const Node &node, Inputs in, Outputs out) {
@@ -247,10 +254,85 @@ void cast_kernel(const Node &node, Inputs in, Outputs out) {
         store(y, i, real_at(x, i), int_at(x, i));
 }
 
+// Slice (opset 13): starts, ends, optional axes and steps as inputs; clamped as numpy does.
+void slice_kernel(const Node &node, Inputs in, Outputs out) {
+    const Tensor &x = first(node, in);
+    require_plain(node, x);
+    const std::size_t rank = x.shape.size();
+    const std::vector<std::int64_t> starts =
+        ints_of(node, in.size() > 1 ? in[1] : nullptr, "starts");
+    const std::vector<std::int64_t> ends = ints_of(node, in.size() > 2 ? in[2] : nullptr, "ends");
+    std::vector<std::int64_t> axes(starts.size()), steps(starts.size(), 1);
+    for (std::size_t i = 0; i < axes.size(); ++i)
+        axes[i] = std::int64_t(i);
+    if (in.size() > 3 && in[3])
+        axes = ints_of(node, in[3], "axes");
+    if (in.size() > 4 && in[4])
+        steps = ints_of(node, in[4], "steps");
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+        throw KernelError(node, "starts, ends, axes and steps differ in length");
+    std::vector<std::int64_t> first_index(rank, 0), step(rank, 1), shape = x.shape;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        const std::size_t a = normalise_axis(node, axes[i], rank);
+        const std::int64_t dim = x.shape[a], st = steps[i];
+        if (st == 0)
+            throw KernelError(node, "a step of 0");
+        auto clamp = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
+            v = v < 0 ? v + dim : v;
+            return std::clamp(v, lo, hi);
+        };
+        const std::int64_t b = st > 0 ? clamp(starts[i], 0, dim) : clamp(starts[i], -1, dim - 1);
+        const std::int64_t e = st > 0 ? clamp(ends[i], 0, dim) : clamp(ends[i], -1, dim - 1);
+        first_index[a] = b;
+        step[a] = st;
+        shape[a] = st > 0 ? std::max<std::int64_t>((e - b + st - 1) / st, 0)
+                          : std::max<std::int64_t>((b - e - st - 1) / -st, 0);
+    }
+    Tensor &y = *out[0];
+    shape_output(y, x.dtype, shape);
+    std::vector<std::uint64_t> stride(rank, 1);
+    for (std::size_t i = rank; i-- > 1;)
+        stride[i - 1] = stride[i] * std::uint64_t(x.shape[i]);
+    const std::size_t size = dtype_size(x.dtype);
+    std::vector<std::int64_t> pos(rank, 0);
+    for (std::uint64_t o = 0; o < y.element_count(); ++o) {
+        std::uint64_t src = 0;
+        for (std::size_t i = 0; i < rank; ++i)
+            src += std::uint64_t(first_index[i] + pos[i] * step[i]) * stride[i];
+        std::memcpy(y.data.data() + o * size, x.data.data() + src * size, size);
+        for (std::size_t i = rank; i-- > 0;) {
+            if (++pos[i] < shape[i])
+                break;
+            pos[i] = 0;
+        }
+    }
+}
+
+// A tensor of the shape in input 0 filled with "value" (float32 0 by default; "dtype" as the
+// compiler writes ConstantOfShape's value tensor).
+void constant_of_shape_kernel(const Node &node, Inputs in, Outputs out) {
+    const std::vector<std::int64_t> shape = ints_of(node, in.empty() ? nullptr : in[0], "shape");
+    for (std::int64_t d : shape)
+        if (d < 0)
+            throw KernelError(node, "the shape has a negative entry");
+    const std::int64_t dtype = node.get_int("dtype", std::int64_t(DType::Float));
+    if (dtype < 0 || dtype > 255 || !dtype_known(std::uint8_t(dtype)))
+        throw KernelError(node, "unknown dtype " + std::to_string(dtype));
+    Tensor &y = *out[0];
+    shape_output(y, DType(dtype), shape);
+    const double real = node.get_float("value", 0.0f);
+    const std::int64_t integer = node.get_int("value", 0);
+    const bool is_float = DType(dtype) == DType::Float || DType(dtype) == DType::Bfloat16;
+    for (std::uint64_t i = 0; i < y.element_count(); ++i)
+        store(y, i, is_float ? real : double(integer), integer);
+}
+
 } // namespace
 
 void add_shape_kernels(KernelTable &table) {
     table["Shape"] = shape_kernel;
+    table["Size"] = size_kernel;
     table["Reshape"] = reshape_kernel;
     table["Flatten"] = flatten_kernel;
     table["Squeeze"] = squeeze_kernel;
@@ -260,6 +342,8 @@ void add_shape_kernels(KernelTable &table) {
     table["Gather"] = gather_kernel;
     table["Transpose"] = transpose_kernel;
     table["Cast"] = cast_kernel;
+    table["ConstantOfShape"] = constant_of_shape_kernel;
+    table["Slice"] = slice_kernel;
 }
 
 } // namespace tpumodel::cpu

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // fold.cpp - constant folding: in graph order, a node whose inputs are all constants, or a
-// Shape of a tensor whose shape is static, is evaluated by its CPU reference kernel and replaced
-// by the constants it computes (so PyTorch's Shape -> Gather -> Unsqueeze -> Concat -> Reshape
-// chains collapse into a Reshape by a constant shape). Afterwards every tensor's shape must be
-// static and of sane size: the compiler's check for dynamic shapes it cannot fix.
+// Shape or Size of a tensor whose shape is static, is evaluated by its CPU reference kernel and
+// replaced by the constants it computes (so PyTorch's Shape -> Gather -> Unsqueeze -> Concat ->
+// Reshape chains collapse into a Reshape by a constant shape). Afterwards every tensor's shape must
+// be static and of sane size: the compiler's check for dynamic shapes it cannot fix.
 #include "passes.hpp"
 
 #include <tpumodel/cpu_kernels.hpp>
@@ -24,7 +24,7 @@ bool shape_known(const Tensor &t) {
 bool foldable(const tpumodel::Model &m, const Node &n) {
     if (n.inputs.empty() || !tpumodel::cpu::find_kernel(n.op))
         return false;
-    if (n.op == "Shape")
+    if (n.op == "Shape" || n.op == "Size")
         return n.inputs[0] != tpumodel::no_tensor && shape_known(m.tensors[n.inputs[0]]);
     return std::all_of(n.inputs.begin(), n.inputs.end(), [&](std::uint32_t id) {
         return id == tpumodel::no_tensor || m.tensors[id].constant;

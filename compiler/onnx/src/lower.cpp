@@ -7,6 +7,8 @@
 #include "passes.hpp"
 #include "tpu_onnx/tensor_proto.hpp"
 
+#include <tpumodel/cpu_kernels.hpp>
+
 #include <cstring>
 #include <map>
 
@@ -52,6 +54,18 @@ tpumodel::Attribute attribute_of(const onnx::AttributeProto &a, const tpumodel::
                            onnx::AttributeProto_AttributeType_Name(a.type()) +
                            ", which tpu-compile does not take (no subgraphs or tensors)");
     }
+}
+
+// ConstantOfShape's one-element `value` tensor as attributes the file can hold: "dtype" (ONNX's
+// number) and "value" (a float, or an integer for integer dtypes).
+void fill_value(tpumodel::Node &n, const Tensor &value) {
+    if (value.element_count() != 1)
+        throw CompileError(n.describe() + ": its value must hold one element");
+    n.set("dtype", std::int64_t(value.dtype));
+    if (value.dtype == DType::Float || value.dtype == DType::Bfloat16)
+        n.set("value", float(tpumodel::cpu::real_at(value, 0)));
+    else
+        n.set("value", tpumodel::cpu::int_at(value, 0));
 }
 
 // A Constant node's value as a constant tensor named after its output.
@@ -129,8 +143,13 @@ tpumodel::Model lower(const onnx::ModelProto &model, const std::string &path) {
             add(constant_node(node, n, path));
             continue;
         }
-        for (const onnx::AttributeProto &a : node.attribute())
+        for (const onnx::AttributeProto &a : node.attribute()) {
+            if (n.op == "ConstantOfShape" && a.name() == "value") {
+                fill_value(n, tensor_from_proto(a.t(), n.name + ".value", path));
+                continue;
+            }
             n.attributes.push_back(attribute_of(a, n, path));
+        }
         for (const std::string &in : node.input()) {
             if (in.empty()) {
                 n.inputs.push_back(tpumodel::no_tensor);

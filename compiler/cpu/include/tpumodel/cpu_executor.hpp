@@ -18,7 +18,8 @@ std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs)
 // Whether the CPU kernel takes node `n` of `m` in its form: runs it once on zeros of its inputs'
 // declared shapes (constants as they are) and checks the outputs' dtypes and shapes against
 // the declared ones. Throws KernelError saying why not. A node whose inputs hold more than
-// 2^24 elements in all is not tried.
+// 2^24 elements in all, or that takes integers (shapes, axes, indices) computed at run time,
+// is not tried.
 void check_node_runs(const Model &m, const Node &n);
 
 } // namespace tpumodel::cpu
