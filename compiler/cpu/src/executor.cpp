@@ -16,6 +16,8 @@ std::vector<Tensor> run_node(const Model &m, const Node &n, const std::vector<co
     const Kernel kernel = find_kernel(n.op);
     if (!kernel)
         throw KernelError(n, "no CPU kernel for " + n.op);
+    if (n.outputs.empty())
+        throw KernelError(n, "has no outputs");
     std::vector<Tensor> results(n.outputs.size());
     std::vector<Tensor *> out;
     for (Tensor &t : results)

@@ -26,6 +26,8 @@ void store(Tensor &t, std::uint64_t i, double v, std::int64_t iv);
 std::vector<std::int64_t> ints_of(const Node &node, const Tensor *t, const char *what);
 // axis in [-rank, rank) to [0, rank); refused otherwise.
 std::size_t normalise_axis(const Node &node, std::int64_t axis, std::size_t rank);
+// Input i, refused when the node has fewer inputs or it was left out.
+const Tensor &input(const Node &node, std::span<const Tensor *const> in, std::size_t i);
 // The input's data must be in ONNX's order.
 void require_plain(const Node &node, const Tensor &t);
 // Sizes output `t` for `shape` and `dtype` (zeroed data).

@@ -122,6 +122,12 @@ std::size_t normalise_axis(const Node &node, std::int64_t axis, std::size_t rank
     return std::size_t(axis < 0 ? axis + r : axis);
 }
 
+const Tensor &input(const Node &node, std::span<const Tensor *const> in, std::size_t i) {
+    if (i >= in.size() || !in[i])
+        throw KernelError(node, "its input " + std::to_string(i) + " is missing");
+    return *in[i];
+}
+
 void require_plain(const Node &node, const Tensor &t) {
     if (t.layout != Layout::Plain)
         throw KernelError(node, "tensor '" + t.name + "' is in the " + layout_name(t.layout) +

@@ -105,9 +105,8 @@ void conv_nhwc(const Node &node, Inputs in, Outputs out);
 
 // Conv in ONNX's NCHW x OIHW (weights computed at run time stay so): through NHWC x HWIO.
 void conv_kernel(const Node &node, Inputs in, Outputs out) {
-    if (in.empty() || !in[0] || in.size() < 2 || !in[1])
-        throw KernelError(node, "needs an input and weights");
-    if (in[0]->layout == Layout::Nhwc)
+    input(node, in, 1);
+    if (input(node, in, 0).layout == Layout::Nhwc)
         return conv_nhwc(node, in, out);
     if (in[0]->shape.size() != 4 || in[1]->shape.size() != 4)
         throw KernelError(node, "the CPU kernel runs 2-D convolutions only");
@@ -122,11 +121,11 @@ void conv_kernel(const Node &node, Inputs in, Outputs out) {
 }
 
 void conv_nhwc(const Node &node, Inputs in, Outputs out) {
-    const Tensor &x = *in[0];
+    const Tensor &x = input(node, in, 0);
     require_nhwc(node, x);
-    if (in.size() < 2 || !in[1] || in[1]->layout != Layout::Hwio)
-        throw KernelError(node, "its weights are not in the HWIO layout");
-    const Tensor &wt = *in[1];
+    const Tensor &wt = input(node, in, 1);
+    if (wt.layout != Layout::Hwio || wt.shape.size() != 4)
+        throw KernelError(node, "its weights are not 4-D in the HWIO layout");
     const std::vector<float> xs = floats(node, &x, "input"), ws = floats(node, &wt, "weights");
     const std::vector<float> bs =
         in.size() > 2 && in[2] ? floats(node, in[2], "bias") : std::vector<float>();
@@ -136,6 +135,8 @@ void conv_nhwc(const Node &node, Inputs in, Outputs out) {
     if (groups < 1 || c != ci * groups || f % groups != 0)
         throw KernelError(node, "channels " + std::to_string(c) + ", weights " + wt.shape_string() +
                                     " and group " + std::to_string(groups) + " do not fit");
+    if (!bs.empty() && bs.size() != std::size_t(f))
+        throw KernelError(node, "its bias does not hold one value per filter");
     const Window g = window(node, x, kh, kw);
     const std::int64_t fg = f / groups;
     std::vector<float> y(std::size_t(n * g.oh * g.ow * f));
@@ -164,7 +165,7 @@ void conv_nhwc(const Node &node, Inputs in, Outputs out) {
 }
 
 void pool_kernel(const Node &node, Inputs in, Outputs out) {
-    const Tensor &x = *in[0];
+    const Tensor &x = input(node, in, 0);
     require_nhwc(node, x);
     const std::vector<std::int64_t> k = node.get_ints("kernel_shape", {});
     if (k.size() != 2)
@@ -199,7 +200,7 @@ void pool_kernel(const Node &node, Inputs in, Outputs out) {
 }
 
 void global_pool_kernel(const Node &node, Inputs in, Outputs out) {
-    const Tensor &x = *in[0];
+    const Tensor &x = input(node, in, 0);
     if (x.shape.size() != 4)
         throw KernelError(node, "takes a 4-D image");
     const bool nhwc = x.layout == Layout::Nhwc, is_max = node.op == "GlobalMaxPool";
@@ -262,6 +263,8 @@ void matmul_kernel(const Node &node, Inputs in, Outputs out) {
     const std::int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back(), n = b.shape.back();
     if (b.shape[b.shape.size() - 2] != k)
         throw KernelError(node, a.shape_string() + " and " + b.shape_string() + " do not multiply");
+    if (m * k == 0 || k * n == 0)
+        throw KernelError(node, "empty operands");
     const std::int64_t batch_a = std::int64_t(a.element_count()) / (m * k);
     const std::int64_t batch_b = std::int64_t(b.element_count()) / (k * n);
     if (batch_a != batch_b && batch_b != 1 && batch_a != 1)
@@ -288,7 +291,7 @@ void matmul_kernel(const Node &node, Inputs in, Outputs out) {
 }
 
 void softmax_kernel(const Node &node, Inputs in, Outputs out) {
-    const Tensor &x = *in[0];
+    const Tensor &x = input(node, in, 0);
     require_plain(node, x);
     const std::size_t axis = normalise_axis(node, node.get_int("axis", -1), x.shape.size());
     std::uint64_t outer = 1, inner = 1;

@@ -23,7 +23,7 @@ std::vector<float> floats_of(const Node &node, const Tensor *t, const char *what
 }
 
 void layer_norm_kernel(const Node &node, Inputs in, Outputs out) {
-    const Tensor &x = *in[0];
+    const Tensor &x = input(node, in, 0);
     require_plain(node, x);
     const std::size_t axis = normalise_axis(node, node.get_int("axis", -1), x.shape.size());
     const auto eps = node.get_float("epsilon", 1e-5f);
@@ -76,7 +76,7 @@ void batch_norm_kernel(const Node &node, Inputs in, Outputs out) {
         throw KernelError(node, "runs in inference mode only (one output, training_mode 0)");
     if (in.size() != 5)
         throw KernelError(node, "needs X, scale, B, mean and var");
-    const Tensor &x = *in[0];
+    const Tensor &x = input(node, in, 0);
     if (x.shape.size() < 2)
         throw KernelError(node, "takes an input of rank 2 or more");
     const bool nhwc = x.layout == Layout::Nhwc;

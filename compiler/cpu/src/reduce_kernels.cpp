@@ -17,7 +17,7 @@ using Outputs = std::span<Tensor *const>;
 void reduce_kernel(const Node &node, Inputs in, Outputs out) {
     if (in.empty() || !in[0])
         throw KernelError(node, "its data input is missing");
-    const Tensor &x = *in[0];
+    const Tensor &x = input(node, in, 0);
     require_plain(node, x);
     if (x.dtype != DType::Float && x.dtype != DType::Bfloat16)
         throw KernelError(node, std::string("takes floats, not ") + dtype_name(x.dtype));
