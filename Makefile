@@ -117,11 +117,11 @@ qemu-fuzz: $(FUZZ_BUILD)/.configured
 	tools/run-qemu-fuzz.sh $(TPU_CACHE)/qemu-fuzz/current $(QEMU_FUZZ_SECONDS)
 
 # The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime
-# and workloads tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
+# workloads and compiler tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
 # engine and workloads tests with TSan and runs those with threads: the inter-chip links, the
 # thread pool's kernel sets, aborts from another thread, TLB invalidations under running jobs,
 # the serving batcher.
-SAN_TESTS := engine_tests runtime_tests workloads_tests
+SAN_TESTS := engine_tests runtime_tests workloads_tests compiler_tests
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
 TSAN_ENGINE_TESTS := [mxu],[golden],[abort],[tlb],[decoder],[link]
@@ -135,7 +135,7 @@ $(ASAN_BUILD)/.configured: | deps
 asan: $(ASAN_BUILD)/.configured
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(SAN_TESTS)
 	ctest --test-dir $(ASAN_BUILD) -j $(JOBS) --output-on-failure \
-		-R '^(engine\.|runtime:|workloads:)' -E 'tpu-train-cpu'
+		-R '^(engine\.|runtime:|workloads:|compiler:)' -E 'tpu-train-cpu'
 
 $(TSAN_BUILD)/.configured: | deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_SANITIZE=thread

@@ -144,8 +144,11 @@ void identity_kernel(const Node &node, Inputs in, Outputs out) {
 }
 
 // Copies `outer` blocks: block o of `from` (`block` bytes at o * `stride`) to `to` at `at`.
+// An empty input copies nothing (its data may be no memory at all).
 void copy_blocks(const Tensor &from, Tensor &to, std::uint64_t outer, std::uint64_t block,
                  std::uint64_t out_stride, std::uint64_t at) {
+    if (block == 0)
+        return;
     for (std::uint64_t o = 0; o < outer; ++o)
         std::memcpy(to.data.data() + o * out_stride + at, from.data.data() + o * block, block);
 }
