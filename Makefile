@@ -116,7 +116,7 @@ qemu-fuzz: $(FUZZ_BUILD)/.configured
 	TPU_BUILD_JOBS=$(JOBS) tools/build-qemu-fuzz.sh $(FUZZ_BUILD)/qemu-device/engine/libtpuengine.a
 	tools/run-qemu-fuzz.sh $(TPU_CACHE)/qemu-fuzz/current $(QEMU_FUZZ_SECONDS)
 
-# The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime
+# The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime,
 # workloads and compiler tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
 # engine and workloads tests with TSan and runs those with threads: the inter-chip links, the
 # thread pool's kernel sets, aborts from another thread, TLB invalidations under running jobs,
