@@ -127,12 +127,12 @@ qemu-fuzz: $(FUZZ_BUILD)/.configured
 	TPU_BUILD_JOBS=$(JOBS) tools/build-qemu-fuzz.sh $(FUZZ_BUILD)/qemu-device/engine/libtpuengine.a
 	tools/run-qemu-fuzz.sh $(TPU_CACHE)/qemu-fuzz/current $(QEMU_FUZZ_SECONDS)
 
-# The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime
-# and workloads tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
+# The host tests again under sanitizers, in trees of their own: asan builds the engine, runtime,
+# workloads and compiler tests with ASan+UBSan (any report fails) and runs them all; tsan builds the
 # engine and workloads tests with TSan and runs those with threads: the inter-chip links, the
 # thread pool's kernel sets, aborts from another thread, TLB invalidations under running jobs,
 # the serving batcher.
-SAN_TESTS := engine_tests runtime_tests workloads_tests
+SAN_TESTS := engine_tests runtime_tests workloads_tests compiler_tests
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
 TSAN_ENGINE_TESTS := [mxu],[golden],[abort],[tlb],[decoder],[link]
@@ -146,7 +146,7 @@ $(ASAN_BUILD)/.configured: | deps
 asan: $(ASAN_BUILD)/.configured
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(SAN_TESTS)
 	ctest --test-dir $(ASAN_BUILD) -j $(JOBS) --output-on-failure \
-		-R '^(engine\.|runtime:|workloads:)' -E 'tpu-train-cpu'
+		-R '^(engine\.|runtime:|workloads:|compiler:)' -E 'tpu-train-cpu'
 
 $(TSAN_BUILD)/.configured: | deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja $(CMAKE_FLAGS) -DTPU_SANITIZE=thread
@@ -179,7 +179,7 @@ check: | deps qemu
 	$(MAKE) -C driver check
 	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp' | grep -v '^driver/')
 	@# catch_discover_tests splits a host test's name at ';' into entries that run nothing.
-	@! git grep -n 'TEST_CASE("[^"]*;' -- tests/engine tests/runtime tests/workloads tests/conformance || \
+	@! git grep -n 'TEST_CASE("[^"]*;' -- tests/engine tests/runtime tests/workloads tests/conformance tests/compiler || \
 		{ echo "check: a host test name with ';' (see above)"; exit 1; }
 
 # A bare Debian 12 root (debootstrap minbase + git, ca-certificates) clones this repository and

@@ -4,10 +4,12 @@
 # installing anything: `apt-get download` + `dpkg -x` into the cache.
 #   dataset-fashion-mnist  Fashion-MNIST, 60,000 + 10,000 28x28 images (gzipped idx files)
 #   python3-sklearn        scikit-learn's bundled sets; digits.csv.gz (1,797 8x8 digits) is used
+#   libonnx-testdata       ONNX's backend conformance suite (node tests: model.onnx + test data)
 # Result:
 #   $TPU_CACHE/datasets/<package>_<version>/     the unpacked package (.done once complete)
 #   $TPU_CACHE/datasets/fashion-mnist            -> its usr/share/datasets/fashion-mnist
 #   $TPU_CACHE/datasets/sklearn                  -> its .../sklearn/datasets/data
+#   $TPU_CACHE/datasets/onnx-testdata            -> its usr/share/libonnx-testdata/data
 # The Fashion-MNIST idx files are also kept inflated beside the .gz files (the readers take the
 # plain file when it exists): the guest's emulated CPU inflates them at a few MB/s, which every
 # VM run that loads them would pay again.
@@ -33,7 +35,8 @@ fetch() {
 		[ -d "$dir/root/$sub" ] || { echo "fetch-datasets: $pkg has no $sub" >&2; exit 1; }
 		touch "$dir/.done"
 	fi
-	ln -sfn "$dir/root/$sub" "$dest/$link"
+	# Relative, so that the link holds however the cache is reached (a symlinked cache too).
+	ln -sfn "${dir#"$dest/"}/root/$sub" "$dest/$link"
 	echo "fetch-datasets: $link in $dest/$link"
 }
 
@@ -43,3 +46,4 @@ for gz in "$dest"/fashion-mnist/*.gz; do
 	[ -e "$plain" ] || { gzip -dc "$gz" >"$plain.tmp" && mv "$plain.tmp" "$plain"; }
 done
 fetch python3-sklearn sklearn usr/lib/python3/dist-packages/sklearn/datasets/data
+fetch libonnx-testdata onnx-testdata usr/share/libonnx-testdata/data

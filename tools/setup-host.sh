@@ -7,6 +7,7 @@
 # Re-runnable: an interrupted run (apt-get update, a half-configured dpkg) is finished by the next.
 # Everything any make target uses is listed here, optional parts (oneDNN for the benchmark,
 # clang's libFuzzer for the fuzzers, debootstrap for the fresh-machine check) included.
+# libonnx-dev: tpu-compile's ONNX checker, version converter and shape inference (shared only).
 set -euo pipefail
 
 [ "$(id -u)" -eq 0 ] || { echo "setup-host: run as root (apt-get install)" >&2; exit 1; }
@@ -33,7 +34,7 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev
       zlib1g-dev libcli11-dev nlohmann-json3-dev debootstrap
       libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse
-      libprotobuf-dev protobuf-compiler libboost-dev)
+      libprotobuf-dev protobuf-compiler libboost-dev libonnx-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do

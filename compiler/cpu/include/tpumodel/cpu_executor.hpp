@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// cpu_executor.hpp - a whole compiled model run on the CPU with the reference kernels, card
+// nodes included: the reference a run on the card is checked against, and what tests use to
+// show that the compiler's rewrites (layouts, folded weights, fusion) keep the model's values.
+#pragma once
+
+#include "tpumodel/model.hpp"
+
+#include <vector>
+
+namespace tpumodel::cpu {
+
+// The graph outputs for `inputs` (one per graph input, in order, of its dtype and shape, in
+// ONNX's order). Throws KernelError naming the node that cannot run, or std::invalid_argument
+// for inputs that do not match.
+std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs);
+
+// Whether the CPU kernel takes node `n` of `m` in its form: runs it once on zeros of its inputs'
+// declared shapes (constants as they are) and checks the outputs' dtypes and shapes against
+// the declared ones. Throws KernelError saying why not. A node whose inputs hold more than
+// 2^24 elements in all, or that takes integers (shapes, axes, indices) computed at run time,
+// is not tried.
+void check_node_runs(const Model &m, const Node &n);
+
+} // namespace tpumodel::cpu

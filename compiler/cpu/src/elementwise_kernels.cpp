@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+// elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow
+// with numpy broadcasting (integers in int64, floats in binary32; Pow's exponent of any type),
+// and the unary functions Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Neg, Abs, Reciprocal
+// (binary32; any layout).
+#include "kernel_support.hpp"
+
+#include <cmath>
+
+namespace tpumodel::cpu {
+
+namespace {
+
+using Inputs = std::span<const Tensor *const>;
+using Outputs = std::span<Tensor *const>;
+
+bool is_float(DType t) {
+    return t == DType::Float || t == DType::Bfloat16;
+}
+
+// The index into an input of `shape` (right-aligned, broadcast) for output position `pos`.
+std::uint64_t broadcast_index(const std::vector<std::int64_t> &shape,
+                              const std::vector<std::int64_t> &pos) {
+    std::uint64_t index = 0;
+    const std::size_t skip = pos.size() - shape.size();
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        index =
+            index * std::uint64_t(shape[i]) + (shape[i] == 1 ? 0 : std::uint64_t(pos[skip + i]));
+    return index;
+}
+
+template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) {
+    if (in.size() != 2 || !in[0] || !in[1])
+        throw KernelError(node, "needs two inputs");
+    const Tensor &a = *in[0], &b = *in[1];
+    if (a.dtype != b.dtype && Op != '^') // Pow's exponent may be of another type
+        throw KernelError(node, std::string("its inputs are ") + dtype_name(a.dtype) + " and " +
+                                    dtype_name(b.dtype));
+    if (a.layout != b.layout && a.element_count() != 1 && b.element_count() != 1)
+        throw KernelError(node, "its inputs are in different layouts");
+    const std::size_t rank = std::max(a.shape.size(), b.shape.size());
+    std::vector<std::int64_t> shape(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+        const std::int64_t da = i + a.shape.size() >= rank ? a.shape[i + a.shape.size() - rank] : 1;
+        const std::int64_t db = i + b.shape.size() >= rank ? b.shape[i + b.shape.size() - rank] : 1;
+        if (da != db && da != 1 && db != 1)
+            throw KernelError(node,
+                              "cannot broadcast " + a.shape_string() + " with " + b.shape_string());
+        shape[i] = da == 1 ? db : da;
+    }
+    Tensor &y = *out[0];
+    shape_output(y, a.dtype, shape);
+    y.layout = a.element_count() == 1 ? b.layout : a.layout;
+    std::vector<std::int64_t> pos(rank, 0);
+    for (std::uint64_t o = 0; o < y.element_count(); ++o) {
+        const std::uint64_t ia = broadcast_index(a.shape, pos), ib = broadcast_index(b.shape, pos);
+        if (is_float(a.dtype)) {
+            const auto x = float(real_at(a, ia)), z = float(real_at(b, ib));
+            const float r = Op == '+'   ? x + z
+                            : Op == '-' ? x - z
+                            : Op == '*' ? x * z
+                            : Op == '^' ? std::pow(x, z)
+                                        : x / z;
+            store(y, o, r, 0);
+        } else if (Op == '^') {
+            const auto r = std::int64_t(std::pow(real_at(a, ia), real_at(b, ib)));
+            store(y, o, double(r), r);
+        } else {
+            const std::int64_t x = int_at(a, ia), z = int_at(b, ib);
+            if (Op == '/' && z == 0)
+                throw KernelError(node, "integer division by zero");
+            const std::int64_t r = Op == '+'   ? x + z
+                                   : Op == '-' ? x - z
+                                   : Op == '*' ? x * z
+                                               : x / z;
+            store(y, o, double(r), r);
+        }
+        for (std::size_t i = rank; i-- > 0;) {
+            if (++pos[i] < shape[i])
+                break;
+            pos[i] = 0;
+        }
+    }
+}
+
+template <float (*F)(float)> void unary_kernel(const Node &node, Inputs in, Outputs out) {
+    if (in.empty() || !in[0])
+        throw KernelError(node, "its input is missing");
+    const Tensor &x = *in[0];
+    if (!is_float(x.dtype))
+        throw KernelError(node, std::string("takes floats, not ") + dtype_name(x.dtype));
+    Tensor &y = *out[0];
+    shape_output(y, x.dtype, x.shape);
+    y.layout = x.layout;
+    for (std::uint64_t i = 0; i < x.element_count(); ++i)
+        store(y, i, F(float(real_at(x, i))), 0);
+}
+
+float relu(float x) {
+    return x > 0 ? x : 0.0f;
+}
+float sigmoid(float x) {
+    return 1.0f / (1.0f + std::exp(-x));
+}
+float tanh_(float x) {
+    return std::tanh(x);
+}
+float exp_(float x) {
+    return std::exp(x);
+}
+float log_(float x) {
+    return std::log(x);
+}
+float sqrt_(float x) {
+    return std::sqrt(x);
+}
+float erf_(float x) {
+    return std::erf(x);
+}
+float neg(float x) {
+    return -x;
+}
+float abs_(float x) {
+    return std::fabs(x);
+}
+float reciprocal(float x) {
+    return 1.0f / x;
+}
+
+} // namespace
+
+void add_elementwise_kernels(KernelTable &table) {
+    table["Add"] = binary_kernel<'+'>;
+    table["Sub"] = binary_kernel<'-'>;
+    table["Mul"] = binary_kernel<'*'>;
+    table["Div"] = binary_kernel<'/'>;
+    table["Pow"] = binary_kernel<'^'>;
+    table["Relu"] = unary_kernel<relu>;
+    table["Sigmoid"] = unary_kernel<sigmoid>;
+    table["Tanh"] = unary_kernel<tanh_>;
+    table["Exp"] = unary_kernel<exp_>;
+    table["Log"] = unary_kernel<log_>;
+    table["Sqrt"] = unary_kernel<sqrt_>;
+    table["Erf"] = unary_kernel<erf_>;
+    table["Neg"] = unary_kernel<neg>;
+    table["Abs"] = unary_kernel<abs_>;
+    table["Reciprocal"] = unary_kernel<reciprocal>;
+}
+
+} // namespace tpumodel::cpu

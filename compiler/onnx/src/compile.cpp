@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// compile.cpp - the compiler's steps in order (passes.hpp), and the --input shape syntax.
+#include "passes.hpp"
+
+#include <charconv>
+
+namespace tpu_onnx {
+
+Compiled compile_file(const std::string &onnx_path, const CompileOptions &options) {
+    Compiled c;
+    c.summary.source = onnx_path;
+    onnx::ModelProto proto = load_checked(onnx_path, c.summary);
+    convert_opset(proto, onnx_path);
+    infer_shapes(proto, options.input_shapes, onnx_path);
+    c.model = lower(proto, onnx_path);
+    try {
+        fold_constants(c.model, c.summary);
+        convert_layouts(c.model, c.summary);
+        fuse(c.model, c.summary);
+        place(c.model);
+    } catch (const CompileError &e) {
+        throw CompileError(onnx_path + ": " + e.what());
+    }
+    prune(c.model);
+    c.model.precision = options.precision;
+    const std::size_t slash = onnx_path.find_last_of('/');
+    c.model.producer =
+        "tpu-compile from " + onnx_path.substr(slash == std::string::npos ? 0 : slash + 1);
+    tpumodel::validate(c.model, onnx_path + " (compiled)");
+    return c;
+}
+
+std::vector<std::int64_t> parse_shape(const std::string &text) {
+    std::vector<std::int64_t> dims;
+    const char *p = text.data(), *end = text.data() + text.size();
+    while (p < end) {
+        std::int64_t d = 0;
+        const auto [next, ec] = std::from_chars(p, end, d);
+        if (ec != std::errc() || d < 1)
+            throw CompileError("shape '" + text +
+                               "': expected positive sizes separated by 'x' or ',' (e.g. 1x784)");
+        dims.push_back(d);
+        p = next;
+        if (p < end && *p != 'x' && *p != ',')
+            throw CompileError("shape '" + text + "': unexpected '" + std::string(1, *p) + "'");
+        if (p < end && ++p == end)
+            throw CompileError("shape '" + text + "' ends with a separator");
+    }
+    if (dims.empty())
+        throw CompileError("shape '" + text + "' is empty");
+    return dims;
+}
+
+} // namespace tpu_onnx

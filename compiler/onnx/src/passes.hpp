@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// passes.hpp - the compiler's steps, in the order compile.cpp runs them. The first three work
+// on ONNX's ModelProto through libonnx; the rest on the tpumodel graph.
+#pragma once
+
+#include "tpu_onnx/compile.hpp"
+
+#include <onnx/onnx_pb.h>
+
+namespace tpu_onnx {
+
+// load.cpp: the file parsed and checked by onnx::checker; its default-domain opset in 7-17.
+onnx::ModelProto load_checked(const std::string &path, CompileSummary &summary);
+// opset.cpp: the model converted to opset 17 by ONNX's version converter.
+void convert_opset(onnx::ModelProto &model, const std::string &path);
+// shapes.cpp: the inputs' shapes fixed from `shapes`, then ONNX's shape inference (with data
+// propagation, which follows PyTorch's Shape/Gather/Concat chains into Reshape).
+void infer_shapes(onnx::ModelProto &model,
+                  const std::map<std::string, std::vector<std::int64_t>> &shapes,
+                  const std::string &path);
+// lower.cpp: the ONNX graph as a tpumodel graph (Constant nodes become constants); a dimension
+// left unknown is -1 until folding.
+tpumodel::Model lower(const onnx::ModelProto &model, const std::string &path);
+// fold.cpp: nodes whose inputs are all constants (and Shape of a static shape) evaluated with
+// the CPU kernels; then every remaining shape must be static and of sane size.
+void fold_constants(tpumodel::Model &m, CompileSummary &summary);
+// layout.cpp: images to NHWC, Conv weights to HWIO, Gemm weights to [K, N], the flatten order
+// into the following Gemm's weights, Transposes at the edges.
+void convert_layouts(tpumodel::Model &m, CompileSummary &summary);
+// fuse.cpp: Conv/Gemm + Relu into one node.
+void fuse(tpumodel::Model &m, CompileSummary &summary);
+// placement.cpp: every node on the card (its libtpurt op) or the CPU (its reason); a node with
+// neither is refused.
+void place(tpumodel::Model &m);
+// prune.cpp: tensors no node or graph output uses dropped, ids renumbered.
+void prune(tpumodel::Model &m);
+
+// The op label of the report: "Conv+Relu" for a fused node.
+std::string op_label(const tpumodel::Node &n);
+
+} // namespace tpu_onnx

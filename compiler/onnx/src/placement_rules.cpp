@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+// placement_rules.cpp - per ONNX op, the libtpurt op that runs it on the card and the forms it
+// takes (runtime/README.md): conv2d_layer (NHWC x HWIO, symmetric padding, bias and ReLU in the
+// epilogue), grouped_conv2d, pool2d (windows up to 16 x 16, zeros counted in averages), mean and
+// reduce_axis, dense ([K, N] constant weights, a bias row), matmul and batched_matmul, unary
+// (ACTIVATE's functions), elementwise (same shape, or one row to every row), divide, softmax and
+// log_softmax and layer_norm (last axis), permute; reshapes are views. Anything else: the reason.
+#include "placement_rules.hpp"
+
+#include <map>
+#include <set>
+
+namespace tpu_onnx {
+
+namespace {
+
+using tpumodel::Model;
+using tpumodel::Node;
+using tpumodel::Tensor;
+
+using Rule = CardDecision (*)(const Model &, const Node &);
+
+CardDecision card(const char *op) {
+    return {op, ""};
+}
+CardDecision cpu(std::string reason) {
+    return {"", std::move(reason)};
+}
+
+bool has(const Node &n, std::size_t i) {
+    return i < n.inputs.size() && n.inputs[i] != tpumodel::no_tensor;
+}
+const Tensor &in(const Model &m, const Node &n, std::size_t i) {
+    return m.tensors[n.inputs[i]];
+}
+const Tensor &out(const Model &m, const Node &n) {
+    return m.tensors[n.outputs[0]];
+}
+
+std::string list(const std::vector<std::int64_t> &v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+bool float_data(const Tensor &t) {
+    return t.dtype == tpumodel::DType::Float || t.dtype == tpumodel::DType::Bfloat16;
+}
+std::string dtype_reason(const Tensor &t) {
+    return std::string(tpumodel::dtype_name(t.dtype)) +
+           " data: the card's ops here take float32 or bfloat16";
+}
+
+// The pads of a windowed op over an NHWC image, resolving auto_pad; empty when unsupported.
+std::vector<std::int64_t> window_pads(const Model &m, const Node &n,
+                                      const std::vector<std::int64_t> &kernel) {
+    const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+    if (auto_pad == "NOTSET")
+        return n.get_ints("pads", {0, 0, 0, 0});
+    if (auto_pad == "VALID")
+        return {0, 0, 0, 0};
+    const std::vector<std::int64_t> strides = n.get_ints("strides", {1, 1});
+    const std::vector<std::int64_t> dil = n.get_ints("dilations", {1, 1});
+    std::vector<std::int64_t> pads(4);
+    for (std::size_t d = 0; d < 2; ++d) {
+        const std::int64_t size = in(m, n, 0).shape[1 + d], o = out(m, n).shape[1 + d];
+        const std::int64_t total =
+            std::max<std::int64_t>((o - 1) * strides[d] + (kernel[d] - 1) * dil[d] + 1 - size, 0);
+        const std::int64_t small = total / 2;
+        pads[d] = auto_pad == "SAME_LOWER" ? total - small : small;
+        pads[d + 2] = total - pads[d];
+    }
+    return pads;
+}
+
+std::string asymmetric(const std::vector<std::int64_t> &pads) {
+    if (pads.size() == 4 && pads[0] == pads[2] && pads[1] == pads[3])
+        return "";
+    return "asymmetric padding " + list(pads) + ": the card pads both sides alike";
+}
+
+CardDecision conv(const Model &m, const Node &n) {
+    if (!has(n, 1) || !in(m, n, 1).constant)
+        return cpu("its weights are computed at run time: the card's convolutions take constant "
+                   "weights");
+    if (in(m, n, 0).layout != tpumodel::Layout::Nhwc)
+        return cpu("a " + std::to_string(in(m, n, 0).shape.size() - 2) +
+                   "-D convolution: the card's are 2-D");
+    if (!float_data(in(m, n, 0)))
+        return cpu(dtype_reason(in(m, n, 0)));
+    const Tensor &w = in(m, n, 1);
+    const std::string pad = asymmetric(window_pads(m, n, {w.shape[0], w.shape[1]}));
+    if (!pad.empty())
+        return cpu(pad);
+    const bool plain = n.get_int("group", 1) == 1 &&
+                       n.get_ints("dilations", {1, 1}) == std::vector<std::int64_t>{1, 1};
+    if (plain)
+        return card("conv2d_layer");
+    if (has(n, 2) || n.find("activation"))
+        return cpu("a grouped or dilated convolution with bias or activation: grouped_conv2d "
+                   "has no epilogue");
+    return card("grouped_conv2d");
+}
+
+CardDecision pool(const Model &m, const Node &n) {
+    if (in(m, n, 0).layout != tpumodel::Layout::Nhwc)
+        return cpu("not a 2-D image pooling");
+    if (!float_data(in(m, n, 0)))
+        return cpu(dtype_reason(in(m, n, 0)));
+    const std::vector<std::int64_t> k = n.get_ints("kernel_shape", {});
+    if (k.size() != 2 || k[0] > 16 || k[1] > 16)
+        return cpu("window " + list(k) + ": the card pools windows of at most 16 x 16");
+    if (n.get_ints("dilations", {1, 1}) != std::vector<std::int64_t>{1, 1})
+        return cpu("dilated pooling: the card's windows are dense");
+    if (n.get_int("ceil_mode", 0) != 0)
+        return cpu("ceil_mode 1: the card's output sizes round down");
+    if (n.outputs.size() > 1)
+        return cpu("MaxPool's indices output: the card returns values only");
+    const std::vector<std::int64_t> pads = window_pads(m, n, k);
+    const std::string pad = asymmetric(pads);
+    if (!pad.empty())
+        return cpu(pad);
+    if (n.op == "AveragePool" && n.get_int("count_include_pad", 0) == 0 &&
+        (pads[0] != 0 || pads[1] != 0))
+        return cpu("count_include_pad 0 with padding: the card counts the padding in the "
+                   "average's divisor");
+    return card("pool2d");
+}
+
+CardDecision global_pool(const Model &m, const Node &n) {
+    if (in(m, n, 0).layout != tpumodel::Layout::Nhwc)
+        return cpu("not a 2-D image pooling");
+    return card(n.op == "GlobalAveragePool" ? "mean" : "reduce_axis");
+}
+
+CardDecision gemm(const Model &m, const Node &n) {
+    if (in(m, n, 0).shape.size() != 2 || n.get_int("transA", 0) != 0)
+        return cpu("a transposed A: the card's dense takes rows of A");
+    if (!in(m, n, 1).constant || n.get_int("transB", 0) != 0)
+        return cpu("weights computed at run time: the card's dense takes constant [K, N] weights");
+    if (!float_data(in(m, n, 0)))
+        return cpu(dtype_reason(in(m, n, 0)));
+    if (n.get_float("alpha", 1.0f) != 1.0f || (has(n, 2) && n.get_float("beta", 1.0f) != 1.0f))
+        return cpu("alpha or beta other than 1: the card's dense scales A x W and bias together");
+    if (has(n, 2)) {
+        const Tensor &c = in(m, n, 2);
+        const std::int64_t cols = out(m, n).shape[1];
+        const bool row =
+            c.constant && ((c.shape.size() == 1 && c.shape[0] == cols) ||
+                           (c.shape.size() == 2 && c.shape[0] == 1 && c.shape[1] == cols));
+        if (!row)
+            return cpu("C of shape " + c.shape_string() +
+                       ": the card's dense adds one constant bias row");
+    }
+    return card("dense");
+}
+
+CardDecision matmul(const Model &m, const Node &n) {
+    const Tensor &a = in(m, n, 0), &b = in(m, n, 1);
+    if (!float_data(a))
+        return cpu(dtype_reason(a));
+    if (a.shape.size() == 2 && b.shape.size() == 2)
+        return card("matmul");
+    if (a.shape.size() == 3 &&
+        (b.shape.size() == 2 || (b.shape.size() == 3 && b.shape[0] == a.shape[0])))
+        return card("batched_matmul");
+    return cpu("operands of rank " + std::to_string(a.shape.size()) + " and " +
+               std::to_string(b.shape.size()) + ": the card's matmuls take 2-D, or 3-D batched");
+}
+
+CardDecision unary(const Model &m, const Node &n) {
+    static const std::set<std::string> activate = {"Relu", "Sigmoid", "Tanh",      "Exp",
+                                                   "Log",  "Sqrt",    "Reciprocal"};
+    if (!activate.count(n.op))
+        return cpu("the card's ACTIVATE has no " + n.op);
+    if (!float_data(in(m, n, 0)))
+        return cpu(dtype_reason(in(m, n, 0)));
+    return card("unary");
+}
+
+CardDecision binary(const Model &m, const Node &n) {
+    const Tensor &a = in(m, n, 0), &b = in(m, n, 1);
+    if (!float_data(a))
+        return cpu(dtype_reason(a));
+    if (a.shape == b.shape && a.layout == b.layout)
+        return card(n.op == "Div" ? "divide" : "elementwise");
+    bool row = n.op != "Div" && a.shape.size() >= 2 && !b.shape.empty() &&
+               b.shape.back() == a.shape.back() && b.layout == tpumodel::Layout::Plain;
+    for (std::size_t i = 0; row && i + 1 < b.shape.size(); ++i)
+        row = b.shape[i] == 1;
+    if (row)
+        return card("elementwise");
+    return cpu("shapes " + a.shape_string() + " and " + b.shape_string() +
+               (n.op == "Div" ? ": the card divides tensors of one shape"
+                              : ": the card broadcasts only one row to every row"));
+}
+
+CardDecision softmax(const Model &m, const Node &n) {
+    const std::size_t rank = in(m, n, 0).shape.size();
+    const std::int64_t axis = n.get_int("axis", -1);
+    if (axis != -1 && axis != std::int64_t(rank) - 1)
+        return cpu("over axis " + std::to_string(axis) + " of " + std::to_string(rank) +
+                   ": the card's runs over the last one");
+    if (!float_data(in(m, n, 0)))
+        return cpu(dtype_reason(in(m, n, 0)));
+    return card(n.op == "Softmax" ? "softmax" : "log_softmax");
+}
+
+CardDecision layer_norm(const Model &m, const Node &n) {
+    const std::size_t rank = in(m, n, 0).shape.size();
+    const std::int64_t axis = n.get_int("axis", -1);
+    if (axis != -1 && axis != std::int64_t(rank) - 1)
+        return cpu("over the axes from " + std::to_string(axis) +
+                   ": the card's normalises the last one");
+    if (in(m, n, 0).dtype != tpumodel::DType::Float || !has(n, 2) || n.outputs.size() > 1)
+        return cpu("the card's layer_norm takes float32 with scale and bias, one output");
+    return card("layer_norm");
+}
+
+CardDecision reduce(const Model &m, const Node &n) {
+    std::vector<std::int64_t> axes = n.get_ints("axes", {});
+    if (has(n, 1) && in(m, n, 1).constant)
+        axes.assign(in(m, n, 1).element_count(), 0); // ReduceSum: axes as an input
+    if (axes.size() != 1)
+        return cpu((axes.empty() ? std::string("over all axes")
+                                 : "over " + std::to_string(axes.size()) + " axes") +
+                   ": the card reduces one axis at a time");
+    if (!float_data(in(m, n, 0)))
+        return cpu(dtype_reason(in(m, n, 0)));
+    return card(n.op == "ReduceMean" ? "mean" : "reduce_axis");
+}
+
+CardDecision view(const Model &m, const Node &n) {
+    if (n.op == "Reshape" && !in(m, n, 1).constant)
+        return cpu("a shape computed at run time");
+    const bool flatten_of_image =
+        in(m, n, 0).layout == tpumodel::Layout::Nhwc && (n.op == "Flatten" || n.op == "Reshape");
+    if (in(m, n, 0).layout != tpumodel::Layout::Plain && !flatten_of_image)
+        return cpu("a reshape of an NHWC image");
+    return card("view");
+}
+
+CardDecision transpose(const Model &m, const Node &n) {
+    (void)m;
+    (void)n;
+    return card("permute");
+}
+
+const std::map<std::string, Rule> &rules() {
+    static const std::map<std::string, Rule> r = {
+        {"Conv", conv},
+        {"MaxPool", pool},
+        {"AveragePool", pool},
+        {"GlobalAveragePool", global_pool},
+        {"GlobalMaxPool", global_pool},
+        {"Gemm", gemm},
+        {"MatMul", matmul},
+        {"Relu", unary},
+        {"Sigmoid", unary},
+        {"Tanh", unary},
+        {"Exp", unary},
+        {"Log", unary},
+        {"Sqrt", unary},
+        {"Reciprocal", unary},
+        {"Erf", unary},
+        {"Neg", unary},
+        {"Abs", unary},
+        {"Add", binary},
+        {"Sub", binary},
+        {"Mul", binary},
+        {"Div", binary},
+        {"Softmax", softmax},
+        {"LogSoftmax", softmax},
+        {"LayerNormalization", layer_norm},
+        {"ReduceMean", reduce},
+        {"ReduceSum", reduce},
+        {"ReduceMax", reduce},
+        {"Reshape", view},
+        {"Flatten", view},
+        {"Squeeze", view},
+        {"Unsqueeze", view},
+        {"Identity", view},
+        {"Transpose", transpose},
+    };
+    return r;
+}
+
+} // namespace
+
+CardDecision card_decision(const Model &m, const Node &n) {
+    const auto it = rules().find(n.op);
+    if (it == rules().end())
+        return cpu("no card op for " + n.op);
+    return it->second(m, n);
+}
+
+const std::vector<std::string> &card_ops() {
+    static const std::vector<std::string> ops = {
+        "conv2d_layer", "grouped_conv2d", "pool2d",         "mean",       "reduce_axis",
+        "dense",        "matmul",         "batched_matmul", "unary",      "elementwise",
+        "divide",       "softmax",        "log_softmax",    "layer_norm", "permute"};
+    return ops;
+}
+
+} // namespace tpu_onnx

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// tpu-compile: an ONNX model compiled for the card into a .tpumodel file (docs/tpumodel.md),
+// with a report of every op's placement and the reason for every node left on the CPU
+// (compiler/README.md).
+#include <tpu_onnx/compile.hpp>
+#include <tpumodel/file.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char **argv) {
+    CLI::App app{"tpu-compile: an ONNX model compiled for the TPU card (.tpumodel)"};
+    std::string model, out, dtype = "fp32";
+    std::vector<std::string> inputs;
+    app.add_option("model", model, "the ONNX model (opset 7-17)")->required();
+    app.add_option("--input", inputs,
+                   "NAME:SHAPE of a graph input, e.g. x:1x3x224x224 (needed for dynamic ones)");
+    app.add_option("--dtype", dtype, "the arithmetic on the card")
+        ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
+        ->capture_default_str();
+    app.add_option("-o,--output", out, "the .tpumodel file to write")->required();
+    CLI11_PARSE(app, argc, argv);
+    try {
+        tpu_onnx::CompileOptions options;
+        for (const std::string &spec : inputs) {
+            const std::size_t colon = spec.rfind(':');
+            if (colon == std::string::npos || colon == 0)
+                throw tpu_onnx::CompileError("--input " + spec + ": expected NAME:SHAPE");
+            options.input_shapes[spec.substr(0, colon)] =
+                tpu_onnx::parse_shape(spec.substr(colon + 1));
+        }
+        options.precision = dtype == "bf16"   ? tpumodel::Precision::Bf16
+                            : dtype == "int8" ? tpumodel::Precision::Int8
+                                              : tpumodel::Precision::Fp32;
+        const tpu_onnx::Compiled c = tpu_onnx::compile_file(model, options);
+        tpumodel::save(c.model, out);
+        std::cout << tpu_onnx::report(c) << "\nwrote " << out << "\n";
+        return 0;
+    } catch (const std::exception &e) {
+        std::cerr << "tpu-compile: " << e.what() << "\n";
+        return 1;
+    }
+}

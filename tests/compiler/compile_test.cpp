@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+// compile_test.cpp - tpu-compile's front end on small ONNX models built here: an MLP (Gemm +
+// Relu fused, weights to [K, N]), a CNN (NCHW -> NHWC at the input, Conv weights to HWIO, the
+// flatten order folded into the Gemm's weights), PyTorch's Shape/Gather/Unsqueeze/Concat/Reshape
+// chain folded into a constant shape, CPU fallback with its reasons, and the report.
+#include "onnx_builder.hpp"
+#include "placement_rules.hpp"
+
+#include <tpu_onnx/compile.hpp>
+#include <tpumodel/file.hpp>
+#include <tpurt/ops/op_registry.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace compiler_test;
+using tpumodel::Layout;
+using tpumodel::Placement;
+
+namespace {
+
+tpu_onnx::Compiled compile(const OnnxBuilder &b, const std::string &file,
+                           std::map<std::string, std::vector<std::int64_t>> shapes = {}) {
+    tpu_onnx::CompileOptions options;
+    options.input_shapes = std::move(shapes);
+    return tpu_onnx::compile_file(b.save(file), options);
+}
+
+float at(const tpumodel::Tensor &t, std::size_t i) {
+    REQUIRE(t.dtype == tpumodel::DType::Float);
+    float v;
+    std::memcpy(&v, t.data.data() + i * 4, 4);
+    return v;
+}
+
+const tpumodel::Node &node_named(const tpumodel::Model &m, const std::string &name) {
+    for (const tpumodel::Node &n : m.nodes)
+        if (n.name == name)
+            return n;
+    FAIL("no node " << name);
+    throw;
+}
+
+// The 16 -> 8 -> 4 MLP as PyTorch exports nn.Linear layers: Gemm with transB = 1.
+OnnxBuilder mlp() {
+    OnnxBuilder b(13);
+    b.input("x", {std::string("batch"), std::int64_t(16)})
+        .floats("w1", {8, 16}, pattern(128, 1))
+        .floats("b1", {8}, pattern(8, 2))
+        .floats("w2", {4, 8}, pattern(32, 3))
+        .floats("b2", {4}, pattern(4, 4))
+        .node("Gemm", {"x", "w1", "b1"}, {"h"}, "fc1", {{"transB", std::int64_t(1)}})
+        .node("Relu", {"h"}, {"r"}, "relu1")
+        .node("Gemm", {"r", "w2", "b2"}, {"y"}, "fc2", {{"transB", std::int64_t(1)}})
+        .output("y", 2);
+    return b;
+}
+
+// x [N, 2, 6, 6] -> Conv 3 filters 3x3 pad 1 + bias -> Relu -> MaxPool 2x2 -> Flatten -> Gemm 5.
+OnnxBuilder cnn() {
+    OnnxBuilder b(13);
+    b.input("x", {std::string("batch"), std::int64_t(2), std::int64_t(6), std::int64_t(6)})
+        .floats("w", {3, 2, 3, 3}, pattern(54, 5))
+        .floats("bias", {3}, pattern(3, 6))
+        .floats("fc_w", {5, 27}, pattern(135, 7))
+        .floats("fc_b", {5}, pattern(5, 8))
+        .node("Conv", {"x", "w", "bias"}, {"c"}, "conv",
+              {{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+               {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})
+        .node("Relu", {"c"}, {"r"}, "relu")
+        .node("MaxPool", {"r"}, {"p"}, "pool",
+              {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+               {"strides", std::vector<std::int64_t>{2, 2}}})
+        .node("Flatten", {"p"}, {"f"}, "flatten")
+        .node("Gemm", {"f", "fc_w", "fc_b"}, {"y"}, "fc", {{"transB", std::int64_t(1)}})
+        .output("y", 2);
+    return b;
+}
+
+} // namespace
+
+TEST_CASE("an MLP compiles to dense layers on the card with the ReLU fused", "[compile]") {
+    const tpu_onnx::Compiled c = compile(mlp(), "compiler_mlp.onnx", {{"x", {4, 16}}});
+    const tpumodel::Model &m = c.model;
+    REQUIRE(m.nodes.size() == 2);
+    const tpumodel::Node &fc1 = node_named(m, "fc1");
+    CHECK(fc1.placement == Placement::Card);
+    CHECK(fc1.card_op == "dense");
+    CHECK(fc1.get_string("activation", "") == "Relu");
+    CHECK(fc1.get_int("transB", 1) == 0);
+    CHECK(node_named(m, "fc2").card_op == "dense");
+    CHECK(m.tensors[m.inputs[0]].shape == std::vector<std::int64_t>{4, 16});
+    CHECK(m.tensors[m.outputs[0]].shape == std::vector<std::int64_t>{4, 4});
+
+    // The weights as [K, N]: w1's row n, column k is now row k, column n.
+    const tpumodel::Tensor &w = m.tensors[fc1.inputs[1]];
+    REQUIRE(w.shape == std::vector<std::int64_t>{16, 8});
+    const std::vector<float> w1 = pattern(128, 1);
+    for (std::size_t n = 0; n < 8; ++n)
+        for (std::size_t k = 0; k < 16; ++k)
+            CHECK(at(w, k * 8 + n) == w1[n * 16 + k]);
+
+    const std::string r = tpu_onnx::report(c);
+    CHECK_THAT(r, Catch::Contains("(opset 13, converted to 17)"));
+    CHECK_THAT(r, Catch::Contains("Gemm+Relu                   1  card      dense"));
+    CHECK_THAT(r, Catch::Contains("Gemm                        1  card      dense"));
+    CHECK_THAT(r, Catch::Contains("2 nodes run: 2 on the card, 0 on the CPU"));
+}
+
+TEST_CASE("a CNN compiles to NHWC with the flatten order folded into the Gemm", "[compile]") {
+    const tpu_onnx::Compiled c = compile(cnn(), "compiler_cnn.onnx", {{"x", {2, 2, 6, 6}}});
+    const tpumodel::Model &m = c.model;
+    std::vector<std::string> ops;
+    for (const tpumodel::Node &n : m.nodes)
+        ops.push_back(n.op + (n.placement == Placement::Card ? "@" + n.card_op : "@cpu"));
+    CHECK(ops == std::vector<std::string>{"Transpose@permute", "Conv@conv2d_layer",
+                                          "MaxPool@pool2d", "Flatten@view", "Gemm@dense"});
+
+    // The graph's input keeps ONNX's NCHW; the Transpose makes the card's NHWC copy.
+    CHECK(m.tensors[m.inputs[0]].shape == std::vector<std::int64_t>{2, 2, 6, 6});
+    CHECK(m.tensors[m.inputs[0]].layout == Layout::Plain);
+    CHECK(m.nodes[0].get_ints("perm", {}) == std::vector<std::int64_t>{0, 2, 3, 1});
+    const tpumodel::Node &conv = node_named(m, "conv");
+    CHECK(conv.get_string("activation", "") == "Relu");
+    CHECK(m.tensors[conv.inputs[0]].layout == Layout::Nhwc);
+    CHECK(m.tensors[conv.inputs[0]].shape == std::vector<std::int64_t>{2, 6, 6, 2});
+    const tpumodel::Node &pool = node_named(m, "pool");
+    CHECK(m.tensors[pool.outputs[0]].shape == std::vector<std::int64_t>{2, 3, 3, 3});
+    CHECK(m.tensors[pool.outputs[0]].layout == Layout::Nhwc);
+
+    // Conv weights OIHW -> HWIO.
+    const tpumodel::Tensor &w = m.tensors[conv.inputs[1]];
+    REQUIRE(w.shape == std::vector<std::int64_t>{3, 3, 2, 3});
+    CHECK(w.layout == Layout::Hwio);
+    const std::vector<float> oihw = pattern(54, 5);
+    for (std::size_t f = 0; f < 3; ++f)
+        for (std::size_t ch = 0; ch < 2; ++ch)
+            for (std::size_t kh = 0; kh < 3; ++kh)
+                for (std::size_t kw = 0; kw < 3; ++kw)
+                    CHECK(at(w, ((kh * 3 + kw) * 2 + ch) * 3 + f) ==
+                          oihw[((f * 2 + ch) * 3 + kh) * 3 + kw]);
+
+    // The Gemm's weights [K, N] with K in H, W, C order: row (h*3 + w)*3 + c is ONNX's
+    // row c*9 + h*3 + w of the transposed fc_w.
+    const tpumodel::Tensor &fw = m.tensors[node_named(m, "fc").inputs[1]];
+    REQUIRE(fw.shape == std::vector<std::int64_t>{27, 5});
+    const std::vector<float> fc = pattern(135, 7);
+    for (std::size_t ch = 0; ch < 3; ++ch)
+        for (std::size_t h = 0; h < 3; ++h)
+            for (std::size_t x = 0; x < 3; ++x)
+                for (std::size_t n = 0; n < 5; ++n)
+                    CHECK(at(fw, ((h * 3 + x) * 3 + ch) * 5 + n) ==
+                          fc[n * 27 + ch * 9 + h * 3 + x]);
+
+    const std::string r = tpu_onnx::report(c);
+    CHECK_THAT(r, Catch::Contains("Conv+Relu                   1  card      conv2d_layer"));
+    CHECK_THAT(r, Catch::Contains("1 layout transposes added"));
+}
+
+TEST_CASE("a CNN whose image is a graph output gets it back in NCHW", "[compile]") {
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(1), std::int64_t(1), std::int64_t(4), std::int64_t(4)})
+        .floats("w", {2, 1, 1, 1}, {1.0f, -1.0f})
+        .node("Conv", {"x", "w"}, {"y"}, "conv")
+        .output("y", 4);
+    const tpumodel::Model m = compile(b, "compiler_image_out.onnx").model;
+    REQUIRE(m.nodes.size() == 3);
+    CHECK(m.nodes[2].op == "Transpose");
+    CHECK(m.nodes[2].get_ints("perm", {}) == std::vector<std::int64_t>{0, 3, 1, 2});
+    const tpumodel::Tensor &y = m.tensors[m.outputs[0]];
+    CHECK(y.name == "y");
+    CHECK(y.layout == Layout::Plain);
+    CHECK(y.shape == std::vector<std::int64_t>{1, 2, 4, 4});
+}
+
+TEST_CASE("PyTorch's Shape/Gather/Unsqueeze/Concat chain folds into a constant shape",
+          "[compile]") {
+    OnnxBuilder b(13);
+    b.input("x", {std::string("batch"), std::int64_t(3), std::int64_t(4)})
+        .ints("zero", {}, {0})
+        .ints("axes", {1}, {0})
+        .ints("minus_one", {1}, {-1})
+        .floats("w", {12, 2}, pattern(24, 9))
+        .node("Shape", {"x"}, {"s"}, "shape")
+        .node("Gather", {"s", "zero"}, {"n"}, "gather", {{"axis", std::int64_t(0)}})
+        .node("Unsqueeze", {"n", "axes"}, {"n1"}, "unsqueeze")
+        .node("Concat", {"n1", "minus_one"}, {"target"}, "concat", {{"axis", std::int64_t(0)}})
+        .node("Reshape", {"x", "target"}, {"flat"}, "reshape")
+        .node("MatMul", {"flat", "w"}, {"y"}, "matmul")
+        .output("y", 2);
+    const tpu_onnx::Compiled c = compile(b, "compiler_chain.onnx", {{"x", {5, 3, 4}}});
+    const tpumodel::Model &m = c.model;
+    CHECK(c.summary.folded == 4);
+    REQUIRE(m.nodes.size() == 2);
+    const tpumodel::Node &reshape = node_named(m, "reshape");
+    CHECK(reshape.card_op == "view");
+    const tpumodel::Tensor &target = m.tensors[reshape.inputs[1]];
+    REQUIRE(target.constant);
+    REQUIRE(target.dtype == tpumodel::DType::Int64);
+    std::vector<std::int64_t> dims(2);
+    std::memcpy(dims.data(), target.data.data(), 16);
+    CHECK(dims == std::vector<std::int64_t>{5, -1});
+    CHECK(m.tensors[reshape.outputs[0]].shape == std::vector<std::int64_t>{5, 12});
+    CHECK(node_named(m, "matmul").card_op == "matmul");
+    CHECK_THAT(tpu_onnx::report(c), Catch::Contains("6 ONNX nodes: 4 folded into constants"));
+}
+
+TEST_CASE("nodes the card cannot take run on the CPU, each with its reason", "[compile]") {
+    OnnxBuilder b(17);
+    b.input("a", {std::int64_t(2), std::int64_t(3)})
+        .input("b", {std::int64_t(2), std::int64_t(3)})
+        .floats("scale", {2, 1}, {2.0f, 3.0f})
+        .node("Erf", {"a"}, {"e"}, "erf")
+        .node("Concat", {"e", "b"}, {"c"}, "concat", {{"axis", std::int64_t(1)}})
+        .node("Mul", {"c", "scale"}, {"m"}, "mul")
+        .node("Tanh", {"m"}, {"y"}, "tanh")
+        .output("y", 2);
+    const tpu_onnx::Compiled c = compile(b, "compiler_cpu.onnx");
+    const std::string r = tpu_onnx::report(c);
+    CHECK_THAT(r, Catch::Contains("node 'erf' (Erf): the card's ACTIVATE has no Erf"));
+    CHECK_THAT(r, Catch::Contains("node 'concat' (Concat): no card op for Concat"));
+    CHECK_THAT(r, Catch::Contains("node 'mul' (Mul): shapes [2, 6] and [2, 1]: the card "
+                                  "broadcasts only one row to every row"));
+    CHECK_THAT(r, Catch::Contains("Tanh                        1  card      unary"));
+    CHECK_THAT(r, Catch::Contains("4 nodes run: 1 on the card, 3 on the CPU"));
+}
+
+TEST_CASE("Softmax over axis 0 and Conv with asymmetric padding fall back to the CPU",
+          "[compile]") {
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(1), std::int64_t(1), std::int64_t(4), std::int64_t(4)})
+        .floats("w", {1, 1, 2, 2}, {1, 2, 3, 4})
+        .ints("flat", {2}, {16, 1})
+        .node("Conv", {"x", "w"}, {"c"}, "conv", {{"pads", std::vector<std::int64_t>{0, 0, 1, 1}}})
+        .node("Reshape", {"c", "flat"}, {"f"}, "reshape")
+        .node("Softmax", {"f"}, {"y"}, "sm", {{"axis", std::int64_t(0)}})
+        .output("y", 2);
+    const std::string r = tpu_onnx::report(compile(b, "compiler_cpu_nn.onnx"));
+    CHECK_THAT(r, Catch::Contains("node 'conv' (Conv): asymmetric padding [0, 0, 1, 1]: the card "
+                                  "pads both sides alike"));
+    CHECK_THAT(r, Catch::Contains("node 'sm' (Softmax): over axis 0 of 2: the card's runs over "
+                                  "the last one"));
+}
+
+TEST_CASE("every card op the placement names is registered in libtpurt", "[compile]") {
+    for (const std::string &op : tpu_onnx::card_ops()) {
+        INFO(op);
+        CHECK(tpurt::find_op(op) != nullptr);
+    }
+}
+
+TEST_CASE("a compiled model survives its .tpumodel file", "[compile]") {
+    const tpu_onnx::Compiled c = compile(cnn(), "compiler_cnn_file.onnx", {{"x", {1, 2, 6, 6}}});
+    const tpumodel::Model r = tpumodel::parse(tpumodel::serialise(c.model), "cnn.tpumodel");
+    REQUIRE(r.nodes.size() == c.model.nodes.size());
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        CHECK(r.nodes[i].card_op == c.model.nodes[i].card_op);
+        CHECK(r.nodes[i].inputs == c.model.nodes[i].inputs);
+    }
+    CHECK(r.producer == "tpu-compile from compiler_cnn_file.onnx");
+}
