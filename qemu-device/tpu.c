@@ -26,7 +26,7 @@
  *                       recovers it (for the driver's escalation to a reset
  *                       of the card)
  *   x-spec-version      test only (default TPU_SPEC_VERSION): the spec version
- *                       VERSION reports, 1.0 to 1.5 or the current 2.1
+ *                       VERSION reports, 1.0 to 1.5 or the current 2.2
  *                       (major << 16 | minor), and only the CAPS bits of that
  *                       version; the card behaves as the current spec all the
  *                       same (for the driver's refusal of cards before 1.3)
@@ -1207,7 +1207,7 @@ static const struct {
     { "x-queue-reset-fails", "test only: a queue reset does not take, the "
       "queue stays in error until a global reset" },
     { "x-spec-version", "test only: the spec version (major << 16 | minor, "
-      "1.0 to 1.5 or the current 2.1) VERSION and CAPS report" },
+      "1.0 to 1.5 or the current 2.2) VERSION and CAPS report" },
     { "ici", "the tpu-ici object (inter-chip fabric) the card joins" },
     { "ici-coord", "the card's coordinate on the fabric: \"x\" on a ring, "
       "\"x:y\" on a 2-D torus" },

@@ -31,6 +31,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -250,13 +251,15 @@ int main(int argc, char **argv) {
                 "encoding");
     std::vector<Level> results;
     int rc = 0;
+    std::vector<std::pair<const char *, const std::vector<Body> *>> encodings = {
+        {"json", &json_bodies}};
+    if (binary)
+        encodings.push_back({"binary", &binary_bodies});
     for (unsigned c : levels)
-        for (const std::vector<Body> *bodies : {&json_bodies, &binary_bodies}) {
-            if (bodies == &binary_bodies && !binary)
-                continue;
+        for (const auto &[encoding, bodies] : encodings) {
             Level l =
                 run_level(host, port, path, *bodies, c, requests, seconds, batch, new_connection);
-            l.encoding = bodies == &binary_bodies ? "binary" : "json";
+            l.encoding = encoding;
             std::printf("%11u %9zu %7zu %7zu %10.1f %11.1f %9.2f %9.2f %9.2f %9.2f %9s\n",
                         l.concurrency, l.requests, l.unavailable, l.errors,
                         double(l.requests) / l.seconds, double(l.samples) / l.seconds, l.p50, l.p90,
