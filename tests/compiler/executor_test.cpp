@@ -176,3 +176,25 @@ TEST_CASE("an image graph output comes back in ONNX's NCHW", "[executor]") {
     check_close(run(b, "executor_image.onnx", {1, 1, 2, 3}, x),
                 {1, 2, 3, 4, 5, 6, -2, -4, -6, -8, -10, -12});
 }
+
+TEST_CASE("images made by nodes that keep ONNX's layout reach the convolution in NHWC",
+          "[executor]") {
+    // x -> (x - 0.5) / 2 (scalars: NHWC) -> Mul by a per-channel [1, C, 1, 1] constant (ONNX's
+    // layout: a transpose after it) -> Conv 1x1 -> y.
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(1), std::int64_t(2), std::int64_t(2), std::int64_t(3)})
+        .floats("half", {}, {0.5f})
+        .floats("two", {}, {2.0f})
+        .floats("scale", {1, 2, 1, 1}, {3.0f, -1.0f})
+        .floats("w", {1, 2, 1, 1}, {1.0f, 10.0f})
+        .node("Sub", {"x", "half"}, {"c"}, "sub")
+        .node("Div", {"c", "two"}, {"n"}, "div")
+        .node("Mul", {"n", "scale"}, {"s"}, "scale")
+        .node("Conv", {"s", "w"}, {"y"}, "conv")
+        .output("y", 4);
+    const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    std::vector<float> want(6);
+    for (std::size_t i = 0; i < 6; ++i)
+        want[i] = 3.0f * ((x[i] - 0.5f) / 2.0f) + 10.0f * (-1.0f * ((x[6 + i] - 0.5f) / 2.0f));
+    check_close(run(b, "executor_plain_images.onnx", {1, 2, 2, 3}, x), want);
+}
