@@ -198,3 +198,43 @@ TEST_CASE("images made by nodes that keep ONNX's layout reach the convolution in
         want[i] = 3.0f * ((x[i] - 0.5f) / 2.0f) + 10.0f * (-1.0f * ((x[6 + i] - 0.5f) / 2.0f));
     check_close(run(b, "executor_plain_images.onnx", {1, 2, 2, 3}, x), want);
 }
+
+TEST_CASE("a BatchNormalization after a Conv is folded into its weights", "[executor]") {
+    // x [1, 2, 3, 3] -> Conv 1x1, 3 filters, bias -> BatchNormalization -> Relu -> y.
+    OnnxBuilder b(15);
+    const std::vector<float> w = pattern(6, 30), bias = pattern(3, 31), scale = {1.5f, -0.5f, 2.0f},
+                             shift = {0.1f, 0.2f, -0.3f}, mean = {0.05f, -0.1f, 0.2f},
+                             var = {0.5f, 2.0f, 0.25f};
+    b.input("x", {std::int64_t(1), std::int64_t(2), std::int64_t(3), std::int64_t(3)})
+        .floats("w", {3, 2, 1, 1}, w)
+        .floats("bias", {3}, bias)
+        .floats("scale", {3}, scale)
+        .floats("shift", {3}, shift)
+        .floats("mean", {3}, mean)
+        .floats("var", {3}, var)
+        .node("Conv", {"x", "w", "bias"}, {"c"}, "conv")
+        .node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"n"}, "bn",
+              {{"epsilon", 1e-3f}})
+        .node("Relu", {"n"}, {"y"}, "relu")
+        .output("y", 4);
+    tpu_onnx::CompileOptions options;
+    const tpu_onnx::Compiled c = tpu_onnx::compile_file(b.save("executor_bn.onnx"), options);
+    CHECK(c.summary.batchnorms == 1);
+    for (const tpumodel::Node &n : c.model.nodes)
+        CHECK(n.op != "BatchNormalization");
+
+    const std::vector<float> x = pattern(18, 32);
+    std::vector<float> want(27);
+    for (std::size_t f = 0; f < 3; ++f)
+        for (std::size_t p = 0; p < 9; ++p) {
+            const double conv =
+                double(bias[f]) + double(x[p]) * w[f * 2] + double(x[9 + p]) * w[f * 2 + 1];
+            const double n =
+                (conv - mean[f]) / std::sqrt(double(var[f]) + 1e-3) * scale[f] + shift[f];
+            want[f * 9 + p] = std::max(float(n), 0.0f);
+        }
+    const std::vector<tpumodel::Tensor> out =
+        tpumodel::cpu::run_model(c.model, {input({1, 2, 3, 3}, x)});
+    REQUIRE(out.size() == 1);
+    check_close(values(out[0]), want);
+}

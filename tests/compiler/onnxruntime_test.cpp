@@ -3,9 +3,12 @@
 // tools/fetch-onnxruntime.sh and driven through tools/onnxruntime/ort-run.mjs), an executor
 // independent of the stack: on the 10,000 Fashion-MNIST test images it must give the labels the
 // stack's own CPU models give from the checkpoint (>= 99.9% agreement) with logits within
-// 1e-4 + 1e-3 |ref| (ONNX Runtime sums convolutions and Gemms in its own order). Hidden from the
-// default run; ctest runs it as "compiler: ONNX Runtime ..." where CMake found node.
+// 1e-4 + 1e-3 |ref| (ONNX Runtime sums convolutions and Gemms in its own order). PyTorch's
+// exports (pytorch_models.py) run by ONNX Runtime give what PyTorch gives within
+// 1e-5 + 1e-4 |ref|. Hidden from the default run; ctest runs them as "compiler: ONNX Runtime ..."
+// where CMake found node.
 #include "onnx_builder.hpp"
+#include "pytorch_models.hpp"
 
 #include <tpu_data/dataset.hpp>
 #include <tpu_export/export.hpp>
@@ -35,13 +38,14 @@ std::string ort_install_dir() {
 
 // ONNX Runtime's output for `x` (raw pixels, `dims`) from the model at `onnx_path`.
 std::vector<float> run_onnxruntime(const std::string &onnx_path, const std::string &dims,
-                                   const std::vector<float> &x) {
+                                   const std::vector<float> &x,
+                                   const std::string &input = "input") {
     const std::string in = scratch_path("ort_in.f32"), out = scratch_path("ort_out.f32");
     std::ofstream(in, std::ios::binary)
         .write(reinterpret_cast<const char *>(x.data()), std::streamsize(x.size() * 4));
     const std::string cmd = "node " TPU_SOURCE_DIR "/tools/onnxruntime/ort-run.mjs '" +
-                            ort_install_dir() + "' '" + onnx_path + "' input " + dims + " '" + in +
-                            "' '" + out + "'";
+                            ort_install_dir() + "' '" + onnx_path + "' " + input + " " + dims +
+                            " '" + in + "' '" + out + "'";
     INFO(cmd << " (tools/fetch-onnxruntime.sh installs ONNX Runtime)");
     REQUIRE(std::system(cmd.c_str()) == 0);
     std::ifstream f(out, std::ios::binary);
@@ -137,5 +141,20 @@ TEST_CASE("ONNX Runtime runs exported models as the stack does", "[.onnxruntime]
         check_agreement(
             run_onnxruntime(scratch_path("ort_cnn.onnx"), count + ",1,28,28", test.features),
             native_logits(cnn, test, 10), 10);
+    }
+}
+
+TEST_CASE("ONNX Runtime runs PyTorch's exports as PyTorch does", "[.onnxruntime]") {
+    for (const PytorchModel &p : pytorch_models()) {
+        INFO(p.name);
+        std::string dims;
+        for (std::int64_t d : p.shape)
+            dims += (dims.empty() ? "" : ",") + std::to_string(d);
+        const std::vector<float> y = run_onnxruntime(p.onnx, dims, p.x, p.input);
+        REQUIRE(y.size() == p.y.size());
+        std::size_t off = 0;
+        for (std::size_t i = 0; i < y.size(); ++i)
+            off += !(std::fabs(y[i] - p.y[i]) <= 1e-5f + 1e-4f * std::fabs(p.y[i]));
+        CHECK(off == 0);
     }
 }
