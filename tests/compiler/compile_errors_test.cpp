@@ -162,3 +162,25 @@ TEST_CASE("tpu-compile's --input shapes are parsed strictly", "[compile]") {
     CHECK_THROWS_WITH(tpu_onnx::parse_shape("1y2"), Catch::Contains("unexpected 'y'"));
     CHECK_THROWS_WITH(tpu_onnx::parse_shape(""), Catch::Contains("is empty"));
 }
+
+TEST_CASE("models that crash libonnx are refused, not fatal", "[compile]") {
+    SECTION("a Conv of a 3-D input with 4-D weights (ONNX 1.12's shape inference crashes)") {
+        OnnxBuilder b(15);
+        b.input("x", {std::int64_t(2), std::int64_t(3), std::int64_t(3)})
+            .floats("w", {2, 2, 1, 1}, {1, 2, 3, 4})
+            .node("Conv", {"x", "w"}, {"y"}, "conv")
+            .output("y", 3);
+        CHECK_THAT(refusal(b, "libonnx_crash.onnx"),
+                   Catch::Contains("libonnx_crash.onnx: ONNX 1.12's checker, opset converter or "
+                                   "shape inference crashed on the model"));
+    }
+    SECTION("a graph output nothing defines (ONNX 1.12's opset converter crashes)") {
+        OnnxBuilder b(15);
+        b.input("x", {std::int64_t(2), std::int64_t(3)})
+            .node("Relu", {"x"}, {"y"}, "act")
+            .output("nothing", 2);
+        CHECK_THAT(refusal(b, "undefined_output.onnx"),
+                   Catch::Contains("graph output 'nothing' is not an input, an initialiser or "
+                                   "any node's output"));
+    }
+}

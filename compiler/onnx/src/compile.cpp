@@ -3,15 +3,26 @@
 #include "passes.hpp"
 
 #include <charconv>
+#include <fstream>
+#include <iterator>
 
 namespace tpu_onnx {
 
 Compiled compile_file(const std::string &onnx_path, const CompileOptions &options) {
+    std::ifstream in(onnx_path, std::ios::binary);
+    if (!in)
+        throw CompileError(onnx_path + ": cannot open the file");
+    const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+    if (in.bad())
+        throw CompileError(onnx_path + ": cannot read the file");
+    return compile_bytes(bytes, onnx_path, options);
+}
+
+Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
+                       const CompileOptions &options) {
     Compiled c;
     c.summary.source = onnx_path;
-    onnx::ModelProto proto = load_checked(onnx_path, c.summary);
-    convert_opset(proto, onnx_path);
-    infer_shapes(proto, options.input_shapes, onnx_path);
+    const onnx::ModelProto proto = load_and_infer(bytes, onnx_path, options, c.summary);
     c.model = lower(proto, onnx_path);
     try {
         fold_constants(c.model, c.summary);

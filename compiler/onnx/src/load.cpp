@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: MIT
-// load.cpp - an ONNX file parsed, its opset checked against the 7-17 the converter handles,
-// and the model checked by onnx::checker (types, attributes, topological order, names).
+// load.cpp - an ONNX model's bytes parsed, its opset checked against the 7-17 the converter
+// handles, and the model checked by onnx::checker (types, attributes, topological order, names).
 #include "passes.hpp"
 
 #include <onnx/checker.h>
 
-#include <fstream>
+#include <set>
 
 namespace tpu_onnx {
 
-onnx::ModelProto load_checked(const std::string &path, CompileSummary &summary) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw CompileError(path + ": cannot open the file");
+onnx::ModelProto load_checked(const std::string &bytes, const std::string &path,
+                              CompileSummary &summary) {
     onnx::ModelProto model;
-    if (!model.ParseFromIstream(&in))
+    if (!model.ParseFromString(bytes))
         throw CompileError(path + ": not an ONNX model (the protobuf does not parse: a truncated "
                                   "or foreign file)");
     if (!model.has_graph())
@@ -38,6 +36,19 @@ onnx::ModelProto load_checked(const std::string &path, CompileSummary &summary) 
     } catch (const std::exception &e) {
         throw CompileError(path + ": the ONNX checker refuses the model: " + e.what());
     }
+    // ONNX 1.12's checker lets a graph output that nothing defines through, and its version
+    // converter then dereferences the missing producer.
+    std::set<std::string> defined;
+    for (const onnx::ValueInfoProto &v : model.graph().input())
+        defined.insert(v.name());
+    for (const onnx::TensorProto &t : model.graph().initializer())
+        defined.insert(t.name());
+    for (const onnx::NodeProto &n : model.graph().node())
+        defined.insert(n.output().begin(), n.output().end());
+    for (const onnx::ValueInfoProto &v : model.graph().output())
+        if (!defined.count(v.name()))
+            throw CompileError(path + ": graph output '" + v.name() +
+                               "' is not an input, an initialiser or any node's output");
     return model;
 }
 

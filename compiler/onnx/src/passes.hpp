@@ -9,8 +9,10 @@
 
 namespace tpu_onnx {
 
-// load.cpp: the file parsed and checked by onnx::checker; its default-domain opset in 7-17.
-onnx::ModelProto load_checked(const std::string &path, CompileSummary &summary);
+// load.cpp: the model's bytes (from the file `path`) parsed and checked by onnx::checker; its
+// default-domain opset in 7-17.
+onnx::ModelProto load_checked(const std::string &bytes, const std::string &path,
+                              CompileSummary &summary);
 // opset.cpp: the model converted to opset 17 by ONNX's version converter.
 void convert_opset(onnx::ModelProto &model, const std::string &path);
 // shapes.cpp: the inputs' shapes fixed from `shapes`, then ONNX's shape inference (with data
@@ -18,6 +20,10 @@ void convert_opset(onnx::ModelProto &model, const std::string &path);
 void infer_shapes(onnx::ModelProto &model,
                   const std::map<std::string, std::vector<std::int64_t>> &shapes,
                   const std::string &path);
+// isolate.cpp: the three steps above in a child process, so that a crash inside libonnx on a
+// malformed model is a CompileError; the inferred model and the summary's opset and node count.
+onnx::ModelProto load_and_infer(const std::string &bytes, const std::string &path,
+                                const CompileOptions &options, CompileSummary &summary);
 // lower.cpp: the ONNX graph as a tpumodel graph (Constant nodes become constants); a dimension
 // left unknown is -1 until folding.
 tpumodel::Model lower(const onnx::ModelProto &model, const std::string &path);

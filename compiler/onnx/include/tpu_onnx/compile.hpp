@@ -49,6 +49,9 @@ class CompileError : public std::runtime_error {
 };
 
 Compiled compile_file(const std::string &onnx_path, const CompileOptions &options);
+// The same for a model's bytes; `onnx_path` names it in messages and the report.
+Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
+                       const CompileOptions &options);
 
 // The report in the manner of edgetpu_compiler's: per op (fused ops as "Conv+Relu") the count,
 // placement and card op, then every CPU node with the reason it is not on the card.
