@@ -28,6 +28,10 @@ tpurt::DType card_dtype(const Model &m, std::uint32_t id) {
     }
 }
 
+bool integer_constant(const Tensor &t) {
+    return t.constant && t.dtype != DType::Float && t.dtype != DType::Bfloat16;
+}
+
 std::vector<std::size_t> dims(const Tensor &t) {
     return {t.shape.begin(), t.shape.end()};
 }
@@ -47,9 +51,13 @@ Executor::Executor(tpurt::Device &device, Model model)
             continue;
         }
         try {
+            // Integer constants (a Reshape's shape, a reduction's axes) are attributes: the
+            // card ops read them from the model, so they stay off the card.
             std::vector<const tpurt::Tensor *> in;
             for (std::uint32_t id : n.inputs)
-                in.push_back(id == no_tensor ? nullptr : &on_card(id));
+                in.push_back(id == no_tensor || integer_constant(model_.tensors[id])
+                                 ? nullptr
+                                 : &on_card(id));
             if (n.card_op == "view") {
                 if (in.empty() || !in[0] || n.outputs.size() != 1)
                     throw ExecError(n.describe() + ": a view takes one tensor to one");
