@@ -40,9 +40,11 @@ std::vector<float> values(const tpumodel::Tensor &t) {
 }
 
 tpumodel::Model compile(const OnnxBuilder &b, const std::string &file,
-                        const std::vector<std::int64_t> &shape) {
+                        const std::vector<std::int64_t> &shape,
+                        tpumodel::Precision precision = tpumodel::Precision::Fp32) {
     tpu_onnx::CompileOptions options;
     options.input_shapes = {{"x", shape}};
+    options.precision = precision;
     return tpu_onnx::compile_file(b.save(file), options).model;
 }
 
@@ -181,6 +183,31 @@ TEST_CASE("a CPU node between card nodes gets its tensors off the card and back 
     check_against_cpu(m, {4, 8}, pattern(32, 23), 1e-6f);
 }
 
+TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 operands",
+          "[card]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    const std::vector<float> x = pattern(3 * 2 * 8 * 8, 11);
+    const std::vector<tpumodel::Tensor> in = {input({3, 2, 8, 8}, x)};
+    const tpumodel::Model fp32 = compile(cnn(), "card_cnn_fp32.onnx", {3, 2, 8, 8});
+    const tpumodel::Model bf16 =
+        compile(cnn(), "card_cnn_bf16.onnx", {3, 2, 8, 8}, tpumodel::Precision::Bf16);
+    const std::vector<float> want = values(tpumodel::cpu::run_model(fp32, in)[0]);
+    tpumodel::card::Executor exe(dev, bf16);
+    const std::vector<float> got = values(exe.run(in)[0]);
+    REQUIRE(got.size() == want.size());
+    // bf16 keeps 8 significant bits: operands rounded by up to 2^-9 of themselves, products and
+    // sums in fp32. Within 2% of the output's scale, and not the fp32 result.
+    float scale = 0, largest = 0;
+    for (float v : want)
+        scale = std::max(scale, std::fabs(v));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO("element " << i << ": card bf16 " << got[i] << ", cpu fp32 " << want[i]);
+        CHECK(std::fabs(got[i] - want[i]) <= 2e-2f * scale);
+        largest = std::max(largest, std::fabs(got[i] - want[i]));
+    }
+    CHECK(largest > 1e-4f * scale);
+}
+
 TEST_CASE("the card's executor refuses what it cannot run, naming it", "[card]") {
     tpurt::Device dev = tpurt::Device::open_in_process({});
     tpumodel::Model m = compile(mlp(), "card_refusal.onnx", {2, 16});
@@ -195,9 +222,9 @@ TEST_CASE("the card's executor refuses what it cannot run, naming it", "[card]")
                             Catch::Contains("node 'fc1' (Gemm)") &&
                                 Catch::Contains("does not know this card op"));
     }
-    SECTION("a model compiled for bf16") {
-        m.precision = tpumodel::Precision::Bf16;
-        REQUIRE_THROWS_WITH((tpumodel::card::Executor(dev, m)), Catch::Contains("bf16"));
+    SECTION("a model compiled for int8") {
+        m.precision = tpumodel::Precision::Int8;
+        REQUIRE_THROWS_WITH((tpumodel::card::Executor(dev, m)), Catch::Contains("int8"));
     }
 }
 
@@ -213,15 +240,18 @@ TEST_CASE("the card tests' models written for the VM", "[.vm-models]") {
         OnnxBuilder builder;
         std::vector<std::int64_t> shape;
         float tolerance;
+        tpumodel::Precision precision = tpumodel::Precision::Fp32;
     };
     const Entry entries[] = {{"mlp", mlp(), {5, 16}, 1e-6f},
                              {"cnn", cnn(), {3, 2, 8, 8}, 1e-6f},
                              {"exact", exact(), {2, 3, 5, 4}, 0.0f},
-                             {"cpu_node", cpu_node(), {4, 8}, 1e-6f}};
+                             {"cpu_node", cpu_node(), {4, 8}, 1e-6f},
+                             {"cnn_bf16", cnn(), {3, 2, 8, 8}, 2e-2f, tpumodel::Precision::Bf16}};
     std::ofstream list(std::string(dir) + "/models.txt");
     for (const Entry &e : entries) {
-        tpumodel::save(compile(e.builder, std::string("vm_") + e.name + ".onnx", e.shape),
-                       std::string(dir) + "/" + e.name + ".tpumodel");
+        tpumodel::save(
+            compile(e.builder, std::string("vm_") + e.name + ".onnx", e.shape, e.precision),
+            std::string(dir) + "/" + e.name + ".tpumodel");
         list << e.name << ' ' << e.tolerance << '\n';
     }
     REQUIRE(list.flush());

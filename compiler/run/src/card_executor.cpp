@@ -9,7 +9,12 @@
 
 #include "tpumodel/cpu_executor.hpp"
 
+#include <tpurt/bf16.hpp>
 #include <tpurt/error.hpp>
+#include <tpurt/ops/op_registry.hpp>
+
+#include <array>
+#include <cstring>
 
 namespace tpumodel::card {
 
@@ -28,6 +33,11 @@ tpurt::DType card_dtype(const Model &m, std::uint32_t id) {
     }
 }
 
+// The ops a bf16 model runs on bf16 operands (its first two inputs).
+bool fast_path(const Node &n) {
+    return n.card_op == "dense" || n.card_op == "conv2d_layer" || n.card_op == "matmul";
+}
+
 bool integer_constant(const Tensor &t) {
     return t.constant && t.dtype != DType::Float && t.dtype != DType::Bfloat16;
 }
@@ -39,13 +49,15 @@ std::vector<std::size_t> dims(const Tensor &t) {
 } // namespace
 
 Executor::Executor(tpurt::Device &device, Model model)
-    : device_(&device), model_(std::move(model)), card_(model_.tensors.size()) {
-    if (model_.precision != Precision::Fp32)
-        throw ExecError(std::string("a model compiled for ") + precision_name(model_.precision) +
-                        ": the card's executor runs fp32 models only so far");
+    : device_(&device), model_(std::move(model)), card_(model_.tensors.size()),
+      bf16_(model_.tensors.size()) {
+    if (model_.precision == Precision::Int8)
+        throw ExecError("a model compiled for int8: the card's executor runs fp32 and bf16 "
+                        "models only so far");
+    const bool bf16 = model_.precision == Precision::Bf16;
     for (std::size_t i = 0; i < model_.nodes.size(); ++i) {
         const Node &n = model_.nodes[i];
-        Step step{i, std::nullopt, n.placement == Placement::Cpu};
+        Step step{i, {}, n.placement == Placement::Cpu};
         if (step.on_cpu) {
             steps_.push_back(std::move(step));
             continue;
@@ -66,13 +78,37 @@ Executor::Executor(tpurt::Device &device, Model model)
                 std::vector<const tpurt::Tensor *> out;
                 for (std::uint32_t id : n.outputs)
                     out.push_back(&on_card(id));
-                step.card = prepare_card_node(device, model_, n, in, out);
+                if (bf16 && fast_path(n))
+                    for (std::size_t k = 0; k < 2; ++k)
+                        in[k] = &in_bf16(n.inputs[k], step.card);
+                step.card.push_back(prepare_card_node(device, model_, n, in, out));
             }
         } catch (const tpurt::Error &e) {
             throw ExecError(n.describe() + ": " + e.what());
         }
         steps_.push_back(std::move(step));
     }
+}
+
+const tpurt::Tensor &Executor::in_bf16(std::uint32_t id, std::vector<tpurt::OpSequence> &casts) {
+    if (!bf16_[id]) {
+        const Tensor &t = model_.tensors[id];
+        bf16_[id] = tpurt::Tensor::empty(*device_, tpurt::DType::Bf16, dims(t));
+        if (t.constant && t.dtype == DType::Float) {
+            std::vector<tpurt::Bf16> rounded(t.element_count());
+            for (std::size_t k = 0; k < rounded.size(); ++k) {
+                float v = 0;
+                std::memcpy(&v, t.data.data() + k * 4, 4);
+                rounded[k] = tpurt::Bf16::from_float(v);
+            }
+            bf16_[id]->copy_from_host<tpurt::Bf16>(rounded);
+        } else {
+            const std::array<tpurt::OpAttribute, 1> cast = {{{"function", "none"}}};
+            const std::array<const tpurt::Tensor *, 2> operands = {&on_card(id), &*bf16_[id]};
+            casts.push_back(tpurt::prepare_op(*device_, "unary", operands, cast));
+        }
+    }
+    return *bf16_[id];
 }
 
 tpurt::Tensor &Executor::on_card(std::uint32_t id) {
@@ -129,9 +165,10 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor> &inputs) {
     };
     for (const Step &step : steps_) {
         const Node &n = model_.nodes[step.node];
-        if (step.card) {
+        if (!step.card.empty()) {
             try {
-                step.card->run(*device_);
+                for (const tpurt::OpSequence &op : step.card)
+                    op.run(*device_);
             } catch (const tpurt::Error &e) {
                 throw ExecError(n.describe() + " on the card's " + n.card_op + ": " + e.what());
             }

@@ -3,7 +3,8 @@
 // card tests into $TPU_MODELS_DIR with their tolerances in models.txt) run on the real card by
 // tpumodel::card::Executor against the CPU reference tpumodel::cpu::run_model() in this guest:
 // each element within the model's tolerance times the output's largest magnitude (0: bit for
-// bit), twice on the constants uploaded once.
+// bit; 2e-2 for the CNN compiled for bf16, whose reference is fp32), twice on the constants
+// uploaded once.
 #include "runtime_helpers.hpp"
 
 #include <tpumodel/card_executor.hpp>
@@ -76,5 +77,5 @@ TEST_CASE("compiled models run on the card as on the CPU", "[tpumodel]") {
             }
         }
     }
-    CHECK(models == 4);
+    CHECK(models == 5);
 }
