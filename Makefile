@@ -31,10 +31,12 @@ all: host guest module
 
 # Host packages (apt), the guest kernel + headers and the data sets, unpacked into the cache.
 deps: $(TPU_CACHE)/.deps-done
-$(TPU_CACHE)/.deps-done: tools/setup-host.sh tools/fetch-guest-kernel.sh tools/fetch-datasets.sh
+$(TPU_CACHE)/.deps-done: tools/setup-host.sh tools/fetch-guest-kernel.sh tools/fetch-datasets.sh \
+			 tools/fetch-onnxruntime.sh
 	tools/setup-host.sh
 	tools/fetch-guest-kernel.sh
 	tools/fetch-datasets.sh
+	tools/fetch-onnxruntime.sh
 	@mkdir -p $(TPU_CACHE) && touch $@
 
 # A tree counts as configured once CMake has finished generating it (.configured is written

@@ -8,6 +8,7 @@
 # Everything any make target uses is listed here, optional parts (oneDNN for the benchmark,
 # clang's libFuzzer for the fuzzers, debootstrap for the fresh-machine check) included.
 # libonnx-dev: tpu-compile's ONNX checker, version converter and shape inference (shared only).
+# python3-torch, python3-torchvision: real PyTorch models exported to ONNX by the compiler's tests.
 set -euo pipefail
 
 [ "$(id -u)" -eq 0 ] || { echo "setup-host: run as root (apt-get install)" >&2; exit 1; }
@@ -34,7 +35,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       busybox-static cpio kmod xz-utils zstd dwarves bc libelf-dev
       zlib1g-dev libcli11-dev nlohmann-json3-dev debootstrap
       libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse
-      libprotobuf-dev protobuf-compiler libboost-dev libonnx-dev)
+      libprotobuf-dev protobuf-compiler libboost-dev libonnx-dev
+      python3-torch python3-torchvision)
 
 missing=()
 for p in "${pkgs[@]}"; do

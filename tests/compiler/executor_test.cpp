@@ -176,3 +176,65 @@ TEST_CASE("an image graph output comes back in ONNX's NCHW", "[executor]") {
     check_close(run(b, "executor_image.onnx", {1, 1, 2, 3}, x),
                 {1, 2, 3, 4, 5, 6, -2, -4, -6, -8, -10, -12});
 }
+
+TEST_CASE("images made by nodes that keep ONNX's layout reach the convolution in NHWC",
+          "[executor]") {
+    // x -> (x - 0.5) / 2 (scalars: NHWC) -> Mul by a per-channel [1, C, 1, 1] constant (ONNX's
+    // layout: a transpose after it) -> Conv 1x1 -> y.
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(1), std::int64_t(2), std::int64_t(2), std::int64_t(3)})
+        .floats("half", {}, {0.5f})
+        .floats("two", {}, {2.0f})
+        .floats("scale", {1, 2, 1, 1}, {3.0f, -1.0f})
+        .floats("w", {1, 2, 1, 1}, {1.0f, 10.0f})
+        .node("Sub", {"x", "half"}, {"c"}, "sub")
+        .node("Div", {"c", "two"}, {"n"}, "div")
+        .node("Mul", {"n", "scale"}, {"s"}, "scale")
+        .node("Conv", {"s", "w"}, {"y"}, "conv")
+        .output("y", 4);
+    const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    std::vector<float> want(6);
+    for (std::size_t i = 0; i < 6; ++i)
+        want[i] = 3.0f * ((x[i] - 0.5f) / 2.0f) + 10.0f * (-1.0f * ((x[6 + i] - 0.5f) / 2.0f));
+    check_close(run(b, "executor_plain_images.onnx", {1, 2, 2, 3}, x), want);
+}
+
+TEST_CASE("a BatchNormalization after a Conv is folded into its weights", "[executor]") {
+    // x [1, 2, 3, 3] -> Conv 1x1, 3 filters, bias -> BatchNormalization -> Relu -> y.
+    OnnxBuilder b(15);
+    const std::vector<float> w = pattern(6, 30), bias = pattern(3, 31), scale = {1.5f, -0.5f, 2.0f},
+                             shift = {0.1f, 0.2f, -0.3f}, mean = {0.05f, -0.1f, 0.2f},
+                             var = {0.5f, 2.0f, 0.25f};
+    b.input("x", {std::int64_t(1), std::int64_t(2), std::int64_t(3), std::int64_t(3)})
+        .floats("w", {3, 2, 1, 1}, w)
+        .floats("bias", {3}, bias)
+        .floats("scale", {3}, scale)
+        .floats("shift", {3}, shift)
+        .floats("mean", {3}, mean)
+        .floats("var", {3}, var)
+        .node("Conv", {"x", "w", "bias"}, {"c"}, "conv")
+        .node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"n"}, "bn",
+              {{"epsilon", 1e-3f}})
+        .node("Relu", {"n"}, {"y"}, "relu")
+        .output("y", 4);
+    tpu_onnx::CompileOptions options;
+    const tpu_onnx::Compiled c = tpu_onnx::compile_file(b.save("executor_bn.onnx"), options);
+    CHECK(c.summary.batchnorms == 1);
+    for (const tpumodel::Node &n : c.model.nodes)
+        CHECK(n.op != "BatchNormalization");
+
+    const std::vector<float> x = pattern(18, 32);
+    std::vector<float> want(27);
+    for (std::size_t f = 0; f < 3; ++f)
+        for (std::size_t p = 0; p < 9; ++p) {
+            const double conv =
+                double(bias[f]) + double(x[p]) * w[f * 2] + double(x[9 + p]) * w[f * 2 + 1];
+            const double n =
+                (conv - mean[f]) / std::sqrt(double(var[f]) + 1e-3) * scale[f] + shift[f];
+            want[f * 9 + p] = std::max(float(n), 0.0f);
+        }
+    const std::vector<tpumodel::Tensor> out =
+        tpumodel::cpu::run_model(c.model, {input({1, 2, 3, 3}, x)});
+    REQUIRE(out.size() == 1);
+    check_close(values(out[0]), want);
+}

@@ -15,6 +15,7 @@ Compiled compile_file(const std::string &onnx_path, const CompileOptions &option
     c.model = lower(proto, onnx_path);
     try {
         fold_constants(c.model, c.summary);
+        fold_batchnorms(c.model, c.summary);
         convert_layouts(c.model, c.summary);
         fuse(c.model, c.summary);
         place(c.model);

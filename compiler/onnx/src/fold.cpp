@@ -59,6 +59,47 @@ bool evaluate(tpumodel::Model &m, const Node &n) {
     return true;
 }
 
+// Gives `n`'s outputs of unknown shape the shapes its kernel computes from its inputs (data
+// inputs as zeros of their shapes, constants as they are). Nothing changes when an input's shape
+// is unknown too, the inputs are absurdly large, or the kernel cannot run it.
+void infer_by_running(tpumodel::Model &m, const Node &n) {
+    const bool unknown = std::any_of(n.outputs.begin(), n.outputs.end(),
+                                     [&](std::uint32_t id) { return !shape_known(m.tensors[id]); });
+    if (!unknown || !tpumodel::cpu::find_kernel(n.op))
+        return;
+    std::vector<Tensor> zeros;
+    zeros.reserve(n.inputs.size());
+    std::vector<const Tensor *> in;
+    for (std::uint32_t id : n.inputs) {
+        if (id == tpumodel::no_tensor) {
+            in.push_back(nullptr);
+            continue;
+        }
+        const Tensor &t = m.tensors[id];
+        if (!shape_known(t) || t.element_count() > tpumodel::max_elements)
+            return;
+        if (t.constant) {
+            in.push_back(&t);
+            continue;
+        }
+        Tensor &z = zeros.emplace_back(t);
+        z.data.assign(t.element_count() * tpumodel::dtype_size(t.dtype), 0);
+        in.push_back(&z);
+    }
+    std::vector<Tensor> results(n.outputs.size());
+    std::vector<Tensor *> out;
+    for (Tensor &t : results)
+        out.push_back(&t);
+    try {
+        tpumodel::cpu::find_kernel(n.op)(n, in, out);
+    } catch (const tpumodel::cpu::KernelError &) {
+        return;
+    }
+    for (std::size_t i = 0; i < results.size(); ++i)
+        if (!shape_known(m.tensors[n.outputs[i]]))
+            m.tensors[n.outputs[i]].shape = results[i].shape;
+}
+
 } // namespace
 
 void fold_constants(tpumodel::Model &m, CompileSummary &summary) {
@@ -67,6 +108,7 @@ void fold_constants(tpumodel::Model &m, CompileSummary &summary) {
         if (foldable(m, n) && evaluate(m, n)) {
             ++summary.folded;
         } else {
+            infer_by_running(m, n);
             kept.push_back(std::move(n));
         }
     }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // layout.cpp - tensors in the card's layouts. Images (4-D tensors between Conv, pooling and
-// elementwise nodes) become NHWC; Conv weights HWIO; Gemm weights [K, N] (transB folded). A
-// graph input or output keeps ONNX's NCHW through a Transpose node at the edge; so does any
-// other consumer of an image, except a Flatten (or a Reshape to [N, C*H*W]) that only feeds
-// Gemm/MatMul with constant weights: the flatten then reads H, W, C order and those weights'
-// rows are permuted to match, so no transpose runs in the model.
+// elementwise nodes, including those with a constant scalar) become NHWC; Conv weights HWIO; Gemm
+// weights [K, N] (transB folded). A graph input or output keeps ONNX's NCHW through a Transpose
+// node at the edge; so do an image made by a node that does not take NHWC and any other consumer
+// of an image, except a Flatten (or a Reshape to [N, C*H*W]) that only feeds Gemm/MatMul with
+// constant weights: the flatten then reads H, W, C order and those weights' rows are permuted to
+// match, so no transpose runs in the model.
 #include "passes.hpp"
 
 #include <cstring>
@@ -44,6 +45,10 @@ std::vector<std::uint32_t> image_operands(const Model &m, const Node &n) {
     if (binary_ops.count(n.op) && n.inputs.size() == 2 && is_image(m, n.inputs[1]) &&
         m.tensors[n.inputs[0]].shape == m.tensors[n.inputs[1]].shape)
         return {n.inputs[0], n.inputs[1], n.outputs[0]};
+    // A constant scalar (such as an input normalisation's mean) broadcasts in any layout.
+    if (binary_ops.count(n.op) && n.inputs.size() == 2 && m.tensors[n.inputs[1]].constant &&
+        m.tensors[n.inputs[1]].element_count() == 1)
+        return {n.inputs[0], n.outputs[0]};
     return {};
 }
 
@@ -190,21 +195,22 @@ void convert_layouts(Model &m, CompileSummary &summary) {
         if (!nhwc[id])
             continue;
         const std::vector<std::int64_t> nchw = m.tensors[id].shape;
-        const bool is_input = producer[id] == 0;
+        // Made in ONNX's order: a graph input, or the output of a node that does not take NHWC.
+        const bool made_plain = producer[id] == 0 || !image_reader[producer[id] - 1];
         std::vector<std::size_t> plain_readers; // consumers that need ONNX's order
         for (std::size_t c : u.consumers[id]) {
             Node &n = m.nodes[c];
             if (image_reader[c])
                 continue;
-            if (!is_input && flatten_into_weights(m, u, n, id)) {
+            if (!made_plain && flatten_into_weights(m, u, n, id)) {
                 for (std::size_t g : u.consumers[n.outputs[0]])
                     permute_weight_rows(m, m.nodes[g], nchw);
                 continue;
             }
             plain_readers.push_back(c);
         }
-        if (is_input) {
-            // The input stays NCHW; its image readers take a transposed copy.
+        if (made_plain) {
+            // The tensor stays NCHW; its image readers take a transposed copy.
             Tensor copy = m.tensors[id];
             copy.name += "_nhwc";
             copy.shape = nhwc_shape(nchw);
@@ -214,7 +220,7 @@ void convert_layouts(Model &m, CompileSummary &summary) {
                 if (image_reader[c])
                     for (std::uint32_t &in : m.nodes[c].inputs)
                         in = in == id ? c_id : in;
-            after[0].push_back(
+            after[producer[id]].push_back(
                 transpose_node(m.tensors[id].name + "_to_nhwc", id, c_id, {0, 2, 3, 1}));
             ++summary.transposes;
             continue;

@@ -24,6 +24,9 @@ tpumodel::Model lower(const onnx::ModelProto &model, const std::string &path);
 // fold.cpp: nodes whose inputs are all constants (and Shape of a static shape) evaluated with
 // the CPU kernels; then every remaining shape must be static and of sane size.
 void fold_constants(tpumodel::Model &m, CompileSummary &summary);
+// batchnorm.cpp: inference-mode BatchNormalization after a Conv with constant weights folded
+// into those weights and the bias.
+void fold_batchnorms(tpumodel::Model &m, CompileSummary &summary);
 // layout.cpp: images to NHWC, Conv weights to HWIO, Gemm weights to [K, N], the flatten order
 // into the following Gemm's weights, Transposes at the edges.
 void convert_layouts(tpumodel::Model &m, CompileSummary &summary);

@@ -40,9 +40,10 @@ std::string report(const Compiled &c) {
         on_card += n.placement == tpumodel::Placement::Card;
         ++rows[{op_label(n), tpumodel::placement_name(n.placement), n.card_op}];
     }
-    line("%zu ONNX nodes: %zu folded into constants, %zu ReLUs fused, %zu layout transposes "
-         "added;\n%zu nodes run: %zu on the card, %zu on the CPU\n\n",
-         s.onnx_nodes, s.folded, s.fused, s.transposes, m.nodes.size(), on_card,
+    line("%zu ONNX nodes: %zu folded into constants, %zu BatchNormalizations into convolutions, "
+         "%zu ReLUs fused, %zu layout transposes added;\n%zu nodes run: %zu on the card, %zu on "
+         "the CPU\n\n",
+         s.onnx_nodes, s.folded, s.batchnorms, s.fused, s.transposes, m.nodes.size(), on_card,
          m.nodes.size() - on_card);
     line("%-22s %6s  %-9s %s\n", "Operator", "Count", "Placement", "Card op");
     for (const auto &[key, count] : rows) {

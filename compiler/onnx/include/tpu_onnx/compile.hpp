@@ -30,6 +30,7 @@ struct CompileSummary {
     std::int64_t source_opset = 0; // its default-domain opset before conversion
     std::size_t onnx_nodes = 0;    // nodes in the ONNX graph
     std::size_t folded = 0;        // nodes folded into constants
+    std::size_t batchnorms = 0;    // BatchNormalizations folded into their Conv
     std::size_t fused = 0;         // Relu nodes fused into their producer
     std::size_t transposes = 0;    // layout conversions inserted at the graph's edges
 };

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// batchnorm.cpp - inference-mode BatchNormalization after a Conv folded into the Conv's weights
+// and bias, as the card runs a convolution with a bias and nothing after it: with
+// s = scale / sqrt(var + epsilon) per output channel, W'[o] = W[o] s[o] and
+// B'[o] = (B[o] - mean[o]) s[o] + bias[o], computed in double and rounded once to float. The
+// result differs from normalising the convolution's output by rounding only.
+#include "passes.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace tpu_onnx {
+
+namespace {
+
+using tpumodel::Model;
+using tpumodel::no_tensor;
+using tpumodel::Node;
+using tpumodel::Tensor;
+
+std::vector<float> floats(const Tensor &t) {
+    std::vector<float> v(t.element_count());
+    std::memcpy(v.data(), t.data.data(), v.size() * 4);
+    return v;
+}
+
+Tensor float_constant(const std::string &name, const std::vector<std::int64_t> &shape,
+                      const std::vector<float> &v) {
+    Tensor t{name, tpumodel::DType::Float, tpumodel::Layout::Plain, shape, true, {}};
+    t.data.resize(v.size() * 4);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+}
+
+bool constant_vector(const Model &m, std::uint32_t id, std::int64_t n) {
+    const Tensor &t = m.tensors[id];
+    return t.constant && t.dtype == tpumodel::DType::Float && t.element_count() == std::uint64_t(n);
+}
+
+// Whether `bn` (the only reader of `conv`'s output) can be folded into `conv`.
+bool foldable(const Model &m, const Node &conv, const Node &bn) {
+    if (conv.op != "Conv" || conv.inputs.size() < 2 || conv.outputs.size() != 1 ||
+        bn.inputs.size() != 5 || bn.outputs.size() != 1 || bn.get_int("training_mode", 0) != 0)
+        return false;
+    const Tensor &w = m.tensors[conv.inputs[1]];
+    if (!w.constant || w.dtype != tpumodel::DType::Float || w.shape.size() != 4)
+        return false;
+    const std::int64_t out = w.shape[0];
+    if (conv.inputs.size() > 2 && conv.inputs[2] != no_tensor &&
+        !constant_vector(m, conv.inputs[2], out))
+        return false;
+    for (std::size_t i = 1; i < 5; ++i)
+        if (!constant_vector(m, bn.inputs[i], out))
+            return false;
+    return true;
+}
+
+} // namespace
+
+void fold_batchnorms(Model &m, CompileSummary &summary) {
+    std::vector<std::size_t> readers(m.tensors.size(), 0);
+    for (const Node &n : m.nodes)
+        for (std::uint32_t id : n.inputs)
+            if (id != no_tensor)
+                ++readers[id];
+    for (std::uint32_t id : m.outputs)
+        ++readers[id];
+
+    std::vector<std::size_t> producer(m.tensors.size(), m.nodes.size());
+    for (std::size_t i = 0; i < m.nodes.size(); ++i)
+        for (std::uint32_t id : m.nodes[i].outputs)
+            producer[id] = i;
+
+    std::vector<bool> gone(m.nodes.size(), false);
+    for (std::size_t b = 0; b < m.nodes.size(); ++b) {
+        Node &bn = m.nodes[b];
+        if (bn.op != "BatchNormalization" || bn.inputs.empty())
+            continue;
+        const std::uint32_t x = bn.inputs[0];
+        const std::size_t c = producer[x];
+        if (c == m.nodes.size() || readers[x] != 1 || !foldable(m, m.nodes[c], bn))
+            continue;
+        Node &conv = m.nodes[c];
+        const Tensor &w = m.tensors[conv.inputs[1]];
+        const std::int64_t out = w.shape[0];
+        const std::size_t per_out = std::size_t(w.element_count() / std::uint64_t(out));
+        const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != no_tensor;
+        const std::vector<float> scale = floats(m.tensors[bn.inputs[1]]),
+                                 shift = floats(m.tensors[bn.inputs[2]]),
+                                 mean = floats(m.tensors[bn.inputs[3]]),
+                                 var = floats(m.tensors[bn.inputs[4]]);
+        const double epsilon = bn.get_float("epsilon", 1e-5f);
+        std::vector<float> weights = floats(w), bias(std::size_t(out), 0.0f);
+        if (has_bias)
+            bias = floats(m.tensors[conv.inputs[2]]);
+        for (std::size_t o = 0; o < std::size_t(out); ++o) {
+            const double s = double(scale[o]) / std::sqrt(double(var[o]) + epsilon);
+            for (std::size_t k = 0; k < per_out; ++k)
+                weights[o * per_out + k] = float(double(weights[o * per_out + k]) * s);
+            bias[o] = float((double(bias[o]) - double(mean[o])) * s + double(shift[o]));
+        }
+        const std::uint32_t w_id = m.add_tensor(float_constant(w.name + "_bn", w.shape, weights));
+        const std::uint32_t b_id = m.add_tensor(float_constant(bn.name + "_bias", {out}, bias));
+        conv.inputs.resize(3);
+        conv.inputs[1] = w_id;
+        conv.inputs[2] = b_id;
+        conv.outputs = bn.outputs;
+        gone[b] = true;
+        ++summary.batchnorms;
+    }
+
+    std::vector<Node> kept;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i)
+        if (!gone[i])
+            kept.push_back(std::move(m.nodes[i]));
+    m.nodes = std::move(kept);
+}
+
+} // namespace tpu_onnx
