@@ -5,6 +5,7 @@
 // the dense layer's weights, NCHW input through a permute), a model with a CPU node between
 // card nodes, repeated runs on the constants uploaded once, and refusals naming the node.
 #include "onnx_builder.hpp"
+#include "pytorch_models.hpp"
 
 #include <tpu_onnx/compile.hpp>
 #include <tpumodel/card_executor.hpp>
@@ -206,6 +207,25 @@ TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 o
         largest = std::max(largest, std::fabs(got[i] - want[i]));
     }
     CHECK(largest > 1e-4f * scale);
+}
+
+TEST_CASE("PyTorch's exports run on the card as PyTorch computes them", "[card]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    for (const PytorchModel &p : pytorch_models()) {
+        INFO(p.name << " (" << p.onnx << ")");
+        tpu_onnx::CompileOptions options;
+        options.input_shapes = {{p.input, p.shape}};
+        const tpumodel::Model m = tpu_onnx::compile_file(p.onnx, options).model;
+        tpumodel::card::Executor exe(dev, m);
+        const std::vector<tpumodel::Tensor> out = exe.run({input(p.shape, p.x)});
+        REQUIRE(out.size() == 1);
+        const std::vector<float> y = values(out[0]);
+        REQUIRE(y.size() == p.y.size());
+        std::size_t off = 0;
+        for (std::size_t i = 0; i < y.size(); ++i)
+            off += !(std::fabs(y[i] - p.y[i]) <= 1e-5f + 1e-4f * std::fabs(p.y[i]));
+        CHECK(off == 0);
+    }
 }
 
 TEST_CASE("the card's executor refuses what it cannot run, naming it", "[card]") {
