@@ -7,12 +7,11 @@
 #include <tpu_data/dataset.hpp>
 #include <tpu_onnx/compile.hpp>
 #include <tpu_onnx/tensor_proto.hpp>
+#include <tpumodel/compare.hpp>
 #include <tpumodel/cpu_executor.hpp>
-#include <tpumodel/cpu_kernels.hpp>
 
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -43,22 +42,6 @@ std::vector<tpumodel::Tensor> data_files(const fs::path &set, const std::string 
     return v;
 }
 
-// "" when `got` matches `want` within ONNX's tolerance, else what differs.
-std::string compare(const tpumodel::Tensor &got, const tpumodel::Tensor &want) {
-    if (got.dtype != want.dtype || got.shape != want.shape)
-        return std::string("got ") + tpumodel::dtype_name(got.dtype) + " " + got.shape_string() +
-               ", want " + tpumodel::dtype_name(want.dtype) + " " + want.shape_string();
-    for (std::uint64_t i = 0; i < want.element_count(); ++i) {
-        const double a = tpumodel::cpu::real_at(got, i), b = tpumodel::cpu::real_at(want, i);
-        if (a == b || (std::isnan(a) && std::isnan(b)) ||
-            std::fabs(a - b) <= 1e-7 + 1e-3 * std::fabs(b))
-            continue;
-        return "element " + std::to_string(i) + ": got " + std::to_string(a) + ", want " +
-               std::to_string(b);
-    }
-    return "";
-}
-
 struct Outcome {
     std::string status; // pass, fail, unsupported
     std::string detail;
@@ -80,7 +63,7 @@ Outcome run_node_test(const fs::path &dir) {
             return {"fail",
                     std::to_string(out.size()) + " outputs, want " + std::to_string(want.size())};
         for (std::size_t i = 0; i < out.size(); ++i)
-            if (const std::string d = compare(out[i], want[i]); !d.empty())
+            if (const std::string d = tpumodel::cpu::onnx_mismatch(out[i], want[i]); !d.empty())
                 return {"fail", "output " + std::to_string(i) + ": " + d};
     } catch (const std::exception &e) {
         return {"fail", e.what()};

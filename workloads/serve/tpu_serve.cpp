@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: MIT
 // tpu-serve: serves a checkpointed model on the card over HTTP with the Open Inference Protocol
 // (KServe v2 REST) and dynamic batching; Prometheus metrics at /metrics. An fp32 checkpoint runs
-// as bf16, a quantised one (tpu-quantise) as int8. A batch the card loses (a reset, a hung job) is
-// run again on the model loaded again, or answered 503 with Retry-After (RecoveringRunner).
-// SIGTERM or SIGINT stops it cleanly: no new connections, the queued batches finish, exit status 0.
+// as bf16, a quantised one (tpu-quantise) as int8; a compiled model (x.tpumodel, tpu-compile)
+// as it was compiled, its signature taken from its graph (graph_model.hpp). A batch the card loses
+// (a reset, a hung job) is run again on the model loaded again, or answered 503 with Retry-After
+// (RecoveringRunner). SIGTERM or SIGINT stops it cleanly: no new connections, the queued batches
+// finish, exit status 0.
+#include "tpu_serve/graph_model.hpp"
 #include "tpu_serve/recovering_runner.hpp"
 #include "tpu_serve/server.hpp"
 
 #include <tpu_infer/card_model.hpp>
 #include <tpu_infer/reference.hpp>
+#include <tpumodel/card_executor.hpp>
+#include <tpumodel/cpu_executor.hpp>
+#include <tpumodel/file.hpp>
 
 #include <CLI/CLI.hpp>
 #include <tpurt/device.hpp>
@@ -28,7 +34,9 @@ int main(int argc, char **argv) {
     tpu_serve::ServerOptions opt;
     std::size_t max_batch = 32;
     unsigned delay_us = 2000;
-    app.add_option("--model", model_path, "checkpoint: fp32 (served as bf16) or quantised (int8)")
+    app.add_option("--model", model_path,
+                   "checkpoint: fp32 (served as bf16) or quantised (int8); or a compiled model "
+                   "(.tpumodel)")
         ->required();
     app.add_option("--name", name, "model name in the URLs (default: the checkpoint's)");
     app.add_option("--host", opt.host, "address to listen on")->capture_default_str();
@@ -73,19 +81,53 @@ int main(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
     try {
-        const tpu_infer::Network net = tpu_infer::load_network(model_path);
+        const bool compiled = model_path.ends_with(".tpumodel");
+        tpu_infer::Network net;
+        tpumodel::Model graph;
+        tpu_serve::ModelSignature sig;
+        if (compiled) {
+            graph = tpumodel::load(model_path);
+            const std::string stem = model_path.substr(model_path.find_last_of('/') + 1);
+            sig = tpu_serve::graph_signature(graph,
+                                             name.empty() ? stem.substr(0, stem.size() - 9) : name);
+        } else {
+            net = tpu_infer::load_network(model_path);
+            sig.name = name.empty() ? tpu_infer::network_name(net) : name;
+            sig.platform = std::string("tpu-stack-") + tpu_infer::network_precision(net);
+            sig.features = tpu_infer::network_inputs(net);
+            sig.classes = tpu_infer::network_outputs(net);
+        }
         std::optional<tpurt::Device> dev;
         std::unique_ptr<tpu_infer::CardModel> model;
+        std::unique_ptr<tpumodel::card::Executor> executor;
+        std::optional<tpu_serve::GraphRunner> graph_runner;
         std::unique_ptr<tpu_serve::RecoveringRunner> runner;
         tpu_serve::Batcher::RunFn run = [&](const float *x, std::size_t rows) {
             return tpu_infer::reference_logits(net, x, rows);
         };
+        if (compiled && cpu) {
+            graph_runner.emplace(graph, [&](const std::vector<tpumodel::Tensor> &in) {
+                return tpumodel::cpu::run_model(graph, in);
+            });
+            run = [&](const float *x, std::size_t rows) { return graph_runner->run(x, rows); };
+        }
         if (!cpu) {
             // (Re)opens the device and loads the model: at start, and after the card lost it.
             auto open = [&]() -> tpu_serve::Batcher::RunFn {
                 model.reset();
+                graph_runner.reset();
+                executor.reset();
                 dev.reset();
                 dev.emplace(tpurt::Device::open(card));
+                if (compiled) {
+                    executor = std::make_unique<tpumodel::card::Executor>(*dev, graph);
+                    graph_runner.emplace(graph, [&](const std::vector<tpumodel::Tensor> &in) {
+                        return executor->run(in);
+                    });
+                    return [&](const float *x, std::size_t rows) {
+                        return graph_runner->run(x, rows);
+                    };
+                }
                 model = tpu_infer::load_on_card(*dev, net, max_batch);
                 return [&](const float *x, std::size_t rows) { return model->logits(x, rows); };
             };
@@ -95,17 +137,12 @@ int main(int argc, char **argv) {
             opt.ready = [&] { return runner->ready(); };
             opt.more_metrics = [&] { return runner->metrics(); };
         }
-        const char *precision = tpu_infer::network_precision(net);
-        tpu_serve::ModelSignature sig;
-        sig.name = name.empty() ? tpu_infer::network_name(net) : name;
-        sig.platform = std::string("tpu-stack-") + precision;
-        sig.features = tpu_infer::network_inputs(net);
-        sig.classes = tpu_infer::network_outputs(net);
+        const std::string precision = sig.platform.substr(std::string("tpu-stack-").size());
         tpu_serve::Server server(sig, run, max_batch, std::chrono::microseconds(delay_us), opt);
         const int port = server.bind();
         std::printf("tpu-serve: %s (%s, %zu -> %zu) on %s, max batch %zu, queue delay %u us; "
                     "listening on http://%s:%d/v2/models/%s\n",
-                    sig.name.c_str(), precision, sig.features, sig.classes,
+                    sig.name.c_str(), precision.c_str(), sig.features, sig.classes,
                     cpu ? "the CPU (reference)" : "the card", max_batch, delay_us, opt.host.c_str(),
                     port, sig.name.c_str());
         std::fflush(stdout);

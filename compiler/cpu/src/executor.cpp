@@ -9,9 +9,6 @@
 
 namespace tpumodel::cpu {
 
-namespace {
-
-// Runs `n` on `in` into tensors named, typed, shaped and laid out as the model declares them.
 std::vector<Tensor> run_node(const Model &m, const Node &n, const std::vector<const Tensor *> &in) {
     const Kernel kernel = find_kernel(n.op);
     if (!kernel)
@@ -34,8 +31,6 @@ std::vector<Tensor> run_node(const Model &m, const Node &n, const std::vector<co
     }
     return results;
 }
-
-} // namespace
 
 void check_node_runs(const Model &m, const Node &n) {
     std::uint64_t elements = 0;

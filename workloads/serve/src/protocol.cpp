@@ -125,6 +125,21 @@ void read_binary(std::string_view &binary, std::uint64_t size, std::size_t count
                 " at element " + std::to_string(i) + ", not a finite number");
 }
 
+// [-1, dims...]: a tensor's shape with its batch axis; [-1, flat] when `dims` is empty.
+std::vector<std::int64_t> batch_shape(const std::vector<std::size_t> &dims, std::size_t flat = 0) {
+    std::vector<std::int64_t> shape = {-1};
+    if (dims.empty())
+        shape.push_back(std::int64_t(flat));
+    for (std::size_t d : dims)
+        shape.push_back(std::int64_t(d));
+    return shape;
+}
+
+// A checkpoint's signature has the argmax output "label"; a graph's has its outputs only.
+bool has_label(const ModelSignature &model) {
+    return model.input_dims.empty();
+}
+
 void append_bytes(std::string &out, const void *data, std::size_t bytes) {
     out.append(static_cast<const char *>(data), bytes);
 }
@@ -159,7 +174,8 @@ InferRequest parse_infer_request(std::string_view body, const ModelSignature &mo
         bad("unknown input " + name.dump() + ": the model's input is \"" + model.input + "\"");
     const json &datatype = field(in, "datatype", "inputs[0]");
     if (!datatype.is_string() || datatype.get<std::string>() != "FP32")
-        bad("input datatype " + datatype.dump() + " is not supported: send \"FP32\"");
+        bad("input \"" + model.input + "\" datatype " + datatype.dump() +
+            " is not supported: send \"FP32\"");
     const json &shape = field(in, "shape", "inputs[0]");
     if (!shape.is_array() || shape.size() < 2)
         bad("input shape must be [batch, " + std::to_string(model.features) + "] (or [batch, " +
@@ -177,8 +193,12 @@ InferRequest parse_infer_request(std::string_view body, const ModelSignature &mo
             break;
     }
     if (per_sample != model.features)
-        bad("input shape " + shape.dump() + " does not hold samples of " +
+        bad("input \"" + model.input + "\" shape " + shape.dump() + " does not hold samples of " +
             std::to_string(model.features) + " features");
+    if (!model.input_dims.empty() &&
+        !std::equal(dims.begin() + 1, dims.end(), model.input_dims.begin(), model.input_dims.end()))
+        bad("input \"" + model.input + "\" shape " + shape.dump() + " is not the model's " +
+            json(batch_shape(model.input_dims)).dump());
     if (dims[0] > model.max_batch)
         bad("batch " + std::to_string(dims[0]) + " is more than the " +
             std::to_string(model.max_batch) + " samples a request may hold");
@@ -213,16 +233,16 @@ InferRequest parse_infer_request(std::string_view body, const ModelSignature &mo
             const bool binary_output = params && params->contains("binary_data")
                                            ? flag(params, "binary_data", "output \"" + n + "\"")
                                            : all_binary;
-            if (n == "logits")
+            if (n == model.output)
                 r.want_logits = true, r.binary_logits = binary_output;
-            else if (n == "label")
+            else if (n == "label" && has_label(model))
                 r.want_label = true, r.binary_label = binary_output;
             else
-                bad("unknown output \"" + n +
-                    "\": the model's outputs are \"logits\" and "
-                    "\"label\"");
+                bad("unknown output \"" + n + "\": the model's outputs are \"" + model.output +
+                    (has_label(model) ? "\" and \"label\"" : "\""));
         }
     }
+    r.want_label = r.want_label && has_label(model);
     return r;
 }
 
@@ -243,9 +263,12 @@ InferResponse infer_response(const ModelSignature &model, const InferRequest &re
         }
         out.push_back(std::move(tensor));
     };
-    if (request.want_logits)
-        add({{"name", "logits"}, {"datatype", "FP32"}, {"shape", {request.rows, model.classes}}},
-            logits, request.binary_logits);
+    if (request.want_logits) {
+        std::vector<std::int64_t> shape = batch_shape(model.output_dims, model.classes);
+        shape[0] = std::int64_t(request.rows);
+        add({{"name", model.output}, {"datatype", "FP32"}, {"shape", shape}}, logits,
+            request.binary_logits);
+    }
     if (request.want_label) {
         std::vector<std::int64_t> label(request.rows);
         for (std::size_t r = 0; r < request.rows; ++r) {
@@ -267,15 +290,19 @@ InferResponse infer_response(const ModelSignature &model, const InferRequest &re
 }
 
 std::string model_metadata(const ModelSignature &model) {
-    const json j = {
-        {"name", model.name},
-        {"versions", {model.version}},
-        {"platform", model.platform},
-        {"inputs",
-         {{{"name", model.input}, {"datatype", "FP32"}, {"shape", {-1, model.features}}}}},
-        {"outputs",
-         {{{"name", "logits"}, {"datatype", "FP32"}, {"shape", {-1, model.classes}}},
-          {{"name", "label"}, {"datatype", "INT64"}, {"shape", {-1}}}}}};
+    json outputs = {{{"name", model.output},
+                     {"datatype", "FP32"},
+                     {"shape", batch_shape(model.output_dims, model.classes)}}};
+    if (has_label(model))
+        outputs.push_back({{"name", "label"}, {"datatype", "INT64"}, {"shape", {-1}}});
+    const json j = {{"name", model.name},
+                    {"versions", {model.version}},
+                    {"platform", model.platform},
+                    {"inputs",
+                     {{{"name", model.input},
+                       {"datatype", "FP32"},
+                       {"shape", batch_shape(model.input_dims, model.features)}}}},
+                    {"outputs", outputs}};
     return j.dump();
 }
 

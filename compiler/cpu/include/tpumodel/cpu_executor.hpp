@@ -15,6 +15,11 @@ namespace tpumodel::cpu {
 // for inputs that do not match.
 std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs);
 
+// Node `n` of `m` run by its kernel on `in` (one per input, null for a left-out one): its
+// outputs named, typed, shaped and laid out as the model declares them (KernelError if the
+// kernel gives other dtypes or shapes). The card's executor runs its CPU nodes with it.
+std::vector<Tensor> run_node(const Model &m, const Node &n, const std::vector<const Tensor *> &in);
+
 // Whether the CPU kernel takes node `n` of `m` in its form: runs it once on zeros of its inputs'
 // declared shapes (constants as they are) and checks the outputs' dtypes and shapes against
 // the declared ones. Throws KernelError saying why not. A node whose inputs hold more than

@@ -34,6 +34,12 @@ struct ModelSignature {
     std::size_t features = 0;    // per sample
     std::size_t classes = 0;
     std::size_t max_batch = 0; // samples per request at most
+    // A model given by its graph (tpu-serve --model x.tpumodel): the output's name, each
+    // tensor's dimensions after the batch axis (a request's input must have exactly these), and
+    // no "label" output. Empty input_dims: a checkpoint's signature (input [batch, features],
+    // or any dimensions of that product; outputs "logits" and "label").
+    std::string output = "logits";
+    std::vector<std::size_t> input_dims, output_dims;
 };
 
 class ProtocolError : public std::runtime_error {

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+// card_ops.cpp - the card ops tpu-compile places nodes on (compiler/README.md, "Placement")
+// bound by name through libtpurt's op registry: the operands in each op's order, the ONNX
+// attributes as the op's (strides and symmetric pads of NHWC windows, the fused activation,
+// epsilon, axes, permutations), and the reshaped views some forms need.
+#include "card_ops.hpp"
+
+#include "tpumodel/card_executor.hpp"
+
+#include <tpurt/ops/op_registry.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tpumodel::card {
+
+namespace {
+
+using Tensors = std::span<const tpurt::Tensor *const>;
+
+// Attributes by name as text; the strings stay where they are while the list grows.
+class Attributes {
+  public:
+    Attributes &add(const char *name, std::string value) {
+        text_.push_back(std::move(value));
+        list_.push_back({name, text_.back()});
+        return *this;
+    }
+    Attributes &add(const char *name, std::int64_t value) {
+        return add(name, std::to_string(value));
+    }
+    Attributes &add(const char *name, float value) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%a", double(value)); // exact
+        return add(name, std::string(text));
+    }
+    std::span<const tpurt::OpAttribute> list() const { return list_; }
+
+  private:
+    std::deque<std::string> text_;
+    std::vector<tpurt::OpAttribute> list_;
+};
+
+[[noreturn]] void cannot(const Node &n, const std::string &why) {
+    throw ExecError(n.describe() + " on the card's " + n.card_op + ": " + why);
+}
+
+tpurt::OpSequence prepare(tpurt::Device &device, const char *op,
+                          std::vector<const tpurt::Tensor *> operands,
+                          const Attributes &attributes = {}) {
+    return tpurt::prepare_op(device, op, operands, attributes.list());
+}
+
+// The pads [top, left, bottom, right] of a window over an NHWC image, auto_pad resolved as
+// ONNX does; the card pads both sides alike, so top == bottom and left == right (the compiler
+// places nothing else on the card).
+std::vector<std::int64_t> window_pads(const Model &m, const Node &n,
+                                      const std::vector<std::int64_t> &kernel) {
+    const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+    std::vector<std::int64_t> pads(4, 0);
+    if (auto_pad == "NOTSET")
+        pads = n.get_ints("pads", pads);
+    else if (auto_pad != "VALID") {
+        const std::vector<std::int64_t> strides = n.get_ints("strides", {1, 1});
+        const std::vector<std::int64_t> dil = n.get_ints("dilations", {1, 1});
+        for (std::size_t d = 0; d < 2; ++d) {
+            const std::int64_t size = m.tensors[n.inputs[0]].shape[1 + d];
+            const std::int64_t o = m.tensors[n.outputs[0]].shape[1 + d];
+            const std::int64_t total = std::max<std::int64_t>(
+                (o - 1) * strides[d] + (kernel[d] - 1) * dil[d] + 1 - size, 0);
+            pads[d] = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
+            pads[d + 2] = total - pads[d];
+        }
+    }
+    if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
+        cannot(n, "asymmetric padding");
+    return pads;
+}
+
+// strides, pads (and kernel) of a convolution or pooling window.
+Attributes &window(Attributes &a, const Model &m, const Node &n,
+                   const std::vector<std::int64_t> &kernel) {
+    const std::vector<std::int64_t> strides = n.get_ints("strides", {1, 1});
+    const std::vector<std::int64_t> pads = window_pads(m, n, kernel);
+    return a.add("stride_h", strides.at(0))
+        .add("stride_w", strides.at(1))
+        .add("pad_h", pads[0])
+        .add("pad_w", pads[1]);
+}
+
+std::string activation(const Node &n) {
+    const std::string a = n.get_string("activation", "");
+    if (a.empty())
+        return "none";
+    if (a == "Relu")
+        return "relu";
+    cannot(n, "fused activation " + a);
+}
+
+// The one axis a reduction runs over, from its attribute or its constant input (ReduceSum).
+std::int64_t reduce_axis(const Model &m, const Node &n) {
+    std::vector<std::int64_t> axes = n.get_ints("axes", {});
+    if (n.inputs.size() > 1 && n.inputs[1] != no_tensor) {
+        const Tensor &t = m.tensors[n.inputs[1]];
+        if (!t.constant)
+            cannot(n, "axes computed at run time");
+        axes.clear();
+        for (std::uint64_t i = 0; i < t.element_count(); ++i) {
+            std::int64_t v = 0;
+            std::memcpy(&v, t.data.data() + i * 8, 8);
+            axes.push_back(v);
+        }
+    }
+    if (axes.size() != 1)
+        cannot(n, "a reduction over other than one axis");
+    const auto rank = std::int64_t(m.tensors[n.inputs[0]].shape.size());
+    return axes[0] < 0 ? axes[0] + rank : axes[0];
+}
+
+using Binder = tpurt::OpSequence (*)(tpurt::Device &, const Model &, const Node &, Tensors in,
+                                     Tensors out);
+
+tpurt::OpSequence conv2d_layer(tpurt::Device &d, const Model &m, const Node &n, Tensors in,
+                               Tensors out) {
+    const Tensor &w = m.tensors[n.inputs[1]]; // HWIO
+    Attributes a;
+    window(a, m, n, {w.shape[0], w.shape[1]}).add("activation", activation(n));
+    return prepare(d, "conv2d_layer", {in[0], in[1], out[0], in.size() > 2 ? in[2] : nullptr}, a);
+}
+
+tpurt::OpSequence grouped_conv2d(tpurt::Device &d, const Model &m, const Node &n, Tensors in,
+                                 Tensors out) {
+    const Tensor &w = m.tensors[n.inputs[1]];
+    const std::vector<std::int64_t> dil = n.get_ints("dilations", {1, 1});
+    Attributes a;
+    window(a, m, n, {w.shape[0], w.shape[1]})
+        .add("groups", n.get_int("group", 1))
+        .add("dilation_h", dil.at(0))
+        .add("dilation_w", dil.at(1));
+    return prepare(d, "grouped_conv2d", {in[0], in[1], out[0]}, a);
+}
+
+tpurt::OpSequence pool2d(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
+    const std::vector<std::int64_t> k = n.get_ints("kernel_shape", {});
+    if (k.size() != 2)
+        cannot(n, "a window of other than two dimensions");
+    Attributes a;
+    a.add("op", n.op == "MaxPool" ? "max" : "avg").add("window_h", k[0]).add("window_w", k[1]);
+    window(a, m, n, k);
+    return prepare(d, "pool2d", {in[0], out[0]}, a);
+}
+
+// GlobalAveragePool / GlobalMaxPool of an NHWC image [N, H, W, C]: the mean or maximum over
+// the middle axis of its [N, H x W, C] view, into the [N, 1, C] view of the output.
+tpurt::OpSequence global_pool(tpurt::Device &d, const Model &, const Node &n, Tensors in,
+                              Tensors out) {
+    const std::vector<std::size_t> &s = in[0]->shape();
+    if (s.size() != 4)
+        cannot(n, "an input of rank other than 4");
+    const tpurt::Tensor x = in[0]->reshape({s[0], s[1] * s[2], s[3]});
+    const tpurt::Tensor y = out[0]->reshape({s[0], 1, s[3]});
+    Attributes a;
+    a.add("axis", std::int64_t(1));
+    if (n.card_op == "mean")
+        return prepare(d, "mean", {&x, &y}, a);
+    a.add("op", "max");
+    return prepare(d, "reduce_axis", {&x, &y}, a);
+}
+
+tpurt::OpSequence reduce(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
+    if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool")
+        return global_pool(d, m, n, in, out);
+    Attributes a;
+    a.add("axis", reduce_axis(m, n));
+    if (n.card_op == "mean")
+        return prepare(d, "mean", {in[0], out[0]}, a);
+    a.add("op", n.op == "ReduceMax" ? "max" : "sum");
+    return prepare(d, "reduce_axis", {in[0], out[0]}, a);
+}
+
+tpurt::OpSequence dense(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
+    Attributes a;
+    a.add("activation", activation(n));
+    return prepare(d, "dense", {in[0], in[1], out[0], in.size() > 2 ? in[2] : nullptr}, a);
+}
+
+tpurt::OpSequence matmul(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
+    return prepare(d, n.card_op.c_str(), {in[0], in[1], out[0]});
+}
+
+tpurt::OpSequence unary(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
+    static const std::map<std::string, const char *> functions = {
+        {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},       {"Exp", "exp"},
+        {"Log", "log"},   {"Sqrt", "sqrt"},       {"Reciprocal", "recip"}};
+    const auto f = functions.find(n.op);
+    if (f == functions.end())
+        cannot(n, "ACTIVATE has no " + n.op);
+    Attributes a;
+    a.add("function", f->second);
+    return prepare(d, "unary", {in[0], out[0]}, a);
+}
+
+tpurt::OpSequence elementwise(tpurt::Device &d, const Model &, const Node &n, Tensors in,
+                              Tensors out) {
+    static const std::map<std::string, const char *> ops = {
+        {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}};
+    const auto op = ops.find(n.op);
+    if (op == ops.end())
+        cannot(n, "no elementwise op for " + n.op);
+    Attributes a;
+    a.add("op", op->second);
+    return prepare(d, "elementwise", {in[0], in[1], out[0]}, a);
+}
+
+tpurt::OpSequence two_operands(tpurt::Device &d, const Model &, const Node &n, Tensors in,
+                               Tensors out) {
+    return prepare(d, n.card_op.c_str(), {in[0], in[1], out[0]});
+}
+
+tpurt::OpSequence one_operand(tpurt::Device &d, const Model &, const Node &n, Tensors in,
+                              Tensors out) {
+    return prepare(d, n.card_op.c_str(), {in[0], out[0]});
+}
+
+tpurt::OpSequence layer_norm(tpurt::Device &d, const Model &, const Node &n, Tensors in,
+                             Tensors out) {
+    Attributes a;
+    a.add("eps", n.get_float("epsilon", 1e-5f));
+    return prepare(d, "layer_norm", {in[0], in[1], in[2], out[0]}, a);
+}
+
+tpurt::OpSequence permute(tpurt::Device &d, const Model &m, const Node &n, Tensors in,
+                          Tensors out) {
+    std::vector<std::int64_t> perm = n.get_ints("perm", {});
+    if (perm.empty()) // ONNX's default: the axes reversed
+        for (std::size_t i = m.tensors[n.inputs[0]].shape.size(); i-- > 0;)
+            perm.push_back(std::int64_t(i));
+    std::string order;
+    for (std::int64_t p : perm)
+        order += (order.empty() ? "" : ",") + std::to_string(p);
+    Attributes a;
+    a.add("order", order);
+    return prepare(d, "permute", {in[0], out[0]}, a);
+}
+
+const std::map<std::string, Binder> &binders() {
+    static const std::map<std::string, Binder> b = {
+        {"conv2d_layer", conv2d_layer},
+        {"grouped_conv2d", grouped_conv2d},
+        {"pool2d", pool2d},
+        {"mean", reduce},
+        {"reduce_axis", reduce},
+        {"dense", dense},
+        {"matmul", matmul},
+        {"batched_matmul", matmul},
+        {"unary", unary},
+        {"elementwise", elementwise},
+        {"divide", two_operands},
+        {"softmax", one_operand},
+        {"log_softmax", one_operand},
+        {"layer_norm", layer_norm},
+        {"permute", permute},
+    };
+    return b;
+}
+
+} // namespace
+
+tpurt::OpSequence prepare_card_node(tpurt::Device &device, const Model &m, const Node &n,
+                                    Tensors in, Tensors out) {
+    const auto it = binders().find(n.card_op);
+    if (it == binders().end())
+        cannot(n, "the executor does not know this card op");
+    try {
+        return it->second(device, m, n, in, out);
+    } catch (const tpurt::Error &e) {
+        cannot(n, e.what());
+    }
+}
+
+} // namespace tpumodel::card

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+// card_executor_test.cpp - compiled models run on a card (the engine in the process, the same
+// code as the VM's card) by tpumodel::card::Executor against the CPU reference
+// tpumodel::cpu::run_model(): an MLP, a CNN (NHWC convolution, pooling, the flatten folded into
+// the dense layer's weights, NCHW input through a permute), a model with a CPU node between
+// card nodes, repeated runs on the constants uploaded once, and refusals naming the node.
+#include "onnx_builder.hpp"
+#include "pytorch_models.hpp"
+
+#include <tpu_onnx/compile.hpp>
+#include <tpumodel/card_executor.hpp>
+#include <tpumodel/cpu_executor.hpp>
+#include <tpumodel/file.hpp>
+
+#include <tpurt/device.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+using namespace compiler_test;
+
+namespace {
+
+tpumodel::Tensor input(const std::vector<std::int64_t> &shape, const std::vector<float> &v) {
+    tpumodel::Tensor t{"", tpumodel::DType::Float, tpumodel::Layout::Plain, shape, false, {}};
+    t.data.resize(v.size() * 4);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+}
+
+std::vector<float> values(const tpumodel::Tensor &t) {
+    REQUIRE(t.dtype == tpumodel::DType::Float);
+    std::vector<float> v(t.element_count());
+    std::memcpy(v.data(), t.data.data(), t.data.size());
+    return v;
+}
+
+tpumodel::Model compile(const OnnxBuilder &b, const std::string &file,
+                        const std::vector<std::int64_t> &shape,
+                        tpumodel::Precision precision = tpumodel::Precision::Fp32) {
+    tpu_onnx::CompileOptions options;
+    options.input_shapes = {{"x", shape}};
+    options.precision = precision;
+    return tpu_onnx::compile_file(b.save(file), options).model;
+}
+
+// The card's run of `m` on `x` against the CPU reference's: the same shapes, each element
+// within `rel` times the output's largest magnitude of the reference's. 0 for bit-identical.
+// Otherwise the card's fp32 matmuls and convolutions sum with fused multiply-adds in the
+// array's order, and ACTIVATE's exp differs from libm's, where the reference rounds every
+// product and sums in index order: the MLP and CNN below differ by at most 2.2e-7 of the
+// output's scale (3.6 ulps of its largest value), and 1e-6 leaves room for that.
+void check_against_cpu(const tpumodel::Model &m, const std::vector<std::int64_t> &shape,
+                       const std::vector<float> &x, float rel) {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    tpumodel::card::Executor exe(dev, m);
+    const std::vector<tpumodel::Tensor> in = {input(shape, x)};
+    const std::vector<tpumodel::Tensor> want = tpumodel::cpu::run_model(m, in);
+    for (int round = 0; round < 2; ++round) { // constants and prepared ops are reused
+        const std::vector<tpumodel::Tensor> got = exe.run(in);
+        REQUIRE(got.size() == want.size());
+        for (std::size_t o = 0; o < got.size(); ++o) {
+            REQUIRE(got[o].shape == want[o].shape);
+            const std::vector<float> g = values(got[o]), w = values(want[o]);
+            float scale = 0;
+            for (float v : w)
+                scale = std::max(scale, std::fabs(v));
+            for (std::size_t i = 0; i < g.size(); ++i) {
+                INFO("output " << o << " element " << i << ": card " << g[i] << ", cpu " << w[i]);
+                CHECK(std::fabs(g[i] - w[i]) <= rel * scale);
+            }
+        }
+    }
+}
+
+OnnxBuilder mlp() {
+    OnnxBuilder b(13);
+    b.input("x", {std::string("batch"), std::int64_t(16)})
+        .floats("w1", {32, 16}, pattern(512, 1))
+        .floats("b1", {32}, pattern(32, 2))
+        .floats("w2", {10, 32}, pattern(320, 3))
+        .floats("b2", {10}, pattern(10, 4))
+        .node("Gemm", {"x", "w1", "b1"}, {"h"}, "fc1", {{"transB", std::int64_t(1)}})
+        .node("Relu", {"h"}, {"r"}, "relu1")
+        .node("Gemm", {"r", "w2", "b2"}, {"l"}, "fc2", {{"transB", std::int64_t(1)}})
+        .node("Softmax", {"l"}, {"y"}, "softmax", {{"axis", std::int64_t(-1)}})
+        .output("y", 2);
+    return b;
+}
+
+// x [N, 2, 8, 8] -> Conv 3x3 pad 1 + bias -> Relu -> MaxPool 2x2 -> Conv 3x3 stride 2 pad 1
+// -> Relu -> AveragePool 2x2 -> Flatten -> Gemm 10.
+OnnxBuilder cnn() {
+    OnnxBuilder b(13);
+    b.input("x", {std::string("batch"), std::int64_t(2), std::int64_t(8), std::int64_t(8)})
+        .floats("w", {4, 2, 3, 3}, pattern(72, 5))
+        .floats("bias", {4}, pattern(4, 6))
+        .floats("w2", {6, 4, 3, 3}, pattern(216, 13))
+        .floats("fc_w", {10, 6}, pattern(60, 7))
+        .floats("fc_b", {10}, pattern(10, 8))
+        .node("Conv", {"x", "w", "bias"}, {"c"}, "conv",
+              {{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+               {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})
+        .node("Relu", {"c"}, {"r"}, "relu")
+        .node("MaxPool", {"r"}, {"p"}, "pool",
+              {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+               {"strides", std::vector<std::int64_t>{2, 2}}})
+        .node("Conv", {"p", "w2"}, {"c2"}, "conv2",
+              {{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+               {"strides", std::vector<std::int64_t>{2, 2}},
+               {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})
+        .node("Relu", {"c2"}, {"r2"}, "relu2")
+        .node("AveragePool", {"r2"}, {"p2"}, "avgpool",
+              {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+               {"strides", std::vector<std::int64_t>{2, 2}}})
+        .node("Flatten", {"p2"}, {"f"}, "flatten")
+        .node("Gemm", {"f", "fc_w", "fc_b"}, {"y"}, "fc", {{"transB", std::int64_t(1)}})
+        .output("y", 2);
+    return b;
+}
+
+// NCHW in -> NHWC (permute) -> MaxPool 3x3 stride 1 pad 1 -> Relu -> NCHW out (permute).
+OnnxBuilder exact() {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(2), std::int64_t(3), std::int64_t(5), std::int64_t(4)})
+        .node("MaxPool", {"x"}, {"p"}, "pool",
+              {{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+               {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})
+        .node("Relu", {"p"}, {"y"}, "relu")
+        .output("y", 4);
+    return b;
+}
+
+// MatMul -> Erf (on the CPU: ACTIVATE has no Erf) -> MatMul.
+OnnxBuilder cpu_node() {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(4), std::int64_t(8)})
+        .floats("w1", {8, 8}, pattern(64, 21))
+        .floats("w2", {8, 3}, pattern(24, 22))
+        .node("MatMul", {"x", "w1"}, {"h"}, "mm1")
+        .node("Erf", {"h"}, {"e"}, "erf")
+        .node("MatMul", {"e", "w2"}, {"y"}, "mm2")
+        .output("y", 2);
+    return b;
+}
+
+std::size_t count_on(const tpumodel::Model &m, tpumodel::Placement p) {
+    std::size_t n = 0;
+    for (const tpumodel::Node &node : m.nodes)
+        n += node.placement == p;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("a compiled MLP runs on the card as on the CPU", "[card]") {
+    const tpumodel::Model m = compile(mlp(), "card_mlp.onnx", {5, 16});
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
+    check_against_cpu(m, {5, 16}, pattern(5 * 16, 10), 1e-6f);
+}
+
+TEST_CASE("a compiled CNN runs on the card as on the CPU", "[card]") {
+    const tpumodel::Model m = compile(cnn(), "card_cnn.onnx", {3, 2, 8, 8});
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
+    check_against_cpu(m, {3, 2, 8, 8}, pattern(3 * 2 * 8 * 8, 11), 1e-6f);
+}
+
+TEST_CASE("permutes, pooling and ReLU on the card are bit-identical to the CPU's", "[card]") {
+    const tpumodel::Model m = compile(exact(), "card_exact.onnx", {2, 3, 5, 4});
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
+    REQUIRE(count_on(m, tpumodel::Placement::Card) == 4); // two permutes, pool, relu
+    check_against_cpu(m, {2, 3, 5, 4}, pattern(120, 31), 0.0f);
+}
+
+TEST_CASE("a CPU node between card nodes gets its tensors off the card and back on", "[card]") {
+    const tpumodel::Model m = compile(cpu_node(), "card_cpu_node.onnx", {4, 8});
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 1);
+    REQUIRE(count_on(m, tpumodel::Placement::Card) == 2);
+    check_against_cpu(m, {4, 8}, pattern(32, 23), 1e-6f);
+}
+
+TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 operands",
+          "[card]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    const std::vector<float> x = pattern(3 * 2 * 8 * 8, 11);
+    const std::vector<tpumodel::Tensor> in = {input({3, 2, 8, 8}, x)};
+    const tpumodel::Model fp32 = compile(cnn(), "card_cnn_fp32.onnx", {3, 2, 8, 8});
+    const tpumodel::Model bf16 =
+        compile(cnn(), "card_cnn_bf16.onnx", {3, 2, 8, 8}, tpumodel::Precision::Bf16);
+    const std::vector<float> want = values(tpumodel::cpu::run_model(fp32, in)[0]);
+    tpumodel::card::Executor exe(dev, bf16);
+    const std::vector<float> got = values(exe.run(in)[0]);
+    REQUIRE(got.size() == want.size());
+    // bf16 keeps 8 significant bits: operands rounded by up to 2^-9 of themselves, products and
+    // sums in fp32. Within 2% of the output's scale, and not the fp32 result.
+    float scale = 0, largest = 0;
+    for (float v : want)
+        scale = std::max(scale, std::fabs(v));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO("element " << i << ": card bf16 " << got[i] << ", cpu fp32 " << want[i]);
+        CHECK(std::fabs(got[i] - want[i]) <= 2e-2f * scale);
+        largest = std::max(largest, std::fabs(got[i] - want[i]));
+    }
+    CHECK(largest > 1e-4f * scale);
+}
+
+TEST_CASE("PyTorch's exports run on the card as PyTorch computes them", "[card]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    for (const PytorchModel &p : pytorch_models()) {
+        INFO(p.name << " (" << p.onnx << ")");
+        tpu_onnx::CompileOptions options;
+        options.input_shapes = {{p.input, p.shape}};
+        const tpumodel::Model m = tpu_onnx::compile_file(p.onnx, options).model;
+        tpumodel::card::Executor exe(dev, m);
+        const std::vector<tpumodel::Tensor> out = exe.run({input(p.shape, p.x)});
+        REQUIRE(out.size() == 1);
+        const std::vector<float> y = values(out[0]);
+        REQUIRE(y.size() == p.y.size());
+        std::size_t off = 0;
+        for (std::size_t i = 0; i < y.size(); ++i)
+            off += !(std::fabs(y[i] - p.y[i]) <= 1e-5f + 1e-4f * std::fabs(p.y[i]));
+        CHECK(off == 0);
+    }
+}
+
+TEST_CASE("the card's executor refuses what it cannot run, naming it", "[card]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    tpumodel::Model m = compile(mlp(), "card_refusal.onnx", {2, 16});
+    SECTION("inputs of another shape") {
+        tpumodel::card::Executor exe(dev, m);
+        REQUIRE_THROWS_WITH(exe.run({input({3, 16}, pattern(48, 1))}),
+                            "input 'x' must be float32 [2, 16]");
+    }
+    SECTION("a card op it does not know") {
+        m.nodes[0].card_op = "frobnicate";
+        REQUIRE_THROWS_WITH((tpumodel::card::Executor(dev, m)),
+                            Catch::Contains("node 'fc1' (Gemm)") &&
+                                Catch::Contains("does not know this card op"));
+    }
+    SECTION("a model compiled for int8") {
+        m.precision = tpumodel::Precision::Int8;
+        REQUIRE_THROWS_WITH((tpumodel::card::Executor(dev, m)), Catch::Contains("int8"));
+    }
+}
+
+// Not a check: writes the models above, compiled, with their tolerances into $TPU_MODELS_OUT
+// (models.txt: "name tolerance" per line) for the guest test that runs them on the real card
+// (tests/guest/runtime/test_tpumodel.cpp, ctest vm_tpumodel after vm_tpumodel_models).
+TEST_CASE("the card tests' models written for the VM", "[.vm-models]") {
+    const char *dir = std::getenv("TPU_MODELS_OUT");
+    REQUIRE(dir);
+    std::filesystem::create_directories(dir);
+    struct Entry {
+        const char *name;
+        OnnxBuilder builder;
+        std::vector<std::int64_t> shape;
+        float tolerance;
+        tpumodel::Precision precision = tpumodel::Precision::Fp32;
+    };
+    const Entry entries[] = {{"mlp", mlp(), {5, 16}, 1e-6f},
+                             {"cnn", cnn(), {3, 2, 8, 8}, 1e-6f},
+                             {"exact", exact(), {2, 3, 5, 4}, 0.0f},
+                             {"cpu_node", cpu_node(), {4, 8}, 1e-6f},
+                             {"cnn_bf16", cnn(), {3, 2, 8, 8}, 2e-2f, tpumodel::Precision::Bf16}};
+    std::ofstream list(std::string(dir) + "/models.txt");
+    for (const Entry &e : entries) {
+        tpumodel::save(
+            compile(e.builder, std::string("vm_") + e.name + ".onnx", e.shape, e.precision),
+            std::string(dir) + "/" + e.name + ".tpumodel");
+        list << e.name << ' ' << e.tolerance << '\n';
+    }
+    REQUIRE(list.flush());
+}
