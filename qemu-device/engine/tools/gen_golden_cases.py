@@ -4,7 +4,7 @@
 # (tests/golden/amx-bf16/tdpbf16ps.txt, recorded on an Intel Xeon) for the engine's start-up
 # check, so that every kernel set must reproduce real AMX outputs before it is used. The cases
 # are the first one of each K in KS (within, on the edge of and beyond a block of 32 k).
-# tests/engine/golden_test.cpp checks that the embedded cases equal the file's.
+# tests/engine/mxu/golden_test.cpp checks that the embedded cases equal the file's.
 # Usage: gen_golden_cases.py [tdpbf16ps.txt] [output.inc]
 import os
 import sys

@@ -70,7 +70,7 @@ TEST_CASE("softmax cross-entropy on the card: loss, gradient, finite differences
         total += loss[r];
     }
     // Central differences of scale x sum(loss), h = 1e-2: tolerance 5e-4 (truncation and the
-    // fp32 loss's rounding over 2h; see tests/runtime/train_test.cpp).
+    // fp32 loss's rounding over 2h; see tests/runtime/ops/train_test.cpp).
     for (std::size_t i : {0u, 7u, 23u, 49u}) {
         std::vector<float> up = x, down = x;
         up[i] += 1e-2f;

@@ -4,7 +4,7 @@
 // dequantise with scales, max and average pooling on tensors on the real card equal reference
 // loops written here (fp32 and bf16 in binary32 with bf16 rounding to nearest even, int8
 // saturating, int32 wrapping), on 3-D tensors and on views; mismatched tensors are refused. The
-// transcendental functions are checked bit for bit on the engine (tests/runtime/unary_test.cpp).
+// transcendental functions are checked bit for bit on the engine (tests/runtime/ops/unary_test.cpp).
 #include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
 

@@ -6,7 +6,7 @@
 // bit for batches that fill, split and undershoot the card batch.
 #include "runtime_helpers.hpp"
 
-#include "../../workloads/toy_cnn.hpp"
+#include "../../workloads/model/toy_cnn.hpp"
 
 #include <tpu_infer/card_model.hpp>
 #include <tpu_infer/network.hpp>

@@ -3,7 +3,7 @@
 // Tiles::config() / release(), Tiles::load<T>(p, stride) / store<T>(p, stride) of tile T
 // (16 rows of 64 bytes, rows `stride` bytes apart), Tiles::zero<T>(), Tiles::dot<Op, C, A, W>()
 // for C += A x W with Op = Bf16Amx (tdpbf16ps) or Int8Amx (tdpbssd). amx.cpp instantiates it
-// with the hardware's tiles; tests/engine/amx_layout_test.cpp with a software model of them, so
+// with the hardware's tiles; tests/engine/mxu/amx_layout_test.cpp with a software model of them, so
 // the packing, padding and partial tiles are checked on hosts without AMX. A step covers 32
 // output rows x 32 columns: 2 x 2 accumulator tiles (0-3), two activation tiles (4, 5: 16 rows x
 // one block of k) and two weight tiles (6, 7: 16 rows of the weight tile's pairs or quads x 16

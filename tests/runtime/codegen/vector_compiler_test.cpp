@@ -118,7 +118,7 @@ float apply(VectorOp op, float a, float b) {
     case VectorOp::Min:
         return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN()
                                               : (b < a ? b : a);
-    default: // the spec 1.4 ops: tests/engine/vpu_train_test.cpp
+    default: // the spec 1.4 ops: tests/engine/vpu/vpu_train_test.cpp
         break;
     }
     return 0;
@@ -136,7 +136,7 @@ std::int64_t apply_int(VectorOp op, std::int64_t a, std::int64_t b) {
         return b > a ? b : a;
     case VectorOp::Min:
         return b < a ? b : a;
-    default: // the spec 1.4 ops: tests/engine/vpu_train_test.cpp
+    default: // the spec 1.4 ops: tests/engine/vpu/vpu_train_test.cpp
         break;
     }
     return 0;

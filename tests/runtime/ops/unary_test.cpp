@@ -103,7 +103,7 @@ float spec(Activation f, float x) {
         return spec_tanh(x);
     case Activation::Exp:
         return spec_exp(x);
-    default: // the spec 1.4 functions: tests/engine/vpu_train_test.cpp
+    default: // the spec 1.4 functions: tests/engine/vpu/vpu_train_test.cpp
         break;
     }
     return nan;
