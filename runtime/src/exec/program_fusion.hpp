@@ -10,8 +10,9 @@
 // bytes the previous program may have written, and MATMULs of those zeros through a zero weight
 // tile over the accumulator bytes it may have written. The extents come from the instructions'
 // fields (conservatively: first row to last row of each write); what no earlier program wrote is
-// still zero. Only the loaded weights differ from a fresh job (a zero tile instead of none),
-// which no program can observe: a MATMUL without its own LOAD_W is NO_WEIGHTS on its own.
+// still zero. Only the loaded weights differ from a fresh job: a zero tile instead of none, so a
+// program that MATMULs before its own first LOAD_W (NO_WEIGHTS in a job of its own; no compiler
+// of the runtime emits one) reads zeros instead of failing.
 #pragma once
 
 #include "tpurt/codegen/program_builder.hpp"
