@@ -10,7 +10,6 @@
 #include "tpurt/stream.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace tpurt {
 
@@ -44,7 +43,7 @@ std::shared_ptr<GraphState> make_graph(Device &device, std::string name,
     graph->device = &state_of(device);
     graph->launches = launches.size();
     // Argument a of the joined executable is the a-th argument of the captured launches in
-    // order; the last one is the zeros the resets read.
+    // order.
     std::vector<ExecutableArg> args;
     std::vector<Program> programs;
     OpLaunch &joined = graph->launch;
@@ -63,14 +62,12 @@ std::shared_ptr<GraphState> make_graph(Device &device, std::string name,
             keep(joined.buffers, b);
     }
     const DeviceInfo &info = device.info();
-    auto zeros = std::make_shared<Buffer>(device.allocate(info.limits.ub_bytes));
-    std::memset(zeros->data(), 0, zeros->size());
-    FusionTarget target{.limits = info.limits,
-                        .zero_type = zero_type(info),
-                        .zeros = Executable::placeholder(args.size())};
-    args.push_back({"zeros", info.limits.ub_bytes});
-    joined.bases.push_back(zeros->device_addr());
-    joined.buffers.push_back(std::move(zeros));
+    if (!info.has_vector_unit())
+        throw Error(ErrorCode::Unsupported,
+                    "graph " + graph->name +
+                        ": capture needs the card's vector unit (CAPS.VPU), which resets the "
+                        "unified buffer between the joined programs");
+    const FusionTarget target{.limits = info.limits, .zero_type = zero_type(info)};
     joined.executable = std::make_shared<const Executable>(
         Executable::link_graph(graph->name, std::move(args), fuse_programs(programs, target)));
     return graph;

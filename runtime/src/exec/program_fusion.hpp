@@ -5,14 +5,18 @@
 // Every job starts with the unified buffer and the accumulators zeroed and no weights loaded
 // (docs/hardware.md section 6), and the compilers rely on that (zero padding, the constant 1 of
 // ACTIVATE EXP on a zero accumulator, rows of zeros nothing writes). So where one program
-// follows another inside a job, a reset restores that state: SYNC (as a job boundary, every
-// earlier instruction finishes first), DMA_IN of zeros from host memory over the unified-buffer
-// bytes the previous program may have written, and MATMULs of those zeros through a zero weight
-// tile over the accumulator bytes it may have written. The extents come from the instructions'
-// fields (conservatively: first row to last row of each write); what no earlier program wrote is
-// still zero. Only the loaded weights differ from a fresh job: a zero tile instead of none, so a
-// program that MATMULs before its own first LOAD_W (NO_WEIGHTS in a job of its own; no compiler
-// of the runtime emits one) reads zeros instead of failing.
+// follows another inside a job, a reset restores what the later program can see of that state:
+// SYNC (as a job boundary: every earlier instruction finishes first), then zeros over the bytes
+// of the unified buffer and of the accumulators that the later program reads before it has
+// written them and that an earlier program of the job may have written (int32 VECTOR x - x in
+// the unified buffer; MATMULs of zero activations through a zero 1 x N tile, read from the
+// unified buffer's start, made zero too, in the accumulators). The extents come from the
+// instructions' fields: what a program may write spans each instruction's rows, gaps included;
+// what it surely wrote counts whole rows only, so a read is taken as needing zeros unless its
+// bytes were surely written before it. Only the loaded weights differ from a fresh job: a zero
+// tile instead of none where the accumulators were reset, so a program that MATMULs before its
+// own first LOAD_W (NO_WEIGHTS in a job of its own; no compiler of the runtime emits one) reads
+// zeros instead of failing.
 #pragma once
 
 #include "tpurt/codegen/program_builder.hpp"
@@ -28,7 +32,6 @@ namespace tpurt::detail {
 struct FusionTarget {
     ArrayLimits limits;
     DType zero_type = DType::Fp32; // a MATMUL type the card supports, for the accumulators' reset
-    std::uint64_t zeros = 0;       // host address of limits.ub_bytes zero bytes (a placeholder)
     std::size_t max_program_bytes = TPU_PROGRAM_MAX_BYTES;
 };
 
