@@ -59,7 +59,7 @@ class Graph {
     // Declares `slot` (a tensor the captured ops read) as the parameter `name`.
     void add_parameter(const std::string &name, const Tensor &slot);
     // The value the next replay writes into parameter `name` first (its bytes, exactly the
-    // slot's size; fp32 / bf16 values are converted by the typed form).
+    // slot's size; the float form for an fp32 slot).
     void set_parameter(const std::string &name, const void *data, std::size_t bytes);
     void set_parameter(const std::string &name, std::span<const float> values);
 
