@@ -24,7 +24,7 @@ CardCnn::CardCnn(tpurt::Device &device, const tpu_model::CpuCnn &net, const Opti
                  Precision precision)
     : device_(device), shape_(net.shape()), blocks_(net.convs().size()),
       dense_(net.head().layers().size()), dtype_(compute_dtype(precision)),
-      params_(device, opt, precision) {
+      params_(device, opt, precision), captured_(opt.captured) {
     for (std::size_t i = 0; i < blocks_; ++i) {
         const tpu_model::Conv3x3 &l = net.convs()[i];
         const std::size_t h = shape_.block_height(i), w = shape_.block_width(i);
@@ -81,9 +81,13 @@ CardCnn::Work &CardCnn::work(std::size_t batch) {
 }
 
 void CardCnn::queue_forward(Work &w, const float *x, std::size_t batch) {
-    tpurt::Stream &s = params_.stream();
-    copy_in(s, w.x,
+    copy_in(params_.stream(), w.x,
             std::span<const float>(x, batch * shape_.height * shape_.width * shape_.channels));
+    queue_forward_ops(w);
+}
+
+void CardCnn::queue_forward_ops(Work &w) {
+    tpurt::Stream &s = params_.stream();
     for (std::size_t i = 0; i < blocks_; ++i) {
         Block &b = w.blocks[i];
         tpurt::conv2d_layer(s, i == 0 ? w.x : w.blocks[i - 1].p, conv_w(i).c, &conv_b(i).w, b.s,
@@ -170,10 +174,32 @@ StepResult CardCnn::forward_backward(const float *x, const std::uint8_t *labels,
     return step_result(params_.stream(), w.loss, w.h[dense_], labels);
 }
 
+void CardCnn::queue_step_ops(Work &w) {
+    queue_forward_ops(w);
+    tpurt::softmax_cross_entropy(params_.stream(), w.h[dense_], w.targets, w.loss, w.d[dense_ - 1],
+                                 1.0f / float(w.loss.element_count()));
+    for (std::size_t k = 0; k < backward_parts(); ++k)
+        queue_backward(k);
+}
+
 StepResult CardCnn::step(const float *x, const std::uint8_t *labels, std::size_t batch) {
-    const Work &w = queue_forward_backward(x, labels, batch);
-    params_.step();
-    return step_result(params_.stream(), w.loss, w.h[dense_], labels);
+    if (!captured_) {
+        const Work &w = queue_forward_backward(x, labels, batch);
+        params_.step();
+        return step_result(params_.stream(), w.loss, w.h[dense_], labels);
+    }
+    if (batch == 0)
+        throw std::invalid_argument("CardCnn: an empty batch");
+    Work &w = work(batch);
+    current_ = &w;
+    tpurt::Stream &s = params_.stream();
+    copy_targets(s, w.targets, labels, batch, "CardCnn");
+    copy_in(s, w.x,
+            std::span<const float>(x, batch * shape_.height * shape_.width * shape_.channels));
+    if (!w.step)
+        w.step = params_.capture_step("cnn step", [&] { queue_step_ops(w); });
+    params_.replay_step(*w.step);
+    return step_result(s, w.loss, w.h[dense_], labels);
 }
 
 std::vector<std::vector<float>> CardCnn::gradients() const {

@@ -11,7 +11,9 @@
 // exactly where CpuCnn's pre-ReLU maximum + b is), column_sums (the bias), max_pool2d_grad (the
 // first maximum of the ReLU'd window is CpuCnn's first maximum wherever the gradient is not
 // zero), conv2d_weight_grad and (but for the first block) conv2d_input_grad; then the
-// optimiser's update of the fp32 masters (card_params.hpp). In fp32 or in bf16 precision
+// optimiser's update of the fp32 masters (card_params.hpp). step() captures these ops once per
+// batch size (a tpurt::Graph: one job where the eager ops take about 50) and replays them behind
+// the batch's copies, unless OptimizerConfig::captured is false. In fp32 or in bf16 precision
 // (card_params.hpp's Precision; work() says which tensor has which dtype). The test set is
 // evaluated with logits() on the card too.
 #pragma once
@@ -25,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace tpu_train {
@@ -80,11 +83,15 @@ class CardCnn {
         std::vector<tpurt::Tensor> h;  // h[0]: the flattened maps, h[j + 1]: dense layer j's output
         std::vector<tpurt::Tensor> d;  // d[j]: gradient at dense layer j's output before its ReLU
         std::vector<tpurt::Tensor> dh; // dh[j]: gradient at dense layer j's input
+        std::optional<tpurt::Graph> step; // the captured step (OptimizerConfig::captured)
     };
     Work &work(std::size_t batch);
     // Queue the copy of the batch in and the forward pass; with the one-hot targets, the loss
     // and the backward pass.
     void queue_forward(Work &w, const float *x, std::size_t batch);
+    void queue_forward_ops(Work &w);
+    // The forward, loss and backward ops of a whole step of w's batch.
+    void queue_step_ops(Work &w);
     Work &queue_forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
     Work &current(); // the batch of the last queue_forward_loss()
     CardParam &conv_w(std::size_t i) { return params_[2 * i]; }
@@ -99,6 +106,7 @@ class CardCnn {
     CardParams params_;
     std::map<std::size_t, Work> work_;
     Work *current_ = nullptr;
+    bool captured_ = true; // OptimizerConfig::captured
 };
 
 } // namespace tpu_train

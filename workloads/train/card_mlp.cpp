@@ -20,7 +20,8 @@ using tpurt::Tensor;
 
 CardMlp::CardMlp(tpurt::Device &device, const tpu_model::CpuMlp &net, const OptimizerConfig &opt,
                  Precision precision)
-    : device_(device), dtype_(compute_dtype(precision)), params_(device, opt, precision) {
+    : device_(device), dtype_(compute_dtype(precision)), params_(device, opt, precision),
+      captured_(opt.captured) {
     for (std::size_t i = 0; i < net.layers().size(); ++i) {
         const tpu_model::Dense &l = net.layers()[i];
         layers_.push_back(Layer{l.in, l.out});
@@ -63,7 +64,11 @@ void CardMlp::queue_forward_loss(const float *x, const std::uint8_t *labels, std
     tpurt::Stream &s = params_.stream();
     copy_targets(s, w.targets, labels, batch, "CardMlp");
     copy_in(s, w.x, std::span<const float>(x, batch * layers_.front().in));
+    queue_step_ops(w, mean_over);
+}
 
+void CardMlp::queue_step_ops(Work &w, std::size_t mean_over) {
+    tpurt::Stream &s = params_.stream();
     const std::size_t n = layers_.size();
     for (std::size_t i = 0; i < n; ++i)
         tpurt::dense(s, w.h[i], weights(i).c, &bias(i).w, w.h[i + 1],
@@ -113,9 +118,26 @@ StepResult CardMlp::forward_backward(const float *x, const std::uint8_t *labels,
 }
 
 StepResult CardMlp::step(const float *x, const std::uint8_t *labels, std::size_t batch) {
-    const Work &w = queue_forward_backward(x, labels, batch);
-    params_.step();
-    return step_result(params_.stream(), w.loss, w.h.back(), labels);
+    if (!captured_) {
+        const Work &w = queue_forward_backward(x, labels, batch);
+        params_.step();
+        return step_result(params_.stream(), w.loss, w.h.back(), labels);
+    }
+    if (batch == 0)
+        throw std::invalid_argument("CardMlp: an empty batch");
+    Work &w = work(batch);
+    current_ = &w;
+    tpurt::Stream &s = params_.stream();
+    copy_targets(s, w.targets, labels, batch, "CardMlp");
+    copy_in(s, w.x, std::span<const float>(x, batch * layers_.front().in));
+    if (!w.step)
+        w.step = params_.capture_step("mlp step", [&] {
+            queue_step_ops(w, batch);
+            for (std::size_t k = 0; k < backward_parts(); ++k)
+                queue_backward(k);
+        });
+    params_.replay_step(*w.step);
+    return step_result(s, w.loss, w.h.back(), labels);
 }
 
 std::vector<float> CardMlp::weight_grad(std::size_t layer) const {

@@ -5,7 +5,9 @@
 // with the copies of a mini-batch (features and one-hot targets) in; the host waits once, at the
 // step's end, and reads the per-row loss and the logits (for the accuracy) back. Forward and
 // backward are fp32 or bf16 mixed precision (card_params.hpp's Precision; work() says which
-// tensor has which dtype) on fp32 master weights. Checkpoints are CpuMlp's format,
+// tensor has which dtype) on fp32 master weights. step() captures the step's ops once per batch
+// size (a tpurt::Graph) and replays them behind the batch's copies, unless
+// OptimizerConfig::captured is false. Checkpoints are CpuMlp's format,
 // optimiser state included, so tpu-eval, tpu-serve and tpu-train-cpu read them.
 #pragma once
 
@@ -18,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,10 +70,13 @@ class CardMlp {
     // Activations and gradients of one batch size (the last batch of an epoch may be short).
     struct Work {
         tpurt::Tensor x, targets, loss;
-        std::vector<tpurt::Tensor> h;  // h[i + 1] = output of layer i (h.back(): the logits)
-        std::vector<tpurt::Tensor> d;  // d[i] = gradient at layer i's output before its ReLU
-        std::vector<tpurt::Tensor> dh; // dh[i - 1] = gradient at layer i's input (i >= 1)
+        std::vector<tpurt::Tensor> h;     // h[i + 1] = output of layer i (h.back(): the logits)
+        std::vector<tpurt::Tensor> d;     // d[i] = gradient at layer i's output before its ReLU
+        std::vector<tpurt::Tensor> dh;    // dh[i - 1] = gradient at layer i's input (i >= 1)
+        std::optional<tpurt::Graph> step; // the captured step (OptimizerConfig::captured)
     };
+    // The forward and loss ops of a step of w's batch (its copies queued before them).
+    void queue_step_ops(Work &w, std::size_t mean_over);
     Work &work(std::size_t batch);
     // Queues the copies of the batch in, the forward pass, the loss and the backward pass.
     Work &queue_forward_backward(const float *x, const std::uint8_t *labels, std::size_t batch);
@@ -86,6 +92,7 @@ class CardMlp {
     CardParams params_; // per layer i: weights 2 i ("<i>.w"), bias 2 i + 1 ("<i>.b")
     std::map<std::size_t, Work> work_;
     Work *current_ = nullptr;
+    bool captured_ = true; // OptimizerConfig::captured
 };
 
 } // namespace tpu_train

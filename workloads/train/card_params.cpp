@@ -170,7 +170,7 @@ void CardParams::write_hyperparameters() {
                         ? tpurt::sgd_hyperparameters(opt_.lr, opt_.momentum)
                         : tpurt::adam_hyperparameters(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps,
                                                       0.0f, steps_ + 1);
-    copy_in(stream_, hp_, hp);
+    hp_pending_.emplace(hp.begin(), hp.end());
 }
 
 void CardParams::set_lr(float lr) {
@@ -181,6 +181,46 @@ void CardParams::set_lr(float lr) {
 }
 
 void CardParams::step() {
+    if (hp_pending_) {
+        copy_in(stream_, hp_, *hp_pending_);
+        hp_pending_.reset();
+    }
+    queue_update();
+    ++steps_;
+    if (opt_.kind == OptimizerKind::Adam)
+        write_hyperparameters(); // SGD's stay
+}
+
+tpurt::Graph CardParams::capture_step(const std::string &name,
+                                      const std::function<void()> &queue_ops) {
+    stream_.begin_capture();
+    try {
+        queue_ops();
+        queue_update();
+    } catch (...) {
+        try {
+            (void)stream_.end_capture(name);
+        } catch (const tpurt::Error &) { // nothing was captured
+        }
+        throw;
+    }
+    tpurt::Graph graph = stream_.end_capture(name);
+    graph.add_parameter("hyperparameters", hp_);
+    return graph;
+}
+
+void CardParams::replay_step(tpurt::Graph &step) {
+    if (hp_pending_) {
+        step.set_parameter("hyperparameters", *hp_pending_);
+        hp_pending_.reset();
+    }
+    step.replay(stream_);
+    ++steps_;
+    if (opt_.kind == OptimizerKind::Adam)
+        write_hyperparameters(); // SGD's stay
+}
+
+void CardParams::queue_update() {
     if (!all_)
         throw std::logic_error("CardParams::step before place()");
     const CardParam &a = *all_;
@@ -189,9 +229,6 @@ void CardParams::step() {
         tpurt::sgd_momentum_step(stream_, a.w, a.g, a.m, hp_, copy);
     else
         tpurt::adam_step(stream_, a.w, a.g, a.m, a.v, hp_, copy);
-    ++steps_;
-    if (opt_.kind == OptimizerKind::Adam)
-        write_hyperparameters(); // SGD's stay
 }
 
 void CardParams::save_optimizer(tpu_model::Checkpoint &c) const {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +29,9 @@ struct OptimizerConfig {
     float lr = 0.02f;
     float momentum = 0.9f;                           // SGD
     float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f; // Adam
+    // The models' step(): the step's ops captured once per batch size (a tpurt::Graph) and
+    // replayed, or (false) every op queued on its own. The results are the same bit for bit.
+    bool captured = true;
 };
 
 // The dtype of a training step's ops: fp32 throughout, or bf16 mixed precision: bf16
@@ -100,18 +104,26 @@ class CardParams {
     // The learning rate of the steps that follow (lr_schedule.hpp); a change reaches the card
     // through the hyperparameter tensor (a stream copy), the programs stay.
     void set_lr(float lr);
-    // Queues one optimiser update of every parameter from its gradient, on the card, then
-    // (Adam) the next step's hyperparameters: written behind this step's updates, so that the
-    // next step's ops are not held back by a host copy.
+    // Queues one optimiser update of every parameter from its gradient, on the card, behind
+    // the hyperparameters if they changed (the learning rate, Adam's step).
     void step();
+
+    // A captured step (OptimizerConfig::captured): `queue_ops` (the step's forward and backward
+    // ops on stream()) and the optimiser's update captured as a graph named `name`, whose
+    // parameter "hyperparameters" is the optimiser's hyperparameter tensor.
+    tpurt::Graph capture_step(const std::string &name, const std::function<void()> &queue_ops);
+    // Replays it as step() would queue it: the hyperparameters set as its parameter if they
+    // changed, then the graph's jobs.
+    void replay_step(tpurt::Graph &step);
     std::uint64_t steps() const { return steps_; }
 
     void save_optimizer(tpu_model::Checkpoint &c) const;
     void load_optimizer(const tpu_model::Checkpoint &c);
 
   private:
-    // Queues the hyperparameters of step steps_ + 1 into hp_.
+    // The hyperparameters of step steps_ + 1, written into hp_ before the next update.
     void write_hyperparameters();
+    void queue_update();
 
     struct Declared {
         std::string key;
@@ -130,6 +142,7 @@ class CardParams {
     // The flat buffers once placed (c: the bf16 copies, or w in fp32 precision).
     std::optional<CardParam> all_;
     tpurt::Tensor hp_;
+    std::optional<std::vector<float>> hp_pending_; // not yet in hp_
     std::uint64_t steps_ = 0;
 };
 

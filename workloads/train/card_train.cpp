@@ -43,6 +43,7 @@ tpu_train::OptimizerConfig optimizer_config(const Options &o) {
     c.kind = o.optimizer == "adam" ? tpu_train::OptimizerKind::Adam : tpu_train::OptimizerKind::Sgd;
     c.lr = tpu_train::learning_rate(o);
     c.momentum = o.momentum;
+    c.captured = !o.eager_steps;
     return c;
 }
 
@@ -449,6 +450,9 @@ int main(int argc, char **argv) {
                    "epoch's end): a card failure replays the steps since")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_flag("--eager-steps", o.eager_steps,
+                 "queue every op of a training step on its own instead of replaying the step "
+                 "captured once per batch size (the same results, bit for bit)");
     app.add_option("--card", o.card, "the card to train on (its index in /dev/accel order)")
         ->capture_default_str();
     app.add_option("--cards", o.cards,

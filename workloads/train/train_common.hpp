@@ -52,6 +52,7 @@ struct Options {
     unsigned card = 0;               // tpu-train's --card
     std::size_t cards = 1;           // tpu-train's --cards (data_parallel.hpp)
     std::size_t replica_check_steps = 100; // tpu-train's --replica-check-steps
+    bool eager_steps = false; // tpu-train's --eager-steps (OptimizerConfig::captured false)
 };
 
 // The trainers' options on `app`.

@@ -48,6 +48,11 @@ class Executable {
     // lies outside every argument's [placeholder, placeholder + bytes) region.
     static Executable link(std::string name, std::vector<ExecutableArg> args,
                            std::vector<Program> programs);
+    // The same for a captured sequence of launches (graph.hpp), whose arguments are every
+    // captured launch's: up to max_graph_args of them (the placeholders' top 16 bits).
+    static constexpr std::size_t max_graph_args = 0xfffe;
+    static Executable link_graph(std::string name, std::vector<ExecutableArg> args,
+                                 std::vector<Program> programs);
 
     const std::string &name() const { return name_; }
     const std::vector<ExecutableArg> &args() const { return args_; }
@@ -88,6 +93,8 @@ class Executable {
     };
 
     Executable() = default;
+    static Executable link_up_to(std::size_t arg_limit, std::string name,
+                                 std::vector<ExecutableArg> args, std::vector<Program> programs);
     void check_bases(std::span<const std::uint64_t> bases) const;
 
     std::string name_;

@@ -34,6 +34,7 @@
 #pragma once
 
 #include "tpurt/device.hpp"
+#include "tpurt/graph.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/launch.hpp"
 #include "tpurt/tensor.hpp"
@@ -104,6 +105,12 @@ class Stream {
     // copy_to_host) in stream order. `data` must stay valid until the copy has run.
     void copy_from_host(const Tensor &tensor, const void *data, std::size_t bytes);
     void copy_to_host(const Tensor &tensor, void *data, std::size_t bytes);
+
+    // Capture (graph.hpp): until end_capture(), the ops queued here are recorded, not run;
+    // host work and waits for events are refused. end_capture() returns them joined as a Graph
+    // named `name` (Error(InvalidArgument) if none was queued).
+    void begin_capture();
+    Graph end_capture(std::string name = "graph");
 
     // An event at the stream's current end.
     Event record() const;

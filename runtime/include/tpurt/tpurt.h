@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 /* Version of this API: TPURT_API_VERSION of the header, tpurt_api_version() of the library. */
-#define TPURT_API_VERSION 5
+#define TPURT_API_VERSION 6
 uint32_t tpurt_api_version(void);
 
 enum tpurt_status {
@@ -175,6 +175,28 @@ void tpurt_event_destroy(tpurt_event *event);
 int tpurt_event_query(const tpurt_event *event);
 /* Waits up to timeout_ns for the event; errors as tpurt_stream_synchronize(). */
 int tpurt_event_wait(const tpurt_event *event, int64_t timeout_ns);
+
+/* ---- Capture and replay (API version 6; tpurt/graph.hpp) ---- */
+
+typedef struct tpurt_graph tpurt_graph;
+/* Until tpurt_stream_end_capture(), ops queued on the stream are recorded, not run; host
+ * copies (tpurt_tensor_write / _read), collectives and event waits on it are refused. */
+int tpurt_stream_begin_capture(tpurt_stream *stream);
+/* The recorded ops joined into as few jobs as the card's 1 MiB programs allow, as a graph named
+ * `name` (NULL: "graph"); TPURT_E_INVALID if nothing was recorded. */
+int tpurt_stream_end_capture(tpurt_stream *stream, const char *name, tpurt_graph **out);
+void tpurt_graph_destroy(tpurt_graph *graph);
+/* Jobs one replay submits, and jobs the recorded ops submit one by one (either may be NULL). */
+int tpurt_graph_jobs(const tpurt_graph *graph, size_t *jobs, size_t *eager_jobs);
+/* Declares `slot`, a tensor the recorded ops read, as the parameter `name`; set_parameter keeps
+ * `bytes` (the slot's size) that the next replay writes into it first, in stream order. */
+int tpurt_graph_add_parameter(tpurt_graph *graph, const char *name, const tpurt_tensor *slot);
+int tpurt_graph_set_parameter(tpurt_graph *graph, const char *name, const void *data,
+                              size_t bytes);
+/* Queues the recorded ops on `stream` (of the device they were recorded on); errors of its jobs
+ * come from tpurt_stream_synchronize() naming the graph. A released tensor's buffer, another
+ * device: TPURT_E_INVALID, nothing queued. */
+int tpurt_graph_replay(tpurt_graph *graph, tpurt_stream *stream);
 
 /* ---- Executables: an op compiled once for a shape, launched on any tensors of it ---- */
 

@@ -20,6 +20,7 @@
 #include "tpurt/dtype_of.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
+#include "tpurt/graph.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/launch.hpp"
 #include "tpurt/ops/conv2d.hpp"

@@ -34,6 +34,9 @@ struct tpurt_stream {
 struct tpurt_event {
     tpurt::Event event;
 };
+struct tpurt_graph {
+    tpurt::Graph graph;
+};
 struct tpurt_executable {
     std::shared_ptr<const tpurt::Executable> exe;
 };

@@ -63,10 +63,20 @@ bool inside(const Buffer *b, std::uint64_t base, std::uint64_t bytes) {
 
 Executable Executable::link(std::string name, std::vector<ExecutableArg> args,
                             std::vector<Program> programs) {
-    if (args.size() > max_args)
+    return link_up_to(max_args, std::move(name), std::move(args), std::move(programs));
+}
+
+Executable Executable::link_graph(std::string name, std::vector<ExecutableArg> args,
+                                  std::vector<Program> programs) {
+    return link_up_to(max_graph_args, std::move(name), std::move(args), std::move(programs));
+}
+
+Executable Executable::link_up_to(std::size_t arg_limit, std::string name,
+                                  std::vector<ExecutableArg> args, std::vector<Program> programs) {
+    if (args.size() > arg_limit)
         throw Error(ErrorCode::InvalidArgument,
                     "executable " + name + " has " + std::to_string(args.size()) +
-                        " arguments, at most " + std::to_string(max_args));
+                        " arguments, at most " + std::to_string(arg_limit));
     Executable exe;
     exe.name_ = std::move(name);
     exe.args_ = std::move(args);

@@ -3,6 +3,7 @@
 // stream.hpp and stream_state.hpp).
 #include "tpurt/stream.hpp"
 
+#include "exec/graph_state.hpp"
 #include "stream/stream_state.hpp"
 #include "tpurt/error.hpp"
 
@@ -69,6 +70,14 @@ void Stream::copy_to_host(const Tensor &tensor, void *data, std::size_t bytes) {
                         " bytes given, the tensor holds " + std::to_string(expected));
     enqueue_host("copy_to_host", [tensor, data, bytes] { tensor.copy_to_host(data, bytes); },
                  {tensor.storage()});
+}
+
+void Stream::begin_capture() {
+    live(state_).begin_capture();
+}
+
+Graph Stream::end_capture(std::string name) {
+    return Graph(detail::make_graph(device_, std::move(name), live(state_).end_capture()));
 }
 
 Event Stream::record() const {

@@ -107,6 +107,10 @@ void StreamState::enqueue(OpLaunch launch) {
             throw Error(ErrorCode::InvalidArgument,
                         launch.name() + ": a buffer is missing or was moved from or released");
     launch.executable->check_arguments(launch.bases, buffers);
+    if (Lock lock(mutex_); captured_) {
+        captured_->push_back(std::move(launch));
+        return;
+    }
     auto op = std::make_shared<StreamOp>();
     op->jobs_left = launch.executable->program_count();
     op->launch = std::move(launch);
@@ -278,6 +282,7 @@ void StreamState::wait_for(const std::shared_ptr<StreamState> &other, std::uint6
     if (!other || point == 0 || other.get() == this)
         return; // already happened, or in this stream's own order
     Lock lock(mutex_);
+    refuse_in_capture("a wait for another stream's event");
     const std::uint64_t mine = ++assigned_;
     if (deferred_.empty()) {
         try {
@@ -298,6 +303,7 @@ void StreamState::wait_for(const std::shared_ptr<StreamState> &other, std::uint6
 void StreamState::enqueue_host(std::string name, std::function<void()> work,
                                std::vector<std::shared_ptr<Buffer>> buffers) {
     Lock lock(mutex_);
+    refuse_in_capture(name);
     DeferredWork item;
     item.host = std::move(work);
     item.host_name = std::move(name);
@@ -418,6 +424,30 @@ void StreamState::wait(std::uint64_t point, std::chrono::nanoseconds timeout) {
     retire(point);
     if (error_)
         std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+void StreamState::refuse_in_capture(const std::string &what) const {
+    if (captured_)
+        throw Error(ErrorCode::InvalidArgument,
+                    what + " cannot be captured: only ops on the card are (collectives and host "
+                           "copies neither); queue it before begin_capture() or after "
+                           "end_capture()");
+}
+
+void StreamState::begin_capture() {
+    Lock lock(mutex_);
+    if (captured_)
+        throw Error(ErrorCode::InvalidArgument, "the stream is capturing already");
+    captured_.emplace();
+}
+
+std::vector<OpLaunch> StreamState::end_capture() {
+    Lock lock(mutex_);
+    if (!captured_)
+        throw Error(ErrorCode::InvalidArgument, "end_capture() without begin_capture()");
+    std::vector<OpLaunch> launches = std::move(*captured_);
+    captured_.reset();
+    return launches;
 }
 
 void StreamState::drain() noexcept {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,6 +77,11 @@ class StreamState {
 
     std::uint32_t syncobj() const { return syncobj_; }
 
+    // Capture (graph.hpp): enqueue() records launches instead of submitting them, host work and
+    // waits for other streams are refused, until end_capture() hands the launches out.
+    void begin_capture();
+    std::vector<OpLaunch> end_capture();
+
   private:
     using Lock = std::unique_lock<std::mutex>;
     void submit_op(Lock &lock, const std::shared_ptr<StreamOp> &op, std::uint64_t first);
@@ -89,6 +95,8 @@ class StreamState {
     bool wait_point(std::uint64_t point, std::int64_t deadline_ns) const;
     bool wait_job(Lock &lock, std::uint64_t point, std::int64_t deadline_ns);
     void worker_loop();
+    // Throws Error(InvalidArgument) naming `what` while the stream captures (locked).
+    void refuse_in_capture(const std::string &what) const;
     void start_worker(Lock &lock);
 
     Device device_;
@@ -104,6 +112,7 @@ class StreamState {
     std::vector<std::uint32_t> handles_; // the buffer handles of the job being submitted
     std::deque<DeferredWork> deferred_;
     std::exception_ptr error_;
+    std::optional<std::vector<OpLaunch>> captured_;
     std::thread worker_;
     bool stopping_ = false;
 };

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -191,11 +192,56 @@ TEST_CASE("a CNN checkpoint saved on the card, loaded and resumed continues bit 
     }
 }
 
+// `steps` Adam steps of the digits CNN in bf16, captured or not: each step's loss, the weights
+// and optimiser state as bits, and the card's jobs per step.
+struct Steps {
+    std::vector<double> losses;
+    std::vector<float> state;
+    std::vector<std::uint64_t> jobs;
+};
+Steps run_steps(bool captured, std::size_t steps) {
+    tpu_model::CpuCnn net(digits_cnn(), 5);
+    tpu_train::OptimizerConfig opt;
+    opt.kind = tpu_train::OptimizerKind::Adam;
+    opt.lr = 3e-3f;
+    opt.captured = captured;
+    tpu_train::CardCnn card(device(), net, opt, tpu_train::Precision::Bf16);
+    tpu_data::Batches batches(digits().train, 32, 7);
+    tpu_data::Batch b;
+    batches.start_epoch(0);
+    Steps r;
+    for (std::size_t step = 0; step < steps && batches.next(b); ++step) {
+        if (step == 3)
+            card.set_lr(1e-3f);
+        const std::uint64_t before = device().counters().jobs_done;
+        r.losses.push_back(card.step(b.features.data(), b.labels.data(), b.size).loss);
+        r.jobs.push_back(device().counters().jobs_done - before);
+    }
+    for (const tpurt::Tensor *t :
+         {&card.params().flat().w, &card.params().flat().m, &card.params().flat().v})
+        for (float f : t->to_vector<float>())
+            r.state.push_back(f);
+    return r;
+}
+
+TEST_CASE("captured CNN training steps on the card equal the eager steps bit for bit") {
+    const Steps eager = run_steps(false, 6), captured = run_steps(true, 6);
+    CHECK(captured.losses == eager.losses);
+    REQUIRE(captured.state.size() == eager.state.size());
+    CHECK(std::memcmp(captured.state.data(), eager.state.data(), eager.state.size() * 4) == 0);
+    for (std::size_t i = 0; i < eager.jobs.size(); ++i) {
+        INFO("step " << i << ": " << eager.jobs[i] << " jobs eagerly, " << captured.jobs[i]
+                     << " captured");
+        CHECK(captured.jobs[i] == 1);
+    }
+}
+
 TEST_CASE("a profiled CNN training step records every op of the step") {
     const Digits &d = digits();
     tpu_model::CpuCnn net(digits_cnn(), 3);
     tpu_train::OptimizerConfig opt;
     opt.kind = tpu_train::OptimizerKind::Adam;
+    opt.captured = false; // the ops one by one: a captured step is one op in the trace
     tpu_train::CardCnn card(device(), net, opt);
     tpu_data::Batches batches(d.train, 32, 3);
     tpu_data::Batch b;
