@@ -60,7 +60,8 @@ CardCnn::Work &CardCnn::work(std::size_t batch) {
            {},
            {},
            {},
-           {}};
+           {},
+           std::nullopt};
     for (std::size_t i = 0; i < blocks_; ++i) {
         const std::size_t h = shape_.block_height(i), wd = shape_.block_width(i);
         const std::size_t f = shape_.filters[i];

@@ -43,7 +43,8 @@ CardMlp::Work &CardMlp::work(std::size_t batch) {
            Tensor::empty(device_, DType::Fp32, {batch}),
            {},
            {},
-           {}};
+           {},
+           std::nullopt};
     w.h.push_back(w.x);
     for (std::size_t i = 0; i < n; ++i) {
         w.h.push_back(
