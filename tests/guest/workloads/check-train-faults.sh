@@ -16,14 +16,14 @@ MIN_INJECTED=12
 out=/tmp/train-faults
 mkdir -p "$out"
 # The same run twice: its arguments but --out.
-set -- "$b/workloads/train/tpu-train" --model cnn --data digits --epochs 24 --optimizer adam \
+set -- "$b/workloads/train/tpu-train" --model cnn --data digits --epochs 48 --optimizer adam \
 	--lr 0.003 --filters 8 16 --hidden 32 --snapshot-steps 10 --retries 8
 "$@" --out "$out/clean" >"$out/clean.log"
 tail -n 3 "$out/clean.log"
-# 500 to 1,000 of the card's jobs between faults (a step is about 40, a recovery point every 10
-# steps): each replay gets further than the last, however slow the host.
-"$b/tests/guest/tpu-inject-faults" --seed "$seed" --faults "$faults" --min-gap-jobs 500 \
-	--max-gap-jobs 1000 -- "$@" --out "$out/faulted" \
+# 12 to 24 of the card's jobs between faults (a captured step is one job, a recovery point every
+# 10 steps): each replay gets further than the last, however slow the host.
+"$b/tests/guest/tpu-inject-faults" --seed "$seed" --faults "$faults" --min-gap-jobs 12 \
+	--max-gap-jobs 24 -- "$@" --out "$out/faulted" \
 	>"$out/faulted.log" 2>&1 || { cat "$out/faulted.log"; exit 1; }
 grep -E "^card failure|^recovered|^tpu-inject-faults" "$out/faulted.log"
 recovered=$(sed -n 's/^recovered from \([0-9]*\) card failures.*/\1/p' "$out/faulted.log")
