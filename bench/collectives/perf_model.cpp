@@ -69,20 +69,36 @@ double bus_factor(CollectiveOp op, std::uint32_t nranks) {
     return 1;
 }
 
+LaneModel lane_model(tpurt::CollectiveAlgorithm algorithm, const tpurt::CommShape &shape) {
+    switch (algorithm) {
+    case tpurt::CollectiveAlgorithm::BidirectionalRing:
+        return {2, 0, 1};
+    case tpurt::CollectiveAlgorithm::Torus2d:
+        return {shape.size[0] == shape.size[1] ? 4u : 2u, shape.size[0], shape.size[1]};
+    case tpurt::CollectiveAlgorithm::Auto:
+    case tpurt::CollectiveAlgorithm::Ring:
+        break;
+    }
+    return {};
+}
+
 double alpha_beta_us(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks,
-                     const LinkModel &link) {
+                     const LinkModel &link, LaneModel lanes) {
     if (nranks < 2 || bytes == 0)
         return 0;
     const double alpha = link.hop_ns, beta = link.ns_per_byte(), steps = nranks - 1;
-    const double chunk = static_cast<double>(bytes) / nranks;
+    const double l = lanes.lanes, p = lanes.first ? lanes.first : nranks, q = lanes.second;
+    // A reduce-scatter's (or all-gather's) lanes: along the first axis, then the second.
+    const double scatter = (p - 1) * (alpha + static_cast<double>(bytes) / (l * p) * beta) +
+                           (q - 1) * (alpha + static_cast<double>(bytes) / (l * p * q) * beta);
     double ns = 0;
     switch (op) {
     case CollectiveOp::AllReduce:
-        ns = 2 * steps * (alpha + chunk * beta);
+        ns = 2 * scatter;
         break;
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::AllGather:
-        ns = steps * (alpha + chunk * beta);
+        ns = scatter;
         break;
     case CollectiveOp::Broadcast: {
         const std::uint64_t piece = std::min(link.piece_bytes, bytes);

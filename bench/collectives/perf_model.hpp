@@ -2,9 +2,11 @@
 // perf_model.hpp - what tpu-collectives-perf computes besides its measurements: the sizes of a
 // row (nccl-tests' convention), the bus bandwidth factors of nccl-tests (doc/PERFORMANCE.md)
 // and the alpha-beta time (Thakur, Rabenseifner, Gropp 2005) of the algorithm the
-// Communicator runs, with alpha and beta the fabric's link figures as the card models them
-// (docs/hardware.md section 10, "Modelled time"). Pure functions.
+// Communicator runs (ring, bidirectional ring, 2-D torus), with alpha and beta the fabric's link
+// figures as the card models them (docs/hardware.md section 10, "Modelled time"). Pure functions.
 #pragma once
+
+#include <tpurt/collectives.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -48,8 +50,25 @@ struct LinkModel {
     double ns_per_byte() const { return 8.0 / link_gbps; }
 };
 
+// An all-reduce, reduce-scatter or all-gather algorithm's lanes (collectives.hpp,
+// "Algorithms"): `lanes` shares of the data, each along rings of `first` cards then of `second`
+// (first 0: the ring of every rank).
+struct LaneModel {
+    std::uint32_t lanes = 1, first = 0, second = 1;
+};
+// Ring: one lane along the ring; BidirectionalRing: two; Torus2d: four (two if not square)
+// along dim_x then dim_y (shape: Communicator::shape()).
+LaneModel lane_model(tpurt::CollectiveAlgorithm algorithm, const tpurt::CommShape &shape);
+
 // The alpha-beta time in microseconds of the Communicator's algorithm for a row of `bytes`
-// (RowSize::bytes) on `nranks` ranks of a ring of links, p = nranks:
+// (RowSize::bytes) on `nranks` ranks, p = nranks, by `lanes` for all-reduce, reduce-scatter
+// and all-gather (L lanes, each along rings of P then Q cards: L = 1, P = p, Q = 1 the ring):
+//   reduce-scatter  (P - 1) (alpha + bytes / (L P) beta) + (Q - 1) (alpha + bytes / (L P Q) beta):
+//                   the lanes side by side on their own links, each step one alpha and one
+//                   chunk; the second axis's chunks are the first's cut in Q
+//   all-gather      the same
+//   all-reduce      twice that (ring: 2 (p - 1) (alpha + (bytes / p) beta));
+// broadcast and all-to-all on the ring:
 //   all-reduce      ring reduce-scatter then ring all-gather: 2 (p - 1) (alpha + (bytes / p) beta)
 //   reduce-scatter  ring: (p - 1) (alpha + (bytes / p) beta)
 //   all-gather      ring: (p - 1) (alpha + (bytes / p) beta)
@@ -61,6 +80,6 @@ struct LinkModel {
 // Each step's chunk goes in pieces that follow each other on the link, so a step costs one
 // alpha. The receive-reduce costs nothing beyond the link time on the card (gamma = 0).
 double alpha_beta_us(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks,
-                     const LinkModel &link);
+                     const LinkModel &link, LaneModel lanes = {});
 
 } // namespace tpu::bench

@@ -64,23 +64,24 @@ std::vector<RawValues> CollectiveBench::inputs(std::uint64_t count) const {
     return in;
 }
 
-std::vector<RawValues> CollectiveBench::expected(CollectiveOp op,
-                                                 const std::vector<RawValues> &in) const {
+std::vector<RawValues> CollectiveBench::expected(CollectiveOp op, const std::vector<RawValues> &in,
+                                                 std::uint64_t bytes) const {
     const std::size_t p = in.size();
+    const tpurt::CollectiveAlgorithm algorithm = comm_.algorithm(bytes);
+    const tpurt::CommShape shape = comm_.shape(algorithm);
     std::vector<RawValues> want(p);
     for (std::size_t r = 0; r < p; ++r) {
         switch (op) {
         case CollectiveOp::AllReduce:
             if (r == 0)
-                want[r] = tpurt::reference_all_reduce(type_, tpurt::ReduceKind::Sum, in,
-                                                      comm_.ring_positions());
+                want[r] = tpurt::reference_all_reduce(type_, tpurt::ReduceKind::Sum, in, algorithm,
+                                                      shape);
             else
                 want[r] = want[0];
             break;
         case CollectiveOp::ReduceScatter:
-            want[r] = tpurt::reference_reduce_scatter(type_, tpurt::ReduceKind::Sum, in,
-                                                      comm_.ring_positions(),
-                                                      static_cast<std::uint32_t>(r));
+            want[r] = tpurt::reference_reduce_scatter(type_, tpurt::ReduceKind::Sum, in, algorithm,
+                                                      shape, static_cast<std::uint32_t>(r));
             break;
         case CollectiveOp::AllGather:
             for (const RawValues &v : in)
@@ -113,7 +114,7 @@ Measurement CollectiveBench::run(CollectiveOp op, std::uint64_t bytes, std::uint
         send.push_back(tpurt::raw_tensor(ranks_.devices[r], type_, in[r]));
         recv.push_back(tpurt::raw_tensor(ranks_.devices[r], type_, RawValues(out_count, poison)));
     }
-    const std::vector<RawValues> want = expected(op, in);
+    const std::vector<RawValues> want = expected(op, in, m.size.bytes);
 
     launch(comm_, ranks_, op, send, recv);
     ranks_.synchronize();

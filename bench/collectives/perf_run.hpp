@@ -38,8 +38,9 @@ class CollectiveBench {
 
   private:
     std::vector<tpurt::RawValues> inputs(std::uint64_t count) const;
-    std::vector<tpurt::RawValues> expected(CollectiveOp op,
-                                           const std::vector<tpurt::RawValues> &in) const;
+    // Each rank's output for a row of `bytes`, in the order of the algorithm it runs.
+    std::vector<tpurt::RawValues> expected(CollectiveOp op, const std::vector<tpurt::RawValues> &in,
+                                           std::uint64_t bytes) const;
 
     tpurt::CommRanks &ranks_;
     tpurt::Communicator &comm_;

@@ -36,7 +36,17 @@ struct Options {
     bool in_process = false;
     std::string topology = "ring";
     std::uint32_t link_gbps = 400, hop_ns = 1000;
+    std::string algorithm = "auto";
 };
+
+tpurt::CollectiveAlgorithm algorithm_named(const std::string &name) {
+    for (const auto a :
+         {tpurt::CollectiveAlgorithm::Ring, tpurt::CollectiveAlgorithm::BidirectionalRing,
+          tpurt::CollectiveAlgorithm::Torus2d})
+        if (name == tpurt::algorithm_name(a))
+            return a;
+    return tpurt::CollectiveAlgorithm::Auto;
+}
 
 tpurt::DType dtype_named(const std::string &name) {
     return name == "bf16"    ? tpurt::DType::Bf16
@@ -50,29 +60,36 @@ double gb_per_s(std::uint64_t bytes, double us) {
 
 // The ops' rows; returns the wrong elements of all of them.
 std::uint64_t run_op(CollectiveBench &bench, CollectiveOp op, const Options &o,
-                     std::uint32_t nranks, const LinkModel &link, double memcpy_bps) {
+                     const tpurt::Communicator &comm, const LinkModel &link, double memcpy_bps) {
+    const std::uint32_t nranks = comm.nranks();
     const double factor = bus_factor(op, nranks);
+    const bool lanes = op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter ||
+                       op == CollectiveOp::AllGather;
     const bool reduces = op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter;
     std::printf("\n# %s%s, %s, %u ranks, busbw = algbw x %.3f\n", op_name(op),
                 reduces ? " (sum)" : "", o.dtype.c_str(), nranks, factor);
-    std::printf("# %10s %10s %5s | %10s %7s %7s | %10s %6s | %10s %7s %7s | %6s\n", "size", "count",
-                "type", "model(us)", "algbw", "busbw", "pred(us)", "ratio", "wall(us)", "algbw",
-                "busbw", "#wrong");
+    std::printf("# %10s %10s %5s %10s | %10s %7s %7s | %10s %6s | %10s %7s %7s | %6s\n", "size",
+                "count", "type", "algorithm", "model(us)", "algbw", "busbw", "pred(us)", "ratio",
+                "wall(us)", "algbw", "busbw", "#wrong");
     std::uint64_t wrong = 0;
     Measurement last;
     for (std::uint64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {
         const Measurement m = bench.run(op, bytes, o.iters);
         if (m.size.count == 0)
             continue;
-        const double pred = alpha_beta_us(op, m.size.bytes, nranks, link);
+        const tpurt::CollectiveAlgorithm algorithm =
+            lanes ? comm.algorithm(m.size.bytes) : tpurt::CollectiveAlgorithm::Ring;
+        const double pred = alpha_beta_us(op, m.size.bytes, nranks, link,
+                                          lane_model(algorithm, comm.shape(algorithm)));
         const double model_bw = gb_per_s(m.size.bytes, m.modelled_us);
         const double wall_bw = gb_per_s(m.size.bytes, m.wall_us);
-        std::printf("  %10llu %10llu %5s | %10.2f %7.2f %7.2f | %10.2f %6.3f | %10.1f %7.3f %7.3f "
-                    "| %6llu\n",
+        std::printf("  %10llu %10llu %5s %10s | %10.2f %7.2f %7.2f | %10.2f %6.3f | %10.1f %7.3f "
+                    "%7.3f | %6llu\n",
                     static_cast<unsigned long long>(m.size.bytes),
-                    static_cast<unsigned long long>(m.size.count), o.dtype.c_str(), m.modelled_us,
-                    model_bw, model_bw * factor, pred, m.modelled_us / pred, m.wall_us, wall_bw,
-                    wall_bw * factor, static_cast<unsigned long long>(m.wrong));
+                    static_cast<unsigned long long>(m.size.count), o.dtype.c_str(),
+                    tpurt::algorithm_name(algorithm), m.modelled_us, model_bw, model_bw * factor,
+                    pred, m.modelled_us / pred, m.wall_us, wall_bw, wall_bw * factor,
+                    static_cast<unsigned long long>(m.wrong));
         std::fflush(stdout);
         wrong += m.wrong;
         last = m;
@@ -95,7 +112,8 @@ int run(const Options &o) {
     tpurt::CommRanks ranks(
         o.in_process ? in_process_cards(o.cards ? o.cards : 4, o.topology, o.link_gbps, o.hop_ns)
                      : fabric_cards(o.cards));
-    tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+    tpurt::Communicator comm =
+        tpurt::Communicator::init_all(ranks.devices, {.algorithm = algorithm_named(o.algorithm)});
     const tpurt::DeviceInfo &info = ranks.devices[0].info();
     const LinkModel link{.link_gbps = info.ici.link_gbps,
                          .hop_ns = info.ici.hop_ns,
@@ -116,7 +134,7 @@ int run(const Options &o) {
     CollectiveBench bench(ranks, comm, dtype_named(o.dtype), o.max_bytes);
     std::uint64_t wrong = 0;
     for (const CollectiveOp op : ops)
-        wrong += run_op(bench, op, o, comm.nranks(), link, memcpy_bps);
+        wrong += run_op(bench, op, o, comm, link, memcpy_bps);
     std::printf("\n# wrong elements: %llu\n", static_cast<unsigned long long>(wrong));
     return wrong == 0 ? 0 : 1;
 }
@@ -148,6 +166,11 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("--cards", o.cards, "cards (default: every card of the fabric; in process 4)")
         ->check(CLI::Range(2, 64));
+    app.add_option("--algorithm", o.algorithm,
+                   "all-reduce, reduce-scatter and all-gather: auto (by size and topology, or "
+                   "TPURT_COLLECTIVE_ALGORITHM), ring, bidir_ring or torus2d")
+        ->check(CLI::IsMember({"auto", "ring", "bidir_ring", "torus2d"}))
+        ->capture_default_str();
     app.add_flag("--in-process", o.in_process, "in-process cards instead of tpu.ko's");
     app.add_option("--topology", o.topology, "in process: ring or torus2d (2 x cards/2)")
         ->check(CLI::IsMember({"ring", "torus2d"}))

@@ -3,12 +3,15 @@
 # The summary at the end of `make demo` (run-demo.sh), from the files the demo left in OUT: the
 # CNN's and the int8 model's test accuracy on the card (eval.log), time per epoch and samples/s
 # (cnn/curves.csv), one training step on the card against the guest CPU (train.log), serving
-# throughput and latency per concurrency (loadgen.csv), and where everything was saved.
-#   summary.sh OUT TRAIN_SECONDS TOTAL_SECONDS
+# throughput and latency per concurrency (loadgen.csv), the data-parallel run on 4 cards
+# (cnn-4cards/curves.csv, train-4cards.log: accuracy, all-reduce share of a step, modelled
+# scaling efficiency), and where everything was saved.
+#   summary.sh OUT TRAIN_SECONDS TOTAL_SECONDS [PARALLEL_SECONDS]
 set -euo pipefail
 out=$1
 train_s=$2
 total_s=$3
+parallel_s=${4:-}
 
 # "  accuracy 91.23%, 812 images/s on the card" of each evaluated model, in order (bf16, int8).
 mapfile -t acc < <(sed -n 's/^  accuracy \([0-9.]*\)%, \([0-9]*\) images\/s on the card.*/\1 \2/p' \
@@ -49,10 +52,29 @@ if [ -s "$out/loadgen.csv" ]; then
 else
 	echo "serving: no load-generator results (see $out/serve.log)"
 fi
-echo "time: training $((train_s / 60)) min $((train_s % 60)) s, the whole demo $((total_s / 60)) min $((total_s % 60)) s"
+# "modelled step 1.234 ms: compute 1.0 ms, all-reduce 0.2 ms (16.2% of the step); modelled
+# weak-scaling efficiency 83.8%" and "training on 4 cards: 123.4 images/s in wall time, ..."
+split=$(sed -n 's/.*all-reduce \([0-9.]*\) ms (\([0-9.]*\)% of the step); modelled weak-scaling efficiency \([0-9.]*\)%.*/\1 \2 \3/p' \
+	"$out/train-4cards.log" 2>/dev/null | tail -n1)
+rate=$(sed -n 's/^training on 4 cards: \([0-9.]*\) images\/s in wall time, \([0-9.]*\) images\/s in modelled.*/\1 \2/p' \
+	"$out/train-4cards.log" 2>/dev/null | tail -n1)
+if [ -n "$split" ] && [ -s "$out/cnn-4cards/curves.csv" ]; then
+	read -r comm_ms share efficiency <<<"$split"
+	read -r wall_rate model_rate <<<"${rate:-? ?}"
+	awk -F, -v s="$share" -v e="$efficiency" -v c="$comm_ms" -v w="$wall_rate" -v m="$model_rate" \
+		'NR > 1 { n++; acc = $5 } END {
+		printf "data-parallel on 4 cards (2 x 2 torus, gradients all-reduced over the links), %d epoch(s):\n", n
+		printf "  test accuracy %.2f%%; all-reduce %.1f%% of a modelled step (%.3f ms); modelled scaling efficiency %.1f%%\n",
+			acc * 100, s, c, e
+		printf "  %s images/s in wall time, %s in modelled card time\n", w, m }' "$out/cnn-4cards/curves.csv"
+else
+	echo "data-parallel on 4 cards: no results (see $out/train-4cards.log)"
+fi
+echo "time: training $((train_s / 60)) min $((train_s % 60)) s, the whole demo $((total_s / 60)) min $((total_s % 60)) s${parallel_s:+ (the 4-card part $((parallel_s / 60)) min $((parallel_s % 60)) s)}"
 echo "saved in $out:"
 echo "  cnn/checkpoint.tpuckpt, cnn/int8.tpuckpt   the trained model and its int8 quantisation"
 echo "  cnn/curves.csv, cnn/curves.png             learning curves (loss, accuracy per epoch)"
 echo "  cnn/evaluation.csv                         confusion matrix, per-class precision, recall, F1"
 echo "  trace.json                                 the first 4 training steps profiled (Chrome trace; Perfetto, tpu-prof)"
+echo "  cnn-4cards/, train-4cards.log             the data-parallel run on 4 cards"
 echo "  loadgen.csv, *.log                         serving figures and every step's output"

@@ -14,7 +14,8 @@
 // leads there and receives from the previous one. Messages are cut into pieces of at most
 // ICI_CREDITS x 4 KiB, each step alternating SEND and RECV, so neighbours never deadlock.
 //
-// Determinism (bit-identical run to run and in both engine modes). The element ranges of the
+// Determinism (bit-identical run to run and in both engine modes). For the Ring algorithm: the
+// element ranges of the
 // ranks: rank k owns chunk k (all-reduce: elements [k n / p, (k + 1) n / p) of n; reduce-scatter
 // and all-gather: the k-th block of the per-rank count). A ring reduce-scatter sums chunk k
 // along the ring ending at rank k: with q the ring position of rank k and v_j the values of the
@@ -24,6 +25,37 @@
 // bf16 widened to binary32, added once, rounded to bf16 nearest even, int32 wrapping; MAX and
 // MIN the VECTOR rule, NaN if either is NaN). All-reduce is that reduce-scatter then a ring
 // all-gather of the chunks, so every rank holds the same bits. ring_positions() tells q.
+// The other algorithms: each lane l of L holds elements [l n / L, (l + 1) n / L) of an
+// all-reduce (of reduce-scatter and all-gather: elements [l c / L, (l + 1) c / L) of each rank's
+// block of c), cut among the cards by the lane's first axis, then its second (CommShape: a
+// ring's one axis, index the rank, position the ring position; a torus's x and y). A lane
+// reduces one element owned by the card at positions (a, b) along its first and second axis,
+// d = +1 (forward lanes) or -1 (reverse), P and Q the axes' sizes, as
+//     u_b' = v_(a,b') op (v_(a-d,b') op ( ... op (v_(a+2d,b') op v_(a+d,b'))))   along the first,
+//     u_b op (u_(b-d) op ( ... op (u_(b+2d) op u_(b+d))))                        then the second
+// (golden/reference_collectives.hpp computes exactly this). So a bidirectional ring's first half
+// reduces in the ring's order and its second half in the reverse order: the results differ
+// from the Ring algorithm's in the last bits of fp32 and bf16 sums, not between runs or modes.
+//
+// Algorithms (CollectiveAlgorithm). All-reduce, reduce-scatter and all-gather run as one of:
+//   Ring               the ring above, one direction: each step one link direction a rank.
+//   BidirectionalRing  the data cut in two halves (lanes), the first on the ring above, the
+//                      second on the same ring the other way round, side by side: both
+//                      directions of every link busy, half the bytes a step. Needs two link
+//                      directions between ring neighbours (a ring of two cards on one link only
+//                      has one).
+//   Torus2d            a communicator spanning a whole 2-D torus fabric: the data cut in four
+//                      quarters (lanes 0..3; two, lanes 0 and 1, if dim_x != dim_y), lane 0
+//                      reduce-scattered along the +x rings (each row of the torus), then along
+//                      the +y rings (each column), all-gathered back along +y then +x; lane 1
+//                      the same along -x then -y; lane 2 along +y then +x, lane 3 along -y then
+//                      -x; every port's both sides busy at every step. Reduce-scatter stops after
+//                      the reduce-scatters, all-gather runs only the all-gathers.
+// The choice (CommOptions::algorithm, or the TPURT_COLLECTIVE_ALGORITHM environment variable:
+// ring, bidir_ring, torus2d, when the options say Auto): Auto takes Ring for buffers under
+// 4 KiB (one packet: more lanes buy nothing), else Torus2d on a communicator spanning a whole
+// torus fabric, else BidirectionalRing where the ring has two link directions, else Ring.
+// algorithm() tells which one a size gets.
 //
 // Failure. A collective whose job fails (a link down: LINK_DOWN; a peer that never takes part:
 // the job's RECV or SEND waits until the job timeout, tpu.ko's job_timeout_ms or in process
@@ -59,9 +91,28 @@ struct CommId {
 
 enum class ReduceKind : std::uint8_t { Sum, Max, Min };
 
+// How all-reduce, reduce-scatter and all-gather run over the links ("Algorithms" above).
+enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, BidirectionalRing, Torus2d };
+
+// "auto", "ring", "bidir_ring", "torus2d".
+const char *algorithm_name(CollectiveAlgorithm algorithm);
+
 struct CommOptions {
     // A rank's collective that has not ended by then fails with Error(Timeout).
     std::chrono::milliseconds timeout{30000};
+    // Auto: chosen by size and topology, unless TPURT_COLLECTIVE_ALGORITHM names one. A forced
+    // algorithm the communicator's cards cannot run throws Error(InvalidArgument) at init.
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+};
+
+// Where a communicator's ranks sit, for the reduction order ("Determinism" above): axis 0 is
+// the ring (Ring, BidirectionalRing: size nranks, index the rank, position its ring position)
+// or, on a torus, x; axis 1 is the torus's y (size 1, index and position 0 otherwise).
+struct CommShape {
+    bool torus = false; // the communicator spans a whole 2-D torus fabric (Torus2d can run)
+    std::uint32_t size[2] = {1, 1};         // torus: dim_x, dim_y
+    std::vector<std::uint32_t> index[2];    // per rank: its segment along each axis
+    std::vector<std::uint32_t> position[2]; // per rank: its place on each axis's rings
 };
 
 namespace detail {
@@ -87,6 +138,11 @@ class Communicator {
     const std::vector<std::uint32_t> &local_ranks() const;
     // The ring position of each rank (see the reduction order above).
     const std::vector<std::uint32_t> &ring_positions() const;
+    // The ranks' places on the torus axes (Torus2d) or on the ring (the others).
+    CommShape shape(CollectiveAlgorithm algorithm) const;
+    // The algorithm all-reduce, reduce-scatter and all-gather run for a buffer of `bytes` (a
+    // rank's larger one; broadcast, all-to-all and send-recv always run on the ring).
+    CollectiveAlgorithm algorithm(std::uint64_t bytes) const;
 
     // Each queues every local rank's part on that rank's stream (streams[i], tensors[i] for
     // local_ranks()[i]; densely packed tensors of the same dtype, on the rank's device) and

@@ -5,10 +5,12 @@
 // communicator's timeout. Parts of several local ranks are queued from a thread each: a part
 // whose stream is idle runs at once, and its program waits on the other ranks' links.
 #include "collectives/comm_state.hpp"
+#include "collectives/lanes.hpp"
 #include "profile/profiler_record.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/profile.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -151,8 +153,13 @@ class Collective {
         const std::shared_ptr<const Executable> exe =
             executable(local, work, chunks(), local.ports, "");
         launch(local, *exe, work);
-        if (call_.kind == CollectiveKind::ReduceScatter)
+        if (call_.kind == CollectiveKind::ReduceScatter && laid_out())
+            move_blocks(local.rank, host_of(recv), host_of(work), false);
+        else if (call_.kind == CollectiveKind::ReduceScatter)
             std::memcpy(host_of(recv), host_of(work) + chunk_bytes() * local.rank, chunk_bytes());
+        if (call_.kind == CollectiveKind::AllGather && laid_out())
+            for (std::uint32_t k = 0; k < s_.nranks; ++k)
+                move_blocks(k, host_of(recv) + k * chunk_bytes(), host_of(work), false);
         if (call_.kind == CollectiveKind::AllToAll)
             for (std::uint32_t k = 0; k < s_.nranks; ++k)
                 std::memcpy(host_of(recv) + k * chunk_bytes(),
@@ -255,6 +262,44 @@ class Collective {
     }
     std::uint64_t chunk_bytes() const { return call_.count * element(); }
 
+    // The algorithm of an all-reduce, reduce-scatter or all-gather (nccl-tests' size: a rank's
+    // larger buffer); the others run on the ring.
+    CollectiveAlgorithm algorithm() const {
+        switch (call_.kind) {
+        case CollectiveKind::AllReduce:
+        case CollectiveKind::ReduceScatter:
+        case CollectiveKind::AllGather:
+            return s_.algorithm(std::max(send_count(), recv_count()) * element());
+        case CollectiveKind::Broadcast:
+        case CollectiveKind::AllToAll:
+        case CollectiveKind::SendRecv:
+            break;
+        }
+        return CollectiveAlgorithm::Ring;
+    }
+    // Whether a reduce-scatter's or all-gather's blocks sit lane by lane in the working tensor
+    // (lanes.hpp) rather than rank by rank (one lane).
+    bool laid_out() const { return algorithm() != CollectiveAlgorithm::Ring; }
+
+    // Moves rank k's block (count elements at `block`) to its segments of the lanes in `work` if
+    // `in`, from them otherwise.
+    void move_blocks(std::uint32_t k, std::uint8_t *block, std::uint8_t *work, bool in) const {
+        const CollectiveAlgorithm a = algorithm();
+        const CommShape &shape = s_.shape(a);
+        const std::vector<detail::LaneAxes> lanes = detail::lanes_of(a, shape);
+        const std::uint32_t index[2] = {shape.index[0][k], shape.index[1][k]};
+        for (std::size_t l = 0; l < lanes.size(); ++l) {
+            const detail::Span part = detail::part({0, call_.count}, lanes.size(), l);
+            const detail::Span seg =
+                detail::segment(detail::lane_span(true, call_.count, s_.nranks, l, lanes.size()),
+                                shape, lanes[l], index);
+            std::uint8_t *from = block + part.begin * element(), *to = work + seg.begin * element();
+            if (!in)
+                std::swap(from, to);
+            std::memcpy(to, from, part.size() * element());
+        }
+    }
+
     // The tensor the ring works on, holding this rank's input where the ring expects it.
     Tensor prepare(LocalRank &local, const Tensor &send, const Tensor &recv) {
         const std::uint64_t bytes = send_count() * element();
@@ -266,6 +311,8 @@ class Collective {
                 std::memcpy(host_of(recv), host_of(send), bytes);
             return recv;
         case CollectiveKind::AllGather:
+            if (laid_out())
+                break;
             std::memmove(host_of(recv) + bytes * local.rank, host_of(send), bytes);
             return recv;
         case CollectiveKind::ReduceScatter:
@@ -277,7 +324,13 @@ class Collective {
         const std::uint64_t blocks =
             call_.kind == CollectiveKind::AllToAll ? 4 * s_.nranks - 2 : s_.nranks;
         const Tensor work = scratch(local, blocks * call_.count, call_.type);
-        std::memcpy(host_of(work), host_of(send), bytes);
+        if (call_.kind == CollectiveKind::AllGather) // its block, in its segments
+            move_blocks(local.rank, host_of(send), host_of(work), true);
+        else if (laid_out())
+            for (std::uint32_t k = 0; k < s_.nranks; ++k)
+                move_blocks(k, host_of(send) + k * chunk_bytes(), host_of(work), true);
+        else
+            std::memcpy(host_of(work), host_of(send), bytes);
         return work;
     }
 
@@ -298,6 +351,69 @@ class Collective {
         return c;
     }
 
+    // The rank's rings of each lane (ring_program.hpp): along the lane's first axis, then its
+    // second (reduce-scatter: the reduce-scatters only; all-gather: the all-gathers only, the
+    // second axis first); rings of one card left out.
+    std::vector<std::vector<detail::RingPhase>> lanes(const LocalRank &local) const {
+        const CollectiveAlgorithm a = algorithm();
+        const CommShape &shape = s_.shape(a);
+        const std::vector<detail::LaneAxes> axes = detail::lanes_of(a, shape);
+        const bool blocks = call_.kind != CollectiveKind::AllReduce;
+        std::vector<std::vector<detail::RingPhase>> out;
+        for (std::size_t l = 0; l < axes.size(); ++l) {
+            const detail::Span span = detail::lane_span(blocks, blocks ? call_.count : send_count(),
+                                                        s_.nranks, l, axes.size());
+            const bool torus = a == CollectiveAlgorithm::Torus2d;
+            const detail::RingPhase first = ring(local, torus, axes[l], axes[l].first, span);
+            const detail::RingPhase second = ring(local, torus, axes[l], axes[l].second(), span);
+            std::vector<detail::RingPhase> rings;
+            const auto add = [&](detail::RingPhase ring, bool gather) {
+                ring.gather = gather;
+                if (ring.nranks > 1)
+                    rings.push_back(ring);
+            };
+            if (call_.kind != CollectiveKind::AllGather) {
+                add(first, false);
+                add(second, false);
+            }
+            if (call_.kind != CollectiveKind::ReduceScatter) {
+                add(second, true);
+                add(first, true);
+            }
+            out.push_back(std::move(rings));
+        }
+        return out;
+    }
+
+    // The ring along `axis` through the rank, in the lane's direction, and its chunks: along
+    // the lane's first axis each card's first-axis chunk, along the second its segment. A
+    // torus's rings go +x (port 0) and +y (port 2) forward.
+    detail::RingPhase ring(const LocalRank &local, bool torus, detail::LaneAxes lane, int axis,
+                           detail::Span span) const {
+        const CommShape &shape = torus ? s_.torus_shape : s_.ring_shape;
+        const std::uint32_t r = local.rank, p = shape.size[axis], other = 1 - axis;
+        const std::uint32_t at = shape.position[axis][r];
+        detail::RingPhase ring;
+        ring.nranks = p;
+        ring.position = lane.reverse ? (p - at) % p : at;
+        ring.ports = torus ? detail::RingPorts{2u * axis, 2u * axis + 1} : local.ports;
+        if (lane.reverse)
+            std::swap(ring.ports.send_port, ring.ports.recv_port);
+        for (std::uint32_t j = 0; j < p; ++j) {
+            const std::uint32_t want = lane.reverse ? (p - j) % p : j;
+            std::uint32_t k = 0; // the rank at position `want` along the axis, in r's line
+            while (shape.position[axis][k] != want ||
+                   shape.position[other][k] != shape.position[other][r])
+                ++k;
+            const std::uint32_t index[2] = {shape.index[0][k], shape.index[1][k]};
+            const detail::Span chunk = axis == lane.first
+                                           ? detail::first_chunk(span, shape, lane, index)
+                                           : detail::segment(span, shape, lane, index);
+            ring.chunks.push_back({chunk.begin * element(), chunk.size() * element()});
+        }
+        return ring;
+    }
+
     std::shared_ptr<const Executable> executable(LocalRank &local, const Tensor &work,
                                                  std::vector<detail::RingCollective::Chunk> chunks,
                                                  detail::RingPorts ports, const std::string &key) {
@@ -305,6 +421,8 @@ class Collective {
                            " " + dtype_name(call_.type) + " " + std::to_string(call_.count) + key;
         if (call_.kind == CollectiveKind::Broadcast)
             name += " root " + std::to_string(call_.root);
+        if (algorithm() != CollectiveAlgorithm::Ring)
+            name += std::string(" ") + algorithm_name(algorithm());
         const auto found = local.executables.find(name);
         if (found != local.executables.end())
             return found->second;
@@ -320,6 +438,9 @@ class Collective {
         c.tag_base = s_.tag_base;
         c.skip_stale = local.device.info().spec_version >= kSkipStaleSpec;
         c.chunks = std::move(chunks);
+        if (c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::ReduceScatter ||
+            c.kind == CollectiveKind::AllGather)
+            c.lanes = lanes(local);
         auto exe = std::make_shared<const Executable>(Executable::link(
             name, {{"data", work.layout().data_bytes()}}, detail::compile_ring_collective(c)));
         local.executables.emplace(name, exe);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// comm_state.hpp - internal: what a tpurt::Communicator shares: its ring, its ranks in this
+// comm_state.hpp - internal: what a tpurt::Communicator shares: its ring and torus shape, the
+// algorithm it is held to, its ranks in this
 // process (each with its device, ports, cached executables and scratch buffer), and its
 // failure (the first error, which aborts the other local ranks' jobs).
 #pragma once
@@ -17,6 +18,9 @@
 
 namespace tpurt::detail {
 
+// Auto's smallest buffer for more than one lane (collectives.hpp, "Algorithms").
+constexpr std::uint64_t kMultiLaneBytes = 4096;
+
 // One rank this process drives.
 struct LocalRank {
     Device device;
@@ -31,9 +35,12 @@ struct LocalRank {
 struct CommState {
     std::uint32_t nranks = 0;
     std::uint32_t tag_base = 0; // from the id
-    CommOptions options;
-    std::vector<std::uint32_t> positions;   // ring position of each rank
-    std::vector<std::uint32_t> rank_at;     // rank at each ring position
+    CommOptions options;        // algorithm: the one forced (options or environment), or Auto
+    std::vector<std::uint32_t> positions; // ring position of each rank
+    std::vector<std::uint32_t> rank_at;   // rank at each ring position
+    CommShape ring_shape;                 // axis 0 the ring
+    CommShape torus_shape;                // x and y, if the ranks span a whole torus
+    bool bidirectional = false;           // ring neighbours are joined by a link direction each way
     std::vector<std::uint32_t> local_ranks; // ranks of `locals`, in order
     std::vector<std::unique_ptr<LocalRank>> locals;
 
@@ -45,6 +52,11 @@ struct CommState {
     void fail(std::exception_ptr why);
     // Throws the failure, if any.
     void check() const;
+    // The algorithm of an all-reduce, reduce-scatter or all-gather of `bytes` (collectives.hpp).
+    CollectiveAlgorithm algorithm(std::uint64_t bytes) const;
+    const CommShape &shape(CollectiveAlgorithm algorithm) const {
+        return algorithm == CollectiveAlgorithm::Torus2d ? torus_shape : ring_shape;
+    }
 };
 
 } // namespace tpurt::detail

@@ -6,6 +6,7 @@
 #include "tpurt/error.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 namespace tpurt {
@@ -28,6 +29,18 @@ void CommState::check() const {
         std::rethrow_exception(error);
 }
 
+CollectiveAlgorithm CommState::algorithm(std::uint64_t bytes) const {
+    if (nranks < 2)
+        return CollectiveAlgorithm::Ring;
+    if (options.algorithm != CollectiveAlgorithm::Auto)
+        return options.algorithm;
+    if (bytes < kMultiLaneBytes)
+        return CollectiveAlgorithm::Ring;
+    if (torus_shape.torus)
+        return CollectiveAlgorithm::Torus2d;
+    return bidirectional ? CollectiveAlgorithm::BidirectionalRing : CollectiveAlgorithm::Ring;
+}
+
 } // namespace detail
 
 namespace {
@@ -37,6 +50,66 @@ std::uint32_t tag_base_of(const CommId &id) {
     for (const std::uint8_t byte : id.bytes)
         h = (h ^ byte) * 16777619u;
     return (h ^ (h >> 16)) & 0xffff;
+}
+
+CollectiveAlgorithm algorithm_named(const std::string &name) {
+    for (const CollectiveAlgorithm a :
+         {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Ring,
+          CollectiveAlgorithm::BidirectionalRing, CollectiveAlgorithm::Torus2d})
+        if (name == algorithm_name(a))
+            return a;
+    throw Error(ErrorCode::InvalidArgument,
+                "TPURT_COLLECTIVE_ALGORITHM=" + name +
+                    ": not an algorithm (auto, ring, bidir_ring or torus2d)");
+}
+
+// The ranks' places: on the ring, and on the torus if they are all of a torus's cards.
+void set_shapes(detail::CommState &state, std::span<const IciPlace> places) {
+    const std::uint32_t n = state.nranks;
+    CommShape &ring = state.ring_shape;
+    ring.size[0] = n;
+    for (std::uint32_t r = 0; r < n; ++r) {
+        ring.index[0].push_back(r);
+        ring.position[0].push_back(state.positions[r]);
+        ring.index[1].push_back(0);
+        ring.position[1].push_back(0);
+    }
+    const IciPlace &first = places[0];
+    if (n < 2 || first.topology != TPU_ICI_TOPO_TORUS2D || n != first.dim_x * first.dim_y)
+        return;
+    CommShape &torus = state.torus_shape;
+    torus.torus = ring.torus = true;
+    torus.size[0] = first.dim_x;
+    torus.size[1] = first.dim_y;
+    for (const IciPlace &p : places) {
+        torus.index[0].push_back(p.x);
+        torus.position[0].push_back(p.x);
+        torus.index[1].push_back(p.y);
+        torus.position[1].push_back(p.y);
+    }
+}
+
+// The algorithm the options or TPURT_COLLECTIVE_ALGORITHM force, checked against the cards.
+void set_algorithm(detail::CommState &state, std::span<const IciPlace> places) {
+    CollectiveAlgorithm &a = state.options.algorithm;
+    const char *env = std::getenv("TPURT_COLLECTIVE_ALGORITHM");
+    if (a == CollectiveAlgorithm::Auto && env && *env)
+        a = algorithm_named(env);
+    const std::vector<detail::RingPorts> ports = detail::ring_ports(places, state.rank_at);
+    state.bidirectional = state.nranks > 1;
+    for (const detail::RingPorts &p : ports)
+        state.bidirectional = state.bidirectional && p.send_port != p.recv_port;
+    if (state.nranks < 2)
+        return;
+    if (a == CollectiveAlgorithm::Torus2d && !state.torus_shape.torus)
+        throw Error(ErrorCode::InvalidArgument,
+                    "the torus2d collective algorithm needs a communicator of every card of a "
+                    "2-D torus fabric");
+    if (a == CollectiveAlgorithm::BidirectionalRing && !state.bidirectional)
+        throw Error(ErrorCode::InvalidArgument,
+                    "the bidir_ring collective algorithm needs two link directions between ring "
+                    "neighbours; these " +
+                        std::to_string(state.nranks) + " cards share one link");
 }
 
 std::shared_ptr<detail::CommState> make_state(std::uint32_t nranks, const CommId &id,
@@ -50,6 +123,8 @@ std::shared_ptr<detail::CommState> make_state(std::uint32_t nranks, const CommId
     state->positions.resize(nranks);
     for (std::uint32_t q = 0; q < nranks; ++q)
         state->positions[state->rank_at[q]] = q;
+    set_shapes(*state, places);
+    set_algorithm(*state, places);
     return state;
 }
 
@@ -125,6 +200,28 @@ const std::vector<std::uint32_t> &Communicator::local_ranks() const {
 
 const std::vector<std::uint32_t> &Communicator::ring_positions() const {
     return state_->positions;
+}
+
+CommShape Communicator::shape(CollectiveAlgorithm algorithm) const {
+    return state_->shape(algorithm);
+}
+
+CollectiveAlgorithm Communicator::algorithm(std::uint64_t bytes) const {
+    return state_->algorithm(bytes);
+}
+
+const char *algorithm_name(CollectiveAlgorithm algorithm) {
+    switch (algorithm) {
+    case CollectiveAlgorithm::Auto:
+        return "auto";
+    case CollectiveAlgorithm::Ring:
+        return "ring";
+    case CollectiveAlgorithm::BidirectionalRing:
+        return "bidir_ring";
+    case CollectiveAlgorithm::Torus2d:
+        return "torus2d";
+    }
+    return "?";
 }
 
 std::exception_ptr Communicator::async_error() const {

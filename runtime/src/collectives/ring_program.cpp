@@ -2,7 +2,9 @@
 // ring_program.cpp - one rank's part of a ring collective as SEND / RECV programs
 // (ring_program.hpp). Every step cuts the chunk it sends and the chunk it receives into pieces
 // of piece_bytes and alternates: SEND piece k, RECV piece k, so a neighbour's receive buffer
-// never has to hold more than it can before this card receives. A step that sends what an
+// never has to hold more than it can before this card receives; lanes side by side (the
+// bidirectional ring, the torus) send every lane's piece k, then receive every lane's piece k,
+// each lane on ports of its own, so that still holds. A step that sends what an
 // earlier one received starts with a SYNC: the card's cycle model tracks dependencies in its UB
 // and accumulators only (docs/hardware.md, "Cycle model"), not through host memory, so without
 // it the modelled SEND would leave before the data it carries had arrived.
@@ -11,10 +13,18 @@
 #include "tpurt/executable.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace tpurt::detail {
 
 namespace {
+
+// One lane's step: a chunk out on send_port, one in (reduced or stored) from recv_port.
+struct Transfer {
+    std::uint32_t send_port = 0, recv_port = 0;
+    std::uint64_t send_at = 0, send_bytes = 0, recv_at = 0, recv_bytes = 0;
+    LinkReduce reduce = LinkReduce::Copy;
+};
 
 class Emitter {
   public:
@@ -25,39 +35,38 @@ class Emitter {
     std::uint64_t bytes(long j) const { return c_.chunks[wrap(j)].bytes; }
     std::uint32_t size() const { return static_cast<std::uint32_t>(p_); }
 
-    // One step: the chunk at [send_at, +send_bytes) out, the one at [recv_at, +recv_bytes) in.
+    // One step on the ring's ports: the chunk at [send_at, +send_bytes) out, the one at
+    // [recv_at, +recv_bytes) in.
     void step(std::uint64_t send_at, std::uint64_t send_bytes, std::uint64_t recv_at,
               std::uint64_t recv_bytes, LinkReduce reduce) {
+        steps({{c_.ports.send_port, c_.ports.recv_port, send_at, send_bytes, recv_at, recv_bytes,
+                reduce}});
+    }
+    // The lanes' steps side by side, cut into pieces of piece_bytes: every lane's piece k out,
+    // then every lane's piece k in.
+    void steps(const std::vector<Transfer> &lanes) {
         const std::uint64_t piece = c_.piece_bytes;
-        const std::uint64_t pieces =
-            std::max((send_bytes + piece - 1) / piece, (recv_bytes + piece - 1) / piece);
+        std::uint64_t pieces = 0;
+        for (const Transfer &t : lanes)
+            pieces = std::max(
+                {pieces, (t.send_bytes + piece - 1) / piece, (t.recv_bytes + piece - 1) / piece});
         for (std::uint64_t k = 0; k < pieces; ++k) {
-            if (k * piece < send_bytes)
-                send(send_at + k * piece, std::min(piece, send_bytes - k * piece));
-            if (k * piece < recv_bytes)
-                recv(recv_at + k * piece, std::min(piece, recv_bytes - k * piece), reduce);
+            for (const Transfer &t : lanes)
+                if (k * piece < t.send_bytes)
+                    send(t.send_port, t.send_at + k * piece,
+                         std::min(piece, t.send_bytes - k * piece));
+            for (const Transfer &t : lanes)
+                if (k * piece < t.recv_bytes)
+                    recv(t.recv_port, t.recv_at + k * piece,
+                         std::min(piece, t.recv_bytes - k * piece), t.reduce);
         }
     }
-    void send(std::uint64_t at, std::uint64_t bytes) {
-        insns_.send({.port = c_.ports.send_port,
-                     .tag = tag(sent_++),
-                     .addr = Executable::placeholder(0) + at,
-                     .bytes = static_cast<std::uint32_t>(bytes),
-                     .host = true});
+    void send(std::uint64_t at, std::uint64_t bytes) { send(c_.ports.send_port, at, bytes); }
+    void recv(std::uint64_t at, std::uint64_t bytes, LinkReduce reduce) {
+        recv(c_.ports.recv_port, at, bytes, reduce);
     }
     // Waits for every earlier instruction: the next SEND forwards what they received.
     void sync() { insns_.sync(); }
-    void recv(std::uint64_t at, std::uint64_t bytes, LinkReduce reduce) {
-        const bool first = received_ == 0;
-        insns_.recv({.port = c_.ports.recv_port,
-                     .tag = tag(received_++),
-                     .addr = Executable::placeholder(0) + at,
-                     .bytes = static_cast<std::uint32_t>(bytes),
-                     .host = true,
-                     .reduce = reduce,
-                     .type = c_.type,
-                     .skip_stale = first && c_.skip_stale});
-    }
 
     // The instructions cut into programs of at most max_program_insns, each ending with HALT.
     std::vector<Program> programs() {
@@ -79,33 +88,69 @@ class Emitter {
     }
 
   private:
+    // Messages are numbered on each link direction: a SEND's by its port, a RECV's by its.
     std::uint32_t tag(std::uint64_t n) const { return c_.tag_base << 16 | (n & 0xffff); }
+
+    void send(std::uint32_t port, std::uint64_t at, std::uint64_t bytes) {
+        insns_.send({.port = port,
+                     .tag = tag(sent_[port]++),
+                     .addr = Executable::placeholder(0) + at,
+                     .bytes = static_cast<std::uint32_t>(bytes),
+                     .host = true});
+    }
+    void recv(std::uint32_t port, std::uint64_t at, std::uint64_t bytes, LinkReduce reduce) {
+        const bool first = received_[port] == 0;
+        insns_.recv({.port = port,
+                     .tag = tag(received_[port]++),
+                     .addr = Executable::placeholder(0) + at,
+                     .bytes = static_cast<std::uint32_t>(bytes),
+                     .host = true,
+                     .reduce = reduce,
+                     .type = c_.type,
+                     .skip_stale = first && c_.skip_stale});
+    }
 
     const RingCollective &c_;
     std::size_t p_;
     ProgramBuilder insns_;
-    std::uint64_t sent_ = 0, received_ = 0;
+    std::array<std::uint64_t, TPU_ICI_MAX_PORTS> sent_{}, received_{};
 };
 
-// Reduce-scatter ending with position q holding chunk q: step s sends chunk q - s - 1 and
-// reduces chunk q - s - 2 into place.
-void reduce_scatter(Emitter &e, long q, LinkReduce reduce) {
-    for (long s = 0; s + 1 < e.size(); ++s) {
-        if (s > 0)
-            e.sync(); // sends the chunk the step before reduced
-        e.step(e.begin(q - s - 1), e.bytes(q - s - 1), e.begin(q - s - 2), e.bytes(q - s - 2),
-               reduce);
+// The steps of one ring of a lane (RingPhase). Reduce-scatter, ending with position q holding
+// chunk q: step s sends chunk q - s - 1 and reduces chunk q - s - 2 into place. All-gather from
+// position q holding chunk q: step s sends chunk q - s, stores chunk q - s - 1.
+void phase_steps(const RingPhase &ring, LinkReduce reduce, std::vector<Transfer> &out) {
+    const long p = ring.nranks, q = ring.position;
+    const auto chunk = [&](long j) {
+        return ring.chunks[static_cast<std::size_t>(((j % p) + p) % p)];
+    };
+    const long shift = ring.gather ? 0 : 1;
+    for (long s = 0; s + 1 < p; ++s) {
+        const RingPhase::Chunk out_chunk = chunk(q - s - shift),
+                               in_chunk = chunk(q - s - shift - 1);
+        out.push_back({ring.ports.send_port, ring.ports.recv_port, out_chunk.at, out_chunk.bytes,
+                       in_chunk.at, in_chunk.bytes, ring.gather ? LinkReduce::Copy : reduce});
     }
 }
 
-// All-gather from position q holding chunk q: step s sends chunk q - s, stores chunk q - s - 1.
-// `after` says that chunk q was just reduced (all-reduce).
-void all_gather(Emitter &e, long q, bool after) {
-    for (long s = 0; s + 1 < e.size(); ++s) {
-        if (s > 0 || after)
-            e.sync(); // sends the chunk the step before stored (or reduced)
-        e.step(e.begin(q - s), e.bytes(q - s), e.begin(q - s - 1), e.bytes(q - s - 1),
-               LinkReduce::Copy);
+// All-reduce, reduce-scatter, all-gather: the lanes' steps side by side, a SYNC between steps
+// (the next step sends what the one before reduced or stored).
+void lanes(Emitter &e, const RingCollective &c) {
+    std::vector<std::vector<Transfer>> steps(c.lanes.size());
+    std::size_t count = 0;
+    for (std::size_t l = 0; l < c.lanes.size(); ++l) {
+        for (const RingPhase &ring : c.lanes[l])
+            phase_steps(ring, c.reduce, steps[l]);
+        count = std::max(count, steps[l].size());
+    }
+    for (std::size_t t = 0; t < count; ++t) {
+        if (t > 0)
+            e.sync();
+        std::vector<Transfer> side_by_side;
+        for (const std::vector<Transfer> &lane : steps)
+            if (t < lane.size())
+                side_by_side.push_back(lane[t]);
+        e.steps(side_by_side);
     }
 }
 
@@ -166,14 +211,9 @@ std::vector<Program> compile_ring_collective(const RingCollective &c) {
     const long q = c.position;
     switch (c.kind) {
     case CollectiveKind::AllReduce:
-        reduce_scatter(e, q, c.reduce);
-        all_gather(e, q, true);
-        break;
     case CollectiveKind::ReduceScatter:
-        reduce_scatter(e, q, c.reduce);
-        break;
     case CollectiveKind::AllGather:
-        all_gather(e, q, false);
+        lanes(e, c);
         break;
     case CollectiveKind::Broadcast:
         broadcast(e, c);

@@ -2,8 +2,10 @@
 // test_collectives - tpurt::Communicator on the cards of one guest joined by the interconnect
 // through tpu.ko (run-in-vm.sh --cards 4 --ici torus2d: a 2 x 2 torus; vm_collectives): every
 // collective (all-reduce, reduce-scatter, all-gather, broadcast, all-to-all), dtype (fp32, bf16,
-// int32) and reduction (sum, max, min) on 2 and 4 cards from 8 bytes to 4 MiB, with 0 wrong
-// elements against the golden model's ring order and the same bits on a second run; send-recv
+// int32) and reduction (sum, max, min) on 2 and 4 cards from 8 bytes to 4 MiB, by the algorithm
+// the communicator picks (the bidirectional ring on two cards, the 2-D torus on four) and by
+// the ring and the bidirectional ring forced on four, with 0 wrong elements against the golden
+// model's order for the algorithm and the same bits on a second run; send-recv
 // between neighbours both ways at once; a broadcast whose root never takes part ends every other
 // rank's collective with an error at the driver's job timeout (tpu.ko job_timeout_ms=1000)
 // instead of hanging, and a new communicator then works; so does one after an all-reduce that
@@ -68,20 +70,27 @@ TEST_CASE("every collective, dtype and op on 2 and 4 cards, bit for bit, twice t
           "[collectives]") {
     std::vector<tpurt::Device> cards = fabric_cards();
     REQUIRE(cards.size() == 4);
-    for (const std::uint32_t p : {2u, 4u}) {
-        // (0,0) and (1,0) are neighbours; the four make the ring (0,0) (1,0) (1,1) (0,1).
+    using Algorithm = tpurt::CollectiveAlgorithm;
+    for (const auto &[p, algorithm] :
+         {std::pair{2u, Algorithm::Auto}, std::pair{4u, Algorithm::Auto},
+          std::pair{4u, Algorithm::Ring}, std::pair{4u, Algorithm::BidirectionalRing}}) {
+        // (0,0) and (1,0) are neighbours (over two links); the four make the ring (0,0) (1,0)
+        // (1,1) (0,1) and the whole torus. Auto: the ring at 8 bytes, then the bidirectional
+        // ring on two cards and the torus's four lanes on four; the others forced, to 12 KiB.
         Ranks ranks(std::vector<tpurt::Device>(cards.begin(), cards.begin() + p));
-        tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+        tpurt::Communicator comm =
+            tpurt::Communicator::init_all(ranks.devices, {.algorithm = algorithm});
         std::mt19937 rng(p);
-        for (const std::size_t bytes :
-             {std::size_t{8}, std::size_t{3000 * 4 + 8}, std::size_t{4} << 20})
+        const bool forced = algorithm != Algorithm::Auto;
+        for (const std::size_t bytes : {std::size_t{8}, std::size_t{3000 * 4 + 8},
+                                        forced ? std::size_t{0} : std::size_t{4} << 20})
             for (const std::string what :
                  {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"})
                 for (const DType type : {DType::Fp32, DType::Bf16, DType::Int32})
                     for (const ReduceKind op :
                          {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min}) {
                         const bool reduces = what == "all_reduce" || what == "reduce_scatter";
-                        if (!reduces && op != ReduceKind::Sum)
+                        if ((!reduces && op != ReduceKind::Sum) || bytes == 0)
                             continue;
                         // `bytes` is the size of the tensors on a rank (at least an element
                         // per rank).
@@ -103,16 +112,19 @@ TEST_CASE("every collective, dtype and op on 2 and 4 cards, bit for bit, twice t
                         }
                         const auto got = ranks.run(comm, what, op, send, recv);
                         const auto again = ranks.run(comm, what, op, send, recv);
+                        const Algorithm used =
+                            comm.algorithm(std::max(in_count, got[0].size()) * element_size(type));
                         for (std::uint32_t r = 0; r < p; ++r) {
                             INFO(what << " " << tpurt::dtype_name(type) << " op " << int(op) << ", "
-                                      << bytes << " bytes on " << p << " cards, rank " << r);
+                                      << bytes << " bytes on " << p << " cards by "
+                                      << tpurt::algorithm_name(used) << ", rank " << r);
                             RawValues want;
                             if (what == "all_reduce")
-                                want = tpurt::reference_all_reduce(type, op, in,
-                                                                   comm.ring_positions());
+                                want = tpurt::reference_all_reduce(type, op, in, used,
+                                                                   comm.shape(used));
                             else if (what == "reduce_scatter")
-                                want = tpurt::reference_reduce_scatter(type, op, in,
-                                                                       comm.ring_positions(), r);
+                                want = tpurt::reference_reduce_scatter(type, op, in, used,
+                                                                       comm.shape(used), r);
                             else if (what == "all_gather")
                                 for (const RawValues &v : in)
                                     want.insert(want.end(), v.begin(), v.end());

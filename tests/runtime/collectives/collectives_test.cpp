@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // collectives_test.cpp - tpurt::Communicator on in-process cards joined by a fabric
 // (Device::open_in_process_fabric()): all-reduce (sum, max, min; fp32, bf16, int32),
-// reduce-scatter, all-gather, broadcast and all-to-all on rings of 2 and 3 cards and a 2 x 2
-// torus, and send-recv between neighbours both ways at once, at sizes that leave chunks empty,
-// uneven and cut into several pieces, checked bit for bit against a CPU reference that reduces
-// in the documented ring order (golden/reference_collectives.hpp) and identical on a second
-// run; then failure: a link down, a rank that never takes part and an abort
-// end every rank's collective with an error, and a new communicator works.
+// reduce-scatter, all-gather, broadcast and all-to-all on rings of 2 and 3 cards and 2 x 2 and
+// 2 x 3 tori by the ring, bidirectional-ring and 2-D torus algorithms, and send-recv between
+// neighbours both ways at once, at sizes that leave chunks empty, uneven and cut into several
+// pieces, checked bit for bit against a CPU reference that reduces in each algorithm's
+// documented order (golden/reference_collectives.hpp) and identical on a second run; the
+// algorithm chosen by size and topology; then failure: a link down, a rank that never takes
+// part and an abort end every rank's collective with an error, and a new communicator works.
 #include <tpurt/collectives.hpp>
 #include <tpurt/golden/reference_collectives.hpp>
 #include <tpurt/testing/comm_ranks.hpp>
@@ -15,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -44,15 +46,17 @@ std::vector<Values> run(tpurt::Communicator &comm, Ranks &ranks, const std::stri
     return ranks.run(comm, what, op, send, recv);
 }
 
-// What rank r must hold.
+// What rank r must hold, in the reduction order of the algorithm the communicator runs for a
+// buffer of `bytes`.
 Values expected(const tpurt::Communicator &comm, const std::string &what, DType type, ReduceKind op,
-                const std::vector<Values> &in, std::uint32_t r) {
+                const std::vector<Values> &in, std::uint32_t r, std::uint64_t bytes) {
     const std::uint32_t p = comm.nranks();
+    const tpurt::CollectiveAlgorithm a = comm.algorithm(bytes);
     Values want;
     if (what == "all_reduce") {
-        want = tpurt::reference_all_reduce(type, op, in, comm.ring_positions());
+        want = tpurt::reference_all_reduce(type, op, in, a, comm.shape(a));
     } else if (what == "reduce_scatter") {
-        want = tpurt::reference_reduce_scatter(type, op, in, comm.ring_positions(), r);
+        want = tpurt::reference_reduce_scatter(type, op, in, a, comm.shape(a), r);
     } else if (what == "all_gather") {
         for (std::uint32_t k = 0; k < p; ++k)
             want.insert(want.end(), in[k].begin(), in[k].end());
@@ -64,9 +68,16 @@ Values expected(const tpurt::Communicator &comm, const std::string &what, DType 
     return want;
 }
 
-void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
+using Algorithm = tpurt::CollectiveAlgorithm;
+constexpr Algorithm ring = Algorithm::Ring, bidir = Algorithm::BidirectionalRing,
+                    torus = Algorithm::Torus2d;
+
+// Every collective, dtype and reduction on `count` elements a rank by `algorithm` (Auto: the
+// communicator's choice).
+void check_collective(std::vector<tpurt::Device> devices, std::size_t count, Algorithm algorithm) {
     Ranks ranks(std::move(devices));
-    tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+    tpurt::Communicator comm =
+        tpurt::Communicator::init_all(ranks.devices, {.algorithm = algorithm});
     const std::uint32_t p = comm.nranks();
     std::mt19937 rng(p * 1000 + static_cast<unsigned>(count));
     for (const std::string what :
@@ -83,10 +94,13 @@ void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
                     in.push_back(tpurt::random_raw_values(type, in_count, rng));
                 const std::vector<Values> got = run(comm, ranks, what, type, op, count, in);
                 const std::vector<Values> again = run(comm, ranks, what, type, op, count, in);
+                const std::uint64_t bytes =
+                    std::max(in_count, got[0].size()) * tpurt::element_size(type);
                 for (std::uint32_t r = 0; r < p; ++r) {
                     INFO(what << " " << tpurt::dtype_name(type) << " op " << int(op) << " of "
-                              << count << " on " << p << " cards, rank " << r);
-                    const Values want = expected(comm, what, type, op, in, r);
+                              << count << " on " << p << " cards by "
+                              << tpurt::algorithm_name(comm.algorithm(bytes)) << ", rank " << r);
+                    const Values want = expected(comm, what, type, op, in, r, bytes);
                     std::size_t wrong = 0;
                     for (std::size_t i = 0; i < want.size(); ++i)
                         wrong += got[r][i] != want[i];
@@ -98,28 +112,57 @@ void check_collective(std::vector<tpurt::Device> devices, std::size_t count) {
 
 } // namespace
 
-TEST_CASE("collectives on two in-process cards match the ring-order reference bit for bit",
+TEST_CASE("collectives on two in-process cards match the reference bit for bit",
           "[in-process][collectives]") {
     // 1 element: a chunk is empty; 1000: chunks of 500; 70000 fp32: pieces of 16 KiB (credits 4).
-    // Both engine modes: the same bits.
+    // Both engine modes: the same bits. The ring, the bidirectional ring, and Auto's choice.
     for (const bool cycle_accurate : {false, true})
         for (const std::size_t count : {1, 1000, 70000})
-            check_collective(
-                tpurt::Device::open_in_process_fabric(
-                    {.dim_x = 2, .credits = 4}, {.threads = 1, .cycle_accurate = cycle_accurate}),
-                count);
+            for (const Algorithm algorithm : {ring, bidir, Algorithm::Auto})
+                check_collective(tpurt::Device::open_in_process_fabric(
+                                     {.dim_x = 2, .credits = 4},
+                                     {.threads = 1, .cycle_accurate = cycle_accurate}),
+                                 count, algorithm);
 }
 
 TEST_CASE("collectives on a ring of three and a 2 x 2 torus match the reference bit for bit",
           "[in-process][collectives]") {
     for (const std::size_t count : {5, 20000}) {
-        check_collective(
-            tpurt::Device::open_in_process_fabric({.dim_x = 3, .credits = 2}, {.threads = 1}),
-            count);
-        check_collective(tpurt::Device::open_in_process_fabric(
-                             {.torus = true, .dim_x = 2, .dim_y = 2, .credits = 8}, {.threads = 1}),
-                         count);
+        for (const Algorithm algorithm : {ring, bidir})
+            check_collective(
+                tpurt::Device::open_in_process_fabric({.dim_x = 3, .credits = 2}, {.threads = 1}),
+                count, algorithm);
+        for (const Algorithm algorithm : {ring, bidir, torus})
+            check_collective(
+                tpurt::Device::open_in_process_fabric(
+                    {.torus = true, .dim_x = 2, .dim_y = 2, .credits = 8}, {.threads = 1}),
+                count, algorithm);
     }
+}
+
+TEST_CASE("collectives on a 2 x 3 torus (two lanes) match the reference bit for bit",
+          "[in-process][collectives]") {
+    for (const std::size_t count : {7, 3000})
+        check_collective(tpurt::Device::open_in_process_fabric(
+                             {.torus = true, .dim_x = 2, .dim_y = 3, .credits = 2}, {.threads = 1}),
+                         count, torus);
+}
+
+TEST_CASE("a communicator picks its algorithm by size and topology, or as forced",
+          "[in-process][collectives]") {
+    auto square = tpurt::Device::open_in_process_fabric({.torus = true, .dim_x = 2, .dim_y = 2});
+    tpurt::Communicator comm = tpurt::Communicator::init_all(square);
+    CHECK(comm.algorithm(4095) == ring);
+    CHECK(comm.algorithm(4096) == torus);
+    CHECK(tpurt::Communicator::init_all({square[0], square[1]}).algorithm(1 << 20) == bidir);
+    CHECK(tpurt::Communicator::init_all(square, {.algorithm = ring}).algorithm(1 << 20) == ring);
+    auto four = tpurt::Device::open_in_process_fabric({.dim_x = 4});
+    CHECK(tpurt::Communicator::init_all(four).algorithm(1 << 20) == bidir);
+    // Cards 0 and 1 of a ring of four share one link: one direction each way, no second lane.
+    CHECK(tpurt::Communicator::init_all({four[0], four[1]}).algorithm(1 << 20) == ring);
+    CHECK_THROWS_AS(tpurt::Communicator::init_all({four[0], four[1]}, {.algorithm = bidir}),
+                    tpurt::Error);
+    CHECK_THROWS_AS(tpurt::Communicator::init_all(four, {.algorithm = torus}), tpurt::Error);
 }
 
 TEST_CASE("a communicator's ring follows the links", "[in-process][collectives]") {

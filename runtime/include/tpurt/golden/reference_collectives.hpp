@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // reference_collectives.hpp - the CPU golden model of the communicators' reductions
 // (collectives.hpp): the card's receive-reduce of one element and the all-reduce and
-// reduce-scatter of every rank's values in the documented ring order, and the all-to-all's
-// exchange of blocks.
+// reduce-scatter of every rank's values in the documented order of each algorithm, and the
+// all-to-all's exchange of blocks.
 #pragma once
 
 #include "tpurt/collectives.hpp"
@@ -29,6 +29,15 @@ RawValues reference_all_reduce(DType type, ReduceKind op, const std::vector<RawV
 // Rank `rank`'s reduce-scatter result: block `rank` of every send (count x nranks each).
 RawValues reference_reduce_scatter(DType type, ReduceKind op, const std::vector<RawValues> &send,
                                    std::span<const std::uint32_t> ring_positions,
+                                   std::uint32_t rank);
+
+// The same by `algorithm` (not Auto) on a communicator of `shape` (Communicator::shape()): each
+// lane's elements reduced along its first axis, then its second, ending at the card owning
+// them (collectives.hpp, "Determinism").
+RawValues reference_all_reduce(DType type, ReduceKind op, const std::vector<RawValues> &send,
+                               CollectiveAlgorithm algorithm, const CommShape &shape);
+RawValues reference_reduce_scatter(DType type, ReduceKind op, const std::vector<RawValues> &send,
+                                   CollectiveAlgorithm algorithm, const CommShape &shape,
                                    std::uint32_t rank);
 
 // Rank `rank`'s all-to-all result: block k (send[k].size() / nranks elements) is block `rank`
