@@ -25,6 +25,7 @@
 #   FRESH_DEMO_TRAIN_ARGS  tpu-train's options for the demo's training in the root (default: one
 #                    short epoch of the CNN: the check is about installing and running the whole
 #                    story, not the accuracy, which `make demo` on the host shows)
+#   FRESH_DEMO_PARALLEL_ARGS  the same for the demo's data-parallel training on four cards
 # Output: every line of the check, prefixed with the seconds since it started, on stdout and in
 # build/fresh-check/fresh-check.log; a per-step time table at the end. Exit status 0 iff every step
 # passed. Uncommitted changes are not part of the check (it clones HEAD): a warning says so.
@@ -165,6 +166,7 @@ for entry in "${steps[@]}"; do
 	set +e
 	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 		DEMO_TRAIN_ARGS="${FRESH_DEMO_TRAIN_ARGS:---model cnn --optimizer adam --epochs 1 --limit 3000}" \
+		DEMO_PARALLEL_ARGS="${FRESH_DEMO_PARALLEL_ARGS:---model cnn --optimizer adam --epochs 1 --limit 3000 --batch 256}" \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		/bin/bash -c "$cmd" 2>&1 | while IFS= read -r line; do
 		printf '[%4d s] %s\n' $((SECONDS - start)) "$line"
