@@ -111,6 +111,8 @@ class Stream {
     // named `name` (Error(InvalidArgument) if none was queued).
     void begin_capture();
     Graph end_capture(std::string name = "graph");
+    // True between begin_capture() and end_capture().
+    bool capturing() const;
 
     // An event at the stream's current end.
     Event record() const;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <thread>
 
@@ -471,6 +472,13 @@ void queue(CommState &state, Call call, std::span<Stream *const> streams,
         }
     }
     state.check();
+    // Refused before any rank's part is queued: a part queued alone would wait for its peers.
+    for (Stream *stream : streams)
+        if (stream->capturing())
+            throw Error(ErrorCode::InvalidArgument,
+                        std::string(kind_name(call.kind)) +
+                            " cannot be captured: only ops on the card are; queue it before "
+                            "begin_capture() or after end_capture()");
     auto part = [&](std::size_t i) {
         LocalRank &local = *state.locals[i];
         streams[i]->enqueue_host(kind_name(call.kind),
@@ -481,9 +489,22 @@ void queue(CommState &state, Call call, std::span<Stream *const> streams,
     };
     if (state.locals.size() == 1)
         return part(0);
-    std::vector<std::jthread> threads;
-    for (std::size_t i = 0; i < state.locals.size(); ++i)
-        threads.emplace_back(part, i);
+    // A thread per rank; the first error of any is the caller's.
+    std::vector<std::exception_ptr> errors(state.locals.size());
+    {
+        std::vector<std::jthread> threads;
+        for (std::size_t i = 0; i < state.locals.size(); ++i)
+            threads.emplace_back([&, i] {
+                try {
+                    part(i);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            });
+    }
+    for (const std::exception_ptr &e : errors)
+        if (e)
+            std::rethrow_exception(e);
 }
 
 } // namespace

@@ -80,6 +80,10 @@ Graph Stream::end_capture(std::string name) {
     return Graph(detail::make_graph(device_, std::move(name), live(state_).end_capture()));
 }
 
+bool Stream::capturing() const {
+    return live(state_).capturing();
+}
+
 Event Stream::record() const {
     return Event(state_, live(state_).end_point());
 }

@@ -441,6 +441,11 @@ void StreamState::begin_capture() {
     captured_.emplace();
 }
 
+bool StreamState::capturing() const {
+    Lock lock(mutex_);
+    return captured_.has_value();
+}
+
 std::vector<OpLaunch> StreamState::end_capture() {
     Lock lock(mutex_);
     if (!captured_)

@@ -81,6 +81,7 @@ class StreamState {
     // waits for other streams are refused, until end_capture() hands the launches out.
     void begin_capture();
     std::vector<OpLaunch> end_capture();
+    bool capturing() const;
 
   private:
     using Lock = std::unique_lock<std::mutex>;

@@ -386,3 +386,24 @@ TEST_CASE("a rank that never takes part ends its peers' collective at the job ti
     aborter.join();
     CHECK_THAT(error, Catch::Contains("abort", Catch::CaseSensitive::No));
 }
+
+TEST_CASE("a collective on a capturing stream is refused for every rank, and nothing is queued",
+          "[in-process][collectives]") {
+    Ranks ranks(tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1}));
+    tpurt::Communicator comm = tpurt::Communicator::init_all(ranks.devices);
+    std::mt19937 rng(5);
+    std::vector<Tensor> send, recv;
+    for (std::size_t r = 0; r < 2; ++r) {
+        send.push_back(tpurt::raw_tensor(ranks.devices[r], DType::Fp32,
+                                         tpurt::random_raw_values(DType::Fp32, 64, rng)));
+        recv.push_back(Tensor::empty(ranks.devices[r], DType::Fp32, {64}));
+    }
+    ranks.streams[1]->begin_capture();
+    CHECK_THROWS_WITH(comm.all_reduce(ranks.stream_ptrs, send, recv, ReduceKind::Sum),
+                      Catch::Contains("all_reduce cannot be captured"));
+    CHECK_THROWS_WITH(ranks.streams[1]->end_capture(), Catch::Contains("nothing was captured"));
+    // Rank 0 queued nothing it would wait on: the communicator still works.
+    ranks.synchronize();
+    CHECK_FALSE(comm.async_error());
+    CHECK(ranks.run(comm, "all_reduce", ReduceKind::Sum, send, recv).size() == 2);
+}
