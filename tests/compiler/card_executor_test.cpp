@@ -26,20 +26,6 @@ using namespace compiler_test;
 
 namespace {
 
-tpumodel::Tensor input(const std::vector<std::int64_t> &shape, const std::vector<float> &v) {
-    tpumodel::Tensor t{"", tpumodel::DType::Float, tpumodel::Layout::Plain, shape, false, {}};
-    t.data.resize(v.size() * 4);
-    std::memcpy(t.data.data(), v.data(), t.data.size());
-    return t;
-}
-
-std::vector<float> values(const tpumodel::Tensor &t) {
-    REQUIRE(t.dtype == tpumodel::DType::Float);
-    std::vector<float> v(t.element_count());
-    std::memcpy(v.data(), t.data.data(), t.data.size());
-    return v;
-}
-
 tpumodel::Model compile(const OnnxBuilder &b, const std::string &file,
                         const std::vector<std::int64_t> &shape,
                         tpumodel::Precision precision = tpumodel::Precision::Fp32) {
@@ -59,14 +45,14 @@ void check_against_cpu(const tpumodel::Model &m, const std::vector<std::int64_t>
                        const std::vector<float> &x, float rel) {
     tpurt::Device dev = tpurt::Device::open_in_process({});
     tpumodel::card::Executor exe(dev, m);
-    const std::vector<tpumodel::Tensor> in = {input(shape, x)};
+    const std::vector<tpumodel::Tensor> in = {float_tensor(shape, x)};
     const std::vector<tpumodel::Tensor> want = tpumodel::cpu::run_model(m, in);
     for (int round = 0; round < 2; ++round) { // constants and prepared ops are reused
         const std::vector<tpumodel::Tensor> got = exe.run(in);
         REQUIRE(got.size() == want.size());
         for (std::size_t o = 0; o < got.size(); ++o) {
             REQUIRE(got[o].shape == want[o].shape);
-            const std::vector<float> g = values(got[o]), w = values(want[o]);
+            const std::vector<float> g = float_values(got[o]), w = float_values(want[o]);
             float scale = 0;
             for (float v : w)
                 scale = std::max(scale, std::fabs(v));
@@ -188,13 +174,13 @@ TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 o
           "[card]") {
     tpurt::Device dev = tpurt::Device::open_in_process({});
     const std::vector<float> x = pattern(3 * 2 * 8 * 8, 11);
-    const std::vector<tpumodel::Tensor> in = {input({3, 2, 8, 8}, x)};
+    const std::vector<tpumodel::Tensor> in = {float_tensor({3, 2, 8, 8}, x)};
     const tpumodel::Model fp32 = compile(cnn(), "card_cnn_fp32.onnx", {3, 2, 8, 8});
     const tpumodel::Model bf16 =
         compile(cnn(), "card_cnn_bf16.onnx", {3, 2, 8, 8}, tpumodel::Precision::Bf16);
-    const std::vector<float> want = values(tpumodel::cpu::run_model(fp32, in)[0]);
+    const std::vector<float> want = float_values(tpumodel::cpu::run_model(fp32, in)[0]);
     tpumodel::card::Executor exe(dev, bf16);
-    const std::vector<float> got = values(exe.run(in)[0]);
+    const std::vector<float> got = float_values(exe.run(in)[0]);
     REQUIRE(got.size() == want.size());
     // bf16 keeps 8 significant bits: operands rounded by up to 2^-9 of themselves, products and
     // sums in fp32. Within 2% of the output's scale, and not the fp32 result.
@@ -217,9 +203,9 @@ TEST_CASE("PyTorch's exports run on the card as PyTorch computes them", "[card]"
         options.input_shapes = {{p.input, p.shape}};
         const tpumodel::Model m = tpu_onnx::compile_file(p.onnx, options).model;
         tpumodel::card::Executor exe(dev, m);
-        const std::vector<tpumodel::Tensor> out = exe.run({input(p.shape, p.x)});
+        const std::vector<tpumodel::Tensor> out = exe.run({float_tensor(p.shape, p.x)});
         REQUIRE(out.size() == 1);
-        const std::vector<float> y = values(out[0]);
+        const std::vector<float> y = float_values(out[0]);
         REQUIRE(y.size() == p.y.size());
         std::size_t off = 0;
         for (std::size_t i = 0; i < y.size(); ++i)
@@ -233,7 +219,7 @@ TEST_CASE("the card's executor refuses what it cannot run, naming it", "[card]")
     tpumodel::Model m = compile(mlp(), "card_refusal.onnx", {2, 16});
     SECTION("inputs of another shape") {
         tpumodel::card::Executor exe(dev, m);
-        REQUIRE_THROWS_WITH(exe.run({input({3, 16}, pattern(48, 1))}),
+        REQUIRE_THROWS_WITH(exe.run({float_tensor({3, 16}, pattern(48, 1))}),
                             "input 'x' must be float32 [2, 16]");
     }
     SECTION("a card op it does not know") {

@@ -18,20 +18,6 @@ using namespace compiler_test;
 
 namespace {
 
-tpumodel::Tensor input(const std::vector<std::int64_t> &shape, const std::vector<float> &v) {
-    tpumodel::Tensor t{"", tpumodel::DType::Float, tpumodel::Layout::Plain, shape, false, {}};
-    t.data.resize(v.size() * 4);
-    std::memcpy(t.data.data(), v.data(), t.data.size());
-    return t;
-}
-
-std::vector<float> values(const tpumodel::Tensor &t) {
-    REQUIRE(t.dtype == tpumodel::DType::Float);
-    std::vector<float> v(t.element_count());
-    std::memcpy(v.data(), t.data.data(), t.data.size());
-    return v;
-}
-
 void check_close(const std::vector<float> &got, const std::vector<float> &want) {
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -45,9 +31,9 @@ std::vector<float> run(const OnnxBuilder &b, const std::string &file,
     tpu_onnx::CompileOptions options;
     options.input_shapes = {{"x", shape}};
     const tpumodel::Model m = tpu_onnx::compile_file(b.save(file), options).model;
-    const std::vector<tpumodel::Tensor> out = tpumodel::cpu::run_model(m, {input(shape, x)});
+    const std::vector<tpumodel::Tensor> out = tpumodel::cpu::run_model(m, {float_tensor(shape, x)});
     REQUIRE(out.size() == 1);
-    return values(out[0]);
+    return float_values(out[0]);
 }
 
 // y = x W^T + b (PyTorch's Linear), optionally ReLU, on rows of x.
@@ -234,7 +220,7 @@ TEST_CASE("a BatchNormalization after a Conv is folded into its weights", "[exec
             want[f * 9 + p] = std::max(float(n), 0.0f);
         }
     const std::vector<tpumodel::Tensor> out =
-        tpumodel::cpu::run_model(c.model, {input({1, 2, 3, 3}, x)});
+        tpumodel::cpu::run_model(c.model, {float_tensor({1, 2, 3, 3}, x)});
     REQUIRE(out.size() == 1);
-    check_close(values(out[0]), want);
+    check_close(float_values(out[0]), want);
 }

@@ -48,15 +48,9 @@ std::vector<float> run_exported(const std::string &onnx_path,
     tpu_onnx::CompileOptions options;
     options.input_shapes = {{"input", shape}};
     const tpumodel::Model m = tpu_onnx::compile_file(onnx_path, options).model;
-    tpumodel::Tensor in{"", tpumodel::DType::Float, tpumodel::Layout::Plain, shape, false, {}};
-    in.data.resize(x.size() * 4);
-    std::memcpy(in.data.data(), x.data(), in.data.size());
-    const std::vector<tpumodel::Tensor> out = tpumodel::cpu::run_model(m, {in});
+    const std::vector<tpumodel::Tensor> out = tpumodel::cpu::run_model(m, {float_tensor(shape, x)});
     REQUIRE(out.size() == 1);
-    std::vector<float> y(out[0].element_count());
-    REQUIRE(out[0].data.size() == y.size() * 4);
-    std::memcpy(y.data(), out[0].data.data(), out[0].data.size());
-    return y;
+    return float_values(out[0]);
 }
 
 std::vector<float> normalised(std::vector<float> x) {

@@ -2,6 +2,9 @@
 // onnx_builder.cpp - the test models' scratch files and data (onnx_builder.hpp).
 #include "onnx_builder.hpp"
 
+#include <catch2/catch.hpp>
+
+#include <cstring>
 #include <filesystem>
 
 #include <unistd.h>
@@ -45,6 +48,21 @@ std::vector<float> pattern(std::size_t n, std::uint32_t seed) {
         s = s * 1664525u + 1013904223u;
         x = float(s >> 8) / float(1u << 23) - 1.0f;
     }
+    return v;
+}
+
+tpumodel::Tensor float_tensor(const std::vector<std::int64_t> &shape, const std::vector<float> &v) {
+    tpumodel::Tensor t{"", tpumodel::DType::Float, tpumodel::Layout::Plain, shape, false, {}};
+    t.data.resize(v.size() * 4);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+}
+
+std::vector<float> float_values(const tpumodel::Tensor &t) {
+    REQUIRE(t.dtype == tpumodel::DType::Float);
+    REQUIRE(t.data.size() == t.element_count() * 4);
+    std::vector<float> v(t.element_count());
+    std::memcpy(v.data(), t.data.data(), t.data.size());
     return v;
 }
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // onnx_builder.hpp - the tests' ONNX models: tpu_onnx::ModelBuilder saved into this process's
-// scratch directory for tpu-compile's front end, and deterministic test data.
+// scratch directory for tpu-compile's front end, deterministic test data, and float32 tensors to
+// and from the executors.
 #pragma once
 
 #include <tpu_onnx/builder.hpp>
+#include <tpumodel/model.hpp>
 
 #include <cstdint>
 #include <string>
@@ -27,5 +29,10 @@ std::string scratch_path(const std::string &file);
 
 // A deterministic pseudo-random vector in [-1, 1).
 std::vector<float> pattern(std::size_t n, std::uint32_t seed);
+
+// A float32 graph input of `shape` holding `v`; a float32 tensor's values (a test failure for
+// another dtype).
+tpumodel::Tensor float_tensor(const std::vector<std::int64_t> &shape, const std::vector<float> &v);
+std::vector<float> float_values(const tpumodel::Tensor &t);
 
 } // namespace compiler_test

@@ -22,15 +22,12 @@ TEST_CASE("PyTorch's exports compile and compute what PyTorch computes", "[pytor
         tpu_onnx::CompileOptions options;
         options.input_shapes = {{p.input, p.shape}};
         const tpu_onnx::Compiled c = tpu_onnx::compile_file(p.onnx, options);
-        tpumodel::Tensor x{p.input, tpumodel::DType::Float, tpumodel::Layout::Plain, p.shape, false,
-                           {}};
-        x.data.resize(p.x.size() * 4);
-        std::memcpy(x.data.data(), p.x.data(), x.data.size());
+        tpumodel::Tensor x = float_tensor(p.shape, p.x);
+        x.name = p.input;
         const std::vector<tpumodel::Tensor> out = tpumodel::cpu::run_model(c.model, {x});
         REQUIRE(out.size() == 1);
-        REQUIRE(out[0].data.size() == p.y.size() * 4);
-        std::vector<float> y(p.y.size());
-        std::memcpy(y.data(), out[0].data.data(), out[0].data.size());
+        const std::vector<float> y = float_values(out[0]);
+        REQUIRE(y.size() == p.y.size());
         std::size_t off = 0;
         for (std::size_t i = 0; i < y.size(); ++i)
             off += !(std::fabs(y[i] - p.y[i]) <= 1e-5f + 1e-4f * std::fabs(p.y[i]));
