@@ -17,7 +17,6 @@
 #include <onnx/checker.h>
 
 #include <cmath>
-#include <cstring>
 #include <fstream>
 
 using namespace compiler_test;

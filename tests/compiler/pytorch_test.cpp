@@ -12,7 +12,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <cstring>
 
 using namespace compiler_test;
 
