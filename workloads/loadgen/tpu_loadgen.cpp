@@ -7,7 +7,7 @@
 // CSV. Every request's outcome is counted: answered (200), unavailable (503 with Retry-After: the
 // server's card is recovering; an answer, not an error) or an error (any other status, or no
 // answer: a connection reset, a timeout), which makes the exit status 1. Inputs are uniform random
-// features in [0, 1] of the size the model's metadata gives, --batch samples per request, sent
+// features in [0, 1] in the shape the model's metadata gives, --batch samples per request, sent
 // as JSON; with --binary each level runs twice, as JSON and then with the inputs and outputs as
 // binary tensor data (the KServe v2 / Triton extension), the encodings side by side.
 // A level's clients open their connections one after the other (a GET of /v2/health/live each)
@@ -204,12 +204,16 @@ int main(int argc, char **argv) {
     json m = json::parse(res->body, nullptr, false);
     std::size_t features = 0;
     std::string input = "input";
+    std::vector<std::size_t> shape; // a request's: the batch, then the model's other dimensions
     try {
         input = m.at("inputs").at(0).at("name").get<std::string>();
-        const json &shape = m.at("inputs").at(0).at("shape");
+        const json &dims = m.at("inputs").at(0).at("shape");
+        shape = {batch};
         features = 1;
-        for (std::size_t i = 1; i < shape.size(); ++i)
-            features *= shape[i].get<std::size_t>();
+        for (std::size_t i = 1; i < dims.size(); ++i) {
+            shape.push_back(dims[i].get<std::size_t>());
+            features *= shape.back();
+        }
     } catch (const std::exception &e) {
         std::cerr << "tpu-loadgen: unexpected metadata " << res->body << ": " << e.what() << "\n";
         return 1;
@@ -224,16 +228,14 @@ int main(int argc, char **argv) {
         std::vector<float> data(batch * features);
         for (float &v : data)
             v = pixel(rng);
-        json_bodies.push_back({json{{"inputs",
-                                     {{{"name", input},
-                                       {"shape", {batch, features}},
-                                       {"datatype", "FP32"},
-                                       {"data", data}}}}}
-                                   .dump(),
-                               ""});
+        json_bodies.push_back(
+            {json{{"inputs",
+                   {{{"name", input}, {"shape", shape}, {"datatype", "FP32"}, {"data", data}}}}}
+                 .dump(),
+             ""});
         std::string text = json{{"inputs",
                                  {{{"name", input},
-                                   {"shape", {batch, features}},
+                                   {"shape", shape},
                                    {"datatype", "FP32"},
                                    {"parameters", {{"binary_data_size", data.size() * 4}}}}}},
                                 {"parameters", {{"binary_data_output", true}}}}
