@@ -32,32 +32,42 @@ std::vector<Tensor> run_node(const Model &m, const Node &n, const std::vector<co
     return results;
 }
 
-void check_node_runs(const Model &m, const Node &n) {
+std::optional<ZeroInputs> zero_inputs(const Model &m, const Node &n) {
     std::uint64_t elements = 0;
-    for (std::uint32_t id : n.inputs)
-        elements += id == no_tensor ? 0 : m.tensors[id].element_count();
+    for (std::uint32_t id : n.inputs) {
+        if (id == no_tensor)
+            continue;
+        for (std::int64_t d : m.tensors[id].shape)
+            if (d < 0)
+                return std::nullopt;
+        elements += m.tensors[id].element_count();
+    }
     if (elements > (std::uint64_t(1) << 24))
-        return;
-    std::vector<Tensor> zeros;
-    zeros.reserve(n.inputs.size());
-    std::vector<const Tensor *> in;
+        return std::nullopt;
+    ZeroInputs z;
+    z.zeros.reserve(n.inputs.size());
     for (std::uint32_t id : n.inputs) {
         if (id == no_tensor) {
-            in.push_back(nullptr);
+            z.in.push_back(nullptr);
             continue;
         }
         const Tensor &t = m.tensors[id];
         if (t.constant) {
-            in.push_back(&t);
+            z.in.push_back(&t);
             continue;
         }
         if (t.dtype == DType::Int64 || t.dtype == DType::Int32)
-            return; // shapes, axes or indices known only at run time: zeros prove nothing
-        zeros.push_back(t);
-        zeros.back().data.assign(t.element_count() * dtype_size(t.dtype), 0);
-        in.push_back(&zeros.back());
+            return std::nullopt;
+        z.zeros.push_back(t);
+        z.zeros.back().data.assign(t.element_count() * dtype_size(t.dtype), 0);
+        z.in.push_back(&z.zeros.back());
     }
-    run_node(m, n, in);
+    return z;
+}
+
+void check_node_runs(const Model &m, const Node &n) {
+    if (const std::optional<ZeroInputs> z = zero_inputs(m, n))
+        run_node(m, n, z->in);
 }
 
 std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs) {

@@ -6,9 +6,11 @@
 // be static and of sane size: the compiler's check for dynamic shapes it cannot fix.
 #include "passes.hpp"
 
+#include <tpumodel/cpu_executor.hpp>
 #include <tpumodel/cpu_kernels.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace tpu_onnx {
 
@@ -31,73 +33,61 @@ bool foldable(const tpumodel::Model &m, const Node &n) {
     });
 }
 
+// `n`'s outputs computed by its kernel from `in`, whatever their shapes; nothing when the kernel
+// cannot run it in this form.
+std::optional<std::vector<Tensor>> run_kernel(const Node &n,
+                                              const std::vector<const Tensor *> &in) {
+    std::vector<Tensor> results(n.outputs.size());
+    std::vector<Tensor *> out;
+    for (Tensor &t : results)
+        out.push_back(&t);
+    try {
+        tpumodel::cpu::find_kernel(n.op)(n, in, out);
+    } catch (const tpumodel::cpu::KernelError &) {
+        return std::nullopt;
+    }
+    return results;
+}
+
 // Folds `n` into constants; false (and the model untouched) when its kernel cannot run it in
 // this form, which leaves the node to placement like any other.
 bool evaluate(tpumodel::Model &m, const Node &n) {
     std::vector<const Tensor *> in;
     for (std::uint32_t id : n.inputs)
         in.push_back(id == tpumodel::no_tensor ? nullptr : &m.tensors[id]);
-    std::vector<Tensor> results(n.outputs.size());
-    std::vector<Tensor *> out;
-    for (Tensor &t : results)
-        out.push_back(&t);
-    try {
-        tpumodel::cpu::find_kernel(n.op)(n, in, out);
-    } catch (const tpumodel::cpu::KernelError &) {
+    std::optional<std::vector<Tensor>> results = run_kernel(n, in);
+    if (!results)
         return false;
-    }
-    for (std::size_t i = 0; i < results.size(); ++i) {
+    for (std::size_t i = 0; i < results->size(); ++i) {
         Tensor &t = m.tensors[n.outputs[i]];
-        if (shape_known(t) && t.shape != results[i].shape)
+        Tensor &r = (*results)[i];
+        if (shape_known(t) && t.shape != r.shape)
             throw CompileError(n.describe() + ": folding it gave '" + t.name + "' the shape " +
-                               results[i].shape_string() + ", shape inference " + t.shape_string());
+                               r.shape_string() + ", shape inference " + t.shape_string());
         const std::string name = t.name;
-        t = std::move(results[i]);
+        t = std::move(r);
         t.name = name;
         t.constant = true;
     }
     return true;
 }
 
-// Gives `n`'s outputs of unknown shape the shapes its kernel computes from its inputs (data
-// inputs as zeros of their shapes, constants as they are). Nothing changes when an input's shape
-// is unknown too, the inputs are absurdly large, or the kernel cannot run it.
+// Gives `n`'s outputs of unknown shape the shapes its kernel computes on stand-ins for its inputs
+// (tpumodel::cpu::zero_inputs); nothing changes when there are none or the kernel cannot run it.
 void infer_by_running(tpumodel::Model &m, const Node &n) {
     const bool unknown = std::any_of(n.outputs.begin(), n.outputs.end(),
                                      [&](std::uint32_t id) { return !shape_known(m.tensors[id]); });
     if (!unknown || !tpumodel::cpu::find_kernel(n.op))
         return;
-    std::vector<Tensor> zeros;
-    zeros.reserve(n.inputs.size());
-    std::vector<const Tensor *> in;
-    for (std::uint32_t id : n.inputs) {
-        if (id == tpumodel::no_tensor) {
-            in.push_back(nullptr);
-            continue;
-        }
-        const Tensor &t = m.tensors[id];
-        if (!shape_known(t) || t.element_count() > tpumodel::max_elements)
-            return;
-        if (t.constant) {
-            in.push_back(&t);
-            continue;
-        }
-        Tensor &z = zeros.emplace_back(t);
-        z.data.assign(t.element_count() * tpumodel::dtype_size(t.dtype), 0);
-        in.push_back(&z);
-    }
-    std::vector<Tensor> results(n.outputs.size());
-    std::vector<Tensor *> out;
-    for (Tensor &t : results)
-        out.push_back(&t);
-    try {
-        tpumodel::cpu::find_kernel(n.op)(n, in, out);
-    } catch (const tpumodel::cpu::KernelError &) {
+    const std::optional<tpumodel::cpu::ZeroInputs> z = tpumodel::cpu::zero_inputs(m, n);
+    if (!z)
         return;
-    }
-    for (std::size_t i = 0; i < results.size(); ++i)
+    const std::optional<std::vector<Tensor>> results = run_kernel(n, z->in);
+    if (!results)
+        return;
+    for (std::size_t i = 0; i < results->size(); ++i)
         if (!shape_known(m.tensors[n.outputs[i]]))
-            m.tensors[n.outputs[i]].shape = results[i].shape;
+            m.tensors[n.outputs[i]].shape = (*results)[i].shape;
 }
 
 } // namespace

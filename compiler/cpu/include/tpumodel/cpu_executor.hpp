@@ -6,6 +6,7 @@
 
 #include "tpumodel/model.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace tpumodel::cpu {
@@ -20,10 +21,19 @@ std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs)
 // kernel gives other dtypes or shapes). The card's executor runs its CPU nodes with it.
 std::vector<Tensor> run_node(const Model &m, const Node &n, const std::vector<const Tensor *> &in);
 
+// Stand-ins for node `n`'s inputs to try its kernel with: constants as they are, data inputs as
+// zeros of their declared shapes (`in` points into `zeros`). Nothing when zeros would prove
+// nothing: an input of unknown shape, more than 2^24 elements in all, or integers (shapes, axes,
+// indices) computed at run time.
+struct ZeroInputs {
+    std::vector<Tensor> zeros;
+    std::vector<const Tensor *> in;
+};
+std::optional<ZeroInputs> zero_inputs(const Model &m, const Node &n);
+
 // Whether the CPU kernel takes node `n` of `m` in its form: runs it once on zeros of its inputs'
 // declared shapes (constants as they are) and checks the outputs' dtypes and shapes against
-// the declared ones. Throws KernelError saying why not. A node whose inputs hold more than
-// 2^24 elements in all, or that takes integers (shapes, axes, indices) computed at run time,
+// the declared ones. Throws KernelError saying why not. A node zero_inputs() gives nothing for
 // is not tried.
 void check_node_runs(const Model &m, const Node &n);
 
