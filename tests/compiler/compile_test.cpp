@@ -3,8 +3,8 @@
 // Relu fused, weights to [K, N]), a CNN (NCHW -> NHWC at the input, Conv weights to HWIO, the
 // flatten order folded into the Gemm's weights), PyTorch's Shape/Gather/Unsqueeze/Concat/Reshape
 // chain folded into a constant shape, CPU fallback with its reasons, and the report.
+#include "graph/placement_rules.hpp"
 #include "onnx_builder.hpp"
-#include "placement_rules.hpp"
 
 #include <tpu_onnx/compile.hpp>
 #include <tpumodel/file.hpp>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // passes.hpp - the compiler's steps, in the order compile.cpp runs them. The first three work
-// on ONNX's ModelProto through libonnx; the rest on the tpumodel graph.
+// on ONNX's ModelProto through libonnx; the rest on the tpumodel graph (those in graph/).
 #pragma once
 
 #include "tpu_onnx/compile.hpp"
