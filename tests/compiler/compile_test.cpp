@@ -226,7 +226,8 @@ TEST_CASE("nodes the card cannot take run on the CPU, each with its reason", "[c
     CHECK_THAT(r, Catch::Contains("4 nodes run: 1 on the card, 3 on the CPU"));
 }
 
-TEST_CASE("Softmax over axis 0 and Conv with asymmetric padding fall back to the CPU",
+TEST_CASE("Conv with asymmetric padding falls back to the CPU, Softmax over axis 0 runs on the "
+          "card between two transposes",
           "[compile]") {
     OnnxBuilder b(17);
     b.input("x", {std::int64_t(1), std::int64_t(1), std::int64_t(4), std::int64_t(4)})
@@ -236,11 +237,61 @@ TEST_CASE("Softmax over axis 0 and Conv with asymmetric padding fall back to the
         .node("Reshape", {"c", "flat"}, {"f"}, "reshape")
         .node("Softmax", {"f"}, {"y"}, "sm", {{"axis", std::int64_t(0)}})
         .output("y", 2);
-    const std::string r = tpu_onnx::report(compile(b, "compiler_cpu_nn.onnx"));
+    const tpu_onnx::Compiled c = compile(b, "compiler_cpu_nn.onnx");
+    const std::string r = tpu_onnx::report(c);
     CHECK_THAT(r, Catch::Contains("node 'conv' (Conv): asymmetric padding [0, 0, 1, 1]: the card "
                                   "pads both sides alike"));
-    CHECK_THAT(r, Catch::Contains("node 'sm' (Softmax): over axis 0 of 2: the card's runs over "
-                                  "the last one"));
+    CHECK_THAT(r, Catch::Contains("1 (Log)Softmax nodes moved to the last axis"));
+    const tpumodel::Node &sm = node_named(c.model, "sm");
+    CHECK(sm.card_op == "softmax");
+    CHECK(sm.get_int("axis", 0) == -1);
+    CHECK(node_named(c.model, "sm_axis_last").get_ints("perm", {}) ==
+          std::vector<std::int64_t>{1, 0});
+    CHECK(node_named(c.model, "sm_axis_back").card_op == "permute");
+}
+
+TEST_CASE("reductions over one run of neighbouring axes run on the card", "[compile]") {
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(2), std::int64_t(3), std::int64_t(4), std::int64_t(5)})
+        .node("ReduceMean", {"x"}, {"m"}, "middle", {{"axes", std::vector<std::int64_t>{1, 2}}})
+        .node("ReduceMax", {"x"}, {"all"}, "all")
+        .node("ReduceMax", {"x"}, {"gap"}, "gap", {{"axes", std::vector<std::int64_t>{0, 2}}})
+        .output("m", 4)
+        .output("all", 4)
+        .output("gap", 4);
+    const tpu_onnx::Compiled c = compile(b, "compiler_reduce.onnx");
+    CHECK(node_named(c.model, "middle").card_op == "mean");
+    CHECK(node_named(c.model, "all").card_op == "reduce_axis");
+    CHECK(node_named(c.model, "gap").placement == tpumodel::Placement::Cpu);
+    CHECK_THAT(tpu_onnx::report(c), Catch::Contains("node 'gap' (ReduceMax): axes that are not "
+                                                    "one run of neighbours"));
+}
+
+TEST_CASE("Neg, scalar constants, a constant first operand, LayerNormalization over two axes "
+          "and a Cast to the same type go on the card",
+          "[compile]") {
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(2), std::int64_t(3), std::int64_t(4)})
+        .floats("two", {}, {2.0f})
+        .floats("row", {4}, {1, 2, 3, 4})
+        .floats("scale", {3, 4}, pattern(12, 3))
+        .floats("bias", {3, 4}, pattern(12, 5))
+        .node("Neg", {"x"}, {"n"}, "neg")
+        .node("Add", {"n", "two"}, {"a"}, "add_scalar")
+        .node("Mul", {"row", "a"}, {"m"}, "mul_first")
+        .node("LayerNormalization", {"m", "scale", "bias"}, {"l"}, "ln",
+              {{"axis", std::int64_t(1)}})
+        .node("Cast", {"l"}, {"y"}, "cast", {{"to", std::int64_t(1)}})
+        .output("y", 3);
+    const tpu_onnx::Compiled c = compile(b, "compiler_card_forms.onnx");
+    CHECK(node_named(c.model, "neg").op == "Mul");
+    CHECK(node_named(c.model, "neg").card_op == "elementwise");
+    CHECK(node_named(c.model, "add_scalar").card_op == "elementwise");
+    CHECK(node_named(c.model, "mul_first").card_op == "elementwise");
+    CHECK(c.model.tensors[node_named(c.model, "mul_first").inputs[0]].name == "a");
+    CHECK(node_named(c.model, "ln").card_op == "layer_norm");
+    CHECK(node_named(c.model, "cast").card_op == "view");
+    CHECK_THAT(tpu_onnx::report(c), Catch::Contains("5 nodes run: 5 on the card, 0 on the CPU"));
 }
 
 TEST_CASE("every card op the placement names is registered in libtpurt", "[compile]") {

@@ -2,7 +2,7 @@
 // elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow
 // with numpy broadcasting (integers in int64, floats in binary32; Pow's exponent of any type),
 // and the unary functions Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Neg, Abs, Reciprocal
-// (binary32; any layout).
+// (binary32; Neg and Abs also on integers; any layout).
 #include "kernel_support.hpp"
 
 #include <cmath>
@@ -96,6 +96,29 @@ template <float (*F)(float)> void unary_kernel(const Node &node, Inputs in, Outp
         store(y, i, F(float(real_at(x, i))), 0);
 }
 
+// Neg and Abs take integers too (shape arithmetic: LayerNormalization's function body negates
+// a negative axis to count the normalised axes).
+template <bool Negate> void sign_kernel(const Node &node, Inputs in, Outputs out) {
+    if (in.empty() || !in[0])
+        throw KernelError(node, "its input is missing");
+    const Tensor &x = *in[0];
+    if (x.dtype == DType::Bool)
+        throw KernelError(node, "takes numbers, not bool");
+    Tensor &y = *out[0];
+    shape_output(y, x.dtype, x.shape);
+    y.layout = x.layout;
+    for (std::uint64_t i = 0; i < x.element_count(); ++i) {
+        if (is_float(x.dtype)) {
+            const auto v = float(real_at(x, i));
+            store(y, i, Negate ? -v : std::fabs(v), 0);
+        } else {
+            const std::int64_t v = int_at(x, i);
+            const std::int64_t r = Negate || v < 0 ? -v : v;
+            store(y, i, double(r), r);
+        }
+    }
+}
+
 float relu(float x) {
     return x > 0 ? x : 0.0f;
 }
@@ -117,12 +140,6 @@ float sqrt_(float x) {
 float erf_(float x) {
     return std::erf(x);
 }
-float neg(float x) {
-    return -x;
-}
-float abs_(float x) {
-    return std::fabs(x);
-}
 float reciprocal(float x) {
     return 1.0f / x;
 }
@@ -142,8 +159,8 @@ void add_elementwise_kernels(KernelTable &table) {
     table["Log"] = unary_kernel<log_>;
     table["Sqrt"] = unary_kernel<sqrt_>;
     table["Erf"] = unary_kernel<erf_>;
-    table["Neg"] = unary_kernel<neg>;
-    table["Abs"] = unary_kernel<abs_>;
+    table["Neg"] = sign_kernel<true>;
+    table["Abs"] = sign_kernel<false>;
     table["Reciprocal"] = unary_kernel<reciprocal>;
 }
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// reduce_kernels.cpp - the reference kernels of ReduceMean, ReduceSum and ReduceMax (opset 17:
+// reduce_kernels.cpp - the reference kernels of ReduceMean, ReduceSum, ReduceSumSquare and
+// ReduceMax (opset 17:
 // axes as an attribute, ReduceSum's as an input; keepdims; noop_with_empty_axes), in binary32
 // with sums in index order.
 #include "kernel_support.hpp"
+#include "tpumodel/reduction.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -21,13 +23,9 @@ void reduce_kernel(const Node &node, Inputs in, Outputs out) {
     require_plain(node, x);
     if (x.dtype != DType::Float && x.dtype != DType::Bfloat16)
         throw KernelError(node, std::string("takes floats, not ") + dtype_name(x.dtype));
-    std::vector<std::int64_t> axes = node.get_ints("axes", {});
-    if (in.size() > 1 && in[1])
-        axes = ints_of(node, in[1], "axes");
     const std::size_t rank = x.shape.size();
-    std::vector<bool> reduced(rank, axes.empty() && node.get_int("noop_with_empty_axes", 0) == 0);
-    for (std::int64_t a : axes)
-        reduced[normalise_axis(node, a, rank)] = true;
+    const std::vector<bool> reduced =
+        reduced_axes(node, rank, in.size() > 1 && in[1] ? in[1] : nullptr);
     const bool keep = node.get_int("keepdims", 1) != 0;
     std::vector<std::int64_t> shape;
     for (std::size_t i = 0; i < rank; ++i)
@@ -35,6 +33,7 @@ void reduce_kernel(const Node &node, Inputs in, Outputs out) {
             shape.push_back(reduced[i] ? 1 : x.shape[i]);
 
     const bool is_max = node.op == "ReduceMax", is_mean = node.op == "ReduceMean";
+    const bool is_square = node.op == "ReduceSumSquare";
     std::uint64_t outputs = 1, count = 1;
     for (std::size_t i = 0; i < rank; ++i)
         (reduced[i] ? count : outputs) *= std::uint64_t(x.shape[i]);
@@ -45,7 +44,8 @@ void reduce_kernel(const Node &node, Inputs in, Outputs out) {
         for (std::size_t d = 0; d < rank; ++d)
             if (!reduced[d])
                 o = o * std::uint64_t(x.shape[d]) + std::uint64_t(pos[d]);
-        const auto v = float(real_at(x, i));
+        const auto r = float(real_at(x, i));
+        const float v = is_square ? r * r : r;
         acc[o] = is_max ? std::max(acc[o], v) : acc[o] + v;
         for (std::size_t d = rank; d-- > 0;) {
             if (++pos[d] < x.shape[d])
@@ -65,6 +65,7 @@ void add_reduce_kernels(KernelTable &table) {
     table["ReduceMean"] = reduce_kernel;
     table["ReduceSum"] = reduce_kernel;
     table["ReduceMax"] = reduce_kernel;
+    table["ReduceSumSquare"] = reduce_kernel;
 }
 
 } // namespace tpumodel::cpu

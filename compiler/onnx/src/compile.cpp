@@ -28,6 +28,8 @@ Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
         fold_constants(c.model, c.summary);
         fold_batchnorms(c.model, c.summary);
         convert_layouts(c.model, c.summary);
+        move_to_last_axis(c.model, c.summary);
+        shape_constant_operands(c.model);
         fuse(c.model, c.summary);
         place(c.model);
     } catch (const CompileError &e) {

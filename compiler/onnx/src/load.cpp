@@ -1,13 +1,41 @@
 // SPDX-License-Identifier: MIT
 // load.cpp - an ONNX model's bytes parsed, its opset checked against the 7-17 the converter
-// handles, and the model checked by onnx::checker (types, attributes, topological order, names).
+// handles (an older one raised to 7 when none of the model's ops changed since), and the model
+// checked by onnx::checker (types, attributes, topological order, names).
 #include "passes.hpp"
 
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 
 #include <set>
 
 namespace tpu_onnx {
+
+namespace {
+
+// Every node of the default domain means the same at `opset` as at min_opset: its op's schema
+// there is the one in force at min_opset (GlobalAveragePool, Relu, ... have one version since
+// opset 1), so the model can be read as an opset-7 model, which the converter takes.
+bool unchanged_since(const onnx::GraphProto &graph, std::int64_t opset) {
+    for (const onnx::NodeProto &n : graph.node()) {
+        if (!n.domain().empty() && n.domain() != "ai.onnx")
+            continue;
+        const onnx::OpSchema *then = onnx::OpSchemaRegistry::Schema(n.op_type(), int(opset));
+        const onnx::OpSchema *later = onnx::OpSchemaRegistry::Schema(n.op_type(), int(min_opset));
+        if (!then || !later || then->since_version() != later->since_version())
+            return false;
+    }
+    return true;
+}
+
+std::int64_t raise_opset(onnx::ModelProto &model, std::int64_t opset) {
+    for (onnx::OperatorSetIdProto &o : *model.mutable_opset_import())
+        if (o.domain().empty() || o.domain() == "ai.onnx")
+            o.set_version(opset);
+    return opset;
+}
+
+} // namespace
 
 onnx::ModelProto load_checked(const std::string &bytes, const std::string &path,
                               CompileSummary &summary) {
@@ -24,11 +52,13 @@ onnx::ModelProto load_checked(const std::string &bytes, const std::string &path,
             opset = o.version();
     if (opset < 0)
         throw CompileError(path + ": the model imports no opset of the default ONNX domain");
+    summary.source_opset = opset;
+    if (opset >= 1 && opset < min_opset && unchanged_since(model.graph(), opset))
+        opset = raise_opset(model, min_opset);
     if (opset < min_opset || opset > target_opset)
         throw CompileError(path + ": opset " + std::to_string(opset) + " is outside " +
                            std::to_string(min_opset) + "-" + std::to_string(target_opset) +
                            " (the versions ONNX 1.12's converter takes to opset 17)");
-    summary.source_opset = opset;
     summary.onnx_nodes = std::size_t(model.graph().node_size());
 
     try {

@@ -45,6 +45,9 @@ std::string report(const Compiled &c) {
          "the CPU\n\n",
          s.onnx_nodes, s.folded, s.batchnorms, s.fused, s.transposes, m.nodes.size(), on_card,
          m.nodes.size() - on_card);
+    if (s.axes_moved)
+        line("%zu (Log)Softmax nodes moved to the last axis between two transposes\n\n",
+             s.axes_moved);
     line("%-22s %6s  %-9s %s\n", "Operator", "Count", "Placement", "Card op");
     for (const auto &[key, count] : rows) {
         const auto &[op, placement, card_op] = key;

@@ -6,14 +6,15 @@
 #include "card_ops.hpp"
 
 #include "tpumodel/card_executor.hpp"
+#include "tpumodel/reduction.hpp"
 
 #include <tpurt/ops/op_registry.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,26 +103,6 @@ std::string activation(const Node &n) {
     cannot(n, "fused activation " + a);
 }
 
-// The one axis a reduction runs over, from its attribute or its constant input (ReduceSum).
-std::int64_t reduce_axis(const Model &m, const Node &n) {
-    std::vector<std::int64_t> axes = n.get_ints("axes", {});
-    if (n.inputs.size() > 1 && n.inputs[1] != no_tensor) {
-        const Tensor &t = m.tensors[n.inputs[1]];
-        if (!t.constant)
-            cannot(n, "axes computed at run time");
-        axes.clear();
-        for (std::uint64_t i = 0; i < t.element_count(); ++i) {
-            std::int64_t v = 0;
-            std::memcpy(&v, t.data.data() + i * 8, 8);
-            axes.push_back(v);
-        }
-    }
-    if (axes.size() != 1)
-        cannot(n, "a reduction over other than one axis");
-    const auto rank = std::int64_t(m.tensors[n.inputs[0]].shape.size());
-    return axes[0] < 0 ? axes[0] + rank : axes[0];
-}
-
 using Binder = tpurt::OpSequence (*)(tpurt::Device &, const Model &, const Node &, Tensors in,
                                      Tensors out);
 
@@ -172,15 +153,29 @@ tpurt::OpSequence global_pool(tpurt::Device &d, const Model &, const Node &n, Te
     return prepare(d, "reduce_axis", {&x, &y}, a);
 }
 
+// ReduceMean / ReduceSum / ReduceMax over a run of neighbouring axes: over the middle axis of
+// the input's [outer, length, inner] view, into the output's [outer, 1, inner] view (keepdims
+// or not, the output holds those elements in that order).
 tpurt::OpSequence reduce(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
     if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool")
         return global_pool(d, m, n, in, out);
-    Attributes a;
-    a.add("axis", reduce_axis(m, n));
+    const Tensor &x = m.tensors[n.inputs[0]];
+    const bool axes_input = n.inputs.size() > 1 && n.inputs[1] != no_tensor;
+    if (axes_input && !m.tensors[n.inputs[1]].constant)
+        cannot(n, "axes computed at run time");
+    const std::optional<cpu::AxisRun> run = cpu::contiguous_run(
+        x.shape,
+        cpu::reduced_axes(n, x.shape.size(), axes_input ? &m.tensors[n.inputs[1]] : nullptr));
+    if (!run)
+        cannot(n, "a reduction over other than one run of neighbouring axes");
+    const tpurt::Tensor a = in[0]->reshape({run->outer, run->length, run->inner});
+    const tpurt::Tensor y = out[0]->reshape({run->outer, 1, run->inner});
+    Attributes attributes;
+    attributes.add("axis", std::int64_t(1));
     if (n.card_op == "mean")
-        return prepare(d, "mean", {in[0], out[0]}, a);
-    a.add("op", n.op == "ReduceMax" ? "max" : "sum");
-    return prepare(d, "reduce_axis", {in[0], out[0]}, a);
+        return prepare(d, "mean", {&a, &y}, attributes);
+    attributes.add("op", n.op == "ReduceMax" ? "max" : "sum");
+    return prepare(d, "reduce_axis", {&a, &y}, attributes);
 }
 
 tpurt::OpSequence dense(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
@@ -227,11 +222,27 @@ tpurt::OpSequence one_operand(tpurt::Device &d, const Model &, const Node &n, Te
     return prepare(d, n.card_op.c_str(), {in[0], out[0]});
 }
 
+// LayerNormalization over the axes from `axis` on: the card's layer_norm over the last axis of
+// the [outer, inner] views of X and Y, scale and bias seen as [inner].
 tpurt::OpSequence layer_norm(tpurt::Device &d, const Model &, const Node &n, Tensors in,
                              Tensors out) {
+    const std::vector<std::size_t> &s = in[0]->shape();
+    const auto rank = std::int64_t(s.size());
+    std::int64_t axis = n.get_int("axis", -1);
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= rank)
+        cannot(n, "axis " + std::to_string(n.get_int("axis", -1)) + " of a rank-" +
+                      std::to_string(rank) + " input");
+    std::size_t outer = 1, inner = 1;
+    for (std::int64_t i = 0; i < rank; ++i)
+        (i < axis ? outer : inner) *= s[std::size_t(i)];
+    const tpurt::Tensor x = in[0]->reshape({outer, inner});
+    const tpurt::Tensor scale = in[1]->reshape({inner});
+    const tpurt::Tensor bias = in[2]->reshape({inner});
+    const tpurt::Tensor y = out[0]->reshape({outer, inner});
     Attributes a;
     a.add("eps", n.get_float("epsilon", 1e-5f));
-    return prepare(d, "layer_norm", {in[0], in[1], in[2], out[0]}, a);
+    return prepare(d, "layer_norm", {&x, &scale, &bias, &y}, a);
 }
 
 tpurt::OpSequence permute(tpurt::Device &d, const Model &m, const Node &n, Tensors in,

@@ -33,6 +33,7 @@ struct CompileSummary {
     std::size_t batchnorms = 0;    // BatchNormalizations folded into their Conv
     std::size_t fused = 0;         // Relu nodes fused into their producer
     std::size_t transposes = 0;    // layout conversions inserted at the graph's edges
+    std::size_t axes_moved = 0;    // Softmax/LogSoftmax moved to the last axis by 2 transposes
 };
 
 struct Compiled {

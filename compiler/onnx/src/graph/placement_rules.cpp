@@ -4,8 +4,13 @@
 // epilogue), grouped_conv2d, pool2d (windows up to 16 x 16, zeros counted in averages), mean and
 // reduce_axis, dense ([K, N] constant weights, a bias row), matmul and batched_matmul, unary
 // (ACTIVATE's functions), elementwise (same shape, or one row to every row), divide, softmax and
-// log_softmax and layer_norm (last axis), permute; reshapes are views. Anything else: the reason.
+// log_softmax (last axis), layer_norm (the axes from `axis` on as one), permute; reshapes are
+// views. Anything else: the reason.
 #include "placement_rules.hpp"
+
+#include <tpumodel/reduction.hpp>
+
+#include <algorithm>
 
 #include <map>
 #include <set>
@@ -208,26 +213,27 @@ CardDecision softmax(const Model &m, const Node &n) {
 }
 
 CardDecision layer_norm(const Model &m, const Node &n) {
-    const std::size_t rank = in(m, n, 0).shape.size();
-    const std::int64_t axis = n.get_int("axis", -1);
-    if (axis != -1 && axis != std::int64_t(rank) - 1)
-        return cpu("over the axes from " + std::to_string(axis) +
-                   ": the card's normalises the last one");
     if (in(m, n, 0).dtype != tpumodel::DType::Float || !has(n, 2) || n.outputs.size() > 1)
-        return cpu("the card's layer_norm takes float32 with scale and bias, one output");
+        return cpu("the card's layer_norm takes float32 with scale and bias and gives one output "
+                   "(no Mean or InvStdDev)");
+    if (in(m, n, 0).layout != tpumodel::Layout::Plain)
+        return cpu("a layer normalisation of an NHWC image");
     return card("layer_norm");
 }
 
 CardDecision reduce(const Model &m, const Node &n) {
-    std::vector<std::int64_t> axes = n.get_ints("axes", {});
-    if (has(n, 1) && in(m, n, 1).constant)
-        axes.assign(in(m, n, 1).element_count(), 0); // ReduceSum: axes as an input
-    if (axes.size() != 1)
-        return cpu((axes.empty() ? std::string("over all axes")
-                                 : "over " + std::to_string(axes.size()) + " axes") +
-                   ": the card reduces one axis at a time");
-    if (!float_data(in(m, n, 0)))
-        return cpu(dtype_reason(in(m, n, 0)));
+    const Tensor &x = in(m, n, 0);
+    if (has(n, 1) && !in(m, n, 1).constant)
+        return cpu("axes computed at run time");
+    const std::vector<bool> reduced =
+        tpumodel::cpu::reduced_axes(n, x.shape.size(), has(n, 1) ? &in(m, n, 1) : nullptr);
+    if (!tpumodel::cpu::contiguous_run(x.shape, reduced))
+        return cpu(std::find(reduced.begin(), reduced.end(), true) == reduced.end()
+                       ? std::string("no axis reduced (noop_with_empty_axes): a copy")
+                       : "axes that are not one run of neighbours: the card reduces the middle "
+                         "axis of an [outer, length, inner] view");
+    if (!float_data(x))
+        return cpu(dtype_reason(x));
     return card(n.op == "ReduceMean" ? "mean" : "reduce_axis");
 }
 
@@ -239,6 +245,13 @@ CardDecision view(const Model &m, const Node &n) {
     if (in(m, n, 0).layout != tpumodel::Layout::Plain && !flatten_of_image)
         return cpu("a reshape of an NHWC image");
     return card("view");
+}
+
+CardDecision cast(const Model &m, const Node &n) {
+    if (in(m, n, 0).dtype != out(m, n).dtype)
+        return cpu(std::string("a cast from ") + tpumodel::dtype_name(in(m, n, 0).dtype) + " to " +
+                   tpumodel::dtype_name(out(m, n).dtype) + ": the card's ops keep their dtypes");
+    return card("view"); // to its own dtype: the same tensor
 }
 
 CardDecision transpose(const Model &m, const Node &n) {
@@ -281,6 +294,7 @@ const std::map<std::string, Rule> &rules() {
         {"Squeeze", view},
         {"Unsqueeze", view},
         {"Identity", view},
+        {"Cast", cast},
         {"Transpose", transpose},
     };
     return r;
