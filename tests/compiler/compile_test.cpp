@@ -211,15 +211,17 @@ TEST_CASE("nodes the card cannot take run on the CPU, each with its reason", "[c
     b.input("a", {std::int64_t(2), std::int64_t(3)})
         .input("b", {std::int64_t(2), std::int64_t(3)})
         .floats("scale", {2, 1}, {2.0f, 3.0f})
+        .floats("left", {2, 3}, pattern(6, 4))
         .node("Erf", {"a"}, {"e"}, "erf")
-        .node("Concat", {"e", "b"}, {"c"}, "concat", {{"axis", std::int64_t(1)}})
+        .node("Concat", {"e", "left"}, {"c"}, "concat", {{"axis", std::int64_t(1)}})
         .node("Mul", {"c", "scale"}, {"m"}, "mul")
         .node("Tanh", {"m"}, {"y"}, "tanh")
         .output("y", 2);
     const tpu_onnx::Compiled c = compile(b, "compiler_cpu.onnx");
     const std::string r = tpu_onnx::report(c);
     CHECK_THAT(r, Catch::Contains("node 'erf' (Erf): the card's ACTIVATE has no Erf"));
-    CHECK_THAT(r, Catch::Contains("node 'concat' (Concat): no card op for Concat"));
+    CHECK_THAT(r, Catch::Contains("node 'concat' (Concat): a constant operand: the card copies "
+                                  "tensors it holds"));
     CHECK_THAT(r, Catch::Contains("node 'mul' (Mul): shapes [2, 6] and [2, 1]: the card "
                                   "broadcasts only one row to every row"));
     CHECK_THAT(r, Catch::Contains("Tanh                        1  card      unary"));
@@ -248,6 +250,19 @@ TEST_CASE("Conv with asymmetric padding falls back to the CPU, Softmax over axis
     CHECK(node_named(c.model, "sm_axis_last").get_ints("perm", {}) ==
           std::vector<std::int64_t>{1, 0});
     CHECK(node_named(c.model, "sm_axis_back").card_op == "permute");
+}
+
+TEST_CASE("Concat and Gather of constant indices run on the card as slice copies", "[compile]") {
+    OnnxBuilder b(17);
+    b.input("a", {std::int64_t(2), std::int64_t(3)})
+        .input("b", {std::int64_t(2), std::int64_t(2)})
+        .ints("rows", {3}, {2, -1, 0})
+        .node("Concat", {"a", "b"}, {"c"}, "concat", {{"axis", std::int64_t(-1)}})
+        .node("Gather", {"c", "rows"}, {"y"}, "gather", {{"axis", std::int64_t(1)}})
+        .output("y", 2);
+    const tpu_onnx::Compiled c = compile(b, "compiler_copies.onnx");
+    CHECK(node_named(c.model, "concat").card_op == "slice_copy");
+    CHECK(node_named(c.model, "gather").card_op == "slice_copy");
 }
 
 TEST_CASE("reductions over one run of neighbouring axes run on the card", "[compile]") {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // table_shape.cpp - the conformance cases of the ops over a tensor's axes: reduce_axis (sum and
-// max over the first, a middle and the last axis), mean and permute (any order, ranks 2-4),
+// max over the first, a middle and the last axis), mean, permute (any order, ranks 2-4) and
+// slice_copy (an axis's range into another place of out, the rest of out kept),
 // exact against golden models written here from codegen/axis_compiler.hpp: REDUCE's sum in
 // ascending order along the axis (int32 wrapping; binary32 for bf16 and fp32), the mean that
 // fp32 sum times 1.0f / length, permutations exact copies.
@@ -113,6 +114,20 @@ void permute_golden(Arrays &x, DType type, const Shape &s, const std::vector<std
     }
 }
 
+// out's elements [dst, dst + count) along `axis` = a's [src, src + count); the rest kept.
+void slice_copy_golden(Arrays &x, DType type, const Shape &a, const Shape &out, std::size_t axis,
+                       std::size_t src, std::size_t dst, std::size_t count) {
+    const std::size_t size = tpurt::element_size(type);
+    std::size_t outer = 1, inner = 1;
+    for (std::size_t i = 0; i < axis; ++i)
+        outer *= a[i];
+    for (std::size_t i = axis + 1; i < a.size(); ++i)
+        inner *= a[i];
+    for (std::size_t o = 0; o < outer; ++o)
+        std::memcpy(&x.bytes[1][((o * out[axis] + dst) * inner) * size],
+                    &x.bytes[0][((o * a[axis] + src) * inner) * size], count * inner * size);
+}
+
 } // namespace
 
 std::vector<Case> shape_cases() {
@@ -160,6 +175,33 @@ std::vector<Case> shape_cases() {
                              {in("a", type, s, inputs(type)), out("out", type, out_shape)},
                              {{"order", text}},
                              [=](Arrays &x) { permute_golden(x, type, s, order); }});
+        }
+        // slice_copy: a's shape, out's extent along the axis, axis, src_start, dst_start, count.
+        struct Copy {
+            Shape a;
+            std::size_t out_length, axis, src, dst, count;
+        };
+        const std::vector<Copy> copies{{{1, 1}, 1, 0, 0, 0, 1},
+                                       {{3, 131}, 262, 1, 0, 131, 131},
+                                       {{2, 5, 7}, 3, 1, 1, 0, 3},
+                                       {{4, 3, 2, 129}, 9, 0, 1, 6, 3},
+                                       {{3, 2, 4, 5}, 2, 3, 4, 1, 1}};
+        for (const Copy &c : copies) {
+            Shape out_shape = c.a;
+            out_shape[c.axis] = c.out_length;
+            cases.push_back(
+                {"slice_copy",
+                 describe(type, c.a) + " axis " + std::to_string(c.axis) + " [" +
+                     std::to_string(c.src) + ", +" + std::to_string(c.count) + ") to " +
+                     std::to_string(c.dst) + " of " + std::to_string(c.out_length),
+                 {in("a", type, c.a, inputs(type)), inout("out", type, out_shape, inputs(type))},
+                 {{"axis", std::to_string(c.axis)},
+                  {"src_start", std::to_string(c.src)},
+                  {"dst_start", std::to_string(c.dst)},
+                  {"count", std::to_string(c.count)}},
+                 [=](Arrays &x) {
+                     slice_copy_golden(x, type, c.a, out_shape, c.axis, c.src, c.dst, c.count);
+                 }});
         }
     }
     return cases;

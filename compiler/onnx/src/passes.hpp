@@ -39,8 +39,8 @@ void convert_layouts(tpumodel::Model &m, CompileSummary &summary);
 // last_axis.cpp: Softmax and LogSoftmax over another axis than the last between a Transpose
 // that moves it last and one that moves it back.
 void move_to_last_axis(tpumodel::Model &m, CompileSummary &summary);
-// broadcast.cpp: Neg as Mul by -1; Add/Mul with a constant first operand swapped; one-element constants of
-// Add/Sub/Mul as rows of the data's last axis.
+// broadcast.cpp: Neg as Mul by -1; Add/Mul with a constant first operand swapped; one-element
+// constants of Add/Sub/Mul as rows of the data's last axis.
 void shape_constant_operands(tpumodel::Model &m);
 // fuse.cpp: Conv/Gemm + Relu into one node.
 void fuse(tpumodel::Model &m, CompileSummary &summary);

@@ -2,10 +2,12 @@
 // card_ops.cpp - the card ops tpu-compile places nodes on (compiler/README.md, "Placement")
 // bound by name through libtpurt's op registry: the operands in each op's order, the ONNX
 // attributes as the op's (strides and symmetric pads of NHWC windows, the fused activation,
-// epsilon, axes, permutations), and the reshaped views some forms need.
+// epsilon, axes, permutations), the reshaped views some forms need, and Concat and Gather as
+// sequences of slice_copy.
 #include "card_ops.hpp"
 
 #include "tpumodel/card_executor.hpp"
+#include "tpumodel/cpu_kernels.hpp"
 #include "tpumodel/reduction.hpp"
 
 #include <tpurt/ops/op_registry.hpp>
@@ -259,6 +261,79 @@ tpurt::OpSequence permute(tpurt::Device &d, const Model &m, const Node &n, Tenso
     return prepare(d, "permute", {in[0], out[0]}, a);
 }
 
+std::size_t normalised_axis(const Node &n, std::int64_t axis, std::size_t rank) {
+    const std::int64_t a = axis < 0 ? axis + std::int64_t(rank) : axis;
+    if (a < 0 || a >= std::int64_t(rank))
+        cannot(n, "axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) + " input");
+    return std::size_t(a);
+}
+
+// `count` slices of `a` along `axis` from `src` into `out` at `dst`, appended to `ops`.
+void slice_copy(tpurt::Device &d, tpurt::OpSequence &ops, const tpurt::Tensor &a,
+                const tpurt::Tensor &out, std::size_t axis, std::size_t src, std::size_t dst,
+                std::size_t count) {
+    Attributes attributes;
+    attributes.add("axis", std::int64_t(axis))
+        .add("src_start", std::int64_t(src))
+        .add("dst_start", std::int64_t(dst))
+        .add("count", std::int64_t(count));
+    tpurt::OpSequence copy = prepare(d, "slice_copy", {&a, &out}, attributes);
+    ops.launches.insert(ops.launches.end(), copy.launches.begin(), copy.launches.end());
+}
+
+// Concat: each input copied into its place along the axis.
+tpurt::OpSequence concat(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
+    const std::size_t axis = normalised_axis(n, n.get_int("axis", 0), out[0]->shape().size());
+    tpurt::OpSequence ops;
+    std::size_t offset = 0;
+    for (const tpurt::Tensor *t : in) {
+        if (!t)
+            cannot(n, "an input that is not a tensor on the card");
+        slice_copy(d, ops, *t, *out[0], axis, 0, offset, t->shape()[axis]);
+        offset += t->shape()[axis];
+    }
+    return ops;
+}
+
+// Gather of constant indices along an axis: a copy per run of neighbouring indices, into the
+// output seen with the indices as one axis.
+tpurt::OpSequence gather(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
+    const Tensor &indices = m.tensors[n.inputs.at(1)];
+    if (!indices.constant)
+        cannot(n, "indices computed at run time");
+    const std::vector<std::size_t> &s = in[0]->shape();
+    const std::size_t axis = normalised_axis(n, n.get_int("axis", 0), s.size());
+    const auto extent = std::int64_t(s[axis]);
+    std::vector<std::size_t> at;
+    for (std::uint64_t i = 0; i < indices.element_count(); ++i) {
+        const std::int64_t v = cpu::int_at(indices, i);
+        if (v < -extent || v >= extent)
+            cannot(n, "index " + std::to_string(v) + " outside [-" + std::to_string(extent) + ", " +
+                          std::to_string(extent) + ")");
+        at.push_back(std::size_t(v < 0 ? v + extent : v));
+    }
+    std::vector<std::size_t> shape = s;
+    shape[axis] = at.size();
+    const tpurt::Tensor y = out[0]->reshape(shape);
+    tpurt::OpSequence ops;
+    for (std::size_t j = 0; j < at.size();) {
+        std::size_t run = 1;
+        while (j + run < at.size() && at[j + run] == at[j] + run)
+            ++run;
+        slice_copy(d, ops, *in[0], y, axis, at[j], j, run);
+        j += run;
+    }
+    return ops;
+}
+
+tpurt::OpSequence copies(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
+    if (n.op == "Concat")
+        return concat(d, m, n, in, out);
+    if (n.op == "Gather")
+        return gather(d, m, n, in, out);
+    cannot(n, "no copies for " + n.op);
+}
+
 const std::map<std::string, Binder> &binders() {
     static const std::map<std::string, Binder> b = {
         {"conv2d_layer", conv2d_layer},
@@ -276,6 +351,7 @@ const std::map<std::string, Binder> &binders() {
         {"log_softmax", one_operand},
         {"layer_norm", layer_norm},
         {"permute", permute},
+        {"slice_copy", copies},
     };
     return b;
 }

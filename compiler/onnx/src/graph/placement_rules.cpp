@@ -5,7 +5,7 @@
 // reduce_axis, dense ([K, N] constant weights, a bias row), matmul and batched_matmul, unary
 // (ACTIVATE's functions), elementwise (same shape, or one row to every row), divide, softmax and
 // log_softmax (last axis), layer_norm (the axes from `axis` on as one), permute; reshapes are
-// views. Anything else: the reason.
+// views; Concat and Gather as slice_copy sequences. Anything else: the reason.
 #include "placement_rules.hpp"
 
 #include <tpumodel/reduction.hpp>
@@ -254,6 +254,22 @@ CardDecision cast(const Model &m, const Node &n) {
     return card("view"); // to its own dtype: the same tensor
 }
 
+// Concat and Gather as slice_copy sequences: float data in ONNX's order; Gather's indices
+// constant.
+CardDecision copies(const Model &m, const Node &n) {
+    for (std::size_t i = 0; i < (n.op == "Gather" ? 1 : n.inputs.size()); ++i) {
+        if (!has(n, i) || in(m, n, i).layout != tpumodel::Layout::Plain)
+            return cpu("an operand in the NHWC layout");
+        if (!float_data(in(m, n, i)))
+            return cpu(dtype_reason(in(m, n, i)));
+        if (in(m, n, i).constant)
+            return cpu("a constant operand: the card copies tensors it holds");
+    }
+    if (n.op == "Gather" && (!has(n, 1) || !in(m, n, 1).constant))
+        return cpu("indices computed at run time: the card's copies are planned at load");
+    return card("slice_copy");
+}
+
 CardDecision transpose(const Model &m, const Node &n) {
     (void)m;
     (void)n;
@@ -295,6 +311,8 @@ const std::map<std::string, Rule> &rules() {
         {"Unsqueeze", view},
         {"Identity", view},
         {"Cast", cast},
+        {"Concat", copies},
+        {"Gather", copies},
         {"Transpose", transpose},
     };
     return r;
@@ -311,9 +329,9 @@ CardDecision card_decision(const Model &m, const Node &n) {
 
 const std::vector<std::string> &card_ops() {
     static const std::vector<std::string> ops = {
-        "conv2d_layer", "grouped_conv2d", "pool2d",         "mean",       "reduce_axis",
-        "dense",        "matmul",         "batched_matmul", "unary",      "elementwise",
-        "divide",       "softmax",        "log_softmax",    "layer_norm", "permute"};
+        "conv2d_layer", "grouped_conv2d", "pool2d",  "mean",        "reduce_axis", "dense",
+        "matmul",       "batched_matmul", "unary",   "elementwise", "divide",      "softmax",
+        "log_softmax",  "layer_norm",     "permute", "slice_copy"};
     return ops;
 }
 
