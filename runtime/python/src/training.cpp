@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+// training.cpp - tpurt.Dataset (a labelled data set in memory, standardised with its training
+// set's statistics; features and labels as zero-copy numpy views), tpurt.load_dataset()
+// (Fashion-MNIST or scikit-learn's digits, as tpu-train loads them) and tpurt.Trainer: the MLP
+// or the CNN of tpu-train trained on a card by the same C++ (tpu_card_train's CardCnn and
+// CardMlp: every op of a step on the card, the step captured once and replayed), with its
+// optimisers, precisions and learning-rate schedules, its evaluation and its checkpoints
+// (read by tpu-eval, tpu-serve, tpu-train --resume).
+#include "bindings.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "card_cnn.hpp"
+#include "card_mlp.hpp"
+#include "train_common.hpp"
+
+#include <tpu_data/batches.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace tpurt_python {
+
+namespace {
+
+// A data set and the statistics it was standardised with (its training set's).
+struct Data {
+    tpu_data::Dataset set;
+    tpu_data::Normalization norm;
+};
+
+using Scores = std::pair<double, double>; // mean loss, accuracy
+
+// A model trained on a card, whatever its kind (TrainerOf below).
+class Trainer {
+  public:
+    Trainer(tpurt::Device device, std::shared_ptr<const Data> train, tpu_train::Options o)
+        : device_(std::move(device)), train_(std::move(train)), o_(std::move(o)),
+          schedule_(tpu_train::lr_schedule(
+              o_, tpu_data::Batches(train_->set, o_.batch, o_.seed).batches_per_epoch())) {}
+    virtual ~Trainer() = default;
+
+    // One epoch over the training set in the seeded order of tpu-train's epoch `epoch_`;
+    // `callback(step, loss, accuracy, lr)` after every `every`-th step.
+    Scores train_epoch(const py::object &callback, std::size_t every) {
+        if (every == 0)
+            throw py::value_error("every must be at least 1");
+        tpu_data::Batches batches(train_->set, o_.batch, o_.seed);
+        batches.start_epoch(epoch_);
+        tpu_data::Batch b;
+        double loss_sum = 0;
+        std::size_t correct = 0, seen = 0;
+        while (batches.next(b)) {
+            const float lr = schedule_.at(step_);
+            tpu_train::StepResult r;
+            {
+                py::gil_scoped_release release;
+                set_lr(lr);
+                r = step(b.features.data(), b.labels.data(), b.size);
+            }
+            ++step_;
+            loss_sum += r.loss * double(b.size);
+            correct += r.correct;
+            seen += b.size;
+            if (!callback.is_none() && step_ % every == 0)
+                callback(step_, r.loss, double(r.correct) / double(b.size), lr);
+            if (PyErr_CheckSignals() != 0) // Ctrl-C between steps
+                throw py::error_already_set();
+        }
+        ++epoch_;
+        return {loss_sum / double(seen), double(correct) / double(seen)};
+    }
+
+    // Mean loss and accuracy over `d`, the logits computed as tpu-train's test set's.
+    Scores evaluate(const Data &d) {
+        py::gil_scoped_release release;
+        return tpu_train::evaluate(forward(), d.set, nullptr);
+    }
+
+    // The logits [n, classes] of n standardised samples.
+    py::array_t<float> logits(const py::array_t<float, py::array::c_style | py::array::forcecast> &x) {
+        const std::size_t sample = train_->set.sample_size();
+        if (x.ndim() < 1 || x.shape(0) == 0 || std::size_t(x.size()) != x.shape(0) * sample)
+            throw py::value_error("logits() takes n > 0 samples of " + std::to_string(sample) +
+                                  " features each (e.g. an array [n, 1, 28, 28] or [n, 784])");
+        const std::size_t n = x.shape(0);
+        std::vector<float> out;
+        {
+            py::gil_scoped_release release;
+            out = forward()(x.data(), n);
+        }
+        py::array_t<float> result({py::ssize_t(n), py::ssize_t(out.size() / n)});
+        std::copy(out.begin(), out.end(), result.mutable_data());
+        return result;
+    }
+
+    // A checkpoint of the weights and optimiser state, as tpu-train writes it.
+    void save(const std::string &path) {
+        tpu_model::Checkpoint c = tpu_train::checkpoint_header(o_, name(), epoch_, train_->norm);
+        c.notes["precision"] = o_.precision;
+        save_state(c);
+        tpu_model::save_checkpoint(c, path);
+    }
+
+    virtual std::string name() const = 0;
+    std::size_t epochs_done() const { return epoch_; }
+    std::uint64_t steps_done() const { return step_; }
+    const tpurt::Device &device() const { return device_; }
+
+  protected:
+    virtual tpu_train::StepResult step(const float *x, const std::uint8_t *labels,
+                                       std::size_t batch) = 0;
+    virtual void set_lr(float lr) = 0;
+    virtual tpu_train::Forward forward() = 0;
+    virtual void save_state(tpu_model::Checkpoint &c) = 0;
+
+    tpurt::Device device_; // outlives the derived class's card model
+    std::shared_ptr<const Data> train_;
+    tpu_train::Options o_;
+
+  private:
+    tpu_model::LrSchedule schedule_;
+    std::size_t epoch_ = 0;
+    std::uint64_t step_ = 0;
+};
+
+tpu_train::OptimizerConfig optimizer_config(const tpu_train::Options &o) {
+    if (o.optimizer != "adam" && o.optimizer != "sgd")
+        throw py::value_error("unknown optimizer '" + o.optimizer + "': adam or sgd");
+    tpu_train::OptimizerConfig c;
+    c.kind = o.optimizer == "adam" ? tpu_train::OptimizerKind::Adam : tpu_train::OptimizerKind::Sgd;
+    c.lr = tpu_train::learning_rate(o);
+    c.momentum = o.momentum;
+    return c;
+}
+
+tpu_model::CpuCnn make_net(const tpu_train::Options &o, const Data &train, tpu_model::CpuCnn *) {
+    return tpu_model::CpuCnn(tpu_train::cnn_shape(o, train.set), o.seed);
+}
+tpu_model::CpuMlp make_net(const tpu_train::Options &o, const Data &train, tpu_model::CpuMlp *) {
+    return tpu_model::CpuMlp(tpu_train::layer_sizes(o, train.set), o.seed);
+}
+// The model's name in checkpoints, e.g. cnn-28x28x1-c32-c64-d128-10 or mlp-784-256-128-10.
+std::string model_name(const tpu_train::Options &o, const Data &train, tpu_model::CpuCnn *) {
+    return tpu_train::cnn_shape(o, train.set).name();
+}
+std::string model_name(const tpu_train::Options &o, const Data &train, tpu_model::CpuMlp *) {
+    return tpu_train::model_name(tpu_train::layer_sizes(o, train.set));
+}
+
+template <typename Card, typename Net> class TrainerOf : public Trainer {
+  public:
+    TrainerOf(tpurt::Device device, std::shared_ptr<const Data> train, tpu_train::Options o)
+        : Trainer(std::move(device), std::move(train), std::move(o)),
+          name_(model_name(o_, *train_, static_cast<Net *>(nullptr))),
+          net_(make_net(o_, *train_, static_cast<Net *>(nullptr))),
+          card_(device_, net_, optimizer_config(o_), tpu_train::parse_precision(o_.precision)) {}
+
+    std::string name() const override { return name_; }
+
+  protected:
+    tpu_train::StepResult step(const float *x, const std::uint8_t *labels,
+                               std::size_t batch) override {
+        return card_.step(x, labels, batch);
+    }
+    void set_lr(float lr) override { card_.set_lr(lr); }
+    tpu_train::Forward forward() override {
+        if constexpr (std::is_same_v<Card, tpu_train::CardCnn>) // on the card
+            return [this](const float *x, std::size_t n) { return card_.logits(x, n); };
+        else // on the CPU with the card's weights, as tpu-train evaluates the MLP
+            return [this](const float *x, std::size_t n) {
+                card_.copy_to(net_);
+                return net_.forward(x, n);
+            };
+    }
+    void save_state(tpu_model::Checkpoint &c) override {
+        card_.copy_to(net_);
+        c.step = card_.steps();
+        net_.save(c);
+        card_.save_optimizer(c);
+    }
+
+  private:
+    std::string name_;
+    Net net_;
+    Card card_;
+};
+
+} // namespace
+
+void bind_training(py::module_ &m) {
+    py::class_<Data, std::shared_ptr<Data>>(
+        m, "Dataset",
+        "A labelled data set in memory, standardised with its training set's statistics "
+        "(load_dataset()).")
+        .def_property_readonly("name", [](const Data &d) { return d.set.name; })
+        .def_property_readonly("count", [](const Data &d) { return d.set.count; },
+                               "The number of samples.")
+        .def_property_readonly("sample_shape", [](const Data &d) { return d.set.sample_shape; },
+                               "A sample's shape, e.g. [1, 28, 28] (channels, rows, columns).")
+        .def_property_readonly("class_names", [](const Data &d) { return d.set.class_names; })
+        .def_property_readonly("mean", [](const Data &d) { return d.norm.mean; },
+                               "The training set's feature mean the features were shifted by.")
+        .def_property_readonly("stddev", [](const Data &d) { return d.norm.stddev; },
+                               "... and its standard deviation they were divided by.")
+        .def_property_readonly(
+            "features",
+            [](py::object self) {
+                const Data &d = self.cast<const Data &>();
+                std::vector<py::ssize_t> shape{py::ssize_t(d.set.count)};
+                for (std::uint32_t s : d.set.sample_shape)
+                    shape.push_back(s);
+                py::array_t<float> a(shape, d.set.features.data(), self);
+                py::detail::array_proxy(a.ptr())->flags &=
+                    ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+                return a;
+            },
+            "The standardised samples, [count, *sample_shape] float32 (a read-only view).")
+        .def_property_readonly(
+            "labels",
+            [](py::object self) {
+                const Data &d = self.cast<const Data &>();
+                py::array_t<std::uint8_t> a({py::ssize_t(d.set.count)}, d.set.labels.data(), self);
+                py::detail::array_proxy(a.ptr())->flags &=
+                    ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+                return a;
+            },
+            "The class of each sample, [count] uint8 (a read-only view).")
+        .def("__len__", [](const Data &d) { return d.set.count; })
+        .def("__repr__", [](const Data &d) {
+            return "<tpurt.Dataset " + d.set.name + ", " + std::to_string(d.set.count) +
+                   " samples>";
+        });
+
+    m.def(
+        "load_dataset",
+        [](const std::string &name, const std::string &data_dir, std::size_t limit) {
+            if (name != "fashion-mnist" && name != "digits")
+                throw py::value_error("unknown data set '" + name + "': fashion-mnist or digits");
+            tpu_train::Options o;
+            o.data = name;
+            o.data_dir = data_dir;
+            o.limit = limit;
+            auto train = std::make_shared<Data>(), test = std::make_shared<Data>();
+            {
+                py::gil_scoped_release release;
+                train->norm = tpu_train::load_data(o, train->set, test->set);
+            }
+            test->norm = train->norm;
+            return py::make_tuple(train, test);
+        },
+        py::arg("name") = "fashion-mnist", py::arg("data_dir") = "", py::arg("limit") = 0,
+        "(train, test) Datasets: 'fashion-mnist' (60,000 + 10,000 28x28 images) or 'digits' "
+        "(scikit-learn's 8x8 digits, split 5:1), from data_dir (default: $TPU_DATASETS, else "
+        "$TPU_CACHE/datasets, else ~/.cache/tpu-stack/datasets, where tools/fetch-datasets.sh "
+        "puts them), both standardised with the training set's statistics; limit > 0 keeps the "
+        "first `limit` training samples. Raises tpurt.Error naming a missing or malformed file.");
+
+    py::class_<Trainer>(
+        m, "Trainer",
+        "tpu-train's MLP or CNN trained on a card: every op of a training step (forward, loss, "
+        "backward, optimiser) runs on the card, the step captured once and replayed.")
+        .def(py::init([](tpurt::Device device, std::shared_ptr<const Data> train,
+                         const std::string &model, std::vector<std::size_t> filters,
+                         std::vector<std::size_t> hidden, const std::string &optimizer, float lr,
+                         const std::string &lr_schedule, float momentum, std::size_t epochs,
+                         std::size_t batch, std::uint64_t seed,
+                         const std::string &precision) -> std::unique_ptr<Trainer> {
+                 if (!train)
+                     throw py::value_error("Trainer needs a training Dataset");
+                 if (batch == 0 || epochs == 0)
+                     throw py::value_error("batch and epochs must be at least 1");
+                 tpu_train::Options o;
+                 o.model = model;
+                 o.filters = std::move(filters);
+                 o.hidden = std::move(hidden);
+                 o.optimizer = optimizer;
+                 o.lr = lr;
+                 o.lr_schedule = lr_schedule;
+                 o.momentum = momentum;
+                 o.epochs = epochs;
+                 o.batch = batch;
+                 o.seed = seed;
+                 o.precision = precision;
+                 if (model == "cnn")
+                     return std::make_unique<TrainerOf<tpu_train::CardCnn, tpu_model::CpuCnn>>(
+                         std::move(device), std::move(train), std::move(o));
+                 if (model == "mlp")
+                     return std::make_unique<TrainerOf<tpu_train::CardMlp, tpu_model::CpuMlp>>(
+                         std::move(device), std::move(train), std::move(o));
+                 throw py::value_error("unknown model '" + model + "': cnn or mlp");
+             }),
+             py::arg("device"), py::arg("train"), py::arg("model") = "cnn",
+             py::arg("filters") = std::vector<std::size_t>{32, 64},
+             py::arg("hidden") = std::vector<std::size_t>{}, py::arg("optimizer") = "adam",
+             py::arg("lr") = 0.0f, py::arg("lr_schedule") = "constant",
+             py::arg("momentum") = 0.9f, py::arg("epochs") = 1, py::arg("batch") = 64,
+             py::arg("seed") = 1, py::arg("precision") = "bf16",
+             "A model for `train` on `device`: model 'cnn' (3x3 conv blocks of `filters` with "
+             "ReLU and 2x2 max pooling, then dense `hidden` (default [128]) and the classes) or "
+             "'mlp' (hidden default [256, 128]), initialised from `seed`; optimizer 'adam' or "
+             "'sgd' (with `momentum`), lr 0: the optimiser's default (0.001, 0.02), lr_schedule "
+             "'constant' or 'cosine' (to zero over `epochs`), precision 'bf16' (mixed) or "
+             "'fp32'. Batches are drawn in tpu-train's seeded order.")
+        .def("train_epoch", &Trainer::train_epoch, py::arg("callback") = py::none(),
+             py::arg("every") = 100,
+             "Trains one epoch; calls callback(step, loss, accuracy, lr) after every `every`-th "
+             "step (the batch's mean loss and accuracy). Returns (mean loss, accuracy) of the "
+             "epoch's batches.")
+        .def("evaluate", &Trainer::evaluate, py::arg("dataset"),
+             "(mean loss, accuracy) over a Dataset (the CNN's logits on the card).")
+        .def("logits", &Trainer::logits, py::arg("x"),
+             "The logits [n, classes] of n standardised samples (float32 array, n first).")
+        .def("save", &Trainer::save, py::arg("path"),
+             "Writes a checkpoint (.tpuckpt) of the weights and optimiser state, as tpu-train "
+             "does: tpu-eval, tpu-serve and tpu-train --resume read it.")
+        .def_property_readonly("name", &Trainer::name, "The model's name, e.g. cnn-28x28x1-c32-c64-d128-10.")
+        .def_property_readonly("epochs_done", &Trainer::epochs_done)
+        .def_property_readonly("steps_done", &Trainer::steps_done)
+        .def_property_readonly("device", &Trainer::device);
+}
+
+} // namespace tpurt_python
