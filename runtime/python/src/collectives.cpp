@@ -18,9 +18,9 @@ namespace tpurt_python {
 namespace {
 
 tpurt::CollectiveAlgorithm algorithm_of(const std::string &name) {
-    for (auto a : {tpurt::CollectiveAlgorithm::Auto, tpurt::CollectiveAlgorithm::Ring,
-                   tpurt::CollectiveAlgorithm::BidirectionalRing,
-                   tpurt::CollectiveAlgorithm::Torus2d})
+    for (auto a :
+         {tpurt::CollectiveAlgorithm::Auto, tpurt::CollectiveAlgorithm::Ring,
+          tpurt::CollectiveAlgorithm::BidirectionalRing, tpurt::CollectiveAlgorithm::Torus2d})
         if (name == tpurt::algorithm_name(a))
             return a;
     throw py::value_error("unknown collective algorithm '" + name +
@@ -114,7 +114,8 @@ void bind_collectives(py::module_ &m) {
                const std::string &op) { c.all_reduce(s, send, recv, reduce_of(op)); },
             py::arg("streams"), py::arg("send"), py::arg("recv"), py::arg("op") = "sum",
             py::call_guard<py::gil_scoped_release>(),
-            "recv[i] = the reduction (sum, max, min) over the ranks of send[i]; streams[i], send[i] "
+            "recv[i] = the reduction (sum, max, min) over the ranks of send[i]; streams[i], "
+            "send[i] "
             "and recv[i] belong to local_ranks[i] (so in every collective).")
         .def(
             "reduce_scatter",

@@ -37,8 +37,9 @@ void bind_device(py::module_ &m) {
             "Bytes per element.");
 
     py::class_<tpurt::DeviceInfo>(m, "DeviceInfo", "What a card is (Device.info, Device.list()).")
-        .def_readonly("path", &tpurt::DeviceInfo::path, "/dev/accel/accelN (or the in-process "
-                                                        "card's name)")
+        .def_readonly("path", &tpurt::DeviceInfo::path,
+                      "/dev/accel/accelN (or the in-process "
+                      "card's name)")
         .def_readonly("minor", &tpurt::DeviceInfo::minor, "N of accelN")
         .def_readonly("pci_slot", &tpurt::DeviceInfo::pci_slot, "e.g. 0000:00:03.0, or ''")
         .def_readonly("numa_node", &tpurt::DeviceInfo::numa_node, "-1 if unknown")
@@ -150,9 +151,8 @@ void bind_device(py::module_ &m) {
              "Takes the link on `port` of an in-process card on a fabric down or up again.")
         .def("abort_running_job", &tpurt::Device::abort_running_job,
              "Stops an in-process card's running job (True); False behind tpu.ko.")
-        .def("__repr__", [](const tpurt::Device &d) {
-            return "<tpurt.Device " + d.info().path + ">";
-        });
+        .def("__repr__",
+             [](const tpurt::Device &d) { return "<tpurt.Device " + d.info().path + ">"; });
 }
 
 } // namespace tpurt_python

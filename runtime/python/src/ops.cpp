@@ -36,8 +36,7 @@ tpurt::OpSequence prepare(tpurt::Device &device, const std::string &name,
 
 py::object run_op(std::variant<tpurt::Stream *, tpurt::Device *> target, const std::string &name,
                   const std::vector<std::optional<tpurt::Tensor>> &operands,
-                  const std::map<std::string, std::string> &attributes,
-                  const py::object &timeout) {
+                  const std::map<std::string, std::string> &attributes, const py::object &timeout) {
     if (auto *stream = std::get_if<tpurt::Stream *>(&target)) {
         tpurt::OpSequence seq = prepare((*stream)->device(), name, operands, attributes);
         (*stream)->enqueue(std::move(seq));
@@ -57,7 +56,8 @@ py::object run_op(std::variant<tpurt::Stream *, tpurt::Device *> target, const s
 py::array reference(const py::array &a, const py::array &b, tpurt::DType type) {
     if (a.ndim() != 2 || b.ndim() != 2 || a.shape(1) != b.shape(0))
         throw py::value_error("reference_matmul takes matrices a [M, K] and b [K, N]");
-    const auto m = static_cast<std::uint32_t>(a.shape(0)), k = static_cast<std::uint32_t>(a.shape(1)),
+    const auto m = static_cast<std::uint32_t>(a.shape(0)),
+               k = static_cast<std::uint32_t>(a.shape(1)),
                n = static_cast<std::uint32_t>(b.shape(1));
     const std::vector<std::byte> ab = host_bytes(a, type), bb = host_bytes(b, type);
     const std::vector<py::ssize_t> shape{m, n};
@@ -126,8 +126,8 @@ void bind_ops(py::module_ &m) {
                     operands.append(py::make_tuple(o.name, o.optional));
                 for (const char *a : info.attributes)
                     attributes.append(a);
-                out.append(py::make_tuple(std::string(info.name), operands, attributes,
-                                          info.signature()));
+                out.append(
+                    py::make_tuple(std::string(info.name), operands, attributes, info.signature()));
             }
             return out;
         },

@@ -58,11 +58,11 @@ void bind_stream(py::module_ &m) {
             "copy_from_host",
             [](tpurt::Stream &s, const tpurt::Tensor &t, const py::array &array) {
                 auto bytes = std::make_shared<std::vector<std::byte>>(host_bytes(array, t.dtype()));
-                s.enqueue_host(
-                    "copy_from_host", [target = tpurt::Tensor(t), bytes]() mutable {
-                        target.copy_from_host(bytes->data(), bytes->size());
-                    },
-                    {t.storage()});
+                s.enqueue_host("copy_from_host",
+                               [target = tpurt::Tensor(t), bytes]() mutable {
+                                   target.copy_from_host(bytes->data(), bytes->size());
+                               },
+                               {t.storage()});
             },
             py::arg("tensor"), py::arg("array"),
             "Queues a copy of `array` into `tensor` in stream order (the array is copied at once, "

@@ -53,7 +53,8 @@ py::array view_of(const tpurt::Tensor &t, const py::dtype &dt) {
         repeats = repeats || (t.strides()[i] == 0 && t.shape()[i] > 1);
     }
     auto *keep = new std::shared_ptr<tpurt::Buffer>(t.storage());
-    py::capsule base(keep, [](void *p) { delete static_cast<std::shared_ptr<tpurt::Buffer> *>(p); });
+    py::capsule base(keep,
+                     [](void *p) { delete static_cast<std::shared_ptr<tpurt::Buffer> *>(p); });
     auto *first = static_cast<std::byte *>(t.storage()->data()) + t.layout().offset_bytes();
     py::array a(dt, shape, strides, first, base);
     if (repeats) // a zero stride: writing would hit one element several times
@@ -176,10 +177,12 @@ void bind_tensor(py::module_ &m) {
                                    static_cast<py::ssize_t>(t.rank()), shape, strides);
         })
         .def_property_readonly("dtype", &tpurt::Tensor::dtype, "The element type (DType).")
-        .def_property_readonly("shape", [](const tpurt::Tensor &t) { return py::tuple(py::cast(t.shape())); },
-                               "The shape, a tuple.")
-        .def_property_readonly("strides", [](const tpurt::Tensor &t) { return py::tuple(py::cast(t.strides())); },
-                               "The strides in elements, a tuple.")
+        .def_property_readonly(
+            "shape", [](const tpurt::Tensor &t) { return py::tuple(py::cast(t.shape())); },
+            "The shape, a tuple.")
+        .def_property_readonly(
+            "strides", [](const tpurt::Tensor &t) { return py::tuple(py::cast(t.strides())); },
+            "The strides in elements, a tuple.")
         .def_property_readonly("ndim", &tpurt::Tensor::rank, "The number of dimensions.")
         .def_property_readonly("size", &tpurt::Tensor::element_count, "The number of elements.")
         .def_property_readonly("is_contiguous", &tpurt::Tensor::is_contiguous,

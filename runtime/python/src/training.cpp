@@ -80,7 +80,8 @@ class Trainer {
     }
 
     // The logits [n, classes] of n standardised samples.
-    py::array_t<float> logits(const py::array_t<float, py::array::c_style | py::array::forcecast> &x) {
+    py::array_t<float>
+    logits(const py::array_t<float, py::array::c_style | py::array::forcecast> &x) {
         const std::size_t sample = train_->set.sample_size();
         if (x.ndim() < 1 || x.shape(0) == 0 || std::size_t(x.size()) != x.shape(0) * sample)
             throw py::value_error("logits() takes n > 0 samples of " + std::to_string(sample) +
@@ -196,15 +197,18 @@ void bind_training(py::module_ &m) {
         "A labelled data set in memory, standardised with its training set's statistics "
         "(load_dataset()).")
         .def_property_readonly("name", [](const Data &d) { return d.set.name; })
-        .def_property_readonly("count", [](const Data &d) { return d.set.count; },
-                               "The number of samples.")
-        .def_property_readonly("sample_shape", [](const Data &d) { return d.set.sample_shape; },
-                               "A sample's shape, e.g. [1, 28, 28] (channels, rows, columns).")
+        .def_property_readonly(
+            "count", [](const Data &d) { return d.set.count; }, "The number of samples.")
+        .def_property_readonly(
+            "sample_shape", [](const Data &d) { return d.set.sample_shape; },
+            "A sample's shape, e.g. [1, 28, 28] (channels, rows, columns).")
         .def_property_readonly("class_names", [](const Data &d) { return d.set.class_names; })
-        .def_property_readonly("mean", [](const Data &d) { return d.norm.mean; },
-                               "The training set's feature mean the features were shifted by.")
-        .def_property_readonly("stddev", [](const Data &d) { return d.norm.stddev; },
-                               "... and its standard deviation they were divided by.")
+        .def_property_readonly(
+            "mean", [](const Data &d) { return d.norm.mean; },
+            "The training set's feature mean the features were shifted by.")
+        .def_property_readonly(
+            "stddev", [](const Data &d) { return d.norm.stddev; },
+            "... and its standard deviation they were divided by.")
         .def_property_readonly(
             "features",
             [](py::object self) {
@@ -295,9 +299,9 @@ void bind_training(py::module_ &m) {
              py::arg("device"), py::arg("train"), py::arg("model") = "cnn",
              py::arg("filters") = std::vector<std::size_t>{32, 64},
              py::arg("hidden") = std::vector<std::size_t>{}, py::arg("optimizer") = "adam",
-             py::arg("lr") = 0.0f, py::arg("lr_schedule") = "constant",
-             py::arg("momentum") = 0.9f, py::arg("epochs") = 1, py::arg("batch") = 64,
-             py::arg("seed") = 1, py::arg("precision") = "bf16",
+             py::arg("lr") = 0.0f, py::arg("lr_schedule") = "constant", py::arg("momentum") = 0.9f,
+             py::arg("epochs") = 1, py::arg("batch") = 64, py::arg("seed") = 1,
+             py::arg("precision") = "bf16",
              "A model for `train` on `device`: model 'cnn' (3x3 conv blocks of `filters` with "
              "ReLU and 2x2 max pooling, then dense `hidden` (default [128]) and the classes) or "
              "'mlp' (hidden default [256, 128]), initialised from `seed`; optimizer 'adam' or "
@@ -316,7 +320,8 @@ void bind_training(py::module_ &m) {
         .def("save", &Trainer::save, py::arg("path"),
              "Writes a checkpoint (.tpuckpt) of the weights and optimiser state, as tpu-train "
              "does: tpu-eval, tpu-serve and tpu-train --resume read it.")
-        .def_property_readonly("name", &Trainer::name, "The model's name, e.g. cnn-28x28x1-c32-c64-d128-10.")
+        .def_property_readonly("name", &Trainer::name,
+                               "The model's name, e.g. cnn-28x28x1-c32-c64-d128-10.")
         .def_property_readonly("epochs_done", &Trainer::epochs_done)
         .def_property_readonly("steps_done", &Trainer::steps_done)
         .def_property_readonly("device", &Trainer::device);
