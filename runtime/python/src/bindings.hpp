@@ -15,15 +15,16 @@ namespace tpurt_python {
 
 namespace py = pybind11;
 
-void bind_errors(py::module_ &m);      // errors.cpp: tpurt.Error, tpurt.JobError
-void bind_device(py::module_ &m);      // device.cpp: DType, DeviceInfo, Device
-void bind_tensor(py::module_ &m);      // tensor.cpp: Tensor and numpy
-void bind_stream(py::module_ &m);      // stream.cpp: Stream, Event
-void bind_graph(py::module_ &m);       // graph.cpp: Graph (capture and replay)
-void bind_ops(py::module_ &m);         // ops.cpp: the registry's ops, golden matmuls
-void bind_profile(py::module_ &m);     // profile.cpp: tpurt.profiler, Profile
-void bind_collectives(py::module_ &m); // collectives.cpp: CommId, Communicator
-void bind_training(py::module_ &m);    // training.cpp: data sets, Trainer
+void bind_errors(py::module_ &m);         // errors.cpp: tpurt.Error, tpurt.JobError
+void bind_device(py::module_ &m);         // device.cpp: DType, DeviceInfo, Device
+void bind_tensor(py::module_ &m);         // tensor.cpp: Tensor and numpy
+void bind_stream(py::module_ &m);         // stream.cpp: Stream, Event
+void bind_graph(py::module_ &m);          // graph.cpp: Graph (capture and replay)
+void bind_ops(py::module_ &m);            // ops.cpp: the registry's ops, golden matmuls
+void bind_profile(py::module_ &m);        // profile.cpp: tpurt.profiler, Profile
+void bind_collectives(py::module_ &m);    // collectives.cpp: CommId, Communicator
+void bind_training(py::module_ &m);       // training.cpp: data sets, Trainer
+void bind_compiled_model(py::module_ &m); // compiled_model.cpp: .tpumodel files on a card
 
 // A timeout in seconds from Python (None: the runtime's default for jobs).
 std::chrono::nanoseconds timeout_of(const py::object &seconds);

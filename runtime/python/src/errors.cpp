@@ -3,10 +3,14 @@
 // tpurt::Error -> tpurt.Error (a RuntimeError; attributes `code`, the ErrorCode's name, and
 // `errno`), tpurt::JobError -> tpurt.JobError (a tpurt.Error; also `status`, its name
 // `status_name`, `op`, `job_id`, `error_pc`, `fault_addr`), and a data set's
-// tpu_data::DataError (a missing or malformed file) -> tpurt.Error with code "DataError".
+// tpu_data::DataError (a missing or malformed file), tpumodel::FormatError (a malformed
+// .tpumodel file) and tpumodel::card::ExecError (a model node the card refuses) -> tpurt.Error
+// with code "DataError".
 #include "bindings.hpp"
 
 #include <tpu_data/error.hpp>
+#include <tpumodel/card_executor.hpp>
+#include <tpumodel/model.hpp>
 #include <tpurt/error.hpp>
 
 namespace tpurt_python {
@@ -44,6 +48,14 @@ template <typename Fill> void raise(PyObject *type, const char *message, Fill &&
     PyErr_SetObject(type, e.ptr());
 }
 
+// A file or model the workloads or the compiler's executor refuse: code "DataError".
+void raise_data_error(const std::exception &e) {
+    raise(error_type, e.what(), [](py::object &o) {
+        o.attr("code") = "DataError";
+        o.attr("errno") = 0;
+    });
+}
+
 } // namespace
 
 void bind_errors(py::module_ &m) {
@@ -79,10 +91,11 @@ void bind_errors(py::module_ &m) {
                 o.attr("errno") = e.sys_errno();
             });
         } catch (const tpu_data::DataError &e) {
-            raise(error_type, e.what(), [&](py::object &o) {
-                o.attr("code") = "DataError";
-                o.attr("errno") = 0;
-            });
+            raise_data_error(e);
+        } catch (const tpumodel::FormatError &e) {
+            raise_data_error(e);
+        } catch (const tpumodel::card::ExecError &e) {
+            raise_data_error(e);
         }
     });
 }

@@ -32,4 +32,5 @@ PYBIND11_MODULE(_tpurt, m) {
     bind_profile(m);
     bind_collectives(m);
     bind_training(m);
+    bind_compiled_model(m);
 }

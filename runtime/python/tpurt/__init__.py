@@ -4,12 +4,13 @@
 Cards (``Device.open()`` behind tpu.ko, ``Device.open_in_process()`` without a VM), tensors to
 and from numpy (``Tensor.from_numpy``, ``Tensor.numpy``: zero-copy for int8, int32, fp32),
 every op of the runtime (``tpurt.ops``), streams and events, captured graphs, the profiler
-(``tpurt.profiler``), collectives (``Communicator``) and training on the card (``load_dataset``,
-``Trainer``). Failures raise ``tpurt.Error`` (a RuntimeError) with the runtime's message.
+(``tpurt.profiler``), collectives (``Communicator``), training on the card (``load_dataset``,
+``Trainer``) and compiled models (``CompiledModel``, .tpumodel files). Failures raise ``tpurt.Error`` (a RuntimeError) with the runtime's message.
 """
 
 from ._tpurt import (  # noqa: F401
     CommId,
+    CompiledModel,
     Communicator,
     Dataset,
     Device,
