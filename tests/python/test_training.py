@@ -45,3 +45,24 @@ def test_bad_options(card, digits):
         tpurt.Trainer(card, digits[0], model="transformer")
     with pytest.raises(ValueError, match="adam or sgd"):
         tpurt.Trainer(card, digits[0], optimizer="lbfgs")
+
+
+def test_a_loaded_checkpoint_goes_on_as_without_the_stop(card, digits, tmp_path):
+    train, test = digits
+
+    def trainer():
+        return tpurt.Trainer(card, train, model="cnn", filters=[8, 16], hidden=[32], lr=3e-3,
+                             batch=32, epochs=2, lr_schedule="cosine")
+
+    whole = trainer()
+    whole.train_epoch()
+    whole.save(str(tmp_path / "epoch1.tpuckpt"))
+    second = whole.train_epoch()
+    resumed = trainer()
+    resumed.load(str(tmp_path / "epoch1.tpuckpt"))
+    assert resumed.epochs_done == 1 and resumed.steps_done == whole.steps_done // 2
+    assert resumed.train_epoch() == second  # bit for bit: the same batches, weights and state
+    assert resumed.evaluate(test) == whole.evaluate(test)
+    other = tpurt.Trainer(card, train, model="mlp")
+    with pytest.raises(tpurt.Error, match="holds model cnn-8x8x1-c8-c16-d32-10, not mlp"):
+        other.load(str(tmp_path / "epoch1.tpuckpt"))

@@ -16,8 +16,10 @@
 #include "train_common.hpp"
 
 #include <tpu_data/batches.hpp>
+#include <tpu_data/error.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -105,6 +107,20 @@ class Trainer {
         tpu_model::save_checkpoint(c, path);
     }
 
+    // The weights, optimiser state and position of a checkpoint of this model (save(), or
+    // tpu-train's), to go on training or evaluating from there.
+    void load(const std::string &path) {
+        const tpu_model::Checkpoint c = tpu_model::load_checkpoint(path);
+        if (c.model != name())
+            throw tpu_data::DataError(path, "holds model " + c.model + ", not " + name());
+        {
+            py::gil_scoped_release release;
+            load_state(c);
+        }
+        epoch_ = c.epoch;
+        step_ = c.step;
+    }
+
     virtual std::string name() const = 0;
     std::size_t epochs_done() const { return epoch_; }
     std::uint64_t steps_done() const { return step_; }
@@ -116,6 +132,7 @@ class Trainer {
     virtual void set_lr(float lr) = 0;
     virtual tpu_train::Forward forward() = 0;
     virtual void save_state(tpu_model::Checkpoint &c) = 0;
+    virtual void load_state(const tpu_model::Checkpoint &c) = 0;
 
     tpurt::Device device_; // outlives the derived class's card model
     std::shared_ptr<const Data> train_;
@@ -157,36 +174,45 @@ template <typename Card, typename Net> class TrainerOf : public Trainer {
         : Trainer(std::move(device), std::move(train), std::move(o)),
           name_(model_name(o_, *train_, static_cast<Net *>(nullptr))),
           net_(make_net(o_, *train_, static_cast<Net *>(nullptr))),
-          card_(device_, net_, optimizer_config(o_), tpu_train::parse_precision(o_.precision)) {}
+          card_(std::in_place, device_, net_, optimizer_config(o_),
+                tpu_train::parse_precision(o_.precision)) {}
 
     std::string name() const override { return name_; }
 
   protected:
     tpu_train::StepResult step(const float *x, const std::uint8_t *labels,
                                std::size_t batch) override {
-        return card_.step(x, labels, batch);
+        return card_->step(x, labels, batch);
     }
-    void set_lr(float lr) override { card_.set_lr(lr); }
+    void set_lr(float lr) override { card_->set_lr(lr); }
     tpu_train::Forward forward() override {
         if constexpr (std::is_same_v<Card, tpu_train::CardCnn>) // on the card
-            return [this](const float *x, std::size_t n) { return card_.logits(x, n); };
+            return [this](const float *x, std::size_t n) { return card_->logits(x, n); };
         else // on the CPU with the card's weights, as tpu-train evaluates the MLP
             return [this](const float *x, std::size_t n) {
-                card_.copy_to(net_);
+                card_->copy_to(net_);
                 return net_.forward(x, n);
             };
     }
     void save_state(tpu_model::Checkpoint &c) override {
-        card_.copy_to(net_);
-        c.step = card_.steps();
+        card_->copy_to(net_);
+        c.step = card_->steps();
         net_.save(c);
-        card_.save_optimizer(c);
+        card_->save_optimizer(c);
+    }
+    // The card's model made again from the checkpoint's weights, with its optimiser state.
+    void load_state(const tpu_model::Checkpoint &c) override {
+        net_.load(c);
+        card_.reset();
+        card_.emplace(device_, net_, optimizer_config(o_),
+                      tpu_train::parse_precision(o_.precision));
+        card_->load_optimizer(c);
     }
 
   private:
     std::string name_;
     Net net_;
-    Card card_;
+    std::optional<Card> card_;
 };
 
 } // namespace
@@ -320,6 +346,10 @@ void bind_training(py::module_ &m) {
         .def("save", &Trainer::save, py::arg("path"),
              "Writes a checkpoint (.tpuckpt) of the weights and optimiser state, as tpu-train "
              "does: tpu-eval, tpu-serve and tpu-train --resume read it.")
+        .def("load", &Trainer::load, py::arg("path"),
+             "Takes the weights, optimiser state, epoch and step of a checkpoint of this model "
+             "(save(), tpu-train's checkpoint.tpuckpt): training goes on from there as it would "
+             "have without the stop. Raises tpurt.Error for a missing file or another model.")
         .def_property_readonly("name", &Trainer::name,
                                "The model's name, e.g. cnn-28x28x1-c32-c64-d128-10.")
         .def_property_readonly("epochs_done", &Trainer::epochs_done)
