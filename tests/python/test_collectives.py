@@ -46,3 +46,21 @@ def test_unknown_reduction(ranks):
     t = [tpurt.Tensor.empty(c, tpurt.fp32, [8]) for c in cards]
     with pytest.raises(ValueError, match="product"):
         comm.all_reduce(streams, t, t, op="product")
+
+
+def test_a_link_down_raises_a_job_error():
+    cards = tpurt.Device.open_in_process_fabric(dim_x=2)
+    comm = tpurt.Communicator.init_all(cards, timeout=20)
+    streams = [tpurt.Stream(c) for c in cards]
+    t = [tpurt.Tensor.from_numpy(c, np.ones(1024, dtype=np.float32)) for c in cards]
+    for port in range(2):
+        cards[0].set_link(port, False)
+    comm.all_reduce(streams, t, t)
+    with pytest.raises(tpurt.JobError) as e:
+        streams[0].synchronize(timeout=60)
+    assert isinstance(e.value, tpurt.Error) and e.value.code == "JobFailed"
+    assert e.value.status_name in str(e.value) and "LINK_DOWN" in e.value.status_name
+    assert comm.async_error() is not None
+    comm.abort()
+    with pytest.raises(tpurt.Error):
+        streams[1].synchronize(timeout=60)
