@@ -97,11 +97,12 @@ void bind_collectives(py::module_ &m) {
             "id).")
         .def_static("fabric_rank", &tpurt::Communicator::fabric_rank, py::arg("info"),
                     "The rank a card takes in init_rank(): its position on its fabric's ring.")
-        .def_property_readonly("nranks", &tpurt::Communicator::nranks)
+        .def_property_readonly("nranks", &tpurt::Communicator::nranks, "The number of ranks.")
         .def_property_readonly("local_ranks", &tpurt::Communicator::local_ranks,
                                "The ranks driven by this process, in the order the collectives "
                                "take their streams and tensors.")
-        .def_property_readonly("ring_positions", &tpurt::Communicator::ring_positions)
+        .def_property_readonly("ring_positions", &tpurt::Communicator::ring_positions,
+                               "Each rank's position on the ring (the reduction order).")
         .def(
             "algorithm",
             [](const tpurt::Communicator &c, std::uint64_t bytes) {

@@ -89,17 +89,23 @@ void bind_device(py::module_ &m) {
 
     py::class_<tpurt::DeviceCounters>(m, "DeviceCounters",
                                       "A card's cumulative performance counters.")
-        .def_readonly("cycles", &tpurt::DeviceCounters::cycles)
-        .def_readonly("macs", &tpurt::DeviceCounters::macs)
-        .def_readonly("jobs_done", &tpurt::DeviceCounters::jobs_done)
-        .def_readonly("jobs_failed", &tpurt::DeviceCounters::jobs_failed);
+        .def_readonly("cycles", &tpurt::DeviceCounters::cycles, "Modelled cycles of all jobs.")
+        .def_readonly("macs", &tpurt::DeviceCounters::macs, "Multiply-accumulates of all jobs.")
+        .def_readonly("jobs_done", &tpurt::DeviceCounters::jobs_done, "Jobs that ended well.")
+        .def_readonly("jobs_failed", &tpurt::DeviceCounters::jobs_failed,
+                      "Jobs that ended with an error.");
 
     py::class_<tpurt::RuntimeStats>(m, "RuntimeStats", "The runtime's bookkeeping for a device.")
-        .def_readonly("executables_cached", &tpurt::RuntimeStats::executables_cached)
-        .def_readonly("compilations", &tpurt::RuntimeStats::compilations)
-        .def_readonly("program_buffers_created", &tpurt::RuntimeStats::program_buffers_created)
-        .def_readonly("staging_buffers_created", &tpurt::RuntimeStats::staging_buffers_created)
-        .def_readonly("staging_bytes_cached", &tpurt::RuntimeStats::staging_bytes_cached);
+        .def_readonly("executables_cached", &tpurt::RuntimeStats::executables_cached,
+                      "Compiled ops kept for reuse.")
+        .def_readonly("compilations", &tpurt::RuntimeStats::compilations,
+                      "Ops compiled so far (a cache miss each).")
+        .def_readonly("program_buffers_created", &tpurt::RuntimeStats::program_buffers_created,
+                      "Buffer objects made for jobs' programs.")
+        .def_readonly("staging_buffers_created", &tpurt::RuntimeStats::staging_buffers_created,
+                      "Buffer objects made for staging host arrays.")
+        .def_readonly("staging_bytes_cached", &tpurt::RuntimeStats::staging_bytes_cached,
+                      "Idle staging bytes kept for reuse.");
 
     py::class_<tpurt::Device>(
         m, "Device",

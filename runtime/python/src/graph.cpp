@@ -14,7 +14,7 @@ void bind_graph(py::module_ &m) {
         m, "Graph",
         "Ops captured on a stream, replayed as few jobs (Stream.end_capture()). Between replays "
         "the captured tensors' contents may change; their shapes and the ops stay.")
-        .def_property_readonly("name", &tpurt::Graph::name)
+        .def_property_readonly("name", &tpurt::Graph::name, "The name given to end_capture().")
         .def_property_readonly("launch_count", &tpurt::Graph::launch_count, "Ops captured.")
         .def_property_readonly("eager_job_count", &tpurt::Graph::eager_job_count,
                                "Jobs the same ops submit one by one.")

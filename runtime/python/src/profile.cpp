@@ -13,15 +13,18 @@ namespace tpurt_python {
 void bind_profile(py::module_ &m) {
     py::class_<tpurt::OpRecord>(m, "OpRecord", "One op the profiler recorded.")
         .def_readonly("name", &tpurt::OpRecord::name, "The executable's name")
-        .def_readonly("device", &tpurt::OpRecord::device)
-        .def_readonly("start_us", &tpurt::OpRecord::start_us)
-        .def_readonly("wall_us", &tpurt::OpRecord::wall_us)
+        .def_readonly("device", &tpurt::OpRecord::device, "N of the card's /dev/accel/accelN")
+        .def_readonly("start_us", &tpurt::OpRecord::start_us,
+                      "First submission, from the profile's start")
+        .def_readonly("wall_us", &tpurt::OpRecord::wall_us,
+                      "First submission to the end of the last wait")
         .def_readonly("card_us", &tpurt::OpRecord::card_us, "Modelled card time")
-        .def_readonly("cycles", &tpurt::OpRecord::cycles)
-        .def_readonly("macs", &tpurt::OpRecord::macs)
+        .def_readonly("cycles", &tpurt::OpRecord::cycles, "Modelled card cycles")
+        .def_readonly("macs", &tpurt::OpRecord::macs, "Multiply-accumulates")
         .def_readonly("bytes", &tpurt::OpRecord::bytes, "Host bytes moved by DMA")
-        .def_readonly("jobs", &tpurt::OpRecord::jobs)
-        .def_readonly("utilisation", &tpurt::OpRecord::utilisation)
+        .def_readonly("jobs", &tpurt::OpRecord::jobs, "Jobs the op ran as")
+        .def_readonly("utilisation", &tpurt::OpRecord::utilisation,
+                      "MACs over the array's peak, 0..1")
         .def("__repr__", [](const tpurt::OpRecord &r) {
             return "<tpurt.OpRecord " + r.name + ", " + std::to_string(r.cycles) + " cycles>";
         });

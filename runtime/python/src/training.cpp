@@ -222,13 +222,16 @@ void bind_training(py::module_ &m) {
         m, "Dataset",
         "A labelled data set in memory, standardised with its training set's statistics "
         "(load_dataset()).")
-        .def_property_readonly("name", [](const Data &d) { return d.set.name; })
+        .def_property_readonly(
+            "name", [](const Data &d) { return d.set.name; }, "The data set's name and split.")
         .def_property_readonly(
             "count", [](const Data &d) { return d.set.count; }, "The number of samples.")
         .def_property_readonly(
             "sample_shape", [](const Data &d) { return d.set.sample_shape; },
             "A sample's shape, e.g. [1, 28, 28] (channels, rows, columns).")
-        .def_property_readonly("class_names", [](const Data &d) { return d.set.class_names; })
+        .def_property_readonly(
+            "class_names", [](const Data &d) { return d.set.class_names; },
+            "The name of each class.")
         .def_property_readonly(
             "mean", [](const Data &d) { return d.norm.mean; },
             "The training set's feature mean the features were shifted by.")
@@ -352,9 +355,10 @@ void bind_training(py::module_ &m) {
              "have without the stop. Raises tpurt.Error for a missing file or another model.")
         .def_property_readonly("name", &Trainer::name,
                                "The model's name, e.g. cnn-28x28x1-c32-c64-d128-10.")
-        .def_property_readonly("epochs_done", &Trainer::epochs_done)
-        .def_property_readonly("steps_done", &Trainer::steps_done)
-        .def_property_readonly("device", &Trainer::device);
+        .def_property_readonly("epochs_done", &Trainer::epochs_done,
+                               "Epochs trained (a loaded checkpoint's included).")
+        .def_property_readonly("steps_done", &Trainer::steps_done, "Optimiser steps taken.")
+        .def_property_readonly("device", &Trainer::device, "The card it trains on.");
 }
 
 } // namespace tpurt_python
