@@ -23,7 +23,8 @@ void bind_graph(py::module_ &m);          // graph.cpp: Graph (capture and repla
 void bind_ops(py::module_ &m);            // ops.cpp: the registry's ops, golden matmuls
 void bind_profile(py::module_ &m);        // profile.cpp: tpurt.profiler, Profile
 void bind_collectives(py::module_ &m);    // collectives.cpp: CommId, Communicator
-void bind_training(py::module_ &m);       // training.cpp: data sets, Trainer
+void bind_datasets(py::module_ &m);       // datasets.cpp: Dataset, load_dataset()
+void bind_training(py::module_ &m);       // training.cpp: Trainer
 void bind_compiled_model(py::module_ &m); // compiled_model.cpp: .tpumodel files on a card
 
 // A timeout in seconds from Python (None: the runtime's default for jobs).

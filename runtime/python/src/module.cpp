@@ -31,6 +31,7 @@ PYBIND11_MODULE(_tpurt, m) {
     bind_ops(m);
     bind_profile(m);
     bind_collectives(m);
+    bind_datasets(m);
     bind_training(m);
     bind_compiled_model(m);
 }
