@@ -43,8 +43,7 @@ void bind_datasets(py::module_ &m) {
                 for (std::uint32_t s : d.set.sample_shape)
                     shape.push_back(s);
                 py::array_t<float> a(shape, d.set.features.data(), self);
-                py::detail::array_proxy(a.ptr())->flags &=
-                    ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+                a.attr("setflags")(py::arg("write") = false);
                 return a;
             },
             "The standardised samples, [count, *sample_shape] float32 (a read-only view).")
@@ -53,8 +52,7 @@ void bind_datasets(py::module_ &m) {
             [](py::object self) {
                 const Data &d = self.cast<const Data &>();
                 py::array_t<std::uint8_t> a({py::ssize_t(d.set.count)}, d.set.labels.data(), self);
-                py::detail::array_proxy(a.ptr())->flags &=
-                    ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+                a.attr("setflags")(py::arg("write") = false);
                 return a;
             },
             "The class of each sample, [count] uint8 (a read-only view).")

@@ -58,7 +58,7 @@ py::array view_of(const tpurt::Tensor &t, const py::dtype &dt) {
     auto *first = static_cast<std::byte *>(t.storage()->data()) + t.layout().offset_bytes();
     py::array a(dt, shape, strides, first, base);
     if (repeats) // a zero stride: writing would hit one element several times
-        py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+        a.attr("setflags")(py::arg("write") = false);
     return a;
 }
 
