@@ -2,6 +2,7 @@
 # Capture and replay from Python: ops captured on a stream replay as fewer jobs with the eager
 # results bit for bit, on new inputs each time; a parameter is written before a replay's jobs.
 import numpy as np
+import pytest
 
 import tpurt
 
@@ -51,3 +52,25 @@ def test_parameter_is_written_before_the_replay(card):
     graph.replay(s)
     s.synchronize()
     np.testing.assert_array_equal(out.numpy(), 2 * np.tile(np.arange(8, dtype=np.float32), (2, 1)))
+
+
+def test_an_executable_prepared_once_runs_many_times(card, rng):
+    a = tpurt.Tensor.empty(card, tpurt.int8, [8, 16])
+    b = tpurt.Tensor.from_numpy(card, rng.integers(-9, 9, size=(16, 4), dtype=np.int8))
+    c = tpurt.Tensor.empty(card, tpurt.int32, [8, 4])
+    exe = tpurt.ops.prepare("matmul", card, a, b, c)
+    assert exe.names and exe.names[0].startswith("matmul")
+    compilations = card.runtime_stats().compilations
+    s = tpurt.Stream(card)
+    for i in range(3):
+        values = rng.integers(-9, 9, size=(8, 16), dtype=np.int8)
+        a.copy_from(values)
+        if i % 2:
+            exe.queue(s)
+            s.synchronize()
+        else:
+            assert exe.run(card).macs == 8 * 16 * 4
+        np.testing.assert_array_equal(c.numpy(), values.astype(np.int32) @ b.numpy())
+    assert card.runtime_stats().compilations == compilations
+    with pytest.raises(tpurt.Error, match="no_such_op"):
+        tpurt.ops.prepare("no_such_op", card, a)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // ops.cpp - every op of the runtime's registry by name (tpurt.ops builds a Python function of
 // each from op_list()): run on a Device (blocking, returns the card's Stats) or queued on a
-// Stream; and the CPU golden matmuls with the card's exact arithmetic, for comparisons.
+// Stream, or prepared once as an Executable to run or queue many times; and the CPU golden
+// matmuls with the card's exact arithmetic, for comparisons.
 #include "tensor.hpp"
 
 #include <pybind11/stl.h>
@@ -132,6 +133,36 @@ void bind_ops(py::module_ &m) {
             return out;
         },
         "The registered ops: (name, [(operand, optional)], [attribute], signature) each.");
+    py::class_<tpurt::OpSequence>(
+        m, "Executable",
+        "An op checked and compiled once for its tensors (tpurt.ops.prepare()): run it on its "
+        "device or queue it on a stream as often as needed; the tensors' contents may change "
+        "between runs, their shapes and buffers stay.")
+        .def_property_readonly(
+            "names",
+            [](const tpurt::OpSequence &s) {
+                std::vector<std::string> names;
+                for (const tpurt::OpLaunch &l : s.launches)
+                    names.push_back(l.name());
+                return names;
+            },
+            "The names of its executables, in the order they run (one for most ops).")
+        .def(
+            "run",
+            [](const tpurt::OpSequence &s, tpurt::Device &device, const py::object &timeout) {
+                const auto t = timeout_of(timeout);
+                py::gil_scoped_release release;
+                return s.run(device, t);
+            },
+            py::arg("device"), py::arg("timeout") = py::none(),
+            "Runs it on the device it was prepared for and waits: the card's Stats.")
+        .def(
+            "queue", [](const tpurt::OpSequence &s, tpurt::Stream &stream) { stream.enqueue(s); },
+            py::arg("stream"), "Queues it on a stream of its device; returns at once.");
+    m.def("prepare_op", &prepare, py::arg("device"), py::arg("name"), py::arg("operands"),
+          py::arg("attributes"),
+          "The op `name` on `operands` checked and compiled (or fetched from the device's cache) "
+          "as an Executable; raises tpurt.Error as run_op does.");
     m.def("run_op", &run_op, py::arg("target"), py::arg("name"), py::arg("operands"),
           py::arg("attributes"), py::arg("timeout") = py::none(),
           "The op `name` on `operands` (None for an absent optional one) with `attributes` "

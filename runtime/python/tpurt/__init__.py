@@ -19,6 +19,7 @@ from ._tpurt import (  # noqa: F401
     DType,
     Error,
     Event,
+    Executable,
     Graph,
     JobError,
     OpRecord,

@@ -12,11 +12,14 @@ its attributes by name::
 
 Attribute values are text, numbers or DTypes. ``help(tpurt.ops.<name>)`` shows an op's
 signature; bad operands or attributes raise ``tpurt.Error`` with the runtime's message.
+``prepare(name, device, tensors..., **attributes)`` checks and compiles an op once as a
+``tpurt.Executable`` to ``run(device)`` or ``queue(stream)`` many times.
 """
 
 from . import _tpurt
 
-__all__ = []
+__all__ = ["prepare"]
+_ops = {}
 
 
 def _text(value):
@@ -30,35 +33,54 @@ def _text(value):
     return str(value)
 
 
-def _make(name, operands, attributes, signature):
-    names = [o for o, _ in operands]
+def _arguments(name, tensors, kwargs):
+    """The operand list and attribute texts of a call of op `name`."""
+    operands, attributes, signature = _ops[name]
+    if len(tensors) > len(operands):
+        raise TypeError(f"{name} takes {len(operands)} tensors: {signature}")
+    values = list(tensors)
+    for operand, optional in operands[len(values):]:
+        if operand in kwargs:
+            values.append(kwargs.pop(operand))
+        elif optional:
+            values.append(None)
+        else:
+            raise TypeError(f"{name}: tensor '{operand}' missing: {signature}")
+    attrs = {}
+    for key, value in kwargs.items():
+        if key not in attributes:
+            what = "given twice" if key in [o for o, _ in operands] else "unknown"
+            raise TypeError(f"{name}: argument '{key}' {what}: {signature}")
+        attrs[key] = _text(value)
+    return values, attrs
 
+
+def prepare(name, device, *tensors, **kwargs):
+    """The op `name` checked and compiled once for these tensors, as a tpurt.Executable.
+
+    Tensors and attributes as for the op's function; ``run(device)`` it or ``queue(stream)`` it
+    as often as needed (the tensors' contents may change in between).
+    """
+    if name not in _ops:  # the runtime's error names the op
+        return _tpurt.prepare_op(device, name, list(tensors), {})
+    values, attrs = _arguments(name, tensors, kwargs)
+    return _tpurt.prepare_op(device, name, values, attrs)
+
+
+def _make(name, operands, attributes, signature):
     def op(target, *tensors, timeout=None, **kwargs):
-        if len(tensors) > len(operands):
-            raise TypeError(f"{name} takes {len(operands)} tensors: {signature}")
-        values = list(tensors)
-        for operand, optional in operands[len(values):]:
-            if operand in kwargs:
-                values.append(kwargs.pop(operand))
-            elif optional:
-                values.append(None)
-            else:
-                raise TypeError(f"{name}: tensor '{operand}' missing: {signature}")
-        attrs = {}
-        for key, value in kwargs.items():
-            if key not in attributes:
-                what = "given twice" if key in names else "unknown"
-                raise TypeError(f"{name}: argument '{key}' {what}: {signature}")
-            attrs[key] = _text(value)
+        values, attrs = _arguments(name, tensors, kwargs)
         return _tpurt.run_op(target, name, values, attrs, timeout)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{signature}\n\nThe runtime's op '{name}' on a Stream (queued, returns None) "
-                  f"or a Device (run and waited for, returns Stats); tensors {', '.join(names)}"
+                  f"or a Device (run and waited for, returns Stats); tensors "
+                  f"{', '.join(o for o, _ in operands)}"
                   + (f"; attributes {', '.join(attributes)}" if attributes else "") + ".")
     return op
 
 
 for _name, _operands, _attributes, _signature in _tpurt.op_list():
+    _ops[_name] = (_operands, _attributes, _signature)
     globals()[_name] = _make(_name, _operands, _attributes, _signature)
     __all__.append(_name)
