@@ -9,6 +9,8 @@
 # clang's libFuzzer for the fuzzers, debootstrap for the fresh-machine check) included.
 # libonnx-dev: tpu-compile's ONNX checker, version converter and shape inference (shared only).
 # python3-torch, python3-torchvision: real PyTorch models exported to ONNX by the compiler's tests.
+# pybind11-dev python3-dev python3-numpy python3-pytest: the Python bindings (runtime/python)
+# and their tests.
 set -euo pipefail
 
 [ "$(id -u)" -eq 0 ] || { echo "setup-host: run as root (apt-get install)" >&2; exit 1; }
@@ -36,7 +38,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       zlib1g-dev libcli11-dev nlohmann-json3-dev debootstrap
       libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse
       libprotobuf-dev protobuf-compiler libboost-dev libonnx-dev
-      python3-torch python3-torchvision)
+      python3-torch python3-torchvision
+      pybind11-dev python3-dev python3-numpy python3-pytest)
 
 missing=()
 for p in "${pkgs[@]}"; do
