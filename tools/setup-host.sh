@@ -37,6 +37,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse
       libprotobuf-dev protobuf-compiler libboost-dev libonnx-dev
       python3-torch python3-torchvision)
+# The server image (tools/server-image): mmdebstrap, mke2fs, qemu-img for its overlays, ssh.
+pkgs+=(mmdebstrap e2fsprogs qemu-utils openssh-client)
 
 missing=()
 for p in "${pkgs[@]}"; do
