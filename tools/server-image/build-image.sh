@@ -86,8 +86,9 @@ key=$( {
 	[ ${#dev_files[@]} -eq 0 ] || sha256sum "${dev_files[@]}" | cut -c1-64
 } | sha256sum | cut -c1-16)
 out=$cache/server-image/$key
+# One build at a time (two would only share the cores), and none of the same key twice.
 mkdir -p "$cache/server-image"
-exec 9>"$out.lock"
+exec 9>"$cache/server-image/.lock"
 flock 9
 if [ -f "$out/.done" ]; then
 	say "cached in $out"
