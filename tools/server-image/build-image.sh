@@ -127,7 +127,8 @@ boot=$work/root/boot
 cp "$boot/vmlinuz-$abi" "$work/vmlinuz"
 cp "$boot/initrd.img-$abi" "$work/initrd.img"
 say "packing $(du -sh "$work/root" | cut -f1) into a $size ext4 image"
-mke2fs -q -t ext4 -L tpu-server -d "$work/root" "$work/rootfs.ext4" "$size"
+# mke2fs -d names the file it creates on stdout, which carries only the result here.
+mke2fs -q -t ext4 -L tpu-server -d "$work/root" "$work/rootfs.ext4" "$size" >&2
 rm -rf "$work/root"
 touch "$work/.done"
 mv "$work" "$out"
