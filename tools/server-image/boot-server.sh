@@ -87,7 +87,7 @@ else
 	mv "$overlay.new" "$overlay"
 fi
 
-kargs="root=/dev/vda rw console=ttyS0 panic=-1 no_timer_check systemd.hostname=$hostname$append"
+kargs="root=/dev/vda rw console=ttyS0 panic=-1 no_timer_check net.ifnames=0 systemd.hostname=$hostname$append"
 args=(-accel tcg -cpu max -smp "$smp" -m "$memory" -no-reboot -vga none
       -L /usr/share/seabios -L /usr/share/qemu
       -kernel "$image/vmlinuz" -initrd "$image/initrd.img" -append "$kargs"

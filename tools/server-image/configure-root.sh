@@ -17,8 +17,10 @@ printf '127.0.0.1\tlocalhost\n127.0.1.1\ttpu-server\n::1\tlocalhost ip6-localhos
 	> "$root/etc/hosts"
 echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' > "$root/etc/fstab"
 
-# Network: DHCP on the NICs; slirp's DNS is 10.0.2.3 (no resolver daemon in the image).
-cat > "$root/etc/systemd/network/20-ethernet.network" <<'EOF'
+# Network: DHCP on the NICs that no earlier file configures (90-: after the 70-<nic>.network
+# systemd-network-generator writes from ip= on the kernel command line, a VM's address on a
+# network between VMs); slirp's DNS is 10.0.2.3 (no resolver daemon in the image).
+cat > "$root/etc/systemd/network/90-ethernet.network" <<'EOF'
 [Match]
 Type=ether
 
