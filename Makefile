@@ -272,3 +272,24 @@ SOAK_SEED ?= 11
 .PHONY: soak
 soak: deps qemu all
 	tests/vm/run-soak.sh $(GUEST_BUILD) $(SOAK_MINUTES) $(SOAK_SEED) build/vm-logs/soak.log
+
+# The server image (docs/server.md, tools/server-image): Debian 12 with the guest kernel, systemd,
+# SSH, Python with numpy, Open MPI and the stack's packages through apt from the local repository
+# SERVER_REPO (skipped, with a message, while it has no Packages file), an ext4 disk image cached
+# in $(TPU_CACHE)/server-image/<key>. SERVER_IMAGE_ARGS=--dev-driver: TEMPORARY, tpu.ko and
+# tpu-smi from this tree (make module guest) until the repository carries their packages.
+# `make server CARDS=4` boots it from a qcow2 overlay (build/server/server.qcow2; SERVER_FRESH=1
+# starts a new one) with the serial console here and the guest's SSH on 127.0.0.1:SERVER_SSH_PORT.
+SERVER_REPO ?= build/packages
+export SERVER_REPO
+SERVER_IMAGE_ARGS ?=
+SERVER_SSH_PORT ?= 2222
+SERVER_FRESH ?=
+SERVER_ARGS ?=
+.PHONY: server-image server
+server-image: | deps
+	tools/server-image/build-image.sh $(SERVER_IMAGE_ARGS) >/dev/null
+
+server: server-image | deps qemu
+	tools/server-image/boot-server.sh --cards $(CARDS) --ici $(ICI) --ssh-port $(SERVER_SSH_PORT) \
+		$(if $(SERVER_FRESH),--fresh) $(SERVER_IMAGE_ARGS) $(SERVER_ARGS)

@@ -40,6 +40,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       libprotobuf-dev protobuf-compiler libboost-dev libonnx-dev
       python3-torch python3-torchvision
       pybind11-dev python3-dev python3-numpy python3-pytest)
+# The server image (tools/server-image): mmdebstrap, mke2fs, qemu-img for its overlays, ssh.
+pkgs+=(mmdebstrap e2fsprogs qemu-utils openssh-client)
 
 missing=()
 for p in "${pkgs[@]}"; do

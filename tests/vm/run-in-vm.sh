@@ -41,6 +41,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
+. "$here/qemu-cards.sh"
 cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
 qemu=${TPU_QEMU:-$cache/qemu/current}
 kernel=$cache/kernel/current/vmlinuz
@@ -84,21 +85,7 @@ while [ $# -gt 0 ]; do
 	*) echo "run-in-vm: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
 	esac
 done
-[[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --cards needs a number >= 1, not '$cards'" >&2; exit 2; }
-if [ "$ici" = auto ]; then
-	if [ "$cards" -eq 1 ]; then ici=none
-	elif [ "$cards" -ge 4 ] && [ $((cards % 2)) -eq 0 ]; then ici=torus2d
-	else ici=ring
-	fi
-fi
-[ "$ici" != none ] || ici=
-[ -z "$ici" ] || [[ "$ici" =~ ^(ring|torus2d)(,[a-z0-9=,-]+)?$ ]] || {
-	echo "run-in-vm: --ici wants auto, none, ring or torus2d and tpu-ici properties, not '$ici'" >&2
-	exit 2
-}
-[ -z "$ici" ] || [ "$cards" -ge 2 ] || { echo "run-in-vm: --ici needs --cards 2 or more" >&2; exit 2; }
-[[ "$ici" != torus2d* ]] || [ $((cards % 2)) -eq 0 ] ||
-	{ echo "run-in-vm: --ici torus2d needs an even number of cards" >&2; exit 2; }
+qemu_cards_args run-in-vm "$cards" "$ici" || exit 2
 [[ "$smp" =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm: --smp needs a number >= 1, not '$smp'" >&2; exit 2; }
 [ $interactive -eq 1 ] || [ $# -gt 0 ] || { echo "run-in-vm: no command given" >&2; exit 2; }
 [ -x "$qemu" ] || { echo "run-in-vm: no QEMU at $qemu: run 'make qemu'" >&2; exit 2; }
@@ -145,23 +132,7 @@ args=(-accel "tcg${tcg_buffer:+,tb-size=$tcg_buffer}" -cpu max -smp "$smp" -m 2G
       -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on"
       -virtfs "local,path=$job,mount_tag=job,security_model=none"
       "${extra[@]}")
-if [ -n "$ici" ]; then
-	topology=${ici%%,*}
-	props=
-	[ "$topology" = "$ici" ] || props=,${ici#*,}
-	if [ "$topology" = ring ]; then dims=$cards; else dims=2x$((cards / 2)); fi
-	[[ "$props" == *,preset=* ]] || props=,preset=v5e$props
-	args+=(-object "tpu-ici,id=ici0,topology=$topology,dims=$dims$props")
-fi
-for ((i = 0; i < cards; i++)); do
-	if [ -z "$ici" ]; then
-		args+=(-device tpu)
-	elif [ "$topology" = ring ]; then
-		args+=(-device "tpu,ici=ici0,ici-coord=$i")
-	else
-		args+=(-device "tpu,ici=ici0,ici-coord=$((i % 2)):$((i / 2))")
-	fi
-done
+args+=("${qemu_cards[@]}")
 preload=
 if [ ${#forwards[@]} -gt 0 ]; then
 	# libslirp 4.7.0 listens on a forwarded port with a backlog of 1, so that bursts of new
