@@ -5,7 +5,7 @@
 #               and load-test it (workloads/demo/run-demo.sh)
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
 # Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, qemu-fuzz, asan, tsan,
-# bench, check, fresh-check, clean, stress, dkms-check, install-udev.
+# bench, check, fresh-check, clean, stress, dkms-check, install-udev, packages, packages-check.
 # Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
 # trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
 # an interrupted or failed run is simply run again.
@@ -272,3 +272,16 @@ SOAK_SEED ?= 11
 .PHONY: soak
 soak: deps qemu all
 	tests/vm/run-soak.sh $(GUEST_BUILD) $(SOAK_MINUTES) $(SOAK_SEED) build/vm-logs/soak.log
+
+# Debian packages of the stack (docs/packaging.md): tpu-common, tpu-dkms, libtpurt0, libtpurt-dev,
+# tpu-tools and tpu-modules-<guest kernel>, built by tools/build-packages.sh into build/packages/,
+# a local apt repository (deb [trusted=yes] file:/.../build/packages ./). packages-check: lintian
+# and what each package holds (tests/packages/check-debs.sh), then an install, use and removal
+# in a throwaway Debian 12 root (tests/packages/install-check.sh).
+.PHONY: packages packages-check
+packages: | deps
+	JOBS=$(JOBS) tools/build-packages.sh
+
+packages-check: packages
+	tests/packages/check-debs.sh
+	tests/packages/install-check.sh
