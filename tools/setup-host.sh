@@ -37,9 +37,10 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       libcpp-httplib-dev libmicrohttpd-dev gnuplot-nox dkms sparse
       libprotobuf-dev protobuf-compiler libboost-dev libonnx-dev
       python3-torch python3-torchvision)
-# The Debian packages (make packages, tools/build-packages.sh): debhelper with dh-dkms, the
-# repository index (dpkg-dev, apt-utils), lintian and mmdebstrap for their checks.
-pkgs+=(debhelper dh-dkms dpkg-dev apt-utils lintian mmdebstrap)
+# The Debian packages (make packages, tools/build-packages.sh): debhelper with dh-dkms, help2man
+# (the tools' manual pages), the repository index (dpkg-dev, apt-utils), lintian and mmdebstrap
+# for their checks.
+pkgs+=(debhelper dh-dkms help2man dpkg-dev apt-utils lintian mmdebstrap)
 
 missing=()
 for p in "${pkgs[@]}"; do
