@@ -93,9 +93,10 @@ say "dpkg-buildpackage of tpu-modules-$kabi (log $logs/tpu-modules.log)"
 }
 
 # ---- the local apt repository -----------------------------------------------------------------
-mv "$work"/*.deb "$out/"
 mkdir -p "$out/dbgsym"
-mv "$work"/*.ddeb "$out/dbgsym/" 2>/dev/null || true
+mv "$work"/*-dbgsym_*.deb "$out/dbgsym/"
+mv "$work"/*.deb "$out/"
+rm -rf "$work"
 (
 	cd "$out"
 	dpkg-scanpackages --multiversion . /dev/null 2>"$logs/scanpackages.log" >Packages.tmp
@@ -106,7 +107,6 @@ mv "$work"/*.ddeb "$out/dbgsym/" 2>/dev/null || true
 		-o APT::FTPArchive::Release::Label=tpu-stack release . >Release.tmp
 	mv Release.tmp Release
 )
-rm -rf "$work"
 echo "$key" >"$out/.stamp"
 say "done in $((SECONDS - start)) s: apt repository $out"
 (cd "$out" && ls -s --block-size=K ./*.deb)
