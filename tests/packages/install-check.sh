@@ -122,7 +122,8 @@ step "tpu-smi as a non-root member of group tpu" "
 step "libtpurt-dev: pkg-config, find_package(tpurt), the example built and run" "
 	libs=\$(pkg-config --libs tpurt)
 	echo \"pkg-config --libs tpurt: \$libs\"
-	[ \"\$libs\" = -ltpurt ]
+	[ \"\${libs% }\" = -ltpurt ]
+	[ \"\$(pkg-config --variable=libdir tpurt)\" = /usr/lib/x86_64-linux-gnu ]
 	cd /srv/example
 	g++ -std=c++20 -o example-pc example.cpp \$(pkg-config --cflags --libs tpurt)
 	ldd example-pc | grep -q 'libtpurt.so.0 => /usr/lib/x86_64-linux-gnu/libtpurt.so.0'
