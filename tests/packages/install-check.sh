@@ -126,7 +126,7 @@ step "libtpurt-dev: pkg-config, find_package(tpurt), the example built and run" 
 	[ \"\$(pkg-config --variable=libdir tpurt)\" = /usr/lib/x86_64-linux-gnu ]
 	cd /srv/example
 	g++ -std=c++20 -o example-pc example.cpp \$(pkg-config --cflags --libs tpurt)
-	ldd example-pc | grep -q 'libtpurt.so.0 => /usr/lib/x86_64-linux-gnu/libtpurt.so.0'
+	ldd example-pc | grep -Eq 'libtpurt.so.0 => (/usr)?/lib/x86_64-linux-gnu/libtpurt.so.0'
 	cmake -S . -B cmake -G 'Unix Makefiles' >/dev/null
 	cmake --build cmake >/dev/null
 	for e in ./example-pc cmake/example-cmake cmake/example-cmake-static; do
