@@ -198,7 +198,8 @@ clean:
 	$(MAKE) -C driver clean
 
 # libtpurt installed for applications outside this tree: the shared (soname libtpurt.so.0) and
-# static libraries, headers, pkg-config file and CMake package under $(PREFIX).
+# static libraries, headers, pkg-config file and CMake package under $(PREFIX); the tools
+# (tpu-smi, tpu-train, tpu-serve, tpu-compile, ...) into $(PREFIX)/bin.
 PREFIX ?= /usr/local
 .PHONY: install
 install: host
