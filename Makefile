@@ -5,7 +5,7 @@
 #               and load-test it (workloads/demo/run-demo.sh)
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
 # Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, qemu-fuzz, asan, tsan,
-# bench, check, fresh-check, clean, stress, dkms-check, install-udev.
+# bench, check, fresh-check, clean, stress, dkms-check, install-udev, packages, packages-check.
 # Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
 # trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
 # an interrupted or failed run is simply run again.
@@ -199,7 +199,8 @@ clean:
 	$(MAKE) -C driver clean
 
 # libtpurt installed for applications outside this tree: the shared (soname libtpurt.so.0) and
-# static libraries, headers, pkg-config file and CMake package under $(PREFIX).
+# static libraries, headers, pkg-config file and CMake package under $(PREFIX); the tools
+# (tpu-smi, tpu-train, tpu-serve, tpu-compile, ...) into $(PREFIX)/bin.
 PREFIX ?= /usr/local
 .PHONY: install
 install: host
@@ -274,11 +275,25 @@ SOAK_SEED ?= 11
 soak: deps qemu all
 	tests/vm/run-soak.sh $(GUEST_BUILD) $(SOAK_MINUTES) $(SOAK_SEED) build/vm-logs/soak.log
 
+# Debian packages of the stack (docs/packaging.md): tpu-common, tpu-dkms, libtpurt0, libtpurt-dev,
+# tpu-tools and tpu-modules-<guest kernel>, built by tools/build-packages.sh into build/packages/,
+# a local apt repository (deb [trusted=yes] file:/.../build/packages ./). packages-check: lintian
+# and what each package holds (tests/packages/check-debs.sh), then an install, use and removal
+# in a throwaway Debian 12 root (tests/packages/install-check.sh).
+.PHONY: packages packages-check
+packages: | deps
+	JOBS=$(JOBS) tools/build-packages.sh
+
+packages-check: packages
+	tests/packages/check-debs.sh
+	tests/packages/install-check.sh
+
 # The server image (docs/server.md, tools/server-image): Debian 12 with the guest kernel, systemd,
 # SSH, Python with numpy, Open MPI and the stack's packages through apt from the local repository
 # SERVER_REPO (skipped, with a message, while it has no Packages file), an ext4 disk image cached
-# in $(TPU_CACHE)/server-image/<key>. SERVER_IMAGE_ARGS=--dev-driver: TEMPORARY, tpu.ko and
-# tpu-smi from this tree (make module guest) until the repository carries their packages.
+# in $(TPU_CACHE)/server-image/<key>; `make server-image` builds the packages first (make packages).
+# SERVER_IMAGE_ARGS=--dev-driver: tpu.ko and tpu-smi from this tree instead (make module guest),
+# what vm_server uses when build/packages holds no repository.
 # `make server CARDS=4` boots it from a qcow2 overlay (build/server/server.qcow2; SERVER_FRESH=1
 # starts a new one) with the serial console here and the guest's SSH on 127.0.0.1:SERVER_SSH_PORT.
 SERVER_REPO ?= build/packages
@@ -288,7 +303,7 @@ SERVER_SSH_PORT ?= 2222
 SERVER_FRESH ?=
 SERVER_ARGS ?=
 .PHONY: server-image server
-server-image: | deps
+server-image: packages | deps
 	tools/server-image/build-image.sh $(SERVER_IMAGE_ARGS) >/dev/null
 
 server: server-image | deps qemu

@@ -31,6 +31,17 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tpurtConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/tpurtConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpurt)
 
-# pkg-config: paths relative to the file, so the prefix can move.
+# pkg-config: paths relative to the file, so the prefix can move (cmake --install --prefix), from
+# whatever depth the library directory has (lib/pkgconfig, Debian's lib/x86_64-linux-gnu/pkgconfig);
+# a distribution's package, whose prefix is fixed, sets it (TPURT_PC_PREFIX=/usr in debian/rules),
+# so that pkg-config prints no -L for the system's library directory.
+set(TPURT_PC_PREFIX "" CACHE STRING "prefix written into tpurt.pc (empty: relative to the file)")
+if(TPURT_PC_PREFIX)
+    set(TPURT_PC_PREFIX_VALUE ${TPURT_PC_PREFIX})
+else()
+    file(RELATIVE_PATH TPURT_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+    string(REGEX REPLACE "/$" "" TPURT_PC_UP ${TPURT_PC_UP})
+    set(TPURT_PC_PREFIX_VALUE "\${pcfiledir}/${TPURT_PC_UP}")
+endif()
 configure_file(package/tpurt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/tpurt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tpurt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

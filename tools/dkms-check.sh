@@ -8,7 +8,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
 root=$cache/kernel/current/root
-kabi=$(basename "$(ls -d "$root"/lib/modules/* | head -n1)")
+kabi=$("$src/tools/guest-kabi.sh")
 kdir=$root/usr/src/linux-headers-$kabi
 [ -d "$kdir" ] || { echo "dkms-check: no guest kernel headers at $kdir: run 'make deps'" >&2; exit 2; }
 command -v dkms >/dev/null || { echo "dkms-check: dkms not installed (package dkms)" >&2; exit 2; }
@@ -17,10 +17,8 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$src/driver/dkms.conf")
 work=$src/build/dkms
 rm -rf "$work"
 pkg=$work/source/tpu-$version
-mkdir -p "$pkg" "$work/tree"
-cp "$src"/driver/*.c "$src"/driver/*.h "$src"/driver/Kbuild "$src"/driver/Makefile \
-	"$src"/driver/dkms.conf "$pkg/"
-cp -r "$src/include" "$pkg/include"
+mkdir -p "$work/tree"
+"$src/tools/stage-dkms-source.sh" "$pkg"
 
 dkms=(dkms --dkmstree "$work/tree" --sourcetree "$work/source" -m tpu -v "$version")
 "${dkms[@]}" add

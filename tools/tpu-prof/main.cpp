@@ -12,11 +12,17 @@
 #include <string>
 
 int main(int argc, char **argv) {
-    if (argc != 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
-        std::fprintf(stderr, "usage: tpu-prof TRACE.json\n"
-                             "  prints the per-op table of a trace written by libtpurt "
-                             "(TPURT_PROFILE=TRACE.json)\n");
-        return 2;
+    // --help: the usage on stdout, exit 0 (help2man makes the manual page from it); bad usage:
+    // on stderr, exit 2.
+    const bool help =
+        argc == 2 && (std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help");
+    if (argc != 2 || help) {
+        std::fprintf(help ? stdout : stderr,
+                     "tpu-prof: the per-op table of a libtpurt trace\n"
+                     "usage: tpu-prof TRACE.json\n"
+                     "  prints the per-op table of a trace written by libtpurt "
+                     "(TPURT_PROFILE=TRACE.json)\n");
+        return help ? 0 : 2;
     }
     std::ifstream in(argv[1]);
     if (!in) {
