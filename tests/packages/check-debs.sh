@@ -56,6 +56,8 @@ dkms_src=usr/src/tpu-$version
 holds tpu-dkms "$dkms_src/dkms.conf" "$dkms_src/Kbuild" "$dkms_src/tpu_drv.c" \
 	"$dkms_src/include/tpu_hw.h" "$dkms_src/include/uapi/drm/tpu_accel.h"
 holds tpu-common lib/udev/rules.d/70-tpu.rules usr/libexec/tpu-common/tpu-module
+py=usr/lib/python3/dist-packages/tpurt
+holds python3-tpurt "$py/__init__.py" "$py/ops.py" "$py/_tpurt.cpython-311-x86_64-linux-gnu.so"
 
 # Control data and contents that need unpacking.
 scratch=$(mktemp -d)
@@ -99,7 +101,7 @@ fi
 for f in Packages Packages.gz Release; do
 	[ -s "$dir/$f" ] || fail "the repository has no $f"
 done
-for p in tpu-common tpu-dkms libtpurt0 libtpurt-dev tpu-tools "tpu-modules-$kabi"; do
+for p in tpu-common tpu-dkms libtpurt0 libtpurt-dev tpu-tools python3-tpurt "tpu-modules-$kabi"; do
 	grep -qx "Package: $p" "$dir/Packages" 2>/dev/null || fail "Packages does not list $p"
 done
 

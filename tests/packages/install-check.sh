@@ -69,7 +69,7 @@ mkdir -p "$root/srv/tpu-repo" "$root/srv/example"
 cp "$dir"/*.deb "$dir"/Packages "$dir"/Packages.gz "$dir"/Release "$root/srv/tpu-repo/"
 echo "deb [trusted=yes] file:/srv/tpu-repo ./" >"$root/etc/apt/sources.list.d/tpu-stack.list"
 cp "$src"/tests/runtime/package/example.cpp "$src"/tests/runtime/package/CMakeLists.txt \
-	"$root/srv/example/"
+	"$src"/tests/packages/python-matmul.py "$root/srv/example/"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
@@ -90,7 +90,8 @@ step() {
 }
 
 step "apt-get update" "apt-get update -q"
-step "install libtpurt-dev tpu-tools tpu-dkms" "apt-get install -y -q libtpurt-dev tpu-tools tpu-dkms"
+step "install libtpurt-dev tpu-tools tpu-dkms python3-tpurt" \
+	"apt-get install -y -q libtpurt-dev tpu-tools tpu-dkms python3-tpurt"
 step "DKMS built and installed tpu.ko for $kabi" "
 	dkms status
 	dkms status -m tpu -v $version -k $kabi | grep -q ': installed'
@@ -100,7 +101,7 @@ step "DKMS built and installed tpu.ko for $kabi" "
 	modinfo -k $kabi -F alias tpu | grep -q '^pci:v'"
 step "group tpu, the udev rule, dpkg -L" "
 	getent group tpu
-	for p in tpu-common tpu-dkms libtpurt0 libtpurt-dev tpu-tools; do
+	for p in tpu-common tpu-dkms libtpurt0 libtpurt-dev tpu-tools python3-tpurt; do
 		echo \"dpkg -L \$p: \$(dpkg -L \$p | wc -l) paths\"
 	done
 	dpkg -L tpu-common | grep -qx /lib/udev/rules.d/70-tpu.rules
@@ -119,6 +120,8 @@ step "tpu-smi as a non-root member of group tpu" "
 		tpu-compile tpu-export; do
 		su tpuuser -c \"\$t --help\" >/dev/null || { echo \"FAIL: \$t --help\" >&2; exit 1; }
 	done"
+step "python3-tpurt: an int8 matmul equals numpy's, as a member of group tpu" "
+	su tpuuser -c 'python3 /srv/example/python-matmul.py'"
 step "libtpurt-dev: pkg-config, find_package(tpurt), the example built and run" "
 	libs=\$(pkg-config --libs tpurt)
 	echo \"pkg-config --libs tpurt: \$libs\"
@@ -149,7 +152,8 @@ step "remove tpu-modules-$kabi" "
 	apt-get remove -y -q tpu-modules-$kabi
 	! modinfo -k $kabi tpu >/dev/null 2>&1"
 step "purge everything" "
-	apt-get purge -y -q tpu-common tpu-dkms tpu-modules-$kabi libtpurt0 libtpurt-dev tpu-tools
+	apt-get purge -y -q tpu-common tpu-dkms tpu-modules-$kabi libtpurt0 libtpurt-dev tpu-tools \
+		python3-tpurt
 	! dpkg -l 'tpu-*' 'libtpurt*' 2>/dev/null | grep -q '^[ih]i'
 	[ ! -e /lib/udev/rules.d/70-tpu.rules ] && [ ! -e /usr/bin/tpu-smi ]"
 umount -R "$root/proc" "$root/sys" "$root/dev" 2>/dev/null || true
