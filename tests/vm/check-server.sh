@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # vm_server: builds the server image if it is not cached (tools/server-image/build-image.sh),
 # boots it from a fresh overlay with 2 cards on a ring (run-server.sh), waits for SSH and runs
-# guest-server-checks.sh there as user tpu. Until the local repository (build/packages) exists,
-# the image takes tpu.ko and tpu-smi from this tree (build-image.sh --dev-driver, TEMPORARY).
+# guest-server-checks.sh there as user tpu. With a local repository (make packages: build/packages)
+# the image installs the stack's packages; without one (make test alone) it takes tpu.ko and
+# tpu-smi from this tree (build-image.sh --dev-driver).
 #   check-server.sh LOG_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -20,7 +20,7 @@
 #   --qemu-args "..."  more QEMU arguments (e.g. a second NIC on a network between VMs)
 #   --log FILE         with --detach: the serial console's log (default: the overlay's name .log)
 #   --image DIR        boot this image directory instead of build-image.sh's
-#   --dev-driver       passed to build-image.sh (TEMPORARY: tpu.ko from this tree)
+#   --dev-driver       passed to build-image.sh (tpu.ko and tpu-smi from this tree, no packages)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)

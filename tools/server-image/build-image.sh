@@ -14,7 +14,7 @@
 # --repo DIR     the local apt repository (flat: Packages, Release, *.deb; default: $SERVER_REPO
 #                or build/packages). Without a Packages file there the stack's packages are
 #                skipped, with a message.
-# --dev-driver   TEMPORARY, until the repository has the module package: driver/tpu.ko, its udev
+# --dev-driver   instead of the packages (no repository): driver/tpu.ko, its udev
 #                rule and build/guest's tpu-smi put into the root by dev-driver.sh (an error with
 #                a repository present).
 # SERVER_IMAGE_SIZE: the ext4 file system's size (default 8G; the file is sparse).

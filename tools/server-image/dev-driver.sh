@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# TEMPORARY (build-image.sh --dev-driver), until the local repository carries the stack's module
-# and tools packages: puts into the root what those packages will install, from this tree's
-# build: driver/tpu.ko in /lib/modules/ABI/updates (depmod, so that udev loads it for the cards'
+# build-image.sh --dev-driver, for images built without the stack's packages (vm_server when no
+# `make packages` has run): puts into the root what the module and tools packages install, from
+# this tree's build: driver/tpu.ko in /lib/modules/ABI/updates (depmod, so that udev loads it for the cards'
 # PCI ids), the udev rule driver/70-tpu.rules, group tpu, and tpu-smi (build/guest) in
 # /usr/local/bin. The cards' driver is then loaded by the system, as the package's would be.
 #   dev-driver.sh ROOT ABI SOURCE_TREE
@@ -10,7 +10,7 @@ set -euo pipefail
 root=${1:?usage: dev-driver.sh ROOT ABI SOURCE_TREE}
 abi=${2:?usage: dev-driver.sh ROOT ABI SOURCE_TREE}
 src=${3:?usage: dev-driver.sh ROOT ABI SOURCE_TREE}
-echo "dev-driver: TEMPORARY: tpu.ko, 70-tpu.rules and tpu-smi from $src, not from packages" >&2
+echo "dev-driver: tpu.ko, 70-tpu.rules and tpu-smi from $src, not from packages" >&2
 install -D -m 0644 "$src/driver/tpu.ko" "$root/lib/modules/$abi/updates/tpu.ko"
 depmod -b "$root" "$abi"
 install -D -m 0644 "$src/driver/70-tpu.rules" "$root/etc/udev/rules.d/70-tpu.rules"
