@@ -13,8 +13,8 @@ logs=${1:?usage: check-server.sh LOG_DIR}
 mkdir -p "$logs"
 cards=2
 host=tpu-check
-build=()
-[ -f "${SERVER_REPO:-$src/build/packages}/Packages" ] || build=(--dev-driver)
+build=() stack=packages
+[ -f "${SERVER_REPO:-$src/build/packages}/Packages" ] || { build=(--dev-driver); stack=dev-driver; }
 start=$(date +%s)
 image=$("$src/tools/server-image/build-image.sh" "${build[@]}")
 built=$(date +%s)
@@ -23,6 +23,6 @@ echo "check-server: image $image ready after $((built - start)) s"
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$src/tools/server-image/run-server.sh" --image "$image" --cards "$cards" --hostname "$host" \
 	--ssh-port "$port" --overlay "$logs/vm_server.qcow2" --fresh --log "$logs/vm_server.log" \
-	--timeout 300 -- bash -s "$host" "$cards" < "$here/guest-server-checks.sh"
+	--timeout 300 -- bash -s "$host" "$cards" "$stack" < "$here/guest-server-checks.sh"
 rm -f "$logs/vm_server.qcow2"
 echo "check-server: passed in $(($(date +%s) - start)) s (image $((built - start)) s)"

@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Run in a server VM (tools/server-image) as user tpu by check-server.sh, through SSH:
-#   guest-server-checks.sh HOSTNAME CARDS
+#   guest-server-checks.sh HOSTNAME CARDS packages|dev-driver
 # checks that the system came up whole (systemctl is-system-running: "running"; any failed unit
 # is named and fails the check), the hostname, the CARDS TPU cards on the PCI bus, tpu.ko loaded
 # by the system (udev's modalias look-up; nothing here loads it) and bound to every card, the
 # accel nodes in group tpu, tpu-smi listing the cards for this non-root user, Python with numpy
-# and Open MPI 4.1.
+# and Open MPI 4.1; with the stack's packages, dpkg's record of them and a matmul on card 0 from
+# Python (python3-tpurt) equal to numpy's.
 set -euo pipefail
-host=$1 cards=$2
+host=$1 cards=$2 stack=$3
 fail() { echo "server check: $*" >&2; exit 1; }
 ok() { echo "server check: ok: $*"; }
 
@@ -53,3 +54,23 @@ print("server check: ok: tpu-smi as user tpu lists", cards, "card(s):",
 python3 -c 'import numpy; print("server check: ok: Python", __import__("sys").version.split()[0], "numpy", numpy.__version__)'
 mpirun --version | grep -q 'Open MPI) 4\.1' || fail "mpirun is not Open MPI 4.1: $(mpirun --version | head -n1)"
 ok "$(mpirun --version | head -n1)"
+
+if [ "$stack" = packages ]; then
+	for p in tpu-common tpu-modules-"$(uname -r)" libtpurt0 tpu-tools python3-tpurt; do
+		dpkg -s "$p" >/dev/null 2>&1 || fail "package $p is not installed"
+		echo "server check: dpkg -L $p: $(dpkg -L "$p" | grep -c .) paths"
+	done
+	python3 - <<'PY'
+import numpy as np
+import tpurt
+
+card = tpurt.Device.open()
+a = np.arange(-64, 64, dtype=np.int8).reshape(8, 16)
+b = np.arange(-48, 48, dtype=np.int8).reshape(16, 6)
+c = tpurt.matmul(card, a, b)
+assert np.array_equal(c, a.astype(np.int32) @ b.astype(np.int32)), c
+print("server check: ok: python3-tpurt: an int8 matmul on card 0 equals numpy's")
+PY
+else
+	echo "server check: the image has no stack packages (no make packages): tpu.ko and tpu-smi from the tree"
+fi
