@@ -79,7 +79,8 @@ fi
 
 # The key: what makes the image (not the scripts that boot it).
 key=$( {
-	cd "$here" && sha256sum build-image.sh initramfs-setup.sh dev-driver.sh configure-root.sh \
+	cd "$here" && sha256sum build-image.sh initramfs-setup.sh dev-driver.sh local-repo.sh \
+		configure-root.sh \
 		packages.list stack-packages.list
 	echo "abi $abi repo $repo_id size $size"
 	cat "$keydir/id_ed25519.pub"
@@ -110,6 +111,10 @@ sources=("deb $mirror bookworm main" "deb $mirror bookworm-updates main"
          "deb $mirror bookworm-backports main")
 [ "$repo_id" = none ] || sources+=("deb [trusted=yes] file://$repo ./")
 hooks=(--essential-hook="'$here/initramfs-setup.sh' \"\$1\"")
+# The local repository's .debs seen inside the chroot while apt installs them, then a copy of it
+# kept in the image (local-repo.sh).
+[ "$repo_id" = none ] || hooks+=(--hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount
+	--customize-hook="'$here/local-repo.sh' \"\$1\" '$repo'")
 [ $dev_driver -eq 0 ] ||
 	hooks+=(--customize-hook="'$here/dev-driver.sh' \"\$1\" '$abi' '$src'")
 hooks+=(--customize-hook="'$here/configure-root.sh' \"\$1\" '$keydir/id_ed25519.pub'")
