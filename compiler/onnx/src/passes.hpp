@@ -36,6 +36,9 @@ void fold_batchnorms(tpumodel::Model &m, CompileSummary &summary);
 // layout.cpp: images to NHWC, Conv weights to HWIO, Gemm weights to [K, N], the flatten order
 // into the following Gemm's weights, Transposes at the edges.
 void convert_layouts(tpumodel::Model &m, CompileSummary &summary);
+// A Transpose node (placed later) from tensor `from` to `to` with permutation `perm`.
+tpumodel::Node transpose_node(const std::string &name, std::uint32_t from, std::uint32_t to,
+                              std::vector<std::int64_t> perm);
 // last_axis.cpp: Softmax and LogSoftmax over another axis than the last between a Transpose
 // that moves it last and one that moves it back.
 void move_to_last_axis(tpumodel::Model &m, CompileSummary &summary);

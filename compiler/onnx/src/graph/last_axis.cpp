@@ -24,13 +24,6 @@ bool movable(const Model &m, const Node &n) {
            axis >= -rank && axis < rank - 1 && axis != -1;
 }
 
-Node transpose(const std::string &name, std::uint32_t from, std::uint32_t to,
-               std::vector<std::int64_t> perm) {
-    Node t{name, "Transpose", tpumodel::Placement::Cpu, "", "", {}, {from}, {to}};
-    t.set("perm", std::move(perm));
-    return t;
-}
-
 // A tensor like `t` with its axes in `perm`'s order, named `name`.
 std::uint32_t permuted_tensor(Model &m, const Tensor &t, const std::string &name,
                               const std::vector<std::int64_t> &perm) {
@@ -68,13 +61,13 @@ void move_to_last_axis(Model &m, CompileSummary &summary) {
         const std::uint32_t out_t = permuted_tensor(m, m.tensors[n.outputs[0]],
                                                     m.tensors[n.outputs[0]].name + "_last", perm);
         const std::uint32_t in_id = n.inputs[0], out_id = n.outputs[0];
-        nodes.push_back(transpose(n.name + "_axis_last", in_id, in_t, perm));
+        nodes.push_back(transpose_node(n.name + "_axis_last", in_id, in_t, perm));
         n.inputs[0] = in_t;
         n.outputs[0] = out_t;
         n.set("axis", std::int64_t(-1));
         const std::string name = n.name;
         nodes.push_back(std::move(n));
-        nodes.push_back(transpose(name + "_axis_back", out_t, out_id, inverse));
+        nodes.push_back(transpose_node(name + "_axis_back", out_t, out_id, inverse));
         ++summary.axes_moved;
     }
     m.nodes = std::move(nodes);

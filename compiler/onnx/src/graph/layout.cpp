@@ -151,14 +151,14 @@ void permute_weight_rows(Model &m, Node &g, const std::vector<std::int64_t> &nch
     g.inputs[1] = m.add_tensor(std::move(p));
 }
 
-Node transpose_node(const std::string &name, std::uint32_t from, std::uint32_t to,
-                    std::vector<std::int64_t> perm) {
-    Node t{name, "Transpose", tpumodel::Placement::Cpu, "", "", {}, {from}, {to}};
+} // namespace
+
+tpumodel::Node transpose_node(const std::string &name, std::uint32_t from, std::uint32_t to,
+                              std::vector<std::int64_t> perm) {
+    tpumodel::Node t{name, "Transpose", tpumodel::Placement::Cpu, "", "", {}, {from}, {to}};
     t.set("perm", std::move(perm));
     return t;
 }
-
-} // namespace
 
 void convert_layouts(Model &m, CompileSummary &summary) {
     weights_to_kn(m);
