@@ -7,7 +7,9 @@
 # BAR0 registers, MSI-X table and PCI config space with arbitrary accesses and fills whatever
 # guest memory the card reads by DMA (ring entries, context tables, page tables, programs) with
 # fuzzer-chosen patterns. The card runs with x-sync-worker=on and threads=1 (tpu.c), so that an
-# input replays the same way every time.
+# input replays the same way every time. A second target, "tpu-unplug"
+# (tests/fuzz/qemu/tpu_unplug_fuzz.c), dispatches register accesses to a card after its
+# hot-unplug, as a vCPU that looked the card up before the unplug does.
 #
 # Usage: tools/build-qemu-fuzz.sh LIBTPUENGINE_A
 #   LIBTPUENGINE_A  the engine library built by clang for fuzzing (-DTPU_FUZZ=ON: instrumented
@@ -91,6 +93,13 @@ entry = ('    },{\n'
 open(path, "w").write(text.replace(end, entry))
 PY
 fi
+
+# The card's own target "tpu-unplug" (tests/fuzz/qemu/tpu_unplug_fuzz.c): register accesses that
+# reach the card after its hot-unplug.
+fuzz_dir=$src/tests/qtest/fuzz
+sync_file "$repo/tests/fuzz/qemu/tpu_unplug_fuzz.c" "$fuzz_dir/tpu_unplug_fuzz.c"
+grep -q "tpu_unplug_fuzz.c" "$fuzz_dir/meson.build" ||
+	printf "specific_fuzz_ss.add(files('tpu_unplug_fuzz.c'))\n" >>"$fuzz_dir/meson.build"
 
 # ---- configure (once per key) and build ----------------------------------------------------
 # Debug information names the tree as ".", so that ccache, which hashes the directory of a -g

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# run-qemu-fuzz.sh - runs the card's QEMU fuzzer, target generic-fuzz-tpu of the qemu-fuzz-x86_64
-# that tools/build-qemu-fuzz.sh builds (ASan, UBSan, x-sync-worker=on):
-#   1. every input in tests/fuzz/qemu/regressions/ once: crashes found before and fixed since;
-#   2. libFuzzer for SECONDS, from the seed corpus tests/fuzz/qemu/seeds/ (make-seeds.py) and the
-#      corpus it keeps in $TPU_CACHE/fuzz-corpus/qemu-tpu, so that a run starts where the last
-#      one stopped.
+# run-qemu-fuzz.sh - runs the card's QEMU fuzz targets of the qemu-fuzz-x86_64 that
+# tools/build-qemu-fuzz.sh builds (ASan, UBSan):
+#   1. generic-fuzz-tpu (x-sync-worker=on): every input in tests/fuzz/qemu/regressions/ once
+#      (crashes found before and fixed since), then libFuzzer for SECONDS, from the seed corpus
+#      tests/fuzz/qemu/seeds/ (make-seeds.py) and the corpus it keeps in
+#      $TPU_CACHE/fuzz-corpus/qemu-tpu, so that a run starts where the last one stopped;
+#   2. tpu-unplug (tests/fuzz/qemu/tpu_unplug_fuzz.c: accesses after a hot-unplug): every seed in
+#      tests/fuzz/qemu/unplug-seeds/ once, then libFuzzer for SECONDS / 4 from them and the corpus
+#      in $TPU_CACHE/fuzz-corpus/qemu-tpu-unplug.
 # A crash, timeout or sanitizer report fails the run; the reproducer is left in build/qemu-fuzz/
-# (replay: FUZZ_BINARY --fuzz-target=generic-fuzz-tpu FILE; with QTEST_LOG=1 and
-# FUZZ_SERIALIZE_QTEST=1 it prints its accesses). With SECONDS 0 only the regressions run.
+# (replay: FUZZ_BINARY --fuzz-target=TARGET FILE; for generic-fuzz-tpu, QTEST_LOG=1 and
+# FUZZ_SERIALIZE_QTEST=1 print its accesses). With SECONDS 0 only the regressions and seeds run.
 #   tools/run-qemu-fuzz.sh [--coverage] FUZZ_BINARY SECONDS
 # --coverage: afterwards, the functions, edges and lines of the card's sources (tpu.c, tpu-queue.c,
 # tpu-ici.c, tpu-ici-link.c) the corpus reaches (tools/fuzz-coverage.py; libFuzzer's report is
@@ -39,26 +42,40 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=0
 flags=(-timeout=20 -rss_limit_mb=4096 "-artifact_prefix=$out/")
 
-regressions=("$repo"/tests/fuzz/qemu/regressions/*)
-if [ -f "${regressions[0]}" ]; then
-	echo "qemu-fuzz: ${#regressions[@]} regression inputs"
-	if ! "$binary" "$target" "${flags[@]}" "${regressions[@]}" >regressions.log 2>&1; then
-		tail -n 40 regressions.log
-		echo "qemu-fuzz: a regression input FAILED (log $out/regressions.log)"
+# replay NAME TARGET FILE...: runs each input once; a failure ends the run.
+replay() {
+	local name=$1 target=$2
+	shift 2
+	echo "qemu-fuzz: $target: $# $name"
+	if ! "$binary" "--fuzz-target=$target" "${flags[@]}" "$@" >"$target-$name.log" 2>&1; then
+		tail -n 40 "$target-$name.log"
+		echo "qemu-fuzz: $target: an input of the $name FAILED (log $out/$target-$name.log)"
 		exit 1
 	fi
-fi
+}
 
-if [ "$seconds" -gt 0 ]; then
-	echo "qemu-fuzz: generic-fuzz-tpu for ${seconds}s (corpus $corpus)"
-	if ! "$binary" "$target" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 \
-		"$corpus" "$repo/tests/fuzz/qemu/seeds" >fuzz.log 2>&1; then
-		tail -n 60 fuzz.log
-		echo "qemu-fuzz: FAILED; log $out/fuzz.log, reproducer in $out"
+# fuzz TARGET SECONDS CORPUS SEEDS: libFuzzer for SECONDS.
+fuzz() {
+	local target=$1 secs=$2 corpus_dir=$3 seeds=$4
+	echo "qemu-fuzz: $target for ${secs}s (corpus $corpus_dir)"
+	mkdir -p "$corpus_dir"
+	if ! "$binary" "--fuzz-target=$target" "${flags[@]}" -max_total_time="$secs" \
+		-print_final_stats=1 "$corpus_dir" "$seeds" >"$target.log" 2>&1; then
+		tail -n 60 "$target.log"
+		echo "qemu-fuzz: $target FAILED; log $out/$target.log, reproducer in $out"
 		exit 1
 	fi
-	grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' fuzz.log | tail -n 2
-fi
+	grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$target.log" | tail -n 2
+}
+
+regressions=("$repo"/tests/fuzz/qemu/regressions/*)
+[ ! -f "${regressions[0]}" ] || replay "regression inputs" generic-fuzz-tpu "${regressions[@]}"
+[ "$seconds" -eq 0 ] || fuzz generic-fuzz-tpu "$seconds" "$corpus" "$repo/tests/fuzz/qemu/seeds"
+
+unplug_seeds=$repo/tests/fuzz/qemu/unplug-seeds
+replay seeds tpu-unplug "$unplug_seeds"/*
+[ "$seconds" -lt 4 ] ||
+	fuzz tpu-unplug $((seconds / 4)) "$cache/fuzz-corpus/qemu-tpu-unplug" "$unplug_seeds"
 
 if [ $coverage -eq 1 ]; then
 	"$binary" "$target" "${flags[@]}" -runs=0 -print_full_coverage=1 -print_coverage=1 \

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Writes the seed corpus of the card's QEMU fuzzer (generic-fuzz-tpu, tools/build-qemu-fuzz.sh)
-into tests/fuzz/qemu/seeds/: generic-fuzz inputs, commands separated by "FUZZ", that read the
+"""Writes the seed corpora of the card's QEMU fuzz targets (tools/build-qemu-fuzz.sh).
+
+generic-fuzz-tpu, into tests/fuzz/qemu/seeds/: generic-fuzz inputs, commands separated by "FUZZ", that read the
 registers, run a NOP job and a DMA job through a ring, reset a queue and the card, invalidate the
 TLB and send MSI-X interrupts. generic-fuzz has no command that writes guest memory: memory the
 card reads by DMA is filled, at the read, with the next of the input's DMA patterns, one pattern
 per read in turn. So each job's patterns are given in the order the card reads: ring entry,
 context entry, the three page-table entries of the program's page, the program, then its data.
 
-    tests/fuzz/qemu/make-seeds.py [OUT_DIR]
+tpu-unplug (tpu_unplug_fuzz.c), into tests/fuzz/qemu/unplug-seeds/: 12-byte records (read, write,
+guest memory write, unplug, main loop) that lay out and start jobs, unplug the card with a job
+queued or running, then touch its registers through the stale look-up.
+
+    tests/fuzz/qemu/make-seeds.py [OUT_DIR [UNPLUG_OUT_DIR]]
 """
 import os
 import struct
@@ -135,12 +140,90 @@ SEEDS = {
 }
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "seeds")
+# tpu-unplug records (tpu_unplug_fuzz.c): kind, flags (bit 0: 8 bytes), offset, value
+U_READ, U_WRITE, U_MEM, U_UNPLUG, U_MAIN_LOOP = range(5)
+U_SYNC_WORKER = 8  # in the first record's kind: the card runs with x-sync-worker=on
+U_MEM_BASE = 0x200000  # TPU_FUZZ_MEM: guest memory the records write, a 64 KiB window
+
+
+def u_record(kind, offset=0, value=0, size=4):
+    return struct.pack("<BBHQ", kind, 1 if size == 8 else 0, offset, value)
+
+
+def u_memory(addr, data):
+    """Guest memory at addr (in the window) holding data, 4 bytes a record."""
+    data = data.ljust((len(data) + 3) // 4 * 4, b"\0")
+    return b"".join(u_record(U_MEM, addr - U_MEM_BASE + i, int.from_bytes(data[i:i + 4], "little"))
+                    for i in range(0, len(data), 4))
+
+
+def u_job(seqno, program, slot=0):
+    """Ring slot `slot` and the context 0 page tables mapping the program at VA 0."""
+    return b"".join([
+        u_memory(RING + slot * 64, ring_entry(seqno, len(program))),
+        u_memory(CTX, struct.pack("<QQ", L0 | PTE_VALID, 0)),
+        u_memory(L0, struct.pack("<Q", L1 | PTE_VALID)),
+        u_memory(L1, struct.pack("<Q", L2 | PTE_VALID)),
+        u_memory(L2, struct.pack("<Q", PAGE | PTE_VALID | PTE_READ | PTE_WRITE)),
+        u_memory(PAGE, program),
+    ])
+
+
+def u_setup_queue(q=0):
+    return b"".join([
+        u_record(U_WRITE, CTX_TABLE, CTX, 8),
+        u_record(U_WRITE, queue(q, Q_RING_BASE), RING, 8),
+        u_record(U_WRITE, queue(q, Q_RING_SIZE), 2),
+        u_record(U_WRITE, queue(q, Q_COMPL_BASE), COMPL, 8),
+        u_record(U_WRITE, queue(q, Q_CONTROL), 1),
+        u_record(U_WRITE, CONTROL, 1),
+        u_record(U_WRITE, IRQ_MASK, 3),
+    ])
+
+
+def u_after_unplug():
+    return b"".join([
+        u_record(U_UNPLUG),
+        u_record(U_READ, STATUS), u_record(U_READ, queue(0, Q_DONE_SEQ), size=8),
+        u_record(U_WRITE, queue(0, Q_TAIL), 1), u_record(U_WRITE, TLB_INVAL, 0xFFFFFFFF),
+        u_record(U_WRITE, RESET, RESET_MAGIC), u_record(U_WRITE, queue(0, Q_CONTROL), 3),
+        u_record(U_MAIN_LOOP), u_record(U_READ, TLB_INVAL_DONE),
+    ])
+
+
+# DMAs of 65,535 rows of 64 bytes, each row the same host and local one (strides 0): a job that
+# is still running when the card goes.
+LONG_DMA = struct.pack("<BBHHHQIIII", OP_DMA_IN, 0, 0, 0xFFFF, 64, 0x800, 0, 0, 0, 0)
+LONG_PROGRAM = LONG_DMA * 64 + insn(OP_HALT)
+
+UNPLUG_SEEDS = {
+    "idle": b"",
+    "registers": b"".join([u_record(U_READ, off) for off in range(0, 0x24, 4)]) + u_after_unplug(),
+    "nop-job": u_setup_queue() + u_job(1, NOP_PROGRAM) + u_record(U_WRITE, queue(0, Q_TAIL), 1) +
+               u_record(U_MAIN_LOOP) + u_after_unplug(),
+    "running-job": u_job(1, LONG_PROGRAM) + u_setup_queue() +
+                   u_record(U_WRITE, queue(0, Q_TAIL), 1) + u_record(U_MAIN_LOOP) + u_after_unplug(),
+    "sync-worker-job": u_record(U_READ | U_SYNC_WORKER, STATUS) + u_job(1, LONG_PROGRAM) +
+                        u_setup_queue() + u_record(U_WRITE, queue(0, Q_TAIL), 1) +
+                        u_record(U_MAIN_LOOP) + u_after_unplug(),
+    "reset-then-unplug": u_job(2, LONG_PROGRAM) + u_setup_queue() +
+                         u_record(U_WRITE, queue(0, Q_TAIL), 1) +
+                         u_record(U_WRITE, RESET, RESET_MAGIC) + u_after_unplug(),
+}
+
+
+def write_corpus(out, seeds):
     os.makedirs(out, exist_ok=True)
-    for name, data in SEEDS.items():
+    for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    write_corpus(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "seeds"), SEEDS)
+    write_corpus(sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "unplug-seeds"),
+                 UNPLUG_SEEDS)
 
 
 if __name__ == "__main__":
