@@ -121,9 +121,9 @@ fuzz: deps
 # The card's QEMU front end (tpu.c, tpu-queue.c) under libFuzzer, ASan and UBSan: QEMU's
 # generic-fuzz as target generic-fuzz-tpu of qemu-fuzz-x86_64 (tools/build-qemu-fuzz.sh, cached
 # in $(TPU_CACHE)/qemu-fuzz), linked with the engine of the fuzz tree; the regression inputs, then
-# QEMU_FUZZ_SECONDS of fuzzing from the seeds; then target tpu-unplug (accesses after a
-# hot-unplug): its seeds, then a quarter of QEMU_FUZZ_SECONDS (tools/run-qemu-fuzz.sh,
-# tests/fuzz/qemu).
+# QEMU_FUZZ_SECONDS of fuzzing from the seeds; then the targets tpu-unplug (accesses after a
+# hot-unplug) and tpu-ici-peer (a link's peer sending any bytes): their seeds, then a quarter of
+# QEMU_FUZZ_SECONDS each (tools/run-qemu-fuzz.sh, tests/fuzz/qemu).
 QEMU_FUZZ_SECONDS ?= 120
 .PHONY: qemu-fuzz
 $(FUZZ_BUILD)/.configured: | deps
@@ -182,7 +182,7 @@ vm: deps qemu all
 check: | deps qemu
 	tools/fetch-checkpatch.sh
 	$$(dirname "$$(readlink -f $(TPU_CACHE)/qemu/current)")/../scripts/checkpatch.pl --no-tree \
-		-f qemu-device/*.c qemu-device/*.h tests/fuzz/qemu/*.c
+		-f qemu-device/*.c qemu-device/*.h tests/fuzz/qemu/*.c tests/fuzz/qemu/*.h
 	$(MAKE) -C driver W=1
 	$(MAKE) -C driver W=1 C=2
 	$(MAKE) -C driver check

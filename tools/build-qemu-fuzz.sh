@@ -7,9 +7,10 @@
 # BAR0 registers, MSI-X table and PCI config space with arbitrary accesses and fills whatever
 # guest memory the card reads by DMA (ring entries, context tables, page tables, programs) with
 # fuzzer-chosen patterns. The card runs with x-sync-worker=on and threads=1 (tpu.c), so that an
-# input replays the same way every time. A second target, "tpu-unplug"
-# (tests/fuzz/qemu/tpu_unplug_fuzz.c), dispatches register accesses to a card after its
-# hot-unplug, as a vCPU that looked the card up before the unplug does.
+# input replays the same way every time. The card's own targets in tests/fuzz/qemu/ are built in
+# too: "tpu-unplug" (tpu_unplug_fuzz.c) dispatches register accesses to a card after its
+# hot-unplug, as a vCPU that looked the card up before the unplug does; "tpu-ici-peer"
+# (tpu_ici_peer_fuzz.c) feeds a card's link to another process arbitrary bytes from its peer.
 #
 # Usage: tools/build-qemu-fuzz.sh LIBTPUENGINE_A
 #   LIBTPUENGINE_A  the engine library built by clang for fuzzing (-DTPU_FUZZ=ON: instrumented
@@ -94,12 +95,21 @@ open(path, "w").write(text.replace(end, entry))
 PY
 fi
 
-# The card's own target "tpu-unplug" (tests/fuzz/qemu/tpu_unplug_fuzz.c): register accesses that
-# reach the card after its hot-unplug.
+# The card's own targets (tests/fuzz/qemu/*.c): "tpu-unplug", register accesses that reach the
+# card after its hot-unplug, and "tpu-ici-peer", a link to another process fed arbitrary bytes.
 fuzz_dir=$src/tests/qtest/fuzz
-sync_file "$repo/tests/fuzz/qemu/tpu_unplug_fuzz.c" "$fuzz_dir/tpu_unplug_fuzz.c"
-grep -q "tpu_unplug_fuzz.c" "$fuzz_dir/meson.build" ||
-	printf "specific_fuzz_ss.add(files('tpu_unplug_fuzz.c'))\n" >>"$fuzz_dir/meson.build"
+own_targets=""
+for f in "$repo"/tests/fuzz/qemu/*.[ch]; do
+	sync_file "$f" "$fuzz_dir/$(basename "$f")"
+	[[ $f != *.c ]] || own_targets+="'$(basename "$f")', "
+done
+{
+	sed '/# the TPU card.s targets$/d' "$fuzz_dir/meson.build"
+	printf "specific_fuzz_ss.add(files(%s), declare_dependency(include_directories: %s)) %s\n" \
+		"${own_targets%, }" "include_directories('$tree/tpu/include')" "# the TPU card's targets"
+} >"$fuzz_dir/meson.build.new"
+sync_file "$fuzz_dir/meson.build.new" "$fuzz_dir/meson.build"
+rm -f "$fuzz_dir/meson.build.new"
 
 # ---- configure (once per key) and build ----------------------------------------------------
 # Debug information names the tree as ".", so that ccache, which hashes the directory of a -g

@@ -7,9 +7,10 @@
 #      (crashes found before and fixed since), then libFuzzer for SECONDS, from the seed corpus
 #      tests/fuzz/qemu/seeds/ (make-seeds.py) and the corpus it keeps in
 #      $TPU_CACHE/fuzz-corpus/qemu-tpu, so that a run starts where the last one stopped;
-#   2. tpu-unplug (tests/fuzz/qemu/tpu_unplug_fuzz.c: accesses after a hot-unplug): every seed in
-#      tests/fuzz/qemu/unplug-seeds/ once, then libFuzzer for SECONDS / 4 from them and the corpus
-#      in $TPU_CACHE/fuzz-corpus/qemu-tpu-unplug.
+#   2. tpu-unplug (tests/fuzz/qemu/tpu_unplug_fuzz.c: accesses after a hot-unplug) and
+#      tpu-ici-peer (tpu_ici_peer_fuzz.c: a link's peer sending arbitrary bytes): every seed in
+#      tests/fuzz/qemu/unplug-seeds/ and ici-peer-seeds/ once, then libFuzzer for SECONDS / 4
+#      each from them and the corpus in $TPU_CACHE/fuzz-corpus/qemu-<target>.
 # A crash, timeout or sanitizer report fails the run; the reproducer is left in build/qemu-fuzz/
 # (replay: FUZZ_BINARY --fuzz-target=TARGET FILE; for generic-fuzz-tpu, QTEST_LOG=1 and
 # FUZZ_SERIALIZE_QTEST=1 print its accesses). With SECONDS 0 only the regressions and seeds run.
@@ -72,10 +73,12 @@ regressions=("$repo"/tests/fuzz/qemu/regressions/*)
 [ ! -f "${regressions[0]}" ] || replay "regression inputs" generic-fuzz-tpu "${regressions[@]}"
 [ "$seconds" -eq 0 ] || fuzz generic-fuzz-tpu "$seconds" "$corpus" "$repo/tests/fuzz/qemu/seeds"
 
-unplug_seeds=$repo/tests/fuzz/qemu/unplug-seeds
-replay seeds tpu-unplug "$unplug_seeds"/*
-[ "$seconds" -lt 4 ] ||
-	fuzz tpu-unplug $((seconds / 4)) "$cache/fuzz-corpus/qemu-tpu-unplug" "$unplug_seeds"
+for own in tpu-unplug:unplug-seeds tpu-ici-peer:ici-peer-seeds; do
+	seeds=$repo/tests/fuzz/qemu/${own#*:}
+	replay seeds "${own%%:*}" "$seeds"/*
+	[ "$seconds" -lt 4 ] ||
+		fuzz "${own%%:*}" $((seconds / 4)) "$cache/fuzz-corpus/qemu-${own%%:*}" "$seeds"
+done
 
 if [ $coverage -eq 1 ]; then
 	"$binary" "$target" "${flags[@]}" -runs=0 -print_full_coverage=1 -print_coverage=1 \

@@ -13,7 +13,12 @@ tpu-unplug (tpu_unplug_fuzz.c), into tests/fuzz/qemu/unplug-seeds/: 12-byte reco
 guest memory write, unplug, main loop) that lay out and start jobs, unplug the card with a job
 queued or running, then touch its registers through the stale look-up.
 
-    tests/fuzz/qemu/make-seeds.py [OUT_DIR [UNPLUG_OUT_DIR]]
+tpu-ici-peer (tpu_ici_peer_fuzz.c), into tests/fuzz/qemu/ici-peer-seeds/: a flags byte (bit 0: the
+peer answers the card's hello), a chunk size - 1, then the peer's bytes in the link's wire format
+(docs/hardware.md section 10): whole and partial messages, a cut one, credits overrun and never
+earned, a second hello, a bad version and sequence, a message before the hello.
+
+    tests/fuzz/qemu/make-seeds.py [OUT_DIR [UNPLUG_OUT_DIR [ICI_PEER_OUT_DIR]]]
 """
 import os
 import struct
@@ -212,6 +217,54 @@ UNPLUG_SEEDS = {
 }
 
 
+# tpu-ici-peer: the wire format (qemu-device/engine/src/link/wire.hpp) and the fabric of the
+# target's command line (ring of 2, preset v5e: 400 Gbit/s, 1000 ns a hop; 4 credits; 700 MHz).
+W_MAGIC, W_VERSION = 0x49434954, 1
+W_HELLO, W_DATA, W_CREDIT, W_CUT = 1, 2, 3, 4
+W_PACKET = 4096
+
+
+def w_message(kind, seq, body, tag=0, time=0, version=W_VERSION):
+    return struct.pack("<IHBBIIQQ", W_MAGIC, version, kind, 0, len(body), tag, seq, time) + body
+
+
+def w_hello(seq=1):
+    # topology ring, dims 2 x 1, link_gbps, hop_ns, credits, clock_mhz, x, y, port
+    return w_message(W_HELLO, seq, struct.pack("<10I", 1, 2, 1, 400, 1000, 4, 700, 1, 0, 1))
+
+
+def w_packets(first_seq, msg, length, tag=0, time=1000):
+    """A message of `length` bytes as its packets, numbered from first_seq."""
+    out = b""
+    for i, offset in enumerate(range(0, length, W_PACKET)):
+        payload = bytes((offset + j) & 0xFF for j in range(min(W_PACKET, length - offset)))
+        out += w_message(W_DATA, first_seq + i, struct.pack("<QII", msg, length, offset) + payload,
+                         tag, time)
+    return out
+
+
+def peer_seed(messages, answer=True, chunk=256):
+    return bytes([1 if answer else 0, chunk - 1]) + messages
+
+
+ICI_PEER_SEEDS = {
+    "hello-only": peer_seed(b""),
+    "messages": peer_seed(w_packets(2, 1, 64) + w_packets(3, 2, 5000, tag=7)),
+    "messages-byte-by-byte": peer_seed(w_packets(2, 1, 64) + w_packets(3, 2, 5000), chunk=1),
+    "cut": peer_seed(w_message(W_DATA, 2, struct.pack("<QII", 1, 8192, 0) + bytes(W_PACKET)) +
+                     w_message(W_CUT, 3, struct.pack("<Q", 1))),
+    "credits-overrun": peer_seed(b"".join(w_packets(2 + i, 1 + i, 64) for i in range(5))),
+    "credit-never-earned": peer_seed(w_message(W_CREDIT, 2, struct.pack("<I", 1))),
+    "second-hello": peer_seed(w_hello(2)),
+    "partial-message": peer_seed(w_packets(2, 1, 64)[:50]),
+    "bad-version": peer_seed(w_message(W_DATA, 2, struct.pack("<QII", 1, 4, 0) + b"abcd",
+                                       version=2)),
+    "bad-sequence": peer_seed(w_packets(7, 1, 64)),
+    "before-hello": peer_seed(w_packets(1, 1, 64), answer=False),
+    "hello-then-data-unanswered": peer_seed(w_hello(1) + w_packets(2, 1, 64), answer=False),
+}
+
+
 def write_corpus(out, seeds):
     os.makedirs(out, exist_ok=True)
     for name, data in seeds.items():
@@ -224,6 +277,8 @@ def main():
     write_corpus(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "seeds"), SEEDS)
     write_corpus(sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "unplug-seeds"),
                  UNPLUG_SEEDS)
+    write_corpus(sys.argv[3] if len(sys.argv) > 3 else os.path.join(here, "ici-peer-seeds"),
+                 ICI_PEER_SEEDS)
 
 
 if __name__ == "__main__":

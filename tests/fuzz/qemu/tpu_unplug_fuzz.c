@@ -33,18 +33,11 @@
 #include "qapi/error.h"
 #include "exec/address-spaces.h"
 #include "exec/memory.h"
-#include "hw/pci/pci.h"
-#include "hw/pci/pci_device.h"
-#include "hw/pci/pci_host.h"
 #include "hw/qdev-properties.h"
 #include "tests/qtest/libqtest.h"
 #include "fuzz.h"
+#include "tpu_fuzz_card.h"
 
-#define TPU_FUZZ_BAR0       0xe0000000ULL   /* in q35's PCI hole */
-#define TPU_FUZZ_BAR0_SIZE  0x1000          /* TPU_BAR_REGS_SIZE */
-#define TPU_FUZZ_MEM        0x200000ULL     /* guest memory the input fills */
-#define TPU_FUZZ_REG_RESET  0x048
-#define TPU_FUZZ_RESET_MAGIC 0x52535421u
 #define TPU_FUZZ_RECORD     12
 
 enum { REC_READ, REC_WRITE, REC_MEM, REC_UNPLUG, REC_MAIN_LOOP };
@@ -54,12 +47,6 @@ typedef struct TPUFuzzCard {
     MemoryRegionSection stale;  /* the vCPU's look-up of BAR0 */
     bool unplugged;
 } TPUFuzzCard;
-
-static void tpu_fuzz_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
-                                  int len)
-{
-    pci_host_config_write_common(pdev, addr, pci_config_size(pdev), val, len);
-}
 
 /*
  * The root port the card is plugged into, forwarding the 1 MiB window of
@@ -90,16 +77,14 @@ static void tpu_fuzz_plug(TPUFuzzCard *card, bool sync_worker)
 
     qdev_prop_set_bit(DEVICE(pdev), "x-sync-worker", sync_worker);
     pci_realize_and_unref(pdev, bus, &error_fatal);
-    tpu_fuzz_config_write(pdev, PCI_BASE_ADDRESS_0, TPU_FUZZ_BAR0, 4);
-    tpu_fuzz_config_write(pdev, PCI_COMMAND,
-                          PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    tpu_fuzz_enable(pdev);
 
     card->pdev = pdev;
     card->unplugged = false;
     card->stale = memory_region_find(get_system_memory(), TPU_FUZZ_BAR0,
-                                     TPU_FUZZ_BAR0_SIZE);
+                                     TPU_BAR_REGS_SIZE);
     if (!card->stale.mr ||
-        card->stale.mr != pdev->io_regions[0].memory) {
+        card->stale.mr != pdev->io_regions[TPU_BAR_REGS].memory) {
         fprintf(stderr, "tpu-unplug: BAR0 is not mapped at 0x%llx\n",
                 TPU_FUZZ_BAR0);
         abort();
@@ -142,7 +127,7 @@ static void tpu_fuzz_record(QTestState *qts, TPUFuzzCard *card,
                             const unsigned char *rec)
 {
     unsigned size = rec[1] & 1 ? 8 : 4;
-    hwaddr offset = QEMU_ALIGN_DOWN(lduw_le_p(rec + 2) % TPU_FUZZ_BAR0_SIZE,
+    hwaddr offset = QEMU_ALIGN_DOWN(lduw_le_p(rec + 2) % TPU_BAR_REGS_SIZE,
                                     size);
     uint64_t value = ldq_le_p(rec + 4);
     uint32_t word = value;
@@ -173,14 +158,13 @@ static void tpu_fuzz_sweep(TPUFuzzCard *card)
 {
     hwaddr offset;
 
-    for (offset = 0; offset < TPU_FUZZ_BAR0_SIZE; offset += 4) {
+    for (offset = 0; offset < TPU_BAR_REGS_SIZE; offset += 4) {
         tpu_fuzz_access(card, false, offset, 4, 0);
         if (!(offset & 7)) {
             tpu_fuzz_access(card, false, offset, 8, 0);
         }
         tpu_fuzz_access(card, true, offset, 4,
-                        offset == TPU_FUZZ_REG_RESET ? TPU_FUZZ_RESET_MAGIC
-                                                     : 1);
+                        offset == TPU_REG_RESET ? TPU_RESET_MAGIC : 1);
     }
 }
 
