@@ -56,6 +56,7 @@ static ssize_t caps_show(struct device *dev, struct device_attribute *attr, char
 		{ TPU_CAP_VPU_TRAIN, "vpu_train" },
 		{ TPU_CAP_RUN_INFO, "run_info" },
 		{ TPU_CAP_ICI, "ici" },
+		{ TPU_CAP_ACT_ERF, "act_erf" },
 	};
 	u32 have = tpu_sysfs_dev(dev)->caps;
 	int i, len = 0;

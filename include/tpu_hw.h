@@ -130,7 +130,7 @@
 #define TPU_TEST_HELD_PC_MASK	0xffffu
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00020002u	/* 2.2 */
+#define TPU_SPEC_VERSION	0x00020003u	/* 2.3 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -142,6 +142,7 @@
 #define TPU_CAP_VPU_TRAIN	(1u << 5)	/* spec 1.4: LOG..RECIP, VECTOR DIV..EQ, TPU_F_VEC_B_COL */
 #define TPU_CAP_RUN_INFO	(1u << 6)	/* spec 1.5: RUN_QUEUE and RUN_SEQNO name the running job */
 #define TPU_CAP_ICI		(1u << 7)	/* spec 2.0: the interconnect registers, SEND and RECV */
+#define TPU_CAP_ACT_ERF		(1u << 8)	/* spec 2.3: ACTIVATE ERF */
 
 /* ICI_INFO (spec 2.0) */
 #define TPU_ICI_INFO_PORTS_MASK	0xfu		/* bits 3..0: ports wired (0: not on a fabric) */
@@ -311,6 +312,7 @@ enum tpu_act_func {
 	TPU_ACT_SQRT = 8,	/* spec 1.4 */
 	TPU_ACT_RSQRT = 9,	/* spec 1.4 */
 	TPU_ACT_RECIP = 10,	/* spec 1.4 */
+	TPU_ACT_ERF = 11,	/* spec 2.3 (TPU_CAP_ACT_ERF): the error function */
 };
 #define TPU_F_ACT_BIAS		(1u << 4)	/* add the fp32 vector at bias_addr (cols elements) */
 #define TPU_F_ACT_SRC_INT32	(1u << 5)	/* the accumulators hold int32 (else fp32) */

@@ -26,10 +26,11 @@
  *                       recovers it (for the driver's escalation to a reset
  *                       of the card)
  *   x-spec-version      test only (default TPU_SPEC_VERSION): the spec version
- *                       VERSION reports, 1.0 to 1.5 or the current 2.2
- *                       (major << 16 | minor), and only the CAPS bits of that
- *                       version; the card behaves as the current spec all the
- *                       same (for the driver's refusal of cards before 1.3)
+ *                       VERSION reports, 1.0 to 1.5 or 2.0 to the current
+ *                       2.3 (major << 16 | minor), and only the CAPS bits of
+ *                       that version; the card behaves as the current spec
+ *                       all the same (for the driver's refusal of cards
+ *                       before 1.3 and the runtime's of missing features)
  *   ici                 spec 2.0: the tpu-ici object (tpu-ici.c) whose fabric
  *                       the card joins; none: no links
  *   ici-coord           with ici: the card's coordinate, "x" on a ring, "x:y"
@@ -588,7 +589,7 @@ static bool tpu_runs_job(TPUState *s)
     return s->job_state != TPU_JOB_NONE && !s->running_dropped;
 }
 
-/* The CAPS bits of a spec version (1.x, 2.0). */
+/* The CAPS bits of a spec version (1.x, 2.x). */
 static uint32_t tpu_caps(uint32_t spec_version)
 {
     uint32_t minor = spec_version & 0xffff;
@@ -605,6 +606,9 @@ static uint32_t tpu_caps(uint32_t spec_version)
     }
     if (spec_version >> 16 >= 2) {
         caps |= TPU_CAP_ICI;
+    }
+    if (spec_version >= 0x00020003) {
+        caps |= TPU_CAP_ACT_ERF;
     }
     return caps;
 }
@@ -934,10 +938,12 @@ static bool tpu_check_properties(TPUState *s, Error **errp)
         error_setg(errp, "tpu: x-ring-generation-step must be at least 1");
     } else if ((s->spec_version < 0x00010000u ||
                 s->spec_version > TPU_SPEC_1_LAST) &&
-               s->spec_version != TPU_SPEC_VERSION) {
+               (s->spec_version < 0x00020000u ||
+                s->spec_version > TPU_SPEC_VERSION)) {
         error_setg(errp, "tpu: x-spec-version 0x%x: must be 0x%x..0x%x or "
-                   "0x%x (spec 1.0 to 1.5, or %u.%u; major << 16 | minor)",
-                   s->spec_version, 0x00010000u, TPU_SPEC_1_LAST,
+                   "0x%x..0x%x (spec 1.0 to 1.5, or 2.0 to %u.%u; "
+                   "major << 16 | minor)",
+                   s->spec_version, 0x00010000u, TPU_SPEC_1_LAST, 0x00020000u,
                    TPU_SPEC_VERSION, TPU_SPEC_VERSION >> 16,
                    TPU_SPEC_VERSION & 0xffff);
     } else if (s->sync_worker && s->test_hold) {

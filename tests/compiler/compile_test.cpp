@@ -212,14 +212,14 @@ TEST_CASE("nodes the card cannot take run on the CPU, each with its reason", "[c
         .input("b", {std::int64_t(2), std::int64_t(3)})
         .floats("scale", {2, 1}, {2.0f, 3.0f})
         .floats("left", {2, 3}, pattern(6, 4))
-        .node("Erf", {"a"}, {"e"}, "erf")
+        .node("Abs", {"a"}, {"e"}, "abs")
         .node("Concat", {"e", "left"}, {"c"}, "concat", {{"axis", std::int64_t(1)}})
         .node("Mul", {"c", "scale"}, {"m"}, "mul")
         .node("Tanh", {"m"}, {"y"}, "tanh")
         .output("y", 2);
     const tpu_onnx::Compiled c = compile(b, "compiler_cpu.onnx");
     const std::string r = tpu_onnx::report(c);
-    CHECK_THAT(r, Catch::Contains("node 'erf' (Erf): the card's ACTIVATE has no Erf"));
+    CHECK_THAT(r, Catch::Contains("node 'abs' (Abs): the card's ACTIVATE has no Abs"));
     CHECK_THAT(r, Catch::Contains("node 'concat' (Concat): a constant operand: the card copies "
                                   "tensors it holds"));
     CHECK_THAT(r, Catch::Contains("node 'mul' (Mul): shapes [2, 6] and [2, 1]: the card "

@@ -171,6 +171,8 @@ double transcendental(const std::string &f, double x) {
         return 1 / (1 + std::exp(-x));
     if (f == "tanh")
         return std::tanh(x);
+    if (f == "erf")
+        return std::erf(x);
     return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); // gelu
 }
 
@@ -328,7 +330,7 @@ std::vector<Case> vector_cases() {
     add_unary(cases, DType::Fp32, DType::Int8, "none", "16", 5, 129);      // quantise
     add_unary(cases, DType::Int8, DType::Fp32, "none", "0.03125", 5, 129); // dequantise
     add_unary(cases, DType::Fp32, DType::Bf16, "none", "1", 2, 3);
-    for (const char *f : {"exp", "sigmoid", "tanh", "gelu"}) {
+    for (const char *f : {"exp", "sigmoid", "tanh", "gelu", "erf"}) {
         add_unary(cases, DType::Fp32, DType::Fp32, f, "1", 3, 131);
         add_unary(cases, DType::Bf16, DType::Bf16, f, "0.5", 1, 7);
     }

@@ -192,8 +192,8 @@ tpurt::OpSequence matmul(tpurt::Device &d, const Model &, const Node &n, Tensors
 
 tpurt::OpSequence unary(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
     static const std::map<std::string, const char *> functions = {
-        {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},       {"Exp", "exp"},
-        {"Log", "log"},   {"Sqrt", "sqrt"},       {"Reciprocal", "recip"}};
+        {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},        {"Exp", "exp"},
+        {"Log", "log"},   {"Sqrt", "sqrt"},       {"Reciprocal", "recip"}, {"Erf", "erf"}};
     const auto f = functions.find(n.op);
     if (f == functions.end())
         cannot(n, "ACTIVATE has no " + n.op);

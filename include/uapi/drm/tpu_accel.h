@@ -82,6 +82,7 @@ enum drm_tpu_param {
 #define DRM_TPU_CAP_VPU_TRAIN	(1u << 5)	/* LOG, SQRT, RSQRT, RECIP, VECTOR DIV..EQ, B_COL */
 #define DRM_TPU_CAP_RUN_INFO	(1u << 6)	/* the card names the job it runs (its resets spare more) */
 #define DRM_TPU_CAP_ICI		(1u << 7)	/* spec 2.0: inter-chip links, SEND and RECV */
+#define DRM_TPU_CAP_ACT_ERF	(1u << 8)	/* spec 2.3: ACTIVATE ERF */
 
 /**
  * struct drm_tpu_get_param - query a device property or counter

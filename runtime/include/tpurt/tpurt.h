@@ -63,6 +63,11 @@ enum tpurt_activation {
     TPURT_ACT_SIGMOID = 4,
     TPURT_ACT_TANH = 5,
     TPURT_ACT_EXP = 6,
+    TPURT_ACT_LOG = 7,
+    TPURT_ACT_SQRT = 8,
+    TPURT_ACT_RSQRT = 9,
+    TPURT_ACT_RECIP = 10,
+    TPURT_ACT_ERF = 11, /* cards of spec 2.3 and later */
 };
 /* VECTOR's elementwise ops (TPU_VOP_*) and REDUCE's reductions (TPU_ROP_*). */
 enum tpurt_vector_op { TPURT_ADD = 0, TPURT_SUB = 1, TPURT_MUL = 2, TPURT_MAX = 3, TPURT_MIN = 4 };
@@ -238,7 +243,8 @@ int tpurt_op_dense(tpurt_device *dev, tpurt_stream *stream, const tpurt_tensor *
 /* out = a op b elementwise (b of a's shape, or one row broadcast). */
 int tpurt_op_elementwise(tpurt_device *dev, tpurt_stream *stream, uint32_t op,
                          const tpurt_tensor *a, const tpurt_tensor *b, tpurt_tensor *out);
-/* out = f(scale x a), converted to out's dtype. */
+/* out = f(scale x a), converted to out's dtype (any tpurt_activation; a function the card lacks,
+ * such as ERF before spec 2.3, fails TPURT_E_UNSUPPORTED). */
 int tpurt_op_unary(tpurt_device *dev, tpurt_stream *stream, uint32_t activation,
                    const tpurt_tensor *a, tpurt_tensor *out, float scale);
 /* out = sum or max over a's last dimension. */

@@ -19,7 +19,17 @@ enum class Activation : unsigned char {
     Sqrt = TPU_ACT_SQRT,   // spec 1.4
     Rsqrt = TPU_ACT_RSQRT, // spec 1.4
     Recip = TPU_ACT_RECIP, // spec 1.4
+    Erf = TPU_ACT_ERF,     // spec 2.3 (TPU_CAP_ACT_ERF)
 };
+
+// The CAPS bit a card needs for ACTIVATE to compute f (0: every card with a vector unit).
+constexpr unsigned activation_cap(Activation f) {
+    if (f == Activation::Erf)
+        return TPU_CAP_ACT_ERF;
+    if (f >= Activation::Log)
+        return TPU_CAP_VPU_TRAIN;
+    return 0;
+}
 
 enum class VectorOp : unsigned char {
     Add = TPU_VOP_ADD,
@@ -67,6 +77,8 @@ constexpr const char *activation_name(Activation f) {
         return "rsqrt";
     case Activation::Recip:
         return "recip";
+    case Activation::Erf:
+        return "erf";
     }
     return "?";
 }

@@ -43,7 +43,8 @@ std::uint64_t address_of(const void *p) {
 // The CAPS of the QEMU card of spec TPU_SPEC_VERSION, without TPU_CAP_ICI: an engine in the
 // process is on no fabric.
 constexpr std::uint32_t in_process_caps = TPU_CAP_INT8 | TPU_CAP_BF16 | TPU_CAP_FP32 | TPU_CAP_VPU |
-                                          TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN | TPU_CAP_RUN_INFO;
+                                          TPU_CAP_TLB_DONE | TPU_CAP_VPU_TRAIN | TPU_CAP_RUN_INFO |
+                                          TPU_CAP_ACT_ERF;
 
 } // namespace
 

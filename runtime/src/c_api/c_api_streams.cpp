@@ -19,6 +19,8 @@ constexpr std::size_t stream_options_v1 = sizeof(tpurt_stream_options);
 constexpr std::size_t dense_desc_v1 = sizeof(tpurt_dense_desc);
 
 static_assert(int{TPURT_ACT_EXP} == int{TPU_ACT_EXP} && int{TPURT_ACT_GELU} == int{TPU_ACT_GELU});
+static_assert(int{TPURT_ACT_LOG} == int{TPU_ACT_LOG} &&
+              int{TPURT_ACT_RECIP} == int{TPU_ACT_RECIP} && int{TPURT_ACT_ERF} == int{TPU_ACT_ERF});
 static_assert(int{TPURT_MIN} == int{TPU_VOP_MIN} && int{TPURT_MAX} == int{TPU_VOP_MAX});
 static_assert(int{TPURT_REDUCE_MAX} == int{TPU_ROP_MAX});
 
@@ -264,7 +266,7 @@ int tpurt_op_unary(tpurt_device *dev, tpurt_stream *stream, uint32_t activation,
         require(a, call, "a");
         require(out, call, "out");
         const auto function =
-            enum_of<tpurt::Activation>(activation, TPURT_ACT_EXP, call, "activation");
+            enum_of<tpurt::Activation>(activation, TPURT_ACT_ERF, call, "activation");
         return run_or_queue(dev, stream,
                             tpurt::prepare_unary(device_of(dev, stream, call), function, a->tensor,
                                                  out->tensor, scale),

@@ -159,7 +159,7 @@ ProgramBuilder &ProgramBuilder::matmul(const MatmulStep &step) {
 
 ProgramBuilder &ProgramBuilder::activate(const ActivateStep &step) {
     const std::uint16_t function =
-        op_field(static_cast<unsigned>(step.function), TPU_ACT_RECIP, "ACTIVATE");
+        op_field(static_cast<unsigned>(step.function), TPU_ACT_ERF, "ACTIVATE");
     union tpu_insn insn = zeroed();
     insn.act.opcode = TPU_OP_ACTIVATE;
     insn.act.dtype = dtype_field(step.out_type, "ACTIVATE");

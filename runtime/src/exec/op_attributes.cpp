@@ -22,7 +22,7 @@ constexpr Names<VectorOp, 9> vector_ops{{{"add", VectorOp::Add},
                                          {"gate", VectorOp::Gate},
                                          {"gt", VectorOp::Gt},
                                          {"eq", VectorOp::Eq}}};
-constexpr Names<Activation, 11> activations{{{"none", Activation::None},
+constexpr Names<Activation, 12> activations{{{"none", Activation::None},
                                              {"relu", Activation::Relu},
                                              {"relu6", Activation::Relu6},
                                              {"gelu", Activation::Gelu},
@@ -32,7 +32,8 @@ constexpr Names<Activation, 11> activations{{{"none", Activation::None},
                                              {"log", Activation::Log},
                                              {"sqrt", Activation::Sqrt},
                                              {"rsqrt", Activation::Rsqrt},
-                                             {"recip", Activation::Recip}}};
+                                             {"recip", Activation::Recip},
+                                             {"erf", Activation::Erf}}};
 constexpr Names<ReduceOp, 2> reduce_ops{{{"sum", ReduceOp::Sum}, {"max", ReduceOp::Max}}};
 constexpr Names<PoolOp, 2> pool_ops{{{"max", PoolOp::Max}, {"avg", PoolOp::Avg}}};
 constexpr Names<GradFunction, 4> grad_functions{{{"relu", GradFunction::Relu},

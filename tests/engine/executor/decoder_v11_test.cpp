@@ -79,7 +79,7 @@ TEST_CASE("ACTIVATE operands are validated", "[decoder]") {
                              0, 32, 0x100, 16, 0x200, 0.5f);
     check_cases(
         good, {{"dtype", [](tpu_insn &i) { i.act.dtype = 4; }, kBad},
-               {"function 11", [](tpu_insn &i) { i.act.flags = (i.act.flags & ~0xf) | 11; }, kBad},
+               {"function 12", [](tpu_insn &i) { i.act.flags = (i.act.flags & ~0xf) | 12; }, kBad},
                {"unknown flag", [](tpu_insn &i) { i.act.flags |= 1u << 6; }, kBad},
                {"zero rows", [](tpu_insn &i) { i.act.rows = 0; }, kBad},
                {"zero cols", [](tpu_insn &i) { i.act.cols = 0; }, kBad},

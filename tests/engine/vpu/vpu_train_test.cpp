@@ -95,7 +95,7 @@ TEST_CASE("log, sqrt, rsqrt and recip at special values", "[activate][train]") {
     CHECK(vm::rsqrt(INFINITY) == 0.0f);
     CHECK(vm::recip(-0.0f) == -INFINITY);
     CHECK(vm::recip(INFINITY) == 0.0f);
-    for (uint8_t f = TPU_ACT_LOG; f <= TPU_ACT_RECIP; f++)
+    for (uint8_t f = TPU_ACT_LOG; f <= TPU_ACT_ERF; f++)
         CHECK(std::isnan(vm::activate(f, NAN)));
 }
 
@@ -126,9 +126,9 @@ std::vector<float> run_activate(Rig &rig, const std::vector<float> &x, uint16_t 
 
 } // namespace
 
-TEST_CASE("ACTIVATE LOG, SQRT, RSQRT, RECIP end to end", "[activate][train]") {
+TEST_CASE("ACTIVATE LOG, SQRT, RSQRT, RECIP and ERF end to end", "[activate][train]") {
     const uint32_t mode = GENERATE(from_range(std::begin(kModes), std::end(kModes)));
-    const uint16_t func = GENERATE(range(int(TPU_ACT_LOG), int(TPU_ACT_RECIP) + 1));
+    const uint16_t func = GENERATE(range(int(TPU_ACT_LOG), int(TPU_ACT_ERF) + 1));
     Rig rig(mode);
     std::mt19937_64 rng(func);
     std::uniform_real_distribution<float> wide(-50.0f, 50.0f);
@@ -163,6 +163,10 @@ TEST_CASE("ACTIVATE LOG, SQRT, RSQRT, RECIP end to end", "[activate][train]") {
             break;
         case TPU_ACT_RSQRT:
             CHECK(same(got[i], ref_rsqrt(in)));
+            break;
+        case TPU_ACT_ERF: // spec 2.3
+            CHECK(ulps(got[i], std::erf(double(in))) <= 2.5);
+            CHECK(same(got[i], vm::erf(in)));
             break;
         default:
             CHECK(same(got[i], ref_recip(in)));
@@ -302,7 +306,8 @@ TEST_CASE("decoder: the spec 1.4 encodings and their limits", "[decoder][train]"
     Rig rig(TPU_ENGINE_FAST);
     auto status = [&](tpu_insn insn) { return rig.run(Program{insn}).status; };
     CHECK(status(activate(TPU_DT_FP32, TPU_ACT_RECIP, 1, 1, 0, 4, 0, 4, 0, 1.0f)) == TPU_ERR_NONE);
-    CHECK(status(activate(TPU_DT_FP32, TPU_ACT_RECIP + 1, 1, 1, 0, 4, 0, 4, 0, 1.0f)) ==
+    CHECK(status(activate(TPU_DT_FP32, TPU_ACT_ERF, 1, 1, 0, 4, 0, 4, 0, 1.0f)) == TPU_ERR_NONE);
+    CHECK(status(activate(TPU_DT_FP32, TPU_ACT_ERF + 1, 1, 1, 0, 4, 0, 4, 0, 1.0f)) ==
           TPU_ERR_BAD_OPERAND);
     CHECK(status(vector(TPU_DT_FP32, TPU_VOP_EQ, 1, 4, 0, 16, 0, 16, 0, 16)) == TPU_ERR_NONE);
     CHECK(status(vector(TPU_DT_FP32, TPU_VOP_EQ + 1, 1, 4, 0, 16, 0, 16, 0, 16)) ==

@@ -3,8 +3,9 @@
 // one row broadcast), row reductions (sum, max), unary relu and relu6, casts and int8 quantise /
 // dequantise with scales, max and average pooling on tensors on the real card equal reference
 // loops written here (fp32 and bf16 in binary32 with bf16 rounding to nearest even, int8
-// saturating, int32 wrapping), on 3-D tensors and on views; mismatched tensors are refused. The
-// transcendental functions are checked bit for bit on the engine
+// saturating, int32 wrapping), on 3-D tensors and on views; mismatched tensors are refused; unary
+// erf within its documented ulp bounds on a spec 2.3 card, refused by an older one
+// (vm_spec22_card). The transcendental functions are checked bit for bit on the engine
 // (tests/runtime/ops/unary_test.cpp).
 #include <tpurt/testing/test_patterns.hpp>
 #include <tpurt/tpurt.hpp>
@@ -185,6 +186,36 @@ TEST_CASE("unary relu, relu6 and conversions on tensors equal the reference", "[
     for (std::size_t i = 0; i < count; ++i)
         rounded[i] = tpurt::Bf16::from_float(x[i] == 0 ? 0.0f : x[i]);
     CHECK(half.to_vector<tpurt::Bf16>() == rounded);
+}
+
+TEST_CASE("unary erf runs on a spec 2.3 card and is refused by an older one", "[vector][erf]") {
+    tpurt::Device &dev = device();
+    std::vector<float> x = tpurt::random_fp32(4096, 23);
+    for (float &v : x)
+        v *= 0.02f; // within (-5, 5): both branches and the saturation at 4
+    const Tensor a = Tensor::from_host<float>(dev, x, {64, 64});
+    Tensor out = Tensor::empty(dev, DType::Fp32, {64, 64});
+    if (!(dev.info().caps & TPU_CAP_ACT_ERF)) {
+        INFO("spec " << (dev.info().spec_version >> 16) << "."
+                     << (dev.info().spec_version & 0xffff));
+        try {
+            tpurt::unary(dev, tpurt::Activation::Erf, a, out);
+            FAIL("unary erf ran on a card without ACT_ERF");
+        } catch (const tpurt::Error &e) {
+            CHECK(e.code() == tpurt::ErrorCode::Unsupported);
+            CHECK_THAT(e.what(), Catch::Contains("this card has no ACTIVATE erf (spec 2.3)"));
+        }
+        return;
+    }
+    tpurt::unary(dev, tpurt::Activation::Erf, a, out);
+    const std::vector<float> got = out.to_vector<float>();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double want = std::erf(double(x[i]));
+        int e;
+        std::frexp(want, &e);
+        INFO("x = " << x[i] << ", erf " << got[i] << ", want " << want);
+        REQUIRE(std::fabs(got[i] - want) <= 2.5 * std::ldexp(1.0, std::max(e - 24, -149)));
+    }
 }
 
 TEST_CASE("quantise to int8 and dequantise with scales", "[vector][unary]") {

@@ -165,7 +165,7 @@ TEST_CASE("values that do not fit their fields are refused", "[builder]") {
     }
     SECTION("unknown operations") {
         CHECK_THROWS_AS(builder.activate(
-                            {.function = static_cast<tpurt::Activation>(11), .rows = 1, .cols = 1}),
+                            {.function = static_cast<tpurt::Activation>(12), .rows = 1, .cols = 1}),
                         tpurt::Error);
         CHECK_THROWS_AS(
             builder.vector({.op = static_cast<tpurt::VectorOp>(9), .rows = 1, .cols = 1}),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // unary_test.cpp - unary functions over arrays (compile_unary) run on the engine and equal
 // docs/hardware.md's ACTIVATE definitions evaluated here step by step in binary32 (EXP's
-// Cody-Waite reduction and polynomial, SIGMOID and TANH from it, GELU; RELU, RELU6, NONE),
+// Cody-Waite reduction and polynomial, SIGMOID and TANH from it, GELU, ERF (spec 2.3); RELU,
+// RELU6, NONE),
 // for fp32, bf16 and int8 inputs into fp32, bf16 and int8 outputs, with scales (quantising and
 // dequantising casts), zeros (which the op reads as +0), infinities and NaN, in chunks over a
 // small unified buffer and split programs.
@@ -87,6 +88,27 @@ float spec_gelu(float x) {
     return s == 0 ? -0.0f : x * s;
 }
 
+float spec_erf(float x) {
+    if (std::isnan(x))
+        return nan;
+    const float a = std::fabs(x);
+    float r = 1.0f;
+    if (a < 1.0f) {
+        const float z = a * a;
+        r = a * horner({7.898137119e-5f, -8.024330600e-4f, 5.190050695e-3f, -2.685480751e-2f,
+                        1.128361225e-1f, -3.761262894e-1f, 1.128379226f},
+                       z);
+    } else if (a < 4.0f) {
+        const float u = 1.0f / a;
+        const float q = horner(
+            {3.206583485e-2f, -1.871951520e-1f, 4.562140107e-1f, -5.615038872e-1f, 2.593266070e-1f,
+             2.187654823e-1f, -3.716936111e-1f, 1.960391551e-2f, 5.618857145e-1f, 1.146692957e-4f},
+            u);
+        r = 1.0f - spec_exp(-(a * a)) * q;
+    }
+    return std::signbit(x) ? -r : r;
+}
+
 float spec(Activation f, float x) {
     switch (f) {
     case Activation::None:
@@ -103,6 +125,8 @@ float spec(Activation f, float x) {
         return spec_tanh(x);
     case Activation::Exp:
         return spec_exp(x);
+    case Activation::Erf:
+        return spec_erf(x);
     default: // the spec 1.4 functions: tests/engine/vpu/vpu_train_test.cpp
         break;
     }
@@ -206,7 +230,7 @@ const tpu_engine_config tiny = engine_config(4, 4, 1024, 1024);
 
 TEST_CASE("unary functions equal ACTIVATE's definitions", "[unary]") {
     for (Activation f : {Activation::None, Activation::Relu, Activation::Relu6, Activation::Gelu,
-                         Activation::Sigmoid, Activation::Tanh, Activation::Exp}) {
+                         Activation::Sigmoid, Activation::Tanh, Activation::Exp, Activation::Erf}) {
         check(card, DType::Fp32, DType::Fp32, f, 70000);
         check(card, DType::Bf16, DType::Bf16, f, 3000);
     }

@@ -201,7 +201,7 @@ class Generator {
         uint8_t dt = dtype();
         uint32_t e = elem_bytes(dt);
         uint16_t rows = dim(8), cols = dim(16);
-        uint16_t flags = uint16_t(d_.below(TPU_ACT_RECIP + 1));
+        uint16_t flags = uint16_t(d_.below(TPU_ACT_ERF + 1));
         if (d_.chance(50))
             flags |= TPU_F_ACT_SRC_INT32;
         Placement acc, dst, bias{};

@@ -175,8 +175,8 @@ CardDecision matmul(const Model &m, const Node &n) {
 }
 
 CardDecision unary(const Model &m, const Node &n) {
-    static const std::set<std::string> activate = {"Relu", "Sigmoid", "Tanh",      "Exp",
-                                                   "Log",  "Sqrt",    "Reciprocal"};
+    static const std::set<std::string> activate = {"Relu", "Sigmoid", "Tanh", "Exp",
+                                                   "Log",  "Sqrt",    "Erf",  "Reciprocal"};
     if (!activate.count(n.op))
         return cpu("the card's ACTIVATE has no " + n.op);
     if (!float_data(in(m, n, 0)))

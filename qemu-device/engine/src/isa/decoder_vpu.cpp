@@ -28,8 +28,7 @@ bool over_work_limit(uint64_t elements, uint32_t elem, const DecoderLimits &lim)
 
 Fault decode_activate(const tpu_insn_act &a, const DecoderLimits &lim, Insn *out) {
     const uint16_t known = TPU_ACT_FUNC_MASK | TPU_F_ACT_BIAS | TPU_F_ACT_SRC_INT32;
-    if (!valid_dtype(a.dtype) || (a.flags & ~known) ||
-        (a.flags & TPU_ACT_FUNC_MASK) > TPU_ACT_RECIP)
+    if (!valid_dtype(a.dtype) || (a.flags & ~known) || (a.flags & TPU_ACT_FUNC_MASK) > TPU_ACT_ERF)
         return bad_operand();
     if (a.rows == 0 || a.cols == 0)
         return bad_operand();

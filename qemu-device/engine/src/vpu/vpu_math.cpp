@@ -139,6 +139,43 @@ float recip(float x) {
     return 1.0f / x;
 }
 
+float erf(float x) {
+    if (is_nan(x))
+        return x;
+    const float a = std::fabs(x);
+    float r;
+    if (a < 1.0f) {
+        // erf(a) = a p(a^2), p of degree 6 fitted for relative error on [0, 1).
+        const float z = a * a;
+        float p = 7.898137119e-05f;
+        p = p * z - 8.024330600e-04f;
+        p = p * z + 5.190050695e-03f;
+        p = p * z - 2.685480751e-02f;
+        p = p * z + 1.128361225e-01f;
+        p = p * z - 3.761262894e-01f;
+        p = p * z + 1.128379226e+00f;
+        r = a * p;
+    } else if (a < 4.0f) {
+        // erf(a) = 1 - exp(-a^2) q(1 / a), q of degree 9 fitted to erfc(a) exp(a^2) on [1, 4).
+        const float u = 1.0f / a;
+        const float e = exp(-(a * a));
+        float q = 3.206583485e-02f;
+        q = q * u - 1.871951520e-01f;
+        q = q * u + 4.562140107e-01f;
+        q = q * u - 5.615038872e-01f;
+        q = q * u + 2.593266070e-01f;
+        q = q * u + 2.187654823e-01f;
+        q = q * u - 3.716936111e-01f;
+        q = q * u + 1.960391551e-02f;
+        q = q * u + 5.618857145e-01f;
+        q = q * u + 1.146692957e-04f;
+        r = 1.0f - e * q;
+    } else {
+        r = 1.0f; // erf(a) rounds to 1 from a = 3.92
+    }
+    return std::signbit(x) ? -r : r;
+}
+
 float activate(uint8_t func, float x) {
     switch (func) {
     case TPU_ACT_RELU:
@@ -163,6 +200,8 @@ float activate(uint8_t func, float x) {
         return rsqrt(x);
     case TPU_ACT_RECIP:
         return recip(x);
+    case TPU_ACT_ERF:
+        return erf(x);
     default: // TPU_ACT_NONE
         return x;
     }

@@ -22,6 +22,7 @@ float log(float x);   // spec 1.4
 float sqrt(float x);  // spec 1.4, IEEE
 float rsqrt(float x); // spec 1.4, 1 / sqrt(x)
 float recip(float x); // spec 1.4, 1 / x
+float erf(float x);   // spec 2.3
 // f(x) for a tpu_act_func f.
 float activate(uint8_t func, float x);
 

@@ -48,6 +48,10 @@ struct UnaryOp {
         const TensorLayout &a = *t[0], &out = *t[1];
         require_matrix_unit(info, a.dtype());
         require_vector_unit(info);
+        if (const unsigned cap = activation_cap(attributes.function); (info.caps & cap) != cap)
+            throw Error(ErrorCode::Unsupported,
+                        op + ": this card has no ACTIVATE " + activation_name(attributes.function) +
+                            (cap == TPU_CAP_ACT_ERF ? " (spec 2.3)" : " (spec 1.4)"));
         if (!is_matmul_input(a.dtype()))
             refuse(op, "a is " + a.describe() + ": functions apply to int8, bf16 or fp32");
         if (!a.is_contiguous() || !out.is_contiguous() || out.shape() != a.shape())
