@@ -134,6 +134,20 @@ OnnxBuilder cpu_node() {
     return b;
 }
 
+// Relu -> Slice of columns 2..6 (one axis: a slice_copy on the card) -> Relu: exact throughout.
+OnnxBuilder slice_of_columns() {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(4), std::int64_t(8)})
+        .ints("starts", {1}, {2})
+        .ints("ends", {1}, {-2})
+        .ints("axes", {1}, {-1})
+        .node("Relu", {"x"}, {"h"}, "relu_in")
+        .node("Slice", {"h", "starts", "ends", "axes"}, {"s"}, "slice")
+        .node("Relu", {"s"}, {"y"}, "relu")
+        .output("y", 2);
+    return b;
+}
+
 std::size_t count_on(const tpumodel::Model &m, tpumodel::Placement p) {
     std::size_t n = 0;
     for (const tpumodel::Node &node : m.nodes)
@@ -167,6 +181,13 @@ TEST_CASE("a CPU node between card nodes gets its tensors off the card and back 
     REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 1);
     REQUIRE(count_on(m, tpumodel::Placement::Card) == 2);
     check_against_cpu(m, {4, 8}, pattern(32, 23), 1e-6f);
+}
+
+TEST_CASE("a Slice along one axis runs on the card as one copy, bit-identical to the CPU's",
+          "[card]") {
+    const tpumodel::Model m = compile(slice_of_columns(), "card_slice.onnx", {4, 8});
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
+    check_against_cpu(m, {4, 8}, pattern(32, 26), 0.0f);
 }
 
 TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 operands",

@@ -206,6 +206,34 @@ TEST_CASE("PyTorch's Shape/Gather/Unsqueeze/Concat chain folds into a constant s
     CHECK_THAT(tpu_onnx::report(c), Catch::Contains("6 ONNX nodes: 4 folded into constants"));
 }
 
+TEST_CASE("a Slice goes to the card when it cuts one axis with step 1", "[compile]") {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(4), std::int64_t(6), std::int64_t(5)})
+        .ints("one_start", {1}, {1})
+        .ints("one_end", {1}, {3})
+        .ints("axis1", {1}, {1})
+        .ints("two_start", {2}, {0, 1})
+        .ints("two_end", {2}, {2, 3})
+        .ints("axes01", {2}, {0, 1})
+        .ints("from0", {1}, {0})
+        .ints("to6", {1}, {6})
+        .ints("step2", {1}, {2})
+        .node("Relu", {"x"}, {"r"}, "relu")
+        .node("Slice", {"r", "one_start", "one_end", "axis1"}, {"a"}, "one")
+        .node("Slice", {"r", "two_start", "two_end", "axes01"}, {"b"}, "two")
+        .node("Slice", {"r", "from0", "to6", "axis1", "step2"}, {"c"}, "stepped")
+        .output("a", 3)
+        .output("b", 3)
+        .output("c", 3);
+    const tpu_onnx::Compiled c = compile(b, "compiler_slice.onnx");
+    CHECK(node_named(c.model, "one").card_op == "slice_copy");
+    const std::string r = tpu_onnx::report(c);
+    CHECK_THAT(r, Catch::Contains("node 'two' (Slice): a slice along several axes: the card "
+                                  "copies along one"));
+    CHECK_THAT(r, Catch::Contains("node 'stepped' (Slice): a step of 2: the card copies runs of "
+                                  "neighbours"));
+}
+
 TEST_CASE("nodes the card cannot take run on the CPU, each with its reason", "[compile]") {
     OnnxBuilder b(17);
     b.input("a", {std::int64_t(2), std::int64_t(3)})

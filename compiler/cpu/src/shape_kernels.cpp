@@ -4,6 +4,7 @@
 // ConstantOfShape (the shape arithmetic PyTorch exports is made of these and elementwise
 // integer math).
 #include "kernel_support.hpp"
+#include "tpumodel/slicing.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -257,41 +258,15 @@ void cast_kernel(const Node &node, Inputs in, Outputs out) {
         store(y, i, real_at(x, i), int_at(x, i));
 }
 
-// Slice (opset 13): starts, ends, optional axes and steps as inputs; clamped as numpy does.
+// Slice (opset 13): the span slice_span() gives, element by element.
 void slice_kernel(const Node &node, Inputs in, Outputs out) {
     const Tensor &x = first(node, in);
     require_plain(node, x);
     const std::size_t rank = x.shape.size();
-    const std::vector<std::int64_t> starts =
-        ints_of(node, in.size() > 1 ? in[1] : nullptr, "starts");
-    const std::vector<std::int64_t> ends = ints_of(node, in.size() > 2 ? in[2] : nullptr, "ends");
-    std::vector<std::int64_t> axes(starts.size()), steps(starts.size(), 1);
-    for (std::size_t i = 0; i < axes.size(); ++i)
-        axes[i] = std::int64_t(i);
-    if (in.size() > 3 && in[3])
-        axes = ints_of(node, in[3], "axes");
-    if (in.size() > 4 && in[4])
-        steps = ints_of(node, in[4], "steps");
-    if (ends.size() != starts.size() || axes.size() != starts.size() ||
-        steps.size() != starts.size())
-        throw KernelError(node, "starts, ends, axes and steps differ in length");
-    std::vector<std::int64_t> first_index(rank, 0), step(rank, 1), shape = x.shape;
-    for (std::size_t i = 0; i < axes.size(); ++i) {
-        const std::size_t a = normalise_axis(node, axes[i], rank);
-        const std::int64_t dim = x.shape[a], st = steps[i];
-        if (st == 0)
-            throw KernelError(node, "a step of 0");
-        auto clamp = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
-            v = v < 0 ? v + dim : v;
-            return std::clamp(v, lo, hi);
-        };
-        const std::int64_t b = st > 0 ? clamp(starts[i], 0, dim) : clamp(starts[i], -1, dim - 1);
-        const std::int64_t e = st > 0 ? clamp(ends[i], 0, dim) : clamp(ends[i], -1, dim - 1);
-        first_index[a] = b;
-        step[a] = st;
-        shape[a] = st > 0 ? std::max<std::int64_t>((e - b + st - 1) / st, 0)
-                          : std::max<std::int64_t>((b - e - st - 1) / -st, 0);
-    }
+    const auto input = [&](std::size_t i) { return in.size() > i ? in[i] : nullptr; };
+    const SliceSpan span = slice_span(node, x.shape, input(1), input(2), input(3), input(4));
+    const std::vector<std::int64_t> &first_index = span.first, &step = span.step,
+                                    &shape = span.shape;
     Tensor &y = *out[0];
     shape_output(y, x.dtype, shape);
     std::vector<std::uint64_t> stride(rank, 1);

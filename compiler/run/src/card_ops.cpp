@@ -2,13 +2,14 @@
 // card_ops.cpp - the card ops tpu-compile places nodes on (compiler/README.md, "Placement")
 // bound by name through libtpurt's op registry: the operands in each op's order, the ONNX
 // attributes as the op's (strides and symmetric pads of NHWC windows, the fused activation,
-// epsilon, axes, permutations), the reshaped views some forms need, and Concat and Gather as
-// sequences of slice_copy.
+// epsilon, axes, permutations), the reshaped views some forms need, and Concat, Gather and Slice
+// as sequences of slice_copy.
 #include "card_ops.hpp"
 
 #include "tpumodel/card_executor.hpp"
 #include "tpumodel/cpu_kernels.hpp"
 #include "tpumodel/reduction.hpp"
+#include "tpumodel/slicing.hpp"
 
 #include <tpurt/ops/op_registry.hpp>
 
@@ -326,11 +327,32 @@ tpurt::OpSequence gather(tpurt::Device &d, const Model &m, const Node &n, Tensor
     return ops;
 }
 
+// Slice of one axis with step 1 (one_axis_run): one copy of its run.
+tpurt::OpSequence slice(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
+    std::vector<std::int64_t> shape;
+    for (std::size_t extent : in[0]->shape())
+        shape.push_back(std::int64_t(extent));
+    const auto input = [&](std::size_t i) {
+        return i < n.inputs.size() && n.inputs[i] != tpumodel::no_tensor ? &m.tensors[n.inputs[i]]
+                                                                         : nullptr;
+    };
+    const cpu::SliceSpan span = cpu::slice_span(n, shape, input(1), input(2), input(3), input(4));
+    const cpu::OneAxisRun run = cpu::one_axis_run(span, shape);
+    if (!run.why.empty())
+        cannot(n, run.why);
+    tpurt::OpSequence ops;
+    slice_copy(d, ops, *in[0], *out[0], run.axis, std::size_t(span.first[run.axis]), 0,
+               std::size_t(span.shape[run.axis]));
+    return ops;
+}
+
 tpurt::OpSequence copies(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
     if (n.op == "Concat")
         return concat(d, m, n, in, out);
     if (n.op == "Gather")
         return gather(d, m, n, in, out);
+    if (n.op == "Slice")
+        return slice(d, m, n, in, out);
     cannot(n, "no copies for " + n.op);
 }
 

@@ -5,10 +5,12 @@
 // reduce_axis, dense ([K, N] constant weights, a bias row), matmul and batched_matmul, unary
 // (ACTIVATE's functions), elementwise (same shape, or one row to every row), divide, softmax and
 // log_softmax (last axis), layer_norm (the axes from `axis` on as one), permute; reshapes are
-// views; Concat and Gather as slice_copy sequences. Anything else: the reason.
+// views; Concat and Gather as slice_copy sequences, Slice of one axis as one slice_copy. Anything
+// else: the reason.
 #include "placement_rules.hpp"
 
 #include <tpumodel/reduction.hpp>
+#include <tpumodel/slicing.hpp>
 
 #include <algorithm>
 
@@ -270,6 +272,34 @@ CardDecision copies(const Model &m, const Node &n) {
     return card("slice_copy");
 }
 
+// Slice as one slice_copy: float data in ONNX's order, constant starts, ends, axes and steps, one
+// axis cut with step 1.
+CardDecision slice(const Model &m, const Node &n) {
+    const Tensor &x = in(m, n, 0);
+    if (x.layout != tpumodel::Layout::Plain)
+        return cpu("an operand in the NHWC layout");
+    if (!float_data(x))
+        return cpu(dtype_reason(x));
+    if (x.constant)
+        return cpu("a constant operand: the card copies tensors it holds");
+    for (std::size_t i = 1; i < n.inputs.size(); ++i)
+        if (has(n, i) && !in(m, n, i).constant)
+            return cpu("starts, ends, axes or steps computed at run time");
+    const auto input = [&](std::size_t i) { return has(n, i) ? &in(m, n, i) : nullptr; };
+    try {
+        const tpumodel::cpu::SliceSpan s =
+            tpumodel::cpu::slice_span(n, x.shape, input(1), input(2), input(3), input(4));
+        if (out(m, n).element_count() == 0)
+            return cpu("an empty result");
+        if (const tpumodel::cpu::OneAxisRun run = tpumodel::cpu::one_axis_run(s, x.shape);
+            !run.why.empty())
+            return cpu(run.why);
+    } catch (const std::exception &e) {
+        return cpu(e.what());
+    }
+    return card("slice_copy");
+}
+
 CardDecision transpose(const Model &m, const Node &n) {
     (void)m;
     (void)n;
@@ -313,6 +343,7 @@ const std::map<std::string, Rule> &rules() {
         {"Cast", cast},
         {"Concat", copies},
         {"Gather", copies},
+        {"Slice", slice},
         {"Transpose", transpose},
     };
     return r;
