@@ -17,6 +17,10 @@
 #   $TPU_CACHE/qemu/<key>/tpu/{include,lib}          tpu_hw.h, tpu_engine.h, libtpuengine.a
 #   $TPU_CACHE/qemu/current                          -> the built qemu-system-x86_64
 #   $TPU_CACHE/ccache                                compiler cache shared by all trees
+# and a copy of the binary in this checkout, build/qemu/qemu-system-x86_64, which the VM scripts
+# run (tests/vm/qemu-cards.sh: tpu_qemu_binary): checkouts that share the cache (worktrees) share
+# its tree, each build syncing its own device sources in, but each runs the QEMU of its own
+# sources.
 # The tree is prepared by tools/qemu-tree.sh, shared with tools/build-qemu-fuzz.sh.
 # <key> hashes the tarball name, this script, qemu-tree.sh and the configure flags, so changing
 # any of them builds a fresh tree (fast: ccache is warm); older trees are removed after a
@@ -24,7 +28,7 @@
 # The device sources, headers and library are copied in only when they differ, so a run with
 # nothing changed is a no-op for ninja and an edited tpu.c recompiles one file and relinks.
 #
-# Progress goes to stderr; the last line on stdout is the path of the QEMU binary. Run it with
+# Progress goes to stderr; the last line on stdout is the path of the checkout's copy. Run it with
 # `-L /usr/share/seabios -L /usr/share/qemu` (packages seabios, qemu-system-data).
 set -euo pipefail
 
@@ -70,4 +74,9 @@ qemu_tree_unpack "$tarball" "$tree"
 qemu_tree_sync "$tree" "$engine_lib"
 qemu_tree_configure "$tree" --cc="ccache cc" --cxx="ccache c++" --python=/usr/bin/python3 \
 	"${configure_flags[@]}"
-qemu_tree_build "$tree" "$qroot" qemu-system-x86_64
+built=$(qemu_tree_build "$tree" "$qroot" qemu-system-x86_64)
+copy=$repo/build/qemu/qemu-system-x86_64
+mkdir -p "${copy%/*}"
+cp "$(readlink -f "$built")" "$copy.new"
+mv "$copy.new" "$copy"
+echo "$copy"

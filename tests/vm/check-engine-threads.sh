@@ -6,7 +6,9 @@
 # worker): the difference is the pool's extra threads, min(vCPUs, host CPUs) - 1.
 set -euo pipefail
 cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
-qemu=${TPU_QEMU:-$cache/qemu/current}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/tests/vm/qemu-cards.sh"
+qemu=$(tpu_qemu_binary "$src" "$cache")
 host_cpus=$(nproc)
 
 threads_of() { # SMP DEVICE

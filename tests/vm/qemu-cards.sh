@@ -1,6 +1,12 @@
 # SPDX-License-Identifier: MIT
-# Sourced by tests/vm/run-in-vm.sh and tools/server-image/boot-server.sh: the QEMU arguments of N
-# TPU cards joined by the inter-chip interconnect (spec 2.0; docs/hardware.md section 10).
+# Sourced by tests/vm/run-in-vm.sh and tools/server-image/boot-server.sh: which QEMU to run, and
+# the QEMU arguments of N TPU cards joined by the inter-chip interconnect (spec 2.0;
+# docs/hardware.md section 10).
+#
+#   tpu_qemu_binary SRC CACHE
+# prints the QEMU to run: $TPU_QEMU if set, else the copy tools/build-qemu.sh left in the checkout
+# SRC (build/qemu/qemu-system-x86_64: the QEMU of SRC's own device sources), else CACHE's last
+# build (CACHE/qemu/current).
 #
 #   qemu_cards_args NAME CARDS ICI
 # checks CARDS (a number >= 1) and ICI (auto | none | ring[,PROPS] | torus2d[,PROPS]) and sets the
@@ -9,6 +15,16 @@
 # its coordinate: x = i on a ring, i mod 2:i / 2 on the torus. ICI auto: one card alone, 2 or 3
 # cards on a ring, an even number from 4 on a torus, an odd one on a ring. On a bad value it
 # prints why, prefixed with "NAME: ", and returns 2.
+tpu_qemu_binary() {
+	if [ -n "${TPU_QEMU:-}" ]; then
+		echo "$TPU_QEMU"
+	elif [ -x "$1/build/qemu/qemu-system-x86_64" ]; then
+		echo "$1/build/qemu/qemu-system-x86_64"
+	else
+		echo "$2/qemu/current"
+	fi
+}
+
 qemu_cards_args() {
 	local name=$1 cards=$2 ici=$3 topology props dims i
 	qemu_cards=()

@@ -43,7 +43,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 . "$here/qemu-cards.sh"
 cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
-qemu=${TPU_QEMU:-$cache/qemu/current}
+qemu=$(tpu_qemu_binary "$src" "$cache")
 kernel=$cache/kernel/current/vmlinuz
 log=$src/build/vm-logs/vm.log
 timeout_s=900

@@ -26,7 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 . "$src/tests/vm/qemu-cards.sh"
 cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
-qemu=${TPU_QEMU:-$cache/qemu/current}
+qemu=$(tpu_qemu_binary "$src" "$cache")
 cards=1
 ici=auto
 ssh_port=2222
