@@ -148,6 +148,20 @@ OnnxBuilder slice_of_columns() {
     return b;
 }
 
+// x - max over axis 1 (kept), divided by x's sum over axis 1 (kept): Sub and Div of a [3, 1, 5]
+// against [3, 4, 5], as ONNX's _expanded softmax writes them; exact throughout.
+OnnxBuilder middle_axis_broadcast() {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(3), std::int64_t(4), std::int64_t(5)})
+        .ints("axes", {1}, {1})
+        .node("ReduceMax", {"x"}, {"max"}, "max", {{"axes", std::vector<std::int64_t>{1}}})
+        .node("Sub", {"x", "max"}, {"d"}, "sub")
+        .node("ReduceSum", {"x", "axes"}, {"sum"}, "sum")
+        .node("Div", {"d", "sum"}, {"y"}, "div")
+        .output("y", 3);
+    return b;
+}
+
 std::size_t count_on(const tpumodel::Model &m, tpumodel::Placement p) {
     std::size_t n = 0;
     for (const tpumodel::Node &node : m.nodes)
@@ -188,6 +202,13 @@ TEST_CASE("a Slice along one axis runs on the card as one copy, bit-identical to
     const tpumodel::Model m = compile(slice_of_columns(), "card_slice.onnx", {4, 8});
     REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
     check_against_cpu(m, {4, 8}, pattern(32, 26), 0.0f);
+}
+
+TEST_CASE("Sub and Div broadcast along a middle axis run on the card, bit-identical to the CPU's",
+          "[card]") {
+    const tpumodel::Model m = compile(middle_axis_broadcast(), "card_broadcast.onnx", {3, 4, 5});
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
+    check_against_cpu(m, {3, 4, 5}, pattern(60, 27), 0.0f);
 }
 
 TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 operands",

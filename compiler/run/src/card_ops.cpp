@@ -203,23 +203,6 @@ tpurt::OpSequence unary(tpurt::Device &d, const Model &, const Node &n, Tensors 
     return prepare(d, "unary", {in[0], out[0]}, a);
 }
 
-tpurt::OpSequence elementwise(tpurt::Device &d, const Model &, const Node &n, Tensors in,
-                              Tensors out) {
-    static const std::map<std::string, const char *> ops = {
-        {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}};
-    const auto op = ops.find(n.op);
-    if (op == ops.end())
-        cannot(n, "no elementwise op for " + n.op);
-    Attributes a;
-    a.add("op", op->second);
-    return prepare(d, "elementwise", {in[0], in[1], out[0]}, a);
-}
-
-tpurt::OpSequence two_operands(tpurt::Device &d, const Model &, const Node &n, Tensors in,
-                               Tensors out) {
-    return prepare(d, n.card_op.c_str(), {in[0], in[1], out[0]});
-}
-
 tpurt::OpSequence one_operand(tpurt::Device &d, const Model &, const Node &n, Tensors in,
                               Tensors out) {
     return prepare(d, n.card_op.c_str(), {in[0], out[0]});
@@ -280,6 +263,63 @@ void slice_copy(tpurt::Device &d, tpurt::OpSequence &ops, const tpurt::Tensor &a
         .add("count", std::int64_t(count));
     tpurt::OpSequence copy = prepare(d, "slice_copy", {&a, &out}, attributes);
     ops.launches.insert(ops.launches.end(), copy.launches.begin(), copy.launches.end());
+}
+
+// `t` copied out to `shape` by ONNX's broadcast (its shape padded with leading 1s, then each axis
+// where it has 1 filled by one slice_copy a position), the copies appended to `ops`; `t` itself
+// if it has the shape already.
+tpurt::Tensor broadcast_to(tpurt::Device &d, tpurt::OpSequence &ops, const Node &n,
+                           const tpurt::Tensor &t, const std::vector<std::size_t> &shape) {
+    if (t.shape() == shape)
+        return t;
+    std::vector<std::size_t> padded(shape.size() - std::min(shape.size(), t.shape().size()), 1);
+    padded.insert(padded.end(), t.shape().begin(), t.shape().end());
+    if (padded.size() != shape.size())
+        cannot(n, "an operand of higher rank than the result");
+    tpurt::Tensor from = t.reshape(padded);
+    for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+        if (padded[axis] == shape[axis])
+            continue;
+        if (padded[axis] != 1)
+            cannot(n, "an operand that does not broadcast to the result");
+        padded[axis] = shape[axis];
+        tpurt::Tensor to = tpurt::Tensor::empty(d, t.dtype(), padded);
+        for (std::size_t at = 0; at < shape[axis]; ++at)
+            slice_copy(d, ops, from, to, axis, 0, at, 1);
+        from = to;
+    }
+    return from;
+}
+
+// Whether `b` is one row the card's elementwise op gives to every row of a `shape` result.
+bool one_row(const std::vector<std::size_t> &b, const std::vector<std::size_t> &shape) {
+    if (b.empty() || shape.size() < 2 || b.back() != shape.back() || b.size() > shape.size())
+        return false;
+    return std::all_of(b.begin(), b.end() - 1, [](std::size_t e) { return e == 1; });
+}
+
+// Add, Sub, Mul (elementwise) and Div (divide): operands of the result's shape, or b one row
+// (elementwise), as they are; any other broadcast copied out first (the placement's rule).
+tpurt::OpSequence binary(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
+    static const std::map<std::string, const char *> ops = {
+        {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}};
+    const auto op = ops.find(n.op);
+    if (op == ops.end())
+        cannot(n, "no elementwise op for " + n.op);
+    const std::vector<std::size_t> &shape = out[0]->shape();
+    tpurt::OpSequence ops_before;
+    tpurt::Tensor a = *in[0], b = *in[1];
+    if (a.shape() != shape ||
+        (b.shape() != shape && (n.card_op == "divide" || !one_row(b.shape(), shape)))) {
+        a = broadcast_to(d, ops_before, n, a, shape);
+        b = broadcast_to(d, ops_before, n, b, shape);
+    }
+    Attributes attributes;
+    if (n.card_op == "elementwise")
+        attributes.add("op", op->second);
+    tpurt::OpSequence run = prepare(d, n.card_op.c_str(), {&a, &b, out[0]}, attributes);
+    ops_before.launches.insert(ops_before.launches.end(), run.launches.begin(), run.launches.end());
+    return ops_before;
 }
 
 // Concat: each input copied into its place along the axis.
@@ -367,8 +407,8 @@ const std::map<std::string, Binder> &binders() {
         {"matmul", matmul},
         {"batched_matmul", matmul},
         {"unary", unary},
-        {"elementwise", elementwise},
-        {"divide", two_operands},
+        {"elementwise", binary},
+        {"divide", binary},
         {"softmax", one_operand},
         {"log_softmax", one_operand},
         {"layer_norm", layer_norm},

@@ -3,7 +3,8 @@
 // takes (runtime/README.md): conv2d_layer (NHWC x HWIO, symmetric padding, bias and ReLU in the
 // epilogue), grouped_conv2d, pool2d (windows up to 16 x 16, zeros counted in averages), mean and
 // reduce_axis, dense ([K, N] constant weights, a bias row), matmul and batched_matmul, unary
-// (ACTIVATE's functions), elementwise (same shape, or one row to every row), divide, softmax and
+// (ACTIVATE's functions), elementwise and divide (same shape, one row to every row, or operands
+// copied out to the result's shape by slice_copy first), softmax and
 // log_softmax (last axis), layer_norm (the axes from `axis` on as one), permute; reshapes are
 // views; Concat and Gather as slice_copy sequences, Slice of one axis as one slice_copy. Anything
 // else: the reason.
@@ -15,6 +16,7 @@
 #include <algorithm>
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tpu_onnx {
@@ -186,21 +188,55 @@ CardDecision unary(const Model &m, const Node &n) {
     return card("unary");
 }
 
+// The slice_copy launches that copy `t` out to `shape` (ONNX's multidirectional broadcast: one
+// per position along each axis where t has 1), or nullopt if t does not broadcast to it.
+std::optional<std::int64_t> broadcast_copies(const std::vector<std::int64_t> &t,
+                                             const std::vector<std::int64_t> &shape) {
+    if (t.size() > shape.size())
+        return std::nullopt;
+    std::int64_t copies = 0;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        const std::size_t from_end = shape.size() - i;
+        const std::int64_t extent = from_end <= t.size() ? t[t.size() - from_end] : 1;
+        if (extent != shape[i] && extent != 1)
+            return std::nullopt;
+        copies += extent != shape[i] ? shape[i] : 0;
+    }
+    return copies;
+}
+
+// Most slice_copy launches a broadcast may take before the node stays on the CPU.
+constexpr std::int64_t max_broadcast_copies = 256;
+
 CardDecision binary(const Model &m, const Node &n) {
     const Tensor &a = in(m, n, 0), &b = in(m, n, 1);
+    const char *op = n.op == "Div" ? "divide" : "elementwise";
     if (!float_data(a))
         return cpu(dtype_reason(a));
     if (a.shape == b.shape && a.layout == b.layout)
-        return card(n.op == "Div" ? "divide" : "elementwise");
+        return card(op);
     bool row = n.op != "Div" && a.shape.size() >= 2 && !b.shape.empty() &&
                b.shape.back() == a.shape.back() && b.layout == tpumodel::Layout::Plain;
     for (std::size_t i = 0; row && i + 1 < b.shape.size(); ++i)
         row = b.shape[i] == 1;
     if (row)
         return card("elementwise");
-    return cpu("shapes " + a.shape_string() + " and " + b.shape_string() +
-               (n.op == "Div" ? ": the card divides tensors of one shape"
-                              : ": the card broadcasts only one row to every row"));
+    // Any other broadcast: the operands copied out to the result's shape first (slice_copy).
+    const std::string shapes = "shapes " + a.shape_string() + " and " + b.shape_string();
+    if (a.layout != tpumodel::Layout::Plain || b.layout != tpumodel::Layout::Plain)
+        return cpu(shapes + ": an operand in the NHWC layout");
+    if (a.constant || b.constant)
+        return cpu(shapes + (n.op == "Div" ? ": a constant operand of another shape"
+                                           : ": a constant broadcast other than one row"));
+    const std::vector<std::int64_t> &shape = out(m, n).shape;
+    const std::optional<std::int64_t> ca = broadcast_copies(a.shape, shape),
+                                      cb = broadcast_copies(b.shape, shape);
+    if (!ca || !cb)
+        return cpu(shapes + " do not broadcast to " + out(m, n).shape_string());
+    if (*ca + *cb > max_broadcast_copies)
+        return cpu(shapes + ": the broadcast takes " + std::to_string(*ca + *cb) +
+                   " copies, more than " + std::to_string(max_broadcast_copies));
+    return card(op);
 }
 
 CardDecision softmax(const Model &m, const Node &n) {
