@@ -3,7 +3,9 @@
 // x 1 images; Adam; the training step captured) trained on the in-process card (the host's real
 // engine, Device::open_in_process) on a fixed batch of random images: prints the wall time and
 // the modelled card time (the card's cycle counter at its clock) per step, and samples/s of
-// each, as one line of key=value pairs that bench_train.py reads (bench/README.md).
+// each, as one line of key=value pairs that bench_train.py reads (bench/README.md), and a
+// digest of the run's results (every step's loss bits and the final fp32 weights and optimiser
+// state), equal between two builds exactly when those results are bit for bit the same.
 //
 //   tpu-bench-train [--steps N] [--warmup N] [--batch N] [--threads N] [--precision bf16|fp32]
 //                   [--eager]
@@ -14,11 +16,33 @@
 
 #include <CLI/CLI.hpp>
 
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <vector>
+
+namespace {
+
+// FNV-1a over the bits of every loss and of the flat weights, first and second moments.
+std::uint64_t digest(const std::vector<double> &losses, const tpu_train::CardParam &flat) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto add = [&](std::uint64_t bits) {
+        for (int i = 0; i < 8; ++i) {
+            h ^= (bits >> (8 * i)) & 0xff;
+            h *= 0x100000001b3ull;
+        }
+    };
+    for (double l : losses)
+        add(std::bit_cast<std::uint64_t>(l));
+    for (const tpurt::Tensor *t : {&flat.w, &flat.m, &flat.v})
+        for (float f : t->to_vector<float>())
+            add(std::bit_cast<std::uint32_t>(f));
+    return h;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
     std::size_t steps = 20, warmup = 2, batch = 64;
@@ -61,8 +85,9 @@ int main(int argc, char **argv) {
             card.step(x.data(), labels.data(), batch);
         const tpurt::DeviceCounters before = device.counters();
         const auto start = std::chrono::steady_clock::now();
+        std::vector<double> losses;
         for (std::size_t i = 0; i < steps; ++i)
-            card.step(x.data(), labels.data(), batch);
+            losses.push_back(card.step(x.data(), labels.data(), batch).loss);
         const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
         const tpurt::DeviceCounters after = device.counters();
         tpurt::JobStats work;
@@ -73,12 +98,12 @@ int main(int argc, char **argv) {
         const double n = double(steps);
         std::printf("card precision=%s threads=%u steps=%zu batch=%zu wall_ms=%.3f "
                     "wall_samples_s=%.1f modelled_ms=%.3f modelled_samples_s=%.1f "
-                    "gmac=%.4f jobs=%.2f mxu_use=%.4f\n",
+                    "gmac=%.4f jobs=%.2f mxu_use=%.4f digest=%016llx\n",
                     precision.c_str(), threads, steps, batch, 1000.0 * wall.count() / n,
                     n * double(batch) / wall.count(), 1000.0 * card_s / n,
                     n * double(batch) / card_s, double(work.macs) / n / 1e9,
-                    double(after.jobs_done - before.jobs_done) / n,
-                    work.utilisation(device.info()));
+                    double(after.jobs_done - before.jobs_done) / n, work.utilisation(device.info()),
+                    static_cast<unsigned long long>(digest(losses, card.params().flat())));
     } catch (const std::exception &e) {
         std::fprintf(stderr, "tpu-bench-train: %s\n", e.what());
         return 1;
