@@ -110,7 +110,7 @@ std::vector<Program> compile_softmax(const SoftmaxProblem &p, const ArrayLimits 
         const std::uint32_t mx = (ce ? t + 4 * n : t), s = mx + 4 * rows, l = s + 4 * rows,
                             loss = l + 4 * rows;
         const std::uint64_t offset = std::uint64_t{r0} * cols;
-        Block b;
+        Block b(limits.mxu_cols);
         b.load_typed(p.x_type, p.x_addr + offset * x_size, x, rows, cols, staging);
         b.reduce(ReduceOp::Max, x, mx, rows, cols);
         b.vec(VectorOp::Sub, x, mx, w, rows, cols, Bcast::Column); // w = x - max
@@ -166,7 +166,7 @@ std::vector<Program> compile_activation_grad(const ActivationGradProblem &p,
         const auto n = static_cast<std::uint32_t>(std::min(chunk, p.elements - e0));
         const std::uint32_t x = data_ub, d = x + 4 * n, t = d + 4 * n, q = t + 4 * n, s = q + 4 * n,
                             v = s + 4 * n;
-        Block b;
+        Block b(limits.mxu_cols);
         b.load_typed(p.x_type, p.x_addr + e0 * x_size, x, 1, n, staging);
         b.load_typed(p.dy_type, p.dy_addr + e0 * dy_size, d, 1, n, staging);
         switch (p.function) {
