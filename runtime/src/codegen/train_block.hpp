@@ -90,6 +90,70 @@ class Block {
                      .cols = 1,
                      .scale = scale});
     }
+    // apply() `side` values a MATMUL row: through the side x side identity tile that
+    // make_identity() wrote at `identity`, n / side + 2 side cycles instead of n. Each column's
+    // accumulator starts at +0 and adds the row's products with 0 (+0 or -0) and its own value x
+    // 1, so it holds apply()'s value (x, or +0 for -0) wherever src holds no infinity or NaN; an
+    // infinity or NaN makes the side values of its row NaN (0 x inf).
+    void apply_finite(Activation f, float scale, std::uint32_t src, std::uint32_t dst,
+                      std::uint32_t n, std::uint32_t identity, std::uint32_t side,
+                      DType out = DType::Fp32) {
+        const std::uint32_t full = n / side, rest = n % side;
+        for (const auto &[rows, k, at] :
+             {std::array<std::uint32_t, 3>{full, side, 0}, {1, rest, full * side}}) {
+            if (rows == 0 || k == 0)
+                continue;
+            b_.load_weights({.type = DType::Fp32,
+                             .src_addr = identity,
+                             .src_stride = 4 * side,
+                             .rows = k,
+                             .cols = k});
+            b_.matmul({.type = DType::Fp32,
+                       .src_addr = src + 4 * at,
+                       .src_stride = 4 * k,
+                       .rows = rows,
+                       .cols = k,
+                       .acc_addr = 4 * at,
+                       .acc_stride = 4 * k});
+        }
+        b_.load_weights(
+            {.type = DType::Fp32, .src_addr = one_ub, .src_stride = 4, .rows = 1, .cols = 1});
+        const auto out_elem = static_cast<std::uint32_t>(element_size(out));
+        b_.activate({.out_type = out,
+                     .function = f,
+                     .acc_addr = 0,
+                     .acc_stride = 4,
+                     .dst_addr = dst,
+                     .dst_stride = out_elem,
+                     .rows = n,
+                     .cols = 1,
+                     .scale = scale});
+    }
+    // The side x side fp32 identity at `identity` for apply_finite(): zeros (int32 x - x, whatever
+    // the bytes held), then 1 x 1 on the diagonal.
+    void make_identity(std::uint32_t identity, std::uint32_t side) {
+        b_.vector({.type = DType::Int32,
+                   .op = VectorOp::Sub,
+                   .a_addr = identity,
+                   .a_stride = 4 * side,
+                   .b_addr = identity,
+                   .b_stride = 4 * side,
+                   .dst_addr = identity,
+                   .dst_stride = 4 * side,
+                   .rows = side,
+                   .cols = side});
+        b_.vector({.type = DType::Fp32,
+                   .op = VectorOp::Mul,
+                   .a_addr = one_ub,
+                   .a_stride = 0,
+                   .b_addr = one_ub,
+                   .b_stride = 0,
+                   .dst_addr = identity,
+                   .dst_stride = 4 * (side + 1),
+                   .rows = side,
+                   .cols = 1,
+                   .b_column = true});
+    }
     // c at dst.
     void constant(float c, std::uint32_t dst) { apply(Activation::None, c, one_ub, dst, 1); }
     // n copies of c from dst on (a MATMUL that reads the 1 for every row).
