@@ -25,7 +25,7 @@ export CCACHE_DIR ?= $(TPU_CACHE)/ccache
 export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps qemu module host guest test demo vm fuzz bench check fresh-check clean
-.PHONY: bench-host bench-guest bench-collectives
+.PHONY: bench-host bench-guest bench-collectives bench-train
 
 all: host guest module
 
@@ -89,11 +89,19 @@ demo-card: deps qemu all
 
 # Fast-mode GEMM throughput against oneDNN on this host, in one run (BENCH_ARGS: see bench/README.md).
 BENCH_ARGS ?=
-# Every speed figure with its baseline: the engine on this host, then libtpurt in the guest.
-bench: bench-host bench-guest bench-collectives
+# Every speed figure with its baseline: the engine on this host, the CNN's training against
+# PyTorch on this host, then libtpurt in the guest.
+bench: bench-host bench-train bench-guest bench-collectives
 
 bench-host: host
 	$(HOST_BUILD)/bench/tpu-bench-gemm $(BENCH_ARGS)
+
+# The demo's CNN trained on the in-process card (wall and modelled card time) and by Debian's
+# PyTorch (fp32, bf16 autocast; 1 and 2 threads) in one run, and their ratio (BENCH_TRAIN_ARGS:
+# see bench/README.md).
+BENCH_TRAIN_ARGS ?=
+bench-train: host
+	/usr/bin/python3 bench/train/bench_train.py $(HOST_BUILD)/bench/train/tpu-bench-train $(BENCH_TRAIN_ARGS)
 
 # libtpurt's overheads in the guest (streams, launches, executables, host arrays) against
 # raw-ioctl and blocking baselines in one run (BENCH_RUNTIME_ARGS: see bench/README.md).

@@ -8,7 +8,8 @@
 # Everything any make target uses is listed here, optional parts (oneDNN for the benchmark,
 # clang's libFuzzer for the fuzzers, debootstrap for the fresh-machine check) included.
 # libonnx-dev: tpu-compile's ONNX checker, version converter and shape inference (shared only).
-# python3-torch, python3-torchvision: real PyTorch models exported to ONNX by the compiler's tests.
+# python3-torch, python3-torchvision: real PyTorch models exported to ONNX by the compiler's tests;
+# python3-torch also the baseline of make bench-train (optional: without it, it says so).
 # pybind11-dev python3-dev python3-numpy python3-pytest: the Python bindings (runtime/python)
 # and their tests.
 set -euo pipefail

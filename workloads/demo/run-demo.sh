@@ -5,7 +5,8 @@
 #   1. guest-train.sh in the VM: the card and driver, the CNN trained on Fashion-MNIST on the
 #      card (curves, checkpoint, step time against the guest CPU, the first steps profiled);
 #   2. on the host: the learning curves as a PNG (gnuplot), the int8 quantisation (tpu-quantise,
-#      calibrated on training images);
+#      calibrated on training images), the CNN's training step on the in-process card against
+#      Debian's PyTorch on this host (bench/train/bench_train.py, one short round);
 #   3. guest-serve.sh in the VM: bf16 and int8 test accuracy on the card, then tpu-serve with the
 #      int8 model, which tpu-loadgen drives from the host through the forwarded port;
 #   4. guest-train-parallel.sh in the VM with four cards on a 2 x 2 torus: the CNN trained
@@ -39,6 +40,9 @@ echo "demo: 2/5 on the host: learning curves and int8 quantisation"
 	"Fashion-MNIST on the card: tpu-train ${train_args[*]}"
 "$host_build/workloads/quant/tpu-quantise" --data fashion-mnist --model "$out/cnn/checkpoint.tpuckpt" \
 	--out "$out/cnn/int8.tpuckpt" | tee "$out/quantise.log"
+/usr/bin/python3 "$repo/bench/train/bench_train.py" "$host_build/bench/train/tpu-bench-train" \
+	--rounds 1 --steps 10 | tee "$out/bench-train.log" ||
+	echo "demo: the training benchmark failed (see above); the summary goes without it"
 
 echo "demo: 3/5 evaluation and serving on the card (log: $logs/demo-serve.log)"
 "$run" --datasets --out "$out" --forward "$port:8000" --timeout 3600 \

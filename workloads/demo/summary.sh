@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The summary at the end of `make demo` (run-demo.sh), from the files the demo left in OUT: the
 # CNN's and the int8 model's test accuracy on the card (eval.log), time per epoch and samples/s
-# (cnn/curves.csv), one training step on the card against the guest CPU (train.log), serving
+# (cnn/curves.csv), one training step on the card against the guest CPU (train.log), the
+# training's samples/s against PyTorch's best on the host and the modelled card time of a step
+# (bench-train.log: bench/train/bench_train.py), serving
 # throughput and latency per concurrency (loadgen.csv), the data-parallel run on 4 cards
 # (cnn-4cards/curves.csv, train-4cards.log: accuracy, all-reduce share of a step, modelled
 # scaling efficiency), and where everything was saved.
@@ -44,6 +46,20 @@ if [ -n "$step" ]; then
 	awk -v b="$batch" -v c="$card" -v g="$cpu" 'BEGIN {
 		printf "one training step (batch %d): card %.1f ms, guest CPU %.1f ms: the card is %.1fx the guest CPU\n",
 			b, c, g, g / c }'
+fi
+# bench_train.py's "  PyTorch 1.13 bf16 2 threads:   5159.7 samples/s ..." lines and its card line
+# "... modelled card time 4.166 ms a step = 15362.5 samples/s; ...".
+best=$(sed -n 's/^  PyTorch .*: *\([0-9.]*\) samples\/s.*/\1/p' "$out/bench-train.log" 2>/dev/null |
+	sort -g | tail -n1 || true)
+modelled=$(sed -n 's/.*modelled card time \([0-9.]*\) ms a step = \([0-9.]*\) samples\/s.*/\1 \2/p' \
+	"$out/bench-train.log" 2>/dev/null | tail -n1 || true)
+if [ -n "$best" ] && [ -n "$modelled" ]; then
+	read -r step_ms step_rate <<<"$modelled"
+	awk -F, -v best="$best" -v ms="$step_ms" -v mr="$step_rate" 'NR > 1 { n++; r += $7 } END {
+		if (n) printf "against PyTorch on the host (bench-train.log; its best %.0f samples/s): the card in the VM %.2fx; modelled card time %.3f ms a step, %.2fx\n",
+			best, r / n / best, ms, mr / best }' "$out/cnn/curves.csv"
+else
+	echo "against PyTorch: not measured (see $out/bench-train.log)"
 fi
 if [ -s "$out/loadgen.csv" ]; then
 	echo "serving the int8 CNN (tpu-serve, KServe v2, from the host through the forwarded port):"

@@ -12,6 +12,7 @@
 #include "tpurt/device_info.hpp"
 #include "tpurt/error.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -65,6 +66,9 @@ enum class Bcast { Full, Row, Column, Scalar };
 // The instructions of one tile, on fp32 operands in the unified buffer.
 class Block {
   public:
+    // array_cols: the matrix unit's columns (ArrayLimits::mxu_cols), how many accumulators one
+    // MATMUL row clears for round_to_bf16.
+    explicit Block(std::uint32_t array_cols = 1) : array_cols_(array_cols) {}
     // dst[i] = f(scale x src[i]) for n values, through the accumulators.
     void apply(Activation f, float scale, std::uint32_t src, std::uint32_t dst, std::uint32_t n,
                DType out = DType::Fp32) {
@@ -85,6 +89,70 @@ class Block {
                      .rows = n,
                      .cols = 1,
                      .scale = scale});
+    }
+    // apply() `side` values a MATMUL row: through the side x side identity tile that
+    // make_identity() wrote at `identity`, n / side + 2 side cycles instead of n. Each column's
+    // accumulator starts at +0 and adds the row's products with 0 (+0 or -0) and its own value x
+    // 1, so it holds apply()'s value (x, or +0 for -0) wherever src holds no infinity or NaN; an
+    // infinity or NaN makes the side values of its row NaN (0 x inf).
+    void apply_finite(Activation f, float scale, std::uint32_t src, std::uint32_t dst,
+                      std::uint32_t n, std::uint32_t identity, std::uint32_t side,
+                      DType out = DType::Fp32) {
+        const std::uint32_t full = n / side, rest = n % side;
+        for (const auto &[rows, k, at] :
+             {std::array<std::uint32_t, 3>{full, side, 0}, {1, rest, full * side}}) {
+            if (rows == 0 || k == 0)
+                continue;
+            b_.load_weights({.type = DType::Fp32,
+                             .src_addr = identity,
+                             .src_stride = 4 * side,
+                             .rows = k,
+                             .cols = k});
+            b_.matmul({.type = DType::Fp32,
+                       .src_addr = src + 4 * at,
+                       .src_stride = 4 * k,
+                       .rows = rows,
+                       .cols = k,
+                       .acc_addr = 4 * at,
+                       .acc_stride = 4 * k});
+        }
+        b_.load_weights(
+            {.type = DType::Fp32, .src_addr = one_ub, .src_stride = 4, .rows = 1, .cols = 1});
+        const auto out_elem = static_cast<std::uint32_t>(element_size(out));
+        b_.activate({.out_type = out,
+                     .function = f,
+                     .acc_addr = 0,
+                     .acc_stride = 4,
+                     .dst_addr = dst,
+                     .dst_stride = out_elem,
+                     .rows = n,
+                     .cols = 1,
+                     .scale = scale});
+    }
+    // The side x side fp32 identity at `identity` for apply_finite(): zeros (int32 x - x, whatever
+    // the bytes held), then 1 x 1 on the diagonal.
+    void make_identity(std::uint32_t identity, std::uint32_t side) {
+        b_.vector({.type = DType::Int32,
+                   .op = VectorOp::Sub,
+                   .a_addr = identity,
+                   .a_stride = 4 * side,
+                   .b_addr = identity,
+                   .b_stride = 4 * side,
+                   .dst_addr = identity,
+                   .dst_stride = 4 * side,
+                   .rows = side,
+                   .cols = side});
+        b_.vector({.type = DType::Fp32,
+                   .op = VectorOp::Mul,
+                   .a_addr = one_ub,
+                   .a_stride = 0,
+                   .b_addr = one_ub,
+                   .b_stride = 0,
+                   .dst_addr = identity,
+                   .dst_stride = 4 * (side + 1),
+                   .rows = side,
+                   .cols = 1,
+                   .b_column = true});
     }
     // c at dst.
     void constant(float c, std::uint32_t dst) { apply(Activation::None, c, one_ub, dst, 1); }
@@ -207,22 +275,33 @@ class Block {
         round_to_bf16(ub, s.row(), rows * cols);
         scatter(host, host_stride, s.row(), rows, cols, DType::Bf16);
     }
-    // n fp32 values at src as bf16 at dst (store_typed's rounding).
+    // n fp32 values at src as bf16 at dst (store_typed's rounding). The -0 that the values
+    // accumulate onto is written array_cols accumulators a MATMUL row (a 1 x array_cols tile of
+    // 2^-100, one row of -2^-100 per array_cols values): n / array_cols + array_cols cycles
+    // instead of the n of the values' own MATMUL.
     void round_to_bf16(std::uint32_t src, std::uint32_t dst, std::uint32_t n) {
         constant(0x1p-100f, round_weight_ub);
         constant(-0x1p-100f, round_tiny_ub);
-        b_.load_weights({.type = DType::Fp32,
-                         .src_addr = round_weight_ub,
-                         .src_stride = 4,
-                         .rows = 1,
-                         .cols = 1});
-        b_.matmul({.type = DType::Fp32,
-                   .src_addr = round_tiny_ub,
-                   .src_stride = 0,
-                   .rows = n,
-                   .cols = 1,
-                   .acc_addr = 0,
-                   .acc_stride = 4});
+        const std::uint32_t full = n / array_cols_, rest = n % array_cols_;
+        for (const auto &[rows, cols, at] :
+             {std::array<std::uint32_t, 3>{full, array_cols_, 0}, {1, rest, full * array_cols_}}) {
+            if (rows == 0 || cols == 0)
+                continue;
+            // W[0][c] = 2^-100 for every c: cols rows of one element, all at round_weight_ub.
+            b_.load_weights({.type = DType::Fp32,
+                             .src_addr = round_weight_ub,
+                             .src_stride = 0,
+                             .rows = 1,
+                             .cols = cols,
+                             .transposed = true});
+            b_.matmul({.type = DType::Fp32,
+                       .src_addr = round_tiny_ub,
+                       .src_stride = 0,
+                       .rows = rows,
+                       .cols = 1,
+                       .acc_addr = 4 * at,
+                       .acc_stride = 4 * cols});
+        }
         b_.load_weights(
             {.type = DType::Fp32, .src_addr = one_ub, .src_stride = 4, .rows = 1, .cols = 1});
         b_.matmul({.type = DType::Fp32,
@@ -259,6 +338,7 @@ class Block {
                 .cols = cols};
     }
     ProgramBuilder b_;
+    std::uint32_t array_cols_;
 };
 
 // A training operand's dtype: fp32 or bf16; `bytes` its element size.

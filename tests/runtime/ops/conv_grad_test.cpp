@@ -243,3 +243,37 @@ TEST_CASE("convolution gradients refuse what they cannot lower, saying why", "[c
     refused({1, 5, 5, 1, 3, 3, 1, 1, 1, 0, 0, 3, 1}, "dilated kernel of 7 x 3 taps is larger");
     refused({1, 5, 5, 1, 2, 2, 1, 1, 1, 2, 0, 1, 1}, "padding of 2 x 0 must be below");
 }
+
+namespace {
+
+// The MACs of a program's MATMULs: M x K x N, N the last LOAD_W's.
+std::uint64_t macs_of(const std::vector<tpurt::Program> &programs) {
+    std::uint64_t macs = 0, n = 0;
+    for (const tpurt::Program &program : programs)
+        for (const tpu_insn &insn : program.insns) {
+            if (insn.hdr.opcode == TPU_OP_LOAD_W)
+                n = insn.mxu.cols;
+            else if (insn.hdr.opcode == TPU_OP_MATMUL)
+                macs += std::uint64_t{insn.mxu.rows} * insn.mxu.cols * n;
+        }
+    return macs;
+}
+
+} // namespace
+
+// Stride-1 weight gradients with enough channels for conv_weight_grad_direct.cpp's program: the
+// net's MACs only, and the bits of the lowering as a convolution (its reference).
+TEST_CASE("stride-1 weight gradients do only the net's MACs, bit for bit", "[conv2d]") {
+    const Case k = GENERATE(Case{32, 6, 7, 8, 3, 3, 16, 1, 1, 1, 1, 1, 1},
+                            Case{64, 8, 8, 16, 3, 3, 32, 1, 1, 1, 1, 1, 1},
+                            Case{32, 5, 9, 12, 2, 3, 8, 1, 1, 0, 1, 1, 1});
+    const DType type = GENERATE(DType::Fp32, DType::Bf16);
+    CAPTURE(k.n, k.h, k.w, k.c, k.kh, k.kw, k.f, k.ph, k.pw, tpurt::dtype_name(type));
+    tpurt::ConvGradProblem p = k.problem(type);
+    REQUIRE(macs_of(tpurt::compile_conv2d_weight_grad(p, limits_of(big))) ==
+            std::uint64_t{k.kh} * k.kw * k.c * k.f * k.n * k.oh() * k.ow());
+    const std::vector<float> x = values(type, std::size_t{k.n} * k.h * k.w * k.c, 3);
+    const std::vector<float> dy = values(type, std::size_t{k.n} * k.oh() * k.ow() * k.f, 7);
+    REQUIRE(card_weight_grad(big, type, k, x, dy) ==
+            tpurt::reference_conv2d_weight_grad(p, bytes_of(type, x), bytes_of(type, dy)));
+}

@@ -300,6 +300,41 @@ TEST_CASE("pooling gradients of bf16 operands: the fp32 program's and the host's
             }
 }
 
+// The bf16 max pooling gradient rounds dy, not hit x dy (pool_grad_compiler.cpp): the same bits
+// but where a finite fp32 dy rounds to a bf16 infinity, whose 0 x inf in the window's other
+// elements is NaN where the fp32 program's rounded product is a signed zero.
+TEST_CASE("bf16 max pooling gradient: a dy rounding to infinity gives NaN beside the maximum",
+          "[train][bf16]") {
+    const tpurt::PoolGradProblem shape{.batch = 1, .height = 2, .width = 4, .channels = 1};
+    // Two windows: 2 at (0, 0) of the first (x[0], x[1], x[4], x[5]), 5 at (1, 1) of the second.
+    const std::vector<float> x = {2, 0, 1, 0, 0, 1, 0, 5}, y = {2, 5};
+    const float big_dy = 3.3999e38f; // finite, above bf16's largest 3.3895e38: rounds to inf
+    const auto dx_bits = [&](const std::vector<float> &dy, DType xt, DType dxt) {
+        tpurt::PoolGradProblem p = shape;
+        p.x_type = xt;
+        p.dx_type = dxt;
+        p.x_addr = va(0);
+        p.y_addr = va(1);
+        p.dy_addr = va(2);
+        p.dx_addr = va(3);
+        const Bytes got = run_bytes_on_engine(
+            big, tpurt::compile_pool_grad(p, limits_of(big)),
+            {bytes_of(xt, x), bytes_of(xt, y), bytes_of(DType::Fp32, dy), Bytes(8 * 2)})[3];
+        std::vector<std::uint16_t> bits(8);
+        std::memcpy(bits.data(), got.data(), 16);
+        return bits;
+    };
+    constexpr std::uint16_t inf = 0x7f80, nan = 0x7fc0, zero = 0, minus_zero = 0x8000;
+    const std::uint16_t minus_three = tpurt::Bf16::from_float(-3.0f).bits;
+    REQUIRE(dx_bits({big_dy, -3.0f}, DType::Bf16, DType::Bf16) ==
+            std::vector<std::uint16_t>{inf, nan, minus_zero, minus_zero, nan, nan, minus_zero,
+                                       minus_three});
+    // The fp32 program with bf16 dx: the products rounded, zeros where no maximum is.
+    REQUIRE(dx_bits({big_dy, -3.0f}, DType::Fp32, DType::Bf16) ==
+            std::vector<std::uint16_t>{inf, zero, minus_zero, minus_zero, zero, zero, minus_zero,
+                                       minus_three});
+}
+
 TEST_CASE("training compilers name the op and the dtype they refuse", "[train][bf16]") {
     const auto refused = [](const auto &compile, const std::string &expected) {
         try {

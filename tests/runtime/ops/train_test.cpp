@@ -23,6 +23,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 using runtime_test::engine_config;
@@ -368,6 +369,50 @@ TEST_CASE("SGD with momentum and Adam equal their binary32 steps, bf16 copy incl
         for (std::size_t i = 0; i < n; ++i)
             REQUIRE(bf16_of(packed, n)[i] ==
                     tpurt::Bf16::from_float(w[i] == 0 ? 0.0f : w[i]).to_float());
+    }
+}
+
+// The optimizers move Adam's v to its square root and w to its bf16 copy 32 values a MATMUL row
+// (train_block.hpp's apply_finite): an infinity there makes its row of 32 NaN, and only its row.
+TEST_CASE("optimizer steps: an infinity makes its group of 32 NaN in the square root and the copy",
+          "[train]") {
+    const bool adam = GENERATE(false, true);
+    CAPTURE(adam);
+    constexpr std::size_t n = 64;
+    std::vector<float> w = tpurt::uniform_fp32(n, 1, -1.0f, 1.0f),
+                       m = tpurt::uniform_fp32(n, 2, -0.1f, 0.1f);
+    std::vector<float> v = tpurt::uniform_fp32(n, 3, 0.0f, 0.01f),
+                       g = tpurt::uniform_fp32(n, 4, -0.5f, 0.5f);
+    // SGD: w[5] infinite (its copy is the sum's first row); Adam: v[40] (the square root's second).
+    (adam ? v[40] : w[5]) = std::numeric_limits<float>::infinity();
+    const auto hp = adam ? tpurt::adam_hyperparameters(1e-3f, 0.9f, 0.999f, 1e-8f, 1e-4f, 1)
+                         : tpurt::sgd_hyperparameters(0.05f, 0.9f, 1e-4f);
+    const auto out = run_fp32_on_engine(
+        big,
+        tpurt::compile_optimizer(
+            {.kind = adam ? tpurt::OptimizerKind::Adam : tpurt::OptimizerKind::SgdMomentum,
+             .elements = n,
+             .bf16_copy = true,
+             .w_addr = va(0),
+             .g_addr = va(1),
+             .m_addr = va(2),
+             .v_addr = va(3),
+             .hp_addr = va(4),
+             .bf16_addr = va(5)},
+            limits_of(big)),
+        {w, g, m, v, std::vector<float>(hp.begin(), hp.end()), std::vector<float>(n / 2)});
+    std::vector<std::uint16_t> packed(n);
+    std::memcpy(packed.data(), out[5].data(), n * 2);
+    const std::vector<float> copy = bf16_of(packed, n);
+    const std::size_t bad = adam ? 32 : 0; // the group of 32 with the infinity
+    for (std::size_t i = 0; i < n; ++i) {
+        CAPTURE(i);
+        const bool in_group = i >= bad && i < bad + 32;
+        REQUIRE(std::isnan(copy[i]) == in_group);
+        // w = w - c1 m / (sqrt(v) c2 + eps): NaN over the square root's group but at v[40]
+        // itself, whose step is m / inf = 0 as before.
+        if (adam)
+            REQUIRE(std::isnan(out[0][i]) == (in_group && i != 40));
     }
 }
 

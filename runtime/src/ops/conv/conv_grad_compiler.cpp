@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // conv_grad_compiler.cpp - the gradients of a convolution as card programs (see
 // conv_grad_compiler.hpp): block copies spreading dy, TRANSPOSEs of the weight taps into the
-// flipped kernel, permutes of x and dy, conv2d's programs, block copies of the weight taps.
+// flipped kernel, permutes of x and dy, conv2d's programs, block copies of the weight taps; the
+// weight gradient contracted directly where conv_weight_grad_direct.hpp applies.
 #include "tpurt/codegen/conv_grad_compiler.hpp"
+
+#include "conv_weight_grad_direct.hpp"
 
 #include "codegen/block_copy.hpp"
 #include "codegen/program_splitter.hpp"
@@ -10,6 +13,7 @@
 #include "tpurt/codegen/vector_compiler.hpp"
 #include "tpurt/error.hpp"
 
+#include <optional>
 #include <string>
 
 namespace tpurt {
@@ -163,13 +167,19 @@ std::vector<Program> compile_conv2d_weight_grad(const ConvGradProblem &p,
                                    .dst_addr = p.dyt_addr},
                                   limits));
     std::vector<Program> programs = joined(parts);
-    append(programs, compile_conv2d({.type = p.type,
-                                     .shape = w,
-                                     .input_addr = p.xt_addr,
-                                     .weight_addr = p.dyt_addr,
-                                     .output_addr = p.g_addr},
-                                    limits)
-                         .programs);
+    std::vector<Program> conv = compile_conv2d({.type = p.type,
+                                                .shape = w,
+                                                .input_addr = p.xt_addr,
+                                                .weight_addr = p.dyt_addr,
+                                                .output_addr = p.g_addr},
+                                               limits)
+                                    .programs;
+    std::optional<Program> direct = detail::direct_weight_grad(p, l, limits);
+    if (direct && detail::mxu_busy_cycles({*direct}) < detail::mxu_busy_cycles(conv)) {
+        programs.push_back(std::move(*direct));
+        return programs;
+    }
+    append(programs, std::move(conv));
     // dw[ky][kx] = g[:, ky dh, kx dw, :]: C rows of F accumulators per tap.
     const DType acc = accumulator_type(p.type);
     const std::uint64_t e = element_size(acc), row = std::uint64_t{s.filters} * e;

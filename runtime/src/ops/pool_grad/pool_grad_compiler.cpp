@@ -57,7 +57,8 @@ std::uint32_t tiled_chunk_rows(const PoolGradProblem &p, const ArrayLimits &limi
 // hit = (x == y) avail, avail -= hit, dx = hit dy at column j of every window, and the dx rows
 // r out; for AVG dx = dy / (kh kw) at every column j, stored as each row r.
 std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size,
-                                     std::uint32_t chunk, std::size_t max_program_bytes) {
+                                     std::uint32_t chunk, const ArrayLimits &limits,
+                                     std::size_t max_program_bytes) {
     const bool max = p.op == PoolOp::Max;
     const std::uint32_t kh = p.window_h, kw = p.window_w, c = p.channels;
     const std::uint32_t windows = p.batch * p.out_height(), ow = p.out_width();
@@ -89,7 +90,7 @@ std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size
     for (std::uint32_t w0 = 0; w0 < windows; w0 += chunk) {
         const std::uint32_t rows = std::min(chunk, windows - w0), q = rows * ow;
         const auto values = static_cast<std::uint32_t>(rows * row_m);
-        Block b;
+        Block b(limits.mxu_cols);
         b.load_typed(p.dy_type, p.dy_addr + w0 * row_m * size.dy, d, 1, values, staging);
         if (max) {
             b.load_typed(p.x_type, p.y_addr + w0 * row_m * size.x, y, 1, values, staging);
@@ -114,6 +115,83 @@ std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size
             b.scatter_typed(p.dx_type, p.dx_addr + first_row * row_n * size.dx,
                             kh * row_n * size.dx, dx, rows, static_cast<std::uint32_t>(row_n),
                             staging);
+        }
+        programs.add(b.finish());
+    }
+    return programs.finish();
+}
+
+// The tiled path of MAX with x, y and dx in bf16: the same hits, but computed by bf16 VECTORs on
+// x and y as they come (the widening to fp32 is exact, so bf16 EQ is fp32 EQ), and dx = hit x
+// bf16(dy) in bf16, so only dy (a quarter of dx's elements for 2 x 2 windows) is rounded through
+// the accumulators instead of every element of dx. That is bf16(hit x dy) bit for bit (hit is 0
+// or 1, the rounding keeps the sign and NaN goes to 0x7fc0 either way), except where a finite dy
+// of at least 2^128 - 2^119 rounds to infinity: there the window's other elements get NaN (0 x
+// inf) instead of a signed zero. avail = (y == y): NaN only where y is NaN, and no x equals a NaN
+// y, so no hit there either way.
+std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t chunk,
+                                         const ArrayLimits &limits, std::size_t max_program_bytes) {
+    const std::uint32_t kh = p.window_h, kw = p.window_w, c = p.channels;
+    const std::uint32_t windows = p.batch * p.out_height(), ow = p.out_width();
+    const std::uint64_t row_m = std::uint64_t{ow} * c, row_n = std::uint64_t{p.width} * c;
+    const auto m = static_cast<std::uint32_t>(chunk * row_m),
+               n = static_cast<std::uint32_t>(chunk * row_n);
+    const bool dy_fp32 = p.dy_type == DType::Fp32;
+    // dy as it comes (fp32: 4 m bytes), then bf16 regions: dy, y, avail, hits (m each), x and
+    // dx (n each).
+    const std::uint32_t d = data_ub, db = d + (dy_fp32 ? 4 * m : 0), y = db + 2 * m, a = y + 2 * m,
+                        hits = a + 2 * m, x = hits + 2 * m, dx = x + 2 * n;
+    const std::uint32_t pixel = 2 * c, window = kw * pixel;
+    const auto per_pixel = [&](Block &b, VectorOp op, std::uint32_t a_addr, std::uint32_t a_stride,
+                               std::uint32_t b_addr, std::uint32_t b_stride, std::uint32_t dst,
+                               std::uint32_t dst_stride, std::uint32_t rows) {
+        b.builder().vector({.type = DType::Bf16,
+                            .op = op,
+                            .a_addr = a_addr,
+                            .a_stride = a_stride,
+                            .b_addr = b_addr,
+                            .b_stride = b_stride,
+                            .dst_addr = dst,
+                            .dst_stride = dst_stride,
+                            .rows = rows,
+                            .cols = c});
+    };
+    // rows of cols bf16 between host rows host_stride bytes apart and dense rows at ub.
+    const auto bf16_rows = [&](std::uint64_t host, std::uint64_t host_stride, std::uint32_t ub,
+                               std::uint32_t rows, std::uint64_t cols) {
+        return DmaTransfer{.type = DType::Bf16,
+                           .host_addr = host,
+                           .host_stride = host_stride,
+                           .local_addr = ub,
+                           .local_stride = static_cast<std::uint32_t>(2 * cols),
+                           .rows = rows,
+                           .cols = static_cast<std::uint32_t>(cols)};
+    };
+    ProgramSplitter programs(max_program_bytes, start_program());
+    for (std::uint32_t w0 = 0; w0 < windows; w0 += chunk) {
+        const std::uint32_t rows = std::min(chunk, windows - w0), q = rows * ow;
+        const auto values = static_cast<std::uint32_t>(rows * row_m);
+        Block b(limits.mxu_cols);
+        if (dy_fp32) {
+            b.load(p.dy_addr + w0 * row_m * 4, d, 1, values);
+            b.round_to_bf16(d, db, values);
+        } else {
+            b.builder().dma_in(bf16_rows(p.dy_addr + w0 * row_m * 2, 2 * row_m, db, rows, row_m));
+        }
+        b.builder().dma_in(bf16_rows(p.y_addr + w0 * row_m * 2, 2 * row_m, y, rows, row_m));
+        per_pixel(b, VectorOp::Eq, y, pixel, y, pixel, a, pixel, q);
+        for (std::uint32_t r = 0; r < kh; ++r) {
+            const std::uint64_t first_row = std::uint64_t{w0} * kh + r;
+            b.builder().dma_in(
+                bf16_rows(p.x_addr + first_row * row_n * 2, kh * row_n * 2, x, rows, row_n));
+            for (std::uint32_t j = 0; j < kw; ++j) {
+                per_pixel(b, VectorOp::Eq, x + j * pixel, window, y, pixel, hits, pixel, q);
+                per_pixel(b, VectorOp::Mul, hits, pixel, a, pixel, hits, pixel, q);
+                per_pixel(b, VectorOp::Sub, a, pixel, hits, pixel, a, pixel, q);
+                per_pixel(b, VectorOp::Mul, hits, pixel, db, pixel, dx + j * pixel, window, q);
+            }
+            b.builder().dma_out(
+                bf16_rows(p.dx_addr + first_row * row_n * 2, kh * row_n * 2, dx, rows, row_n));
         }
         programs.add(b.finish());
     }
@@ -234,7 +312,10 @@ std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimi
     if (kh == sh && kw == sw && std::uint64_t{oh} * sh == p.height &&
         std::uint64_t{ow} * sw == p.width && std::uint64_t{p.width} * c <= max_dim)
         if (const std::uint32_t chunk = tiled_chunk_rows(p, limits))
-            return tiled_pool_grad(p, {x_size, dy_size, dx_size}, chunk, max_program_bytes);
+            return max && p.x_type == DType::Bf16 && p.dx_type == DType::Bf16
+                       ? tiled_max_grad_bf16(p, chunk, limits, max_program_bytes)
+                       : tiled_pool_grad(p, {x_size, dy_size, dx_size}, chunk, limits,
+                                         max_program_bytes);
     const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
     const std::uint64_t in_row = std::uint64_t{p.width} * c, out_row = std::uint64_t{ow} * c;
     const std::uint64_t slots = max ? 4 + kw : 1; // fp32 rows of out_row values
@@ -271,7 +352,7 @@ std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimi
             // The window rows oy with oy sh <= iy < oy sh + kh.
             const std::uint32_t first = iy + 1 >= kh ? (iy + 1 - kh + sh - 1) / sh : 0;
             const std::uint32_t last = std::min(oh - 1, iy / sh);
-            Block b;
+            Block b(limits.mxu_cols);
             b.fill(0.0f, acc, n);
             if (first <= last) {
                 // -0 at the covered pixels, each once: the first min(kw, sw) of every window's

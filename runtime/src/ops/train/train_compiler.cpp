@@ -110,7 +110,7 @@ std::vector<Program> compile_softmax(const SoftmaxProblem &p, const ArrayLimits 
         const std::uint32_t mx = (ce ? t + 4 * n : t), s = mx + 4 * rows, l = s + 4 * rows,
                             loss = l + 4 * rows;
         const std::uint64_t offset = std::uint64_t{r0} * cols;
-        Block b;
+        Block b(limits.mxu_cols);
         b.load_typed(p.x_type, p.x_addr + offset * x_size, x, rows, cols, staging);
         b.reduce(ReduceOp::Max, x, mx, rows, cols);
         b.vec(VectorOp::Sub, x, mx, w, rows, cols, Bcast::Column); // w = x - max
@@ -166,7 +166,7 @@ std::vector<Program> compile_activation_grad(const ActivationGradProblem &p,
         const auto n = static_cast<std::uint32_t>(std::min(chunk, p.elements - e0));
         const std::uint32_t x = data_ub, d = x + 4 * n, t = d + 4 * n, q = t + 4 * n, s = q + 4 * n,
                             v = s + 4 * n;
-        Block b;
+        Block b(limits.mxu_cols);
         b.load_typed(p.x_type, p.x_addr + e0 * x_size, x, 1, n, staging);
         b.load_typed(p.dy_type, p.dy_addr + e0 * dy_size, d, 1, n, staging);
         switch (p.function) {
@@ -211,7 +211,14 @@ std::vector<Program> compile_optimizer(const OptimizerProblem &p, const ArrayLim
     const std::string name = optimizer_name(p.kind);
     if (p.elements == 0)
         throw Error(ErrorCode::InvalidArgument, name + ": at least one element is needed");
-    const std::uint64_t chunk = chunk_elements(p.elements, 6 * 4 + 2, limits);
+    // Adam's square root and the bf16 copy through apply_finite(): the identity tile at the top
+    // of the unified buffer.
+    const std::uint32_t side = std::min({32u, limits.mxu_rows, limits.mxu_cols});
+    const std::uint32_t identity_bytes = 4 * side * side;
+    ArrayLimits below = limits;
+    below.ub_bytes = limits.ub_bytes > identity_bytes ? limits.ub_bytes - identity_bytes : 0;
+    const std::uint32_t identity = below.ub_bytes;
+    const std::uint64_t chunk = chunk_elements(p.elements, 6 * 4 + 2, below);
     if (chunk == 0)
         unsupported(name, limits);
     const bool adam = p.kind == OptimizerKind::Adam;
@@ -225,6 +232,8 @@ std::vector<Program> compile_optimizer(const OptimizerProblem &p, const ArrayLim
         const std::uint64_t at = e0 * 4;
         Block b;
         b.load(p.hp_addr, hp(0), 1, optimizer_hp_count);
+        if (adam || p.bf16_copy)
+            b.make_identity(identity, side);
         b.load(p.w_addr + at, w, 1, n);
         b.load(p.g_addr + at, g, 1, n);
         b.load(p.m_addr + at, m, 1, n);
@@ -248,7 +257,7 @@ std::vector<Program> compile_optimizer(const OptimizerProblem &p, const ArrayLim
             by(t, 4, t);
             by(v, 3, v);
             b.vec(VectorOp::Add, v, t, v, 1, n); // v = b2 v + (1 - b2) g' g'
-            b.apply(Activation::Sqrt, 1.0f, v, t, n);
+            b.apply_finite(Activation::Sqrt, 1.0f, v, t, n, identity, side);
             by(t, 5, t);
             b.vec(VectorOp::Add, t, hp(6), t, 1, n, Bcast::Scalar); // sqrt(v) c2 + eps
             b.vec(VectorOp::Div, m, t, u, 1, n);
@@ -259,7 +268,7 @@ std::vector<Program> compile_optimizer(const OptimizerProblem &p, const ArrayLim
         b.store(p.w_addr + at, w, 1, n);
         b.store(p.m_addr + at, m, 1, n);
         if (p.bf16_copy) {
-            b.apply(Activation::None, 1.0f, w, h, n, DType::Bf16);
+            b.apply_finite(Activation::None, 1.0f, w, h, n, identity, side, DType::Bf16);
             b.store(p.bf16_addr + e0 * 2, h, 1, n, DType::Bf16);
         }
         programs.add(b.finish());
