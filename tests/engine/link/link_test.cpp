@@ -177,12 +177,18 @@ TEST_CASE("link: an abort ends a SEND waiting for credits and the receiver sees 
     constexpr uint32_t kCredits = 2;
     constexpr uint32_t kBytes = 64 * 1024;
     LinkRig rig(LinkRig::ring(2, kCredits), TPU_ENGINE_FAST);
-    AbortWhenRunning abort(rig.engine(0), 1);
-    const tpu_job_result r = rig.run(0, {send(0, 3, 0, kBytes), halt()});
-    abort.job_ended();
-    REQUIRE(abort.aborted());
+    auto sender = std::async(std::launch::async, [&] {
+        return rig.run(0, {send(0, 3, 0, kBytes), halt()});
+    });
+    // Aborted once both packets its credits allow are out and it waits for more (an abort before
+    // the first packet would leave no message for the receiver to see cut).
+    REQUIRE(eventually([&] { return port_info(rig.engine(1), 1).rx_queued == kCredits; }));
+    const auto abort_time = Clock::now();
+    tpu_engine_abort(rig.engine(0));
+    REQUIRE(sender.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    CHECK(Clock::now() - abort_time < std::chrono::seconds(2));
+    const tpu_job_result r = sender.get();
     CHECK(r.status == TPU_ERR_ABORTED);
-    CHECK(Clock::now() - abort.abort_time() < std::chrono::seconds(2));
     tpu_engine_reset(rig.engine(0));
 
     // The two packets that went out are all there is of the message.
