@@ -206,6 +206,30 @@ TEST_CASE("PyTorch's Shape/Gather/Unsqueeze/Concat chain folds into a constant s
     CHECK_THAT(tpu_onnx::report(c), Catch::Contains("6 ONNX nodes: 4 folded into constants"));
 }
 
+TEST_CASE("a LayerNormalization's Mean and InvStdDev come from card nodes of their own",
+          "[compile]") {
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(3), std::int64_t(4), std::int64_t(5)})
+        .floats("gamma", {4, 5}, pattern(20, 7))
+        .floats("beta", {4, 5}, pattern(20, 8))
+        .node("LayerNormalization", {"x", "gamma", "beta"}, {"y", "mean", "inv_std"}, "ln",
+              {{"axis", std::int64_t(1)}, {"epsilon", 0.01f}})
+        .output("y", 3)
+        .output("mean", 3)
+        .output("inv_std", 3);
+    const tpu_onnx::Compiled c = compile(b, "compiler_ln_stats.onnx");
+    std::vector<std::string> ops;
+    for (const tpumodel::Node &n : c.model.nodes) {
+        ops.push_back(n.op + "@" + n.card_op);
+        INFO(n.describe() << ": " << n.reason);
+        CHECK(n.placement == tpumodel::Placement::Card);
+    }
+    CHECK(ops == std::vector<std::string>{"LayerNormalization@layer_norm", "ReduceMean@mean",
+                                          "Sub@elementwise", "Mul@elementwise", "ReduceMean@mean",
+                                          "Add@elementwise", "Sqrt@unary", "Reciprocal@unary"});
+    CHECK(node_named(c.model, "ln").outputs.size() == 1);
+}
+
 TEST_CASE("a Slice goes to the card when it cuts one axis with step 1", "[compile]") {
     OnnxBuilder b(13);
     b.input("x", {std::int64_t(4), std::int64_t(6), std::int64_t(5)})

@@ -42,6 +42,9 @@ tpumodel::Node transpose_node(const std::string &name, std::uint32_t from, std::
 // last_axis.cpp: Softmax and LogSoftmax over another axis than the last between a Transpose
 // that moves it last and one that moves it back.
 void move_to_last_axis(tpumodel::Model &m, CompileSummary &summary);
+// layer_norm_statistics.cpp: a LayerNormalization's Mean and InvStdDev outputs computed by nodes
+// of their own, the node left with Y.
+void split_layer_norm_statistics(tpumodel::Model &m);
 // broadcast.cpp: Neg as Mul by -1; Add/Mul with a constant first operand swapped; one-element
 // constants of Add/Sub/Mul as rows of the data's last axis.
 void shape_constant_operands(tpumodel::Model &m);
