@@ -83,9 +83,9 @@ if kill -0 $run 2>/dev/null; then
 	status=1
 else
 	wait $run || rc=$?
+	[ $rc -ne 0 ] || { echo "check-pod: mpirun exited 0 with a VM killed" >&2; status=1; }
 fi
 cat "$logs/killed.out"
-[ $rc -ne 0 ] || { echo "check-pod: mpirun exited 0 with a VM killed" >&2; status=1; }
 for r in 0 1; do
 	grep -q "^tpu-pod-allreduce: rank $r on tpu-pod0 (card rank [0-9]*): all-reduce .* failed: " \
 		"$logs/killed.out" || { echo "check-pod: rank $r on tpu-pod0 reported no failure" >&2; status=1; }

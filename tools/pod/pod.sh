@@ -70,6 +70,7 @@ stop_pod() {
 		pid=$(cat "$f")
 		while kill -0 "$pid" 2>/dev/null && [ $waited -lt 120 ]; do sleep 0.5; waited=$((waited + 1)); done
 		kill -9 "$pid" 2>/dev/null || true
+		while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 		rm -f "$f"
 	done
 	rm -rf "$dir/sockets"
@@ -115,8 +116,12 @@ for ((i = 0; i < pods; i++)); do
 done
 say "$pods VMs up with $cards card(s) each after $(($(date +%s) - start)) s"
 
-# The pod's set-up in every VM: names, the key for SSH between them, a hostfile, Open MPI's
-# networks (the pod's for its daemons and ranks: every VM's slirp NIC has the same address).
+# The pod's set-up in every VM: names, the key for SSH between them (its keep-alive ends the
+# ssh by which mpirun runs a VM's daemon 6 s after that VM died: else mpirun's output would stay
+# open), a hostfile, Open MPI's networks (the pod's for its daemons and ranks: every VM's slirp
+# NIC has the same address), and TCP giving up on a peer that stopped answering after 5
+# retransmissions (about 13 s, not 15 minutes: mpirun's order to a dead VM's daemon to end the
+# job's ranks there fails that soon, and mpirun exits) and 2 SYN retries (7 s).
 hosts= hostfile=
 for ((i = 0; i < pods; i++)); do
 	hosts+="10.99.0.$((i + 1)) tpu-pod$i"$'\n'
@@ -124,12 +129,16 @@ for ((i = 0; i < pods; i++)); do
 done
 for ((i = 0; i < pods; i++)); do
 	ssh_vm "$i" "sudo tee -a /etc/hosts >/dev/null" <<<"$hosts"
+	ssh_vm "$i" "echo 5 | sudo tee /proc/sys/net/ipv4/tcp_retries2 >/dev/null &&
+		echo 2 | sudo tee /proc/sys/net/ipv4/tcp_syn_retries >/dev/null" </dev/null
 	ssh_vm "$i" "umask 077 && cat > ~/.ssh/id_ed25519" < "$cache/server-image/ssh/id_ed25519"
 	ssh_vm "$i" "cat > ~/.ssh/config" <<-'EOF'
 	Host tpu-pod* 10.99.0.*
 	    StrictHostKeyChecking no
 	    UserKnownHostsFile /dev/null
 	    LogLevel ERROR
+	    ServerAliveInterval 2
+	    ServerAliveCountMax 3
 	EOF
 	ssh_vm "$i" "cat > ~/pod-hosts" <<<"$hostfile"
 	ssh_vm "$i" "mkdir -p ~/.openmpi && cat > ~/.openmpi/mca-params.conf" <<-'EOF'
