@@ -89,6 +89,18 @@ tpurt::RawValues reference_sum(tpurt::DType type, std::uint32_t nranks, std::uin
     return sum;
 }
 
+// This VM's cards on the fabric, ordered as on the fabric (y, then x); fabric_cards() wants two or
+// more, a pod may have one card a VM.
+std::vector<tpurt::Device> local_cards() {
+    const std::vector<tpurt::DeviceInfo> list = tpurt::Device::list();
+    const auto on_fabric = [](const tpurt::DeviceInfo &info) { return info.ici.on_fabric(); };
+    if (std::count_if(list.begin(), list.end(), on_fabric) == 1) {
+        const auto one = std::find_if(list.begin(), list.end(), on_fabric);
+        return {tpurt::Device::open(static_cast<unsigned>(one - list.begin()))};
+    }
+    return tpu::bench::fabric_cards(0);
+}
+
 struct Rank {
     int world = 0, size = 1;  // MPI
     std::uint32_t fabric = 0; // the communicator's rank: the card's place on the fabric's ring
@@ -209,7 +221,7 @@ int run(const Options &o) {
 
     tpurt::Device card = [&] {
         try {
-            std::vector<tpurt::Device> cards = tpu::bench::fabric_cards(0);
+            std::vector<tpurt::Device> cards = local_cards();
             if (cards.size() != static_cast<std::size_t>(local_size))
                 fail(me, std::to_string(local_size) + " rank(s) on this host for " +
                              std::to_string(cards.size()) +
