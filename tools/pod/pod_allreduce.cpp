@@ -94,7 +94,12 @@ tpurt::RawValues reference_sum(tpurt::DType type, std::uint32_t nranks, std::uin
 std::vector<tpurt::Device> local_cards() {
     const std::vector<tpurt::DeviceInfo> list = tpurt::Device::list();
     const auto on_fabric = [](const tpurt::DeviceInfo &info) { return info.ici.on_fabric(); };
-    if (std::count_if(list.begin(), list.end(), on_fabric) == 1) {
+    const auto n = std::count_if(list.begin(), list.end(), on_fabric);
+    if (n == 0)
+        throw tpurt::Error(tpurt::ErrorCode::NoDevice, std::to_string(list.size()) +
+                                                           " card(s) here, none on an inter-chip "
+                                                           "fabric: run it in a pod (tools/pod)");
+    if (n == 1) {
         const auto one = std::find_if(list.begin(), list.end(), on_fabric);
         return {tpurt::Device::open(static_cast<unsigned>(one - list.begin()))};
     }
