@@ -6,8 +6,8 @@
 #   1. mpirun of tpu-pod-allreduce, one rank per card over the pod network: every element of
 #      the fp32 and int32 all-reduces exact, the modelled time within 5% of the alpha-beta time;
 #   2. the same repeating all-reduces, tpu-pod1's QEMU killed (SIGKILL) once they run: mpirun
-#      must exit non-zero within the communicator's timeout plus a margin for mpirun, with both
-#      of tpu-pod0's ranks reporting their failed all-reduce.
+#      must exit non-zero within the communicator's timeout plus a margin for mpirun, both of
+#      tpu-pod0's ranks having reported their failed all-reduce within the timeout.
 # Every QEMU of the pod must be gone afterwards.
 #   check-pod.sh LOG_DIR
 set -euo pipefail
@@ -18,6 +18,7 @@ pod=$src/tools/pod/pod.sh
 timeout_ms=10000 # the communicator's timeout in part 2
 margin=30        # seconds for mpirun to end the job after a rank's error
 mkdir -p "$logs"
+rm -f "$logs/allreduce.out" "$logs/killed.out" # a previous run's would satisfy the waits below
 build=()
 [ -f "${SERVER_REPO:-$src/build/packages}/Packages" ] || build=(--dev-driver)
 start=$(date +%s)
@@ -74,8 +75,19 @@ sleep 1
 kill -9 "${pids[1]}"
 killed=$(date +%s)
 limit=$((timeout_ms / 1000 + margin))
-while kill -0 $run 2>/dev/null && [ $(($(date +%s) - killed)) -le $limit ]; do sleep 0.5; done
+failed='^tpu-pod-allreduce: rank [01] on tpu-pod0 (card rank [0-9]*): all-reduce .* failed: '
+reported=
+while kill -0 $run 2>/dev/null && [ $(($(date +%s) - killed)) -le $limit ]; do
+	[ -n "$reported" ] || [ "$(grep -c "$failed" "$logs/killed.out")" -lt 2 ] ||
+		reported=$(($(date +%s) - killed))
+	sleep 0.5
+done
 ended=$(($(date +%s) - killed))
+[ -n "$reported" ] || [ "$(grep -c "$failed" "$logs/killed.out")" -lt 2 ] || reported=$ended
+if [ -z "$reported" ] || [ "$reported" -gt $((timeout_ms / 1000)) ]; then
+	echo "check-pod: tpu-pod0's ranks had not both reported within the timeout" >&2
+	status=1
+fi
 rc=0
 if kill -0 $run 2>/dev/null; then
 	echo "check-pod: mpirun still runs ${limit}s after tpu-pod1 was killed" >&2
@@ -91,5 +103,6 @@ for r in 0 1; do
 		"$logs/killed.out" || { echo "check-pod: rank $r on tpu-pod0 reported no failure" >&2; status=1; }
 done
 echo "check-pod: pod up after $((booted - start)) s, all-reduce $((reduced - booted)) s," \
-     "mpirun ended ${ended} s after tpu-pod1 was killed (exit $rc)"
+     "tpu-pod0's ranks reported the failure ${reported:-never} s and mpirun ended ${ended} s" \
+     "after tpu-pod1 was killed (exit $rc)"
 exit $status
