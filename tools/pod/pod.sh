@@ -73,7 +73,10 @@ stop_pod() {
 		while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 		rm -f "$f"
 	done
-	rm -rf "$dir/sockets"
+	if [ -L "$dir/sockets" ]; then
+		rm -rf "$(readlink "$dir/sockets")"
+		rm -f "$dir/sockets"
+	fi
 }
 if [ "$action" = stop ]; then
 	stop_pod
