@@ -5,7 +5,8 @@
 #               and load-test it (workloads/demo/run-demo.sh)
 #   make test   host tests of the engine and runtime, then the guest tests in the VM, one summary
 # Other targets: deps, qemu, module, all (default), demo-card, vm, fuzz, qemu-fuzz, asan, tsan,
-# bench, check, fresh-check, clean, stress, dkms-check, install-udev, packages, packages-check.
+# bench, check, fresh-check, clean, stress, dkms-check, install-udev, packages, packages-check,
+# server-image, server, pod.
 # Heavy artefacts live in $(TPU_CACHE) (default ~/.cache/tpu-stack), keyed by their inputs; build
 # trees in build/. Every step is re-runnable: a stamp is written only after its step succeeded, so
 # an interrupted or failed run is simply run again.
@@ -319,3 +320,14 @@ server-image: packages | deps
 server: server-image | deps qemu
 	tools/server-image/boot-server.sh --cards $(CARDS) --ici $(ICI) --ssh-port $(SERVER_SSH_PORT) \
 		$(if $(SERVER_FRESH),--fresh) $(SERVER_IMAGE_ARGS) $(SERVER_ARGS)
+
+# A pod (tools/pod/README.md, docs/server.md "A pod"): PODS server VMs of CARDS cards each, every
+# card on one fabric whose links between the VMs are sockets between their QEMUs, the VMs on a
+# pod network; mpirun in tpu-pod0 runs tpu-pod-allreduce on every card, then the pod powers off.
+# VM i's SSH on 127.0.0.1:SERVER_SSH_PORT + i. POD_ARGS: more pod.sh options.
+PODS ?= 2
+POD_ARGS ?=
+.PHONY: pod
+pod: server-image guest | deps qemu
+	tools/pod/pod.sh run --pods $(PODS) --cards $(CARDS) --ssh-port $(SERVER_SSH_PORT) \
+		$(SERVER_IMAGE_ARGS) $(POD_ARGS)

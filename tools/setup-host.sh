@@ -43,6 +43,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache git
       pybind11-dev python3-dev python3-numpy python3-pytest)
 # The server image (tools/server-image): mmdebstrap, mke2fs, qemu-img for its overlays, ssh.
 pkgs+=(mmdebstrap e2fsprogs qemu-utils openssh-client)
+# A pod of server VMs (tools/pod): Open MPI's headers and libmpi for tpu-pod-allreduce.
+pkgs+=(libopenmpi-dev)
 # The Debian packages (make packages, tools/build-packages.sh): debhelper with dh-dkms, help2man
 # (the tools' manual pages), the repository index (dpkg-dev, apt-utils), lintian (and mmdebstrap,
 # above, for their install check).

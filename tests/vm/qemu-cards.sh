@@ -61,3 +61,39 @@ qemu_cards_args() {
 		fi
 	done
 }
+
+# qemu_pod_cards_args NAME CARDS PODS INDEX DIR
+# sets qemu_cards to VM INDEX's share of a pod's fabric (tools/pod/README.md): PODS VMs of CARDS
+# cards each on one fabric, a ring of PODS cards (x = INDEX) with one card a VM, else a 2-D torus
+# CARDS x PODS whose VM INDEX holds row y = INDEX. The links between VMs are those of the ring's
+# x ports, resp. the torus's y ports (2: +y, 3: -y): port 0 (+x) resp. 2 of a card and port 1
+# resp. 3 of its neighbour in the next VM share the unix socket DIR/ici-<x>-<INDEX>.sock, whose
+# server is this VM's QEMU; the other VM reconnects until it is there. On a bad value it prints
+# why, prefixed with "NAME: ", and returns 2.
+qemu_pod_cards_args() {
+	local name=$1 cards=$2 pods=$3 index=$4 dir=$5 i up down prev props
+	qemu_cards=()
+	[[ "$cards" =~ ^[1-9][0-9]*$ ]] || { echo "$name: --cards needs a number >= 1, not '$cards'" >&2; return 2; }
+	[[ "$pods" =~ ^[1-9][0-9]*$ ]] && [ "$pods" -ge 2 ] ||
+		{ echo "$name: --pods needs a number >= 2, not '$pods'" >&2; return 2; }
+	[[ "$index" =~ ^[0-9]+$ ]] && [ "$index" -lt "$pods" ] ||
+		{ echo "$name: the VM's index must be below $pods, not '$index'" >&2; return 2; }
+	prev=$(((index + pods - 1) % pods))
+	if [ "$cards" -eq 1 ]; then
+		qemu_cards+=(-object "tpu-ici,id=ici0,topology=ring,dims=$pods,preset=v5e")
+		up=0 down=1
+	else
+		qemu_cards+=(-object "tpu-ici,id=ici0,topology=torus2d,dims=${cards}x$pods,preset=v5e")
+		up=2 down=3
+	fi
+	for ((i = 0; i < cards; i++)); do
+		qemu_cards+=(-chardev "socket,id=up$i,path=$dir/ici-$i-$index.sock,server=on,wait=off"
+		             -chardev "socket,id=down$i,path=$dir/ici-$i-$prev.sock,reconnect-ms=200")
+		props="ici=ici0,ici-port$up=up$i,ici-port$down=down$i"
+		if [ "$cards" -eq 1 ]; then
+			qemu_cards+=(-device "tpu,$props,ici-coord=$index")
+		else
+			qemu_cards+=(-device "tpu,$props,ici-coord=$i:$index")
+		fi
+	done
+}

@@ -11,6 +11,8 @@
 # Options:
 #   --cards N          N TPU cards (default 1)
 #   --ici ICI          how they are joined: auto (default), none, ring[,PROPS], torus2d[,PROPS]
+#   --pod I:P:DIR      instead: VM I of a pod of P VMs, its cards' links to the other VMs on unix
+#                      sockets in DIR (tools/pod/README.md; qemu_pod_cards_args in qemu-cards.sh)
 #   --ssh-port PORT    the host's port forwarded to the guest's 22 (default 2222)
 #   --overlay FILE     the VM's qcow2 overlay (default build/server/server.qcow2): one per VM
 #   --fresh            a new, empty overlay (the old one's changes are dropped)
@@ -29,6 +31,7 @@ cache=${TPU_CACHE:-$HOME/.cache/tpu-stack}
 qemu=$(tpu_qemu_binary "$src" "$cache")
 cards=1
 ici=auto
+pod=
 ssh_port=2222
 overlay=$src/build/server/server.qcow2
 fresh=0
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--cards) cards=$2; shift 2 ;;
 	--ici) ici=$2; shift 2 ;;
+	--pod) pod=$2; shift 2 ;;
 	--ssh-port) ssh_port=$2; shift 2 ;;
 	--overlay) overlay=$2; shift 2 ;;
 	--fresh) fresh=1; shift ;;
@@ -60,7 +64,14 @@ while [ $# -gt 0 ]; do
 	*) echo "boot-server: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
 	esac
 done
-qemu_cards_args boot-server "$cards" "$ici" || exit 2
+if [ -z "$pod" ]; then
+	qemu_cards_args boot-server "$cards" "$ici" || exit 2
+else
+	[[ "$pod" =~ ^([0-9]+):([0-9]+):(/.+)$ ]] ||
+		{ echo "boot-server: --pod wants INDEX:PODS:/DIR, not '$pod'" >&2; exit 2; }
+	qemu_pod_cards_args boot-server "$cards" "${BASH_REMATCH[2]}" "${BASH_REMATCH[1]}" \
+		"${BASH_REMATCH[3]}" || exit 2
+fi
 [[ "$ssh_port" =~ ^[1-9][0-9]*$ ]] && [ "$ssh_port" -le 65535 ] ||
 	{ echo "boot-server: --ssh-port wants a port number, not '$ssh_port'" >&2; exit 2; }
 [[ "$hostname" =~ ^[a-zA-Z0-9]([a-zA-Z0-9-]{0,62})$ ]] ||
