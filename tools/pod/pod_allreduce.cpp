@@ -8,8 +8,9 @@
 // of the sum is exact; int32: wrapping), and rank 0 prints the slowest rank's modelled card time
 // next to the alpha-beta time of the algorithm (bench/collectives/perf_model.hpp). --repeat N
 // then runs N more all-reduces (the failure test kills a VM during them). A rank whose
-// collective fails prints why and aborts the job (MPI_Abort): exit status 1, as for a wrong
-// element; 2 for bad arguments.
+// collective fails prints why and, once the communicator's timeout has passed (by which the other
+// ranks' collectives have failed and reported too), aborts the job (MPI_Abort): exit status 1,
+// as for a wrong element; 2 for bad arguments.
 #include "perf_cards.hpp"
 #include "perf_model.hpp"
 
@@ -31,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -112,10 +114,15 @@ struct Rank {
     std::string host;
 };
 
-[[noreturn]] void fail(const Rank &me, const std::string &what) {
+// Prints why and aborts the job. `linger`: how long to wait first, so that the other ranks'
+// collectives, which the same failure ends within the communicator's timeout, report their own
+// error before MPI_Abort kills them.
+[[noreturn]] void fail(const Rank &me, const std::string &what,
+                       std::chrono::milliseconds linger = std::chrono::milliseconds(0)) {
     std::fprintf(stderr, "tpu-pod-allreduce: rank %d on %s (card rank %u): %s\n", me.world,
                  me.host.c_str(), me.fabric, what.c_str());
     std::fflush(stderr);
+    std::this_thread::sleep_for(linger);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::_Exit(1);
 }
@@ -199,8 +206,10 @@ void repeat(const Rank &me, tpurt::Device &card, tpurt::Communicator &comm, cons
         try {
             all_reduce(comm, stream, send, recv);
         } catch (const tpurt::Error &e) {
-            fail(me, "all-reduce " + std::to_string(i + 1) + " of " + std::to_string(o.repeat) +
-                         " failed: " + e.what());
+            fail(me,
+                 "all-reduce " + std::to_string(i + 1) + " of " + std::to_string(o.repeat) +
+                     " failed: " + e.what(),
+                 std::chrono::milliseconds(o.timeout_ms));
         }
         if (i == 0 && me.world == 0) {
             std::printf("tpu-pod-allreduce: repeating %llu all-reduces\n",
