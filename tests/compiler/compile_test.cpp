@@ -230,6 +230,31 @@ TEST_CASE("a LayerNormalization's Mean and InvStdDev come from card nodes of the
     CHECK(node_named(c.model, "ln").outputs.size() == 1);
 }
 
+TEST_CASE("a Gemm the card's dense cannot take becomes card ops it is made of", "[compile]") {
+    OnnxBuilder b(13);
+    b.input("a", {std::int64_t(6), std::int64_t(3)})
+        .input("b", {std::int64_t(6), std::int64_t(4)})
+        .floats("c", {1, 4}, {1.0f, 2.0f, 3.0f, 4.0f})
+        .node("Gemm", {"a", "b", "c"}, {"y"}, "gemm",
+              {{"transA", std::int64_t(1)}, {"alpha", 0.5f}, {"beta", 2.0f}})
+        .output("y", 2);
+    const tpu_onnx::Compiled c = compile(b, "compiler_gemm_split.onnx");
+    std::vector<std::string> ops;
+    for (const tpumodel::Node &n : c.model.nodes) {
+        ops.push_back(n.op + "@" + n.card_op);
+        INFO(n.describe() << ": " << n.reason);
+        CHECK(n.placement == tpumodel::Placement::Card);
+    }
+    // A transposed, A'B, times alpha, plus C times beta (folded: C is a constant).
+    CHECK(ops == std::vector<std::string>{"Transpose@permute", "MatMul@matmul", "Mul@elementwise",
+                                          "Add@elementwise"});
+    const tpumodel::Tensor &scaled_c = c.model.tensors[c.model.nodes[3].inputs[1]];
+    REQUIRE(scaled_c.constant);
+    std::vector<float> values(4);
+    std::memcpy(values.data(), scaled_c.data.data(), 16);
+    CHECK(values == std::vector<float>{2.0f, 4.0f, 6.0f, 8.0f});
+}
+
 TEST_CASE("a Slice goes to the card when it cuts one axis with step 1", "[compile]") {
     OnnxBuilder b(13);
     b.input("x", {std::int64_t(4), std::int64_t(6), std::int64_t(5)})

@@ -30,6 +30,7 @@ Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
         convert_layouts(c.model, c.summary);
         move_to_last_axis(c.model, c.summary);
         split_layer_norm_statistics(c.model);
+        split_gemms(c.model);
         shape_constant_operands(c.model);
         fuse(c.model, c.summary);
         place(c.model);
