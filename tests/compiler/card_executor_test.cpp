@@ -162,6 +162,22 @@ OnnxBuilder middle_axis_broadcast() {
     return b;
 }
 
+// BatchNormalization of x [6, 3] with constant scale, shift and variance and the batch's own mean
+// (a ReduceMean): split into Reshapes (views, of constants too) and elementwise ops.
+OnnxBuilder batchnorm_of_batch_mean() {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(6), std::int64_t(3)})
+        .floats("scale", {3}, {2.0f, 0.5f, 1.5f})
+        .floats("shift", {3}, {1.0f, -1.0f, 0.25f})
+        .floats("var", {3}, {3.99f, 0.24f, 1.0f})
+        .node("ReduceMean", {"x"}, {"mean"}, "mean",
+              {{"axes", std::vector<std::int64_t>{0}}, {"keepdims", std::int64_t(0)}})
+        .node("BatchNormalization", {"x", "scale", "shift", "mean", "var"}, {"y"}, "bn",
+              {{"epsilon", 0.01f}})
+        .output("y", 2);
+    return b;
+}
+
 std::size_t count_on(const tpumodel::Model &m, tpumodel::Placement p) {
     std::size_t n = 0;
     for (const tpumodel::Node &node : m.nodes)
@@ -209,6 +225,12 @@ TEST_CASE("Sub and Div broadcast along a middle axis run on the card, bit-identi
     const tpumodel::Model m = compile(middle_axis_broadcast(), "card_broadcast.onnx", {3, 4, 5});
     REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
     check_against_cpu(m, {3, 4, 5}, pattern(60, 27), 0.0f);
+}
+
+TEST_CASE("a BatchNormalization split into views and elementwise ops runs on the card", "[card]") {
+    const tpumodel::Model m = compile(batchnorm_of_batch_mean(), "card_bn.onnx", {6, 3});
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
+    check_against_cpu(m, {6, 3}, pattern(18, 28), 1e-5f);
 }
 
 TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 operands",

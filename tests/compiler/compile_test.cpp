@@ -255,6 +255,42 @@ TEST_CASE("a Gemm the card's dense cannot take becomes card ops it is made of", 
     CHECK(values == std::vector<float>{2.0f, 4.0f, 6.0f, 8.0f});
 }
 
+TEST_CASE("a BatchNormalization on its own becomes elementwise ops on the card", "[compile]") {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(4), std::int64_t(2)})
+        .input("mean", {std::int64_t(2)})
+        .floats("scale", {2}, {2.0f, 0.5f})
+        .floats("shift", {2}, {1.0f, -1.0f})
+        .floats("mean_c", {2}, {0.5f, 3.0f})
+        .floats("var", {2}, {3.99f, 0.24f})
+        .node("BatchNormalization", {"x", "scale", "shift", "mean_c", "var"}, {"y"}, "bn",
+              {{"epsilon", 0.01f}})
+        .node("BatchNormalization", {"y", "scale", "shift", "mean", "var"}, {"z"}, "bn_input",
+              {{"epsilon", 0.01f}})
+        .output("z", 2);
+    const tpu_onnx::Compiled c = compile(b, "compiler_bn_split.onnx");
+    std::vector<std::string> ops;
+    for (const tpumodel::Node &n : c.model.nodes) {
+        ops.push_back(n.op + "@" + n.card_op);
+        INFO(n.describe() << ": " << n.reason);
+        CHECK(n.placement == tpumodel::Placement::Card);
+    }
+    // Constant vectors: Y = X k + b'. A mean computed at run time: the ops on [C] columns.
+    CHECK(ops == std::vector<std::string>{"Mul@elementwise", "Add@elementwise", "Reshape@view",
+                                          "Reshape@view", "Reshape@view", "Reshape@view",
+                                          "Add@elementwise", "Sqrt@unary", "Reciprocal@unary",
+                                          "Mul@elementwise", "Sub@elementwise", "Mul@elementwise",
+                                          "Add@elementwise"});
+    // k = scale / sqrt(var + epsilon) = {1, 1}; b' = shift - mean k = {0.5, -4}.
+    std::vector<float> k(2), shift(2);
+    std::memcpy(k.data(), c.model.tensors[c.model.nodes[0].inputs[1]].data.data(), 8);
+    std::memcpy(shift.data(), c.model.tensors[c.model.nodes[1].inputs[1]].data.data(), 8);
+    CHECK(k[0] == Approx(1.0f));
+    CHECK(k[1] == Approx(1.0f));
+    CHECK(shift[0] == Approx(0.5f));
+    CHECK(shift[1] == Approx(-4.0f));
+}
+
 TEST_CASE("a Slice goes to the card when it cuts one axis with step 1", "[compile]") {
     OnnxBuilder b(13);
     b.input("x", {std::int64_t(4), std::int64_t(6), std::int64_t(5)})

@@ -31,6 +31,7 @@ Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
         move_to_last_axis(c.model, c.summary);
         split_layer_norm_statistics(c.model);
         split_gemms(c.model);
+        split_batchnorms(c.model);
         shape_constant_operands(c.model);
         fuse(c.model, c.summary);
         place(c.model);

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
-// batchnorm.cpp - inference-mode BatchNormalization after a Conv folded into the Conv's weights
-// and bias, as the card runs a convolution with a bias and nothing after it: with
-// s = scale / sqrt(var + epsilon) per output channel, W'[o] = W[o] s[o] and
-// B'[o] = (B[o] - mean[o]) s[o] + bias[o], computed in double and rounded once to float. The
-// result differs from normalising the convolution's output by rounding only.
+// batchnorm.cpp - inference-mode BatchNormalization.
+// - fold_batchnorms: after a Conv, folded into the Conv's weights and bias, as the card runs a
+//   convolution with a bias and nothing after it: with s = scale / sqrt(var + epsilon) per output
+//   channel, W'[o] = W[o] s[o] and B'[o] = (B[o] - mean[o]) s[o] + bias[o], computed in double
+//   and rounded once to float. The result differs from normalising the convolution's output by
+//   rounding only.
+// - split_batchnorms: any other as the elementwise ops it is made of, Y = (X - mean) k + B with
+//   k = scale / sqrt(var + epsilon), each [C] vector seen as [C, 1, ..., 1] (a Reshape, a view)
+//   to broadcast along axis 1; with all four vectors constant, k and b' = B - mean k are
+//   computed in double as above and Y = X k + b'.
 #include "passes.hpp"
 
 #include <cmath>
@@ -55,7 +60,106 @@ bool foldable(const Model &m, const Node &conv, const Node &bn) {
     return true;
 }
 
+// The split of a BatchNormalization: float data in ONNX's order, rank 2 or more, the four
+// vectors present, inference mode.
+bool splittable(const Model &m, const Node &bn) {
+    if (bn.op != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1 ||
+        bn.get_int("training_mode", 0) != 0)
+        return false;
+    const Tensor &x = m.tensors[bn.inputs[0]];
+    if (x.dtype != tpumodel::DType::Float || x.layout != tpumodel::Layout::Plain ||
+        x.shape.size() < 2)
+        return false;
+    for (std::size_t i = 1; i < 5; ++i)
+        if (bn.inputs[i] == no_tensor ||
+            m.tensors[bn.inputs[i]].element_count() != std::uint64_t(x.shape[1]))
+            return false;
+    return true;
+}
+
+std::uint32_t data_tensor(Model &m, const std::string &name, std::vector<std::int64_t> shape) {
+    Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    return m.add_tensor(std::move(t));
+}
+
+Node op_node(const std::string &name, const char *op, std::vector<std::uint32_t> inputs,
+             std::uint32_t output) {
+    return Node{name, op, tpumodel::Placement::Cpu, "", "", {}, std::move(inputs), {output}};
+}
+
 } // namespace
+
+void split_batchnorms(Model &m) {
+    std::vector<Node> nodes;
+    nodes.reserve(m.nodes.size());
+    for (Node &bn : m.nodes) {
+        if (!splittable(m, bn)) {
+            nodes.push_back(std::move(bn));
+            continue;
+        }
+        const std::string &base = bn.name;
+        const std::uint32_t x = bn.inputs[0], y = bn.outputs[0];
+        const std::vector<std::int64_t> shape = m.tensors[x].shape;
+        std::vector<std::int64_t> column(shape.size() - 1, 1); // [C, 1, ..., 1]
+        column[0] = shape[1];
+        const float epsilon = bn.get_float("epsilon", 1e-5f);
+        bool constants = true;
+        for (std::size_t i = 1; i < 5; ++i)
+            constants = constants && constant_vector(m, bn.inputs[i], shape[1]);
+        if (constants) {
+            const std::vector<float> scale = floats(m.tensors[bn.inputs[1]]),
+                                     shift = floats(m.tensors[bn.inputs[2]]),
+                                     mean = floats(m.tensors[bn.inputs[3]]),
+                                     var = floats(m.tensors[bn.inputs[4]]);
+            std::vector<float> k(scale.size()), b(scale.size());
+            for (std::size_t c = 0; c < k.size(); ++c) {
+                const double s = double(scale[c]) / std::sqrt(double(var[c]) + double(epsilon));
+                k[c] = float(s);
+                b[c] = float(double(shift[c]) - double(mean[c]) * s);
+            }
+            const std::uint32_t scaled = data_tensor(m, base + "_scaled", shape);
+            nodes.push_back(op_node(base + "_scale", "Mul",
+                                    {x, m.add_tensor(float_constant(base + "_k", column, k))},
+                                    scaled));
+            nodes.push_back(op_node(base + "_shift", "Add",
+                                    {scaled, m.add_tensor(float_constant(base + "_b", column, b))},
+                                    y));
+            continue;
+        }
+        Tensor dims{base + "_column",
+                    tpumodel::DType::Int64,
+                    tpumodel::Layout::Plain,
+                    {std::int64_t(column.size())},
+                    true,
+                    std::vector<std::uint8_t>(column.size() * 8)};
+        std::memcpy(dims.data.data(), column.data(), dims.data.size());
+        const std::uint32_t dims_id = m.add_tensor(std::move(dims));
+        std::uint32_t v[5];
+        for (std::size_t i = 1; i < 5; ++i) {
+            v[i] = data_tensor(m, base + "_v" + std::to_string(i), column);
+            nodes.push_back(op_node(base + "_column" + std::to_string(i), "Reshape",
+                                    {bn.inputs[i], dims_id}, v[i]));
+        }
+        const std::uint32_t shifted = data_tensor(m, base + "_var_eps", column),
+                            deviation = data_tensor(m, base + "_deviation", column),
+                            inverse = data_tensor(m, base + "_inverse", column),
+                            k = data_tensor(m, base + "_k", column),
+                            centred = data_tensor(m, base + "_centred", shape),
+                            scaled = data_tensor(m, base + "_scaled", shape);
+        nodes.push_back(op_node(base + "_epsilon", "Add",
+                                {v[4], m.add_tensor(float_constant(base + "_eps", {}, {epsilon}))},
+                                shifted));
+        nodes.push_back(op_node(base + "_sqrt", "Sqrt", {shifted}, deviation));
+        nodes.push_back(op_node(base + "_reciprocal", "Reciprocal", {deviation}, inverse));
+        nodes.push_back(op_node(base + "_k", "Mul", {v[1], inverse}, k));
+        nodes.push_back(op_node(base + "_centre", "Sub", {x, v[3]}, centred));
+        nodes.push_back(op_node(base + "_scale", "Mul", {centred, k}, scaled));
+        nodes.push_back(op_node(base + "_shift", "Add", {scaled, v[2]}, y));
+    }
+    m.nodes = std::move(nodes);
+}
 
 void fold_batchnorms(Model &m, CompileSummary &summary) {
     std::vector<std::size_t> readers(m.tensors.size(), 0);
