@@ -121,14 +121,15 @@ OnnxBuilder exact() {
     return b;
 }
 
-// MatMul -> Abs (on the CPU: ACTIVATE has no Abs) -> MatMul.
+// MatMul -> Pow (on the CPU: the card has no op for it) -> MatMul.
 OnnxBuilder cpu_node() {
     OnnxBuilder b(13);
     b.input("x", {std::int64_t(4), std::int64_t(8)})
         .floats("w1", {8, 8}, pattern(64, 21))
         .floats("w2", {8, 3}, pattern(24, 22))
+        .floats("two", {1}, {2.0f})
         .node("MatMul", {"x", "w1"}, {"h"}, "mm1")
-        .node("Abs", {"h"}, {"e"}, "abs")
+        .node("Pow", {"h", "two"}, {"e"}, "pow")
         .node("MatMul", {"e", "w2"}, {"y"}, "mm2")
         .output("y", 2);
     return b;

@@ -291,6 +291,29 @@ TEST_CASE("a BatchNormalization on its own becomes elementwise ops on the card",
     CHECK(shift[1] == Approx(-4.0f));
 }
 
+TEST_CASE("Abs, ReduceSumSquare and a reduction of no axis run as card ops", "[compile]") {
+    OnnxBuilder b(13);
+    b.input("x", {std::int64_t(3), std::int64_t(4)})
+        .ints("no_axes", {0}, {})
+        .node("Abs", {"x"}, {"a"}, "abs")
+        .node("ReduceSumSquare", {"a"}, {"s"}, "sum_square",
+              {{"axes", std::vector<std::int64_t>{1}}, {"keepdims", std::int64_t(1)}})
+        .node("ReduceSum", {"s", "no_axes"}, {"y"}, "noop",
+              {{"noop_with_empty_axes", std::int64_t(1)}})
+        .output("y", 2);
+    const tpu_onnx::Compiled c = compile(b, "compiler_decompose.onnx");
+    std::vector<std::string> ops;
+    for (const tpumodel::Node &n : c.model.nodes) {
+        ops.push_back(n.op + "@" + n.card_op);
+        INFO(n.describe() << ": " << n.reason);
+        CHECK(n.placement == tpumodel::Placement::Card);
+    }
+    // Abs: Neg (a Mul by -1), Relu, Relu, Add; ReduceSumSquare: Mul, ReduceSum; the no-op: a view.
+    CHECK(ops == std::vector<std::string>{"Mul@elementwise", "Relu@unary", "Relu@unary",
+                                          "Add@elementwise", "Mul@elementwise",
+                                          "ReduceSum@reduce_axis", "ReduceSum@view"});
+}
+
 TEST_CASE("a Slice goes to the card when it cuts one axis with step 1", "[compile]") {
     OnnxBuilder b(13);
     b.input("x", {std::int64_t(4), std::int64_t(6), std::int64_t(5)})
@@ -325,14 +348,15 @@ TEST_CASE("nodes the card cannot take run on the CPU, each with its reason", "[c
         .input("b", {std::int64_t(2), std::int64_t(3)})
         .floats("scale", {2, 1}, {2.0f, 3.0f})
         .floats("left", {2, 3}, pattern(6, 4))
-        .node("Abs", {"a"}, {"e"}, "abs")
+        .floats("two", {1}, {2.0f})
+        .node("Pow", {"a", "two"}, {"e"}, "pow")
         .node("Concat", {"e", "left"}, {"c"}, "concat", {{"axis", std::int64_t(1)}})
         .node("Mul", {"c", "scale"}, {"m"}, "mul")
         .node("Tanh", {"m"}, {"y"}, "tanh")
         .output("y", 2);
     const tpu_onnx::Compiled c = compile(b, "compiler_cpu.onnx");
     const std::string r = tpu_onnx::report(c);
-    CHECK_THAT(r, Catch::Contains("node 'abs' (Abs): the card's ACTIVATE has no Abs"));
+    CHECK_THAT(r, Catch::Contains("node 'pow' (Pow): no card op for Pow"));
     CHECK_THAT(r, Catch::Contains("node 'concat' (Concat): a constant operand: the card copies "
                                   "tensors it holds"));
     CHECK_THAT(r, Catch::Contains("node 'mul' (Mul): shapes [2, 6] and [2, 1]: a constant "

@@ -32,6 +32,7 @@ Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
         split_layer_norm_statistics(c.model);
         split_gemms(c.model);
         split_batchnorms(c.model);
+        decompose(c.model);
         shape_constant_operands(c.model);
         fuse(c.model, c.summary);
         place(c.model);

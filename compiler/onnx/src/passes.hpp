@@ -42,6 +42,8 @@ tpumodel::Node transpose_node(const std::string &name, std::uint32_t from, std::
 // last_axis.cpp: Softmax and LogSoftmax over another axis than the last between a Transpose
 // that moves it last and one that moves it back.
 void move_to_last_axis(tpumodel::Model &m, CompileSummary &summary);
+// decompose.cpp: Abs and ReduceSumSquare as ops the card has.
+void decompose(tpumodel::Model &m);
 // batchnorm.cpp: a BatchNormalization not folded as the elementwise ops it is made of.
 void split_batchnorms(tpumodel::Model &m);
 // gemm.cpp: a Gemm the card's dense cannot take as Transposes, a MatMul, Muls and an Add.

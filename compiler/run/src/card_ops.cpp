@@ -187,8 +187,22 @@ tpurt::OpSequence dense(tpurt::Device &d, const Model &, const Node &n, Tensors 
     return prepare(d, "dense", {in[0], in[1], out[0], in.size() > 2 ? in[2] : nullptr}, a);
 }
 
+// Tensor `t` of rank 3 or more seen as [product of its leading axes, rows, cols].
+tpurt::Tensor batch_of_matrices(const tpurt::Tensor &t) {
+    const std::vector<std::size_t> &s = t.shape();
+    std::size_t batch = 1;
+    for (std::size_t i = 0; i + 2 < s.size(); ++i)
+        batch *= s[i];
+    return t.reshape({batch, s[s.size() - 2], s.back()});
+}
+
+// MatMul: 2-D, or 3-D batched; a higher rank's batch axes (the same on both sides) as one.
 tpurt::OpSequence matmul(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
-    return prepare(d, n.card_op.c_str(), {in[0], in[1], out[0]});
+    if (in[0]->shape().size() <= 3)
+        return prepare(d, n.card_op.c_str(), {in[0], in[1], out[0]});
+    const tpurt::Tensor a = batch_of_matrices(*in[0]), b = batch_of_matrices(*in[1]),
+                        y = batch_of_matrices(*out[0]);
+    return prepare(d, n.card_op.c_str(), {&a, &b, &y});
 }
 
 tpurt::OpSequence unary(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {

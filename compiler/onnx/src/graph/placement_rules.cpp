@@ -174,8 +174,13 @@ CardDecision matmul(const Model &m, const Node &n) {
     if (a.shape.size() == 3 &&
         (b.shape.size() == 2 || (b.shape.size() == 3 && b.shape[0] == a.shape[0])))
         return card("batched_matmul");
+    // Higher ranks with the same batch axes: a 3-D batched matmul of the batch axes as one.
+    if (a.shape.size() > 3 && b.shape.size() == a.shape.size() &&
+        std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()))
+        return card("batched_matmul");
     return cpu("operands of rank " + std::to_string(a.shape.size()) + " and " +
-               std::to_string(b.shape.size()) + ": the card's matmuls take 2-D, or 3-D batched");
+               std::to_string(b.shape.size()) +
+               ": the card's matmuls take 2-D, or batches of one shape on both sides");
 }
 
 CardDecision unary(const Model &m, const Node &n) {
@@ -265,11 +270,11 @@ CardDecision reduce(const Model &m, const Node &n) {
         return cpu("axes computed at run time");
     const std::vector<bool> reduced =
         tpumodel::cpu::reduced_axes(n, x.shape.size(), has(n, 1) ? &in(m, n, 1) : nullptr);
+    if (std::find(reduced.begin(), reduced.end(), true) == reduced.end())
+        return card("view"); // no axis reduced (noop_with_empty_axes): the tensor itself
     if (!tpumodel::cpu::contiguous_run(x.shape, reduced))
-        return cpu(std::find(reduced.begin(), reduced.end(), true) == reduced.end()
-                       ? std::string("no axis reduced (noop_with_empty_axes): a copy")
-                       : "axes that are not one run of neighbours: the card reduces the middle "
-                         "axis of an [outer, length, inner] view");
+        return cpu("axes that are not one run of neighbours: the card reduces the middle axis of "
+                   "an [outer, length, inner] view");
     if (!float_data(x))
         return cpu(dtype_reason(x));
     return card(n.op == "ReduceMean" ? "mean" : "reduce_axis");
