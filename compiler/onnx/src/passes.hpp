@@ -36,6 +36,13 @@ void fold_batchnorms(tpumodel::Model &m, CompileSummary &summary);
 // layout.cpp: images to NHWC, Conv weights to HWIO, Gemm weights to [K, N], the flatten order
 // into the following Gemm's weights, Transposes at the edges.
 void convert_layouts(tpumodel::Model &m, CompileSummary &summary);
+// nodes.cpp, for the passes that write a node as several: a float data tensor of `shape`, a
+// one-element float constant, and a node of `op` from `inputs` to `output` (all placed later).
+std::uint32_t add_float_tensor(tpumodel::Model &m, const std::string &name,
+                               std::vector<std::int64_t> shape);
+std::uint32_t add_float_scalar(tpumodel::Model &m, const std::string &name, float value);
+tpumodel::Node op_node(const std::string &name, const char *op, std::vector<std::uint32_t> inputs,
+                       std::uint32_t output);
 // A Transpose node (placed later) from tensor `from` to `to` with permutation `perm`.
 tpumodel::Node transpose_node(const std::string &name, std::uint32_t from, std::uint32_t to,
                               std::vector<std::int64_t> perm);

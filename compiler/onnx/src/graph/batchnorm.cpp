@@ -77,18 +77,6 @@ bool splittable(const Model &m, const Node &bn) {
     return true;
 }
 
-std::uint32_t data_tensor(Model &m, const std::string &name, std::vector<std::int64_t> shape) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    return m.add_tensor(std::move(t));
-}
-
-Node op_node(const std::string &name, const char *op, std::vector<std::uint32_t> inputs,
-             std::uint32_t output) {
-    return Node{name, op, tpumodel::Placement::Cpu, "", "", {}, std::move(inputs), {output}};
-}
-
 } // namespace
 
 void split_batchnorms(Model &m) {
@@ -119,7 +107,7 @@ void split_batchnorms(Model &m) {
                 k[c] = float(s);
                 b[c] = float(double(shift[c]) - double(mean[c]) * s);
             }
-            const std::uint32_t scaled = data_tensor(m, base + "_scaled", shape);
+            const std::uint32_t scaled = add_float_tensor(m, base + "_scaled", shape);
             nodes.push_back(op_node(base + "_scale", "Mul",
                                     {x, m.add_tensor(float_constant(base + "_k", column, k))},
                                     scaled));
@@ -138,19 +126,18 @@ void split_batchnorms(Model &m) {
         const std::uint32_t dims_id = m.add_tensor(std::move(dims));
         std::uint32_t v[5];
         for (std::size_t i = 1; i < 5; ++i) {
-            v[i] = data_tensor(m, base + "_v" + std::to_string(i), column);
+            v[i] = add_float_tensor(m, base + "_v" + std::to_string(i), column);
             nodes.push_back(op_node(base + "_column" + std::to_string(i), "Reshape",
                                     {bn.inputs[i], dims_id}, v[i]));
         }
-        const std::uint32_t shifted = data_tensor(m, base + "_var_eps", column),
-                            deviation = data_tensor(m, base + "_deviation", column),
-                            inverse = data_tensor(m, base + "_inverse", column),
-                            k = data_tensor(m, base + "_k", column),
-                            centred = data_tensor(m, base + "_centred", shape),
-                            scaled = data_tensor(m, base + "_scaled", shape);
+        const std::uint32_t shifted = add_float_tensor(m, base + "_var_eps", column),
+                            deviation = add_float_tensor(m, base + "_deviation", column),
+                            inverse = add_float_tensor(m, base + "_inverse", column),
+                            k = add_float_tensor(m, base + "_k", column),
+                            centred = add_float_tensor(m, base + "_centred", shape),
+                            scaled = add_float_tensor(m, base + "_scaled", shape);
         nodes.push_back(op_node(base + "_epsilon", "Add",
-                                {v[4], m.add_tensor(float_constant(base + "_eps", {}, {epsilon}))},
-                                shifted));
+                                {v[4], add_float_scalar(m, base + "_eps", epsilon)}, shifted));
         nodes.push_back(op_node(base + "_sqrt", "Sqrt", {shifted}, deviation));
         nodes.push_back(op_node(base + "_reciprocal", "Reciprocal", {deviation}, inverse));
         nodes.push_back(op_node(base + "_k", "Mul", {v[1], inverse}, k));

@@ -20,18 +20,6 @@ bool float_plain(const Model &m, const Node &n) {
     return x.dtype == tpumodel::DType::Float && x.layout == tpumodel::Layout::Plain;
 }
 
-std::uint32_t like(Model &m, std::uint32_t id, const std::string &name) {
-    Tensor t;
-    t.name = name;
-    t.shape = m.tensors[id].shape;
-    return m.add_tensor(std::move(t));
-}
-
-Node node(const std::string &name, const char *op, std::vector<std::uint32_t> inputs,
-          std::uint32_t output) {
-    return Node{name, op, tpumodel::Placement::Cpu, "", "", {}, std::move(inputs), {output}};
-}
-
 } // namespace
 
 void decompose(Model &m) {
@@ -46,20 +34,23 @@ void decompose(Model &m) {
         }
         const std::uint32_t x = n.inputs[0];
         if (sum_square) {
-            const std::uint32_t squares = like(m, x, n.name + "_squares");
-            nodes.push_back(node(n.name + "_square", "Mul", {x, x}, squares));
+            const std::uint32_t squares =
+                add_float_tensor(m, n.name + "_squares", m.tensors[x].shape);
+            nodes.push_back(op_node(n.name + "_square", "Mul", {x, x}, squares));
             n.op = "ReduceSum";
             n.inputs[0] = squares;
             nodes.push_back(std::move(n));
             continue;
         }
-        const std::uint32_t negated = like(m, x, n.name + "_negated"),
-                            positive = like(m, x, n.name + "_positive"),
-                            negative = like(m, x, n.name + "_negative");
-        nodes.push_back(node(n.name + "_negate", "Neg", {x}, negated));
-        nodes.push_back(node(n.name + "_relu", "Relu", {x}, positive));
-        nodes.push_back(node(n.name + "_relu_negated", "Relu", {negated}, negative));
-        nodes.push_back(node(n.name, "Add", {positive, negative}, n.outputs[0]));
+        const std::uint32_t negated = add_float_tensor(m, n.name + "_negated", m.tensors[x].shape),
+                            positive =
+                                add_float_tensor(m, n.name + "_positive", m.tensors[x].shape),
+                            negative =
+                                add_float_tensor(m, n.name + "_negative", m.tensors[x].shape);
+        nodes.push_back(op_node(n.name + "_negate", "Neg", {x}, negated));
+        nodes.push_back(op_node(n.name + "_relu", "Relu", {x}, positive));
+        nodes.push_back(op_node(n.name + "_relu_negated", "Relu", {negated}, negative));
+        nodes.push_back(op_node(n.name, "Add", {positive, negative}, n.outputs[0]));
     }
     m.nodes = std::move(nodes);
 }

@@ -28,25 +28,6 @@ bool splittable(const Model &m, const Node &n) {
            card_decision(m, n).card_op.empty();
 }
 
-std::uint32_t new_tensor(Model &m, const std::string &name, std::vector<std::int64_t> shape) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    return m.add_tensor(std::move(t));
-}
-
-std::uint32_t scalar(Model &m, const std::string &name, float value) {
-    Tensor t{name, tpumodel::DType::Float,      tpumodel::Layout::Plain, {},
-             true, std::vector<std::uint8_t>(4)};
-    std::memcpy(t.data.data(), &value, 4);
-    return m.add_tensor(std::move(t));
-}
-
-Node node(const std::string &name, const char *op, std::vector<std::uint32_t> inputs,
-          std::uint32_t output) {
-    return Node{name, op, tpumodel::Placement::Cpu, "", "", {}, std::move(inputs), {output}};
-}
-
 // A constant float tensor times `factor`, element by element (the Mul it replaces, folded).
 Tensor scaled_constant(const Tensor &t, float factor) {
     Tensor s = t;
@@ -66,7 +47,7 @@ std::uint32_t transposed(Model &m, std::vector<Node> &nodes, const std::string &
     if (!transpose)
         return id;
     const std::vector<std::int64_t> &s = m.tensors[id].shape;
-    const std::uint32_t t = new_tensor(m, name, {s[1], s[0]});
+    const std::uint32_t t = add_float_tensor(m, name, {s[1], s[0]});
     nodes.push_back(transpose_node(name, id, t, {1, 0}));
     return t;
 }
@@ -90,12 +71,14 @@ void split_gemms(Model &m) {
             transposed(m, nodes, base + "_a_t", n.inputs[0], n.get_int("transA", 0) != 0);
         const std::uint32_t b =
             transposed(m, nodes, base + "_b_t", n.inputs[1], n.get_int("transB", 0) != 0);
-        std::uint32_t product = alpha == 1.0f && !has_c ? y : new_tensor(m, base + "_ab", shape);
-        nodes.push_back(node(base + "_matmul", "MatMul", {a, b}, product));
+        std::uint32_t product =
+            alpha == 1.0f && !has_c ? y : add_float_tensor(m, base + "_ab", shape);
+        nodes.push_back(op_node(base + "_matmul", "MatMul", {a, b}, product));
         if (alpha != 1.0f) {
-            const std::uint32_t scaled = has_c ? new_tensor(m, base + "_alpha_ab", shape) : y;
-            nodes.push_back(node(base + "_alpha", "Mul",
-                                 {product, scalar(m, base + "_alpha_value", alpha)}, scaled));
+            const std::uint32_t scaled = has_c ? add_float_tensor(m, base + "_alpha_ab", shape) : y;
+            nodes.push_back(op_node(base + "_alpha", "Mul",
+                                    {product, add_float_scalar(m, base + "_alpha_value", alpha)},
+                                    scaled));
             product = scaled;
         }
         if (!has_c)
@@ -104,12 +87,12 @@ void split_gemms(Model &m) {
         if (beta != 1.0f && m.tensors[c].constant && m.tensors[c].dtype == tpumodel::DType::Float) {
             c = m.add_tensor(scaled_constant(m.tensors[c], beta));
         } else if (beta != 1.0f) {
-            const std::uint32_t scaled = new_tensor(m, base + "_beta_c", m.tensors[c].shape);
-            nodes.push_back(
-                node(base + "_beta", "Mul", {c, scalar(m, base + "_beta_value", beta)}, scaled));
+            const std::uint32_t scaled = add_float_tensor(m, base + "_beta_c", m.tensors[c].shape);
+            nodes.push_back(op_node(base + "_beta", "Mul",
+                                    {c, add_float_scalar(m, base + "_beta_value", beta)}, scaled));
             c = scaled;
         }
-        nodes.push_back(node(base + "_add_c", "Add", {product, c}, y));
+        nodes.push_back(op_node(base + "_add_c", "Add", {product, c}, y));
     }
     m.nodes = std::move(nodes);
 }

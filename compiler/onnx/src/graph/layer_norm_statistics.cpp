@@ -8,8 +8,6 @@
 // Nodes on other layouts or dtypes are left for placement to judge.
 #include "passes.hpp"
 
-#include <cstring>
-
 namespace tpu_onnx {
 
 namespace {
@@ -28,19 +26,6 @@ bool splittable(const Model &m, const Node &n) {
     const Tensor &x = m.tensors[n.inputs[0]];
     return x.layout == tpumodel::Layout::Plain && x.dtype == tpumodel::DType::Float &&
            !x.shape.empty();
-}
-
-// A float tensor of `shape` named `name`.
-std::uint32_t new_tensor(Model &m, const std::string &name, std::vector<std::int64_t> shape) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    return m.add_tensor(std::move(t));
-}
-
-Node node(const std::string &name, const char *op, std::vector<std::uint32_t> inputs,
-          std::uint32_t output) {
-    return Node{name, op, tpumodel::Placement::Cpu, "", "", {}, std::move(inputs), {output}};
 }
 
 } // namespace
@@ -69,37 +54,33 @@ void split_layer_norm_statistics(Model &m) {
         }
         const std::string base = n.name + "_stat";
         const std::uint32_t mean =
-            has_output(n, 1) ? n.outputs[1] : new_tensor(m, base + "_mean", kept);
+            has_output(n, 1) ? n.outputs[1] : add_float_tensor(m, base + "_mean", kept);
         const std::uint32_t inv_std = has_output(n, 2) ? n.outputs[2] : tpumodel::no_tensor;
-        Tensor epsilon{
-            base + "_epsilon",           tpumodel::DType::Float, tpumodel::Layout::Plain, {}, true,
-            std::vector<std::uint8_t>(4)};
         const float eps = n.get_float("epsilon", 1e-5f);
-        std::memcpy(epsilon.data.data(), &eps, 4);
         n.outputs.resize(1);
         nodes.push_back(std::move(n));
 
-        Node reduce = node(base + "_mean", "ReduceMean", {x}, mean);
+        Node reduce = op_node(base + "_mean", "ReduceMean", {x}, mean);
         reduce.set("axes", axes);
         reduce.set("keepdims", std::int64_t(1));
         nodes.push_back(std::move(reduce));
         if (inv_std == tpumodel::no_tensor)
             continue;
-        const std::uint32_t centred = new_tensor(m, base + "_centred", shape);
-        const std::uint32_t squares = new_tensor(m, base + "_squares", shape);
-        const std::uint32_t variance = new_tensor(m, base + "_variance", kept);
-        const std::uint32_t shifted = new_tensor(m, base + "_shifted", kept);
-        const std::uint32_t deviation = new_tensor(m, base + "_deviation", kept);
-        nodes.push_back(node(base + "_centre", "Sub", {x, mean}, centred));
-        nodes.push_back(node(base + "_square", "Mul", {centred, centred}, squares));
-        Node var = node(base + "_variance", "ReduceMean", {squares}, variance);
+        const std::uint32_t centred = add_float_tensor(m, base + "_centred", shape);
+        const std::uint32_t squares = add_float_tensor(m, base + "_squares", shape);
+        const std::uint32_t variance = add_float_tensor(m, base + "_variance", kept);
+        const std::uint32_t shifted = add_float_tensor(m, base + "_shifted", kept);
+        const std::uint32_t deviation = add_float_tensor(m, base + "_deviation", kept);
+        nodes.push_back(op_node(base + "_centre", "Sub", {x, mean}, centred));
+        nodes.push_back(op_node(base + "_square", "Mul", {centred, centred}, squares));
+        Node var = op_node(base + "_variance", "ReduceMean", {squares}, variance);
         var.set("axes", axes);
         var.set("keepdims", std::int64_t(1));
         nodes.push_back(std::move(var));
-        nodes.push_back(
-            node(base + "_epsilon", "Add", {variance, m.add_tensor(std::move(epsilon))}, shifted));
-        nodes.push_back(node(base + "_sqrt", "Sqrt", {shifted}, deviation));
-        nodes.push_back(node(base + "_reciprocal", "Reciprocal", {deviation}, inv_std));
+        nodes.push_back(op_node(base + "_epsilon", "Add",
+                                {variance, add_float_scalar(m, base + "_epsilon", eps)}, shifted));
+        nodes.push_back(op_node(base + "_sqrt", "Sqrt", {shifted}, deviation));
+        nodes.push_back(op_node(base + "_reciprocal", "Reciprocal", {deviation}, inv_std));
     }
     m.nodes = std::move(nodes);
 }
