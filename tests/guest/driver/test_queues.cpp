@@ -189,13 +189,16 @@ TEST_CASE("a file whose jobs keep hanging on a queue is banned, other queues go 
     auto innocent = other.copy(DRM_TPU_PRIORITY_HIGH);
 
     // Each hung job in turn is held; while it is, the hold is armed again for the next one (the
-    // timeout comes a second after the job started).
+    // timeout comes a second after the job started). The last one needs no watching: the hold
+    // armed while its predecessor was held holds it (watching it too would have to catch it
+    // within its one second on a loaded host).
     std::uint64_t held_seqno = 0;
     for (std::size_t i = 0; i < hangs.size(); i++) {
         INFO("hung job " << i);
-        REQUIRE(hold.wait_next_held(&held_seqno));
-        if (i + 1 < hangs.size())
+        if (i + 1 < hangs.size()) {
+            REQUIRE(hold.wait_next_held(&held_seqno));
             hold.arm(kHangAt);
+        }
         CHECK(status_of(*hangs[i]) == DRM_TPU_JOB_TIMEOUT);
     }
     CHECK(status_of(*queued) == DRM_TPU_JOB_CANCELED);
