@@ -79,16 +79,7 @@ class Block {
                    .cols = 1,
                    .acc_addr = 0,
                    .acc_stride = 4});
-        const auto out_elem = static_cast<std::uint32_t>(element_size(out));
-        b_.activate({.out_type = out,
-                     .function = f,
-                     .acc_addr = 0,
-                     .acc_stride = 4,
-                     .dst_addr = dst,
-                     .dst_stride = out_elem,
-                     .rows = n,
-                     .cols = 1,
-                     .scale = scale});
+        activate_column(f, scale, dst, n, out);
     }
     // apply() `side` values a MATMUL row: through the side x side identity tile that
     // make_identity() wrote at `identity`, n / side + 2 side cycles instead of n. Each column's
@@ -118,16 +109,7 @@ class Block {
         }
         b_.load_weights(
             {.type = DType::Fp32, .src_addr = one_ub, .src_stride = 4, .rows = 1, .cols = 1});
-        const auto out_elem = static_cast<std::uint32_t>(element_size(out));
-        b_.activate({.out_type = out,
-                     .function = f,
-                     .acc_addr = 0,
-                     .acc_stride = 4,
-                     .dst_addr = dst,
-                     .dst_stride = out_elem,
-                     .rows = n,
-                     .cols = 1,
-                     .scale = scale});
+        activate_column(f, scale, dst, n, out);
     }
     // The side x side fp32 identity at `identity` for apply_finite(): zeros (int32 x - x, whatever
     // the bytes held), then 1 x 1 on the diagonal.
@@ -326,6 +308,18 @@ class Block {
     Program finish() { return b_.finish(); }
 
   private:
+    // dst[i] = f(scale x acc[i]) for the n accumulators of one column, as `out`.
+    void activate_column(Activation f, float scale, std::uint32_t dst, std::uint32_t n, DType out) {
+        b_.activate({.out_type = out,
+                     .function = f,
+                     .acc_addr = 0,
+                     .acc_stride = 4,
+                     .dst_addr = dst,
+                     .dst_stride = static_cast<std::uint32_t>(element_size(out)),
+                     .rows = n,
+                     .cols = 1,
+                     .scale = scale});
+    }
     static DmaTransfer transfer(DType type, std::uint64_t host, std::uint32_t ub,
                                 std::uint32_t rows, std::uint32_t cols) {
         const auto row = static_cast<std::uint32_t>(cols * element_size(type));
