@@ -150,6 +150,7 @@ TPU_UAPI_IS_HW(DRM_TPU_CAP_VPU_TRAIN, TPU_CAP_VPU_TRAIN);
 TPU_UAPI_IS_HW(DRM_TPU_CAP_RUN_INFO, TPU_CAP_RUN_INFO);
 TPU_UAPI_IS_HW(DRM_TPU_CAP_ICI, TPU_CAP_ICI);
 TPU_UAPI_IS_HW(DRM_TPU_CAP_ACT_ERF, TPU_CAP_ACT_ERF);
+TPU_UAPI_IS_HW(DRM_TPU_CAP_COMPL_LINK, TPU_CAP_COMPL_LINK);
 /* struct drm_tpu_counters holds the counter registers in their order. */
 static_assert(sizeof(struct drm_tpu_counters) == TPU_NUM_COUNTERS * sizeof(u64) &&
 	      offsetof(struct drm_tpu_counters, tlb_misses) ==

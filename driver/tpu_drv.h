@@ -100,8 +100,10 @@ struct tpu_deferred {
  * @name: name of the scheduler, "tpu-queue<id>"
  * @entries: TPU_RING_ENTRIES ring entries the device fetches
  * @entries_dma: bus address of @entries
- * @compl: TPU_RING_ENTRIES completion records, slot i for ring entry i
+ * @compl: TPU_RING_ENTRIES completion records of @compl_size bytes, slot i for ring entry i
  * @compl_dma: bus address of @compl
+ * @compl_size: TPU_COMPL_SIZE_LINK (records with the job's link statistics) on a card with
+ *	TPU_CAP_COMPL_LINK (spec 2.4), else TPU_COMPL_SIZE
  * @tail: index of the next free entry (the value last written to RING_TAIL)
  * @seqno: seqno of the last job written to the ring
  * @inflight: jobs written to the ring and not yet retired, oldest first
@@ -116,8 +118,9 @@ struct tpu_ring {
 	char name[16];
 	struct tpu_ring_entry *entries;
 	dma_addr_t entries_dma;
-	struct tpu_completion *compl;
+	void *compl;
 	dma_addr_t compl_dma;
+	u32 compl_size;
 	u32 tail;
 	u64 seqno;
 	struct list_head inflight;

@@ -6,6 +6,11 @@
  *   drm-engine-mxu     ns the card spent on the file's jobs
  *   drm-cycles-mxu     modelled cycles of the file's jobs (completion records)
  *   drm-maxfreq-mxu    the card's modelled clock
+ *   drm-cycles-ici     modelled cycles the file's jobs kept the card's link units busy
+ *   drm-maxfreq-ici    the card's modelled clock
+ *   tpu-ici-tx-bytes   bytes the file's jobs sent on the card's links
+ *   tpu-ici-rx-bytes   bytes the file's jobs received from them
+ *                      (the ici keys on a card on a fabric with TPU_CAP_COMPL_LINK, spec 2.4)
  *   drm-total-memory, drm-shared-memory, drm-active-memory, drm-resident-memory:
  *                      the file's buffer objects (drm_show_memory_stats())
  *
@@ -42,6 +47,9 @@ void tpu_fdinfo_job_end(struct tpu_job *job, const struct tpu_job_result *res)
 		tdev->busy_ns += now - start;
 	}
 	atomic64_add(res->cycles, &job->ctx->cycles);
+	atomic64_add(res->link_cycles, &job->ctx->link_cycles);
+	atomic64_add(res->link_tx_bytes, &job->ctx->link_tx_bytes);
+	atomic64_add(res->link_rx_bytes, &job->ctx->link_rx_bytes);
 	tdev->last_end_ns = now;
 }
 
@@ -54,5 +62,13 @@ void tpu_fdinfo_show(struct drm_printer *p, struct drm_file *file)
 	drm_printf(p, "drm-engine-mxu:\t%llu ns\n", (u64)atomic64_read(&tfile->ctx->busy_ns));
 	drm_printf(p, "drm-cycles-mxu:\t%llu\n", (u64)atomic64_read(&tfile->ctx->cycles));
 	drm_printf(p, "drm-maxfreq-mxu:\t%u MHz\n", tdev->clock_mhz);
+	if (tdev->ici_info & TPU_ICI_INFO_PORTS_MASK && tdev->caps & TPU_CAP_COMPL_LINK) {
+		struct tpu_ctx *ctx = tfile->ctx;
+
+		drm_printf(p, "drm-cycles-ici:\t%llu\n", (u64)atomic64_read(&ctx->link_cycles));
+		drm_printf(p, "drm-maxfreq-ici:\t%u MHz\n", tdev->clock_mhz);
+		drm_printf(p, "tpu-ici-tx-bytes:\t%llu\n", (u64)atomic64_read(&ctx->link_tx_bytes));
+		drm_printf(p, "tpu-ici-rx-bytes:\t%llu\n", (u64)atomic64_read(&ctx->link_rx_bytes));
+	}
 	drm_show_memory_stats(p, file);
 }

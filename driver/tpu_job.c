@@ -742,6 +742,9 @@ int tpu_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		args->macs = job->result.macs;
 		args->mxu_busy_cycles = job->result.mxu_busy_cycles;
 		args->stall_cycles = job->result.stall_cycles;
+		args->link_cycles = job->result.link_cycles;
+		args->link_tx_bytes = job->result.link_tx_bytes;
+		args->link_rx_bytes = job->result.link_rx_bytes;
 
 		mutex_lock(&tfile->lock);
 		if (xa_erase(&tfile->jobs, args->job_id) == job) {

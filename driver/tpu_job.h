@@ -25,6 +25,9 @@ struct tpu_ring;
  * @macs: multiply-accumulates
  * @mxu_busy_cycles: modelled cycles the matrix unit computed
  * @stall_cycles: modelled cycles instructions waited for a dependency or a busy unit
+ * @link_cycles: modelled cycles its SENDs and RECVs kept link units busy (spec 2.4; else 0)
+ * @link_tx_bytes: bytes its SENDs put on links (spec 2.4; else 0)
+ * @link_rx_bytes: bytes its RECVs took from links (spec 2.4; else 0)
  */
 struct tpu_job_result {
 	u32 status;
@@ -34,6 +37,9 @@ struct tpu_job_result {
 	u64 macs;
 	u64 mxu_busy_cycles;
 	u64 stall_cycles;
+	u64 link_cycles;
+	u64 link_tx_bytes;
+	u64 link_rx_bytes;
 };
 
 /**

@@ -39,6 +39,9 @@ struct tpu_pt;
  * @banned: the context had TPU_CTX_BAN_HANGS jobs time out: its jobs are no longer run
  * @busy_ns: time the card spent on the context's jobs (fdinfo drm-engine-mxu)
  * @cycles: modelled cycles of the context's jobs (fdinfo drm-cycles-mxu)
+ * @link_cycles: modelled cycles its jobs kept link units busy (fdinfo drm-cycles-ici)
+ * @link_tx_bytes: bytes its jobs sent on links (fdinfo tpu-ici-tx-bytes)
+ * @link_rx_bytes: bytes its jobs received from links (fdinfo tpu-ici-rx-bytes)
  *
  * The page tables and the context id live until the last job that may use them has ended,
  * the last buffer of the context is freed (an exported buffer may outlive the file) and the
@@ -63,6 +66,9 @@ struct tpu_ctx {
 	bool banned;
 	atomic64_t busy_ns;
 	atomic64_t cycles;
+	atomic64_t link_cycles;
+	atomic64_t link_tx_bytes;
+	atomic64_t link_rx_bytes;
 };
 
 int tpu_mmu_init(struct tpu_device *tdev);

@@ -53,7 +53,9 @@ int tpu_ring_init(struct tpu_device *tdev)
 		ring->entries = dmam_alloc_coherent(dev,
 						    TPU_RING_ENTRIES * sizeof(*ring->entries),
 						    &ring->entries_dma, GFP_KERNEL);
-		ring->compl = dmam_alloc_coherent(dev, TPU_RING_ENTRIES * sizeof(*ring->compl),
+		ring->compl_size = tdev->caps & TPU_CAP_COMPL_LINK ? TPU_COMPL_SIZE_LINK :
+								     TPU_COMPL_SIZE;
+		ring->compl = dmam_alloc_coherent(dev, TPU_RING_ENTRIES * ring->compl_size,
 						  &ring->compl_dma, GFP_KERNEL);
 		if (!ring->entries || !ring->compl)
 			return -ENOMEM;
@@ -71,6 +73,8 @@ void tpu_ring_start(struct tpu_ring *ring)
 	tpu_write64(tdev, TPU_REG_QUEUE(ring->id, TPU_QREG_RING_BASE), ring->entries_dma);
 	tpu_ring_write(ring, TPU_QREG_RING_SIZE, TPU_RING_ENTRIES);
 	tpu_write64(tdev, TPU_REG_QUEUE(ring->id, TPU_QREG_COMPL_BASE), ring->compl_dma);
+	if (tdev->caps & TPU_CAP_COMPL_LINK)
+		tpu_ring_write(ring, TPU_QREG_COMPL_SIZE, ring->compl_size);
 	tpu_ring_write(ring, TPU_QREG_PRIORITY, ring->priority);
 
 	spin_lock_irqsave(&tdev->job_lock, flags);
@@ -79,6 +83,12 @@ void tpu_ring_start(struct tpu_ring *ring)
 	spin_unlock_irqrestore(&tdev->job_lock, flags);
 
 	tpu_ring_write(ring, TPU_QREG_CONTROL, TPU_QCTRL_ENABLE);
+}
+
+/* The completion record of ring slot @slot. */
+static struct tpu_completion *tpu_ring_compl(struct tpu_ring *ring, u32 slot)
+{
+	return ring->compl + (size_t)slot * ring->compl_size;
 }
 
 /**
@@ -95,7 +105,7 @@ void tpu_ring_push(struct tpu_ring *ring, struct tpu_job *job)
 	lockdep_assert_held(&ring->tdev->job_lock);
 
 	job->slot = ring->tail;
-	memset(&ring->compl[job->slot], 0, sizeof(ring->compl[job->slot]));
+	memset(tpu_ring_compl(ring, job->slot), 0, ring->compl_size);
 	memset(entry, 0, sizeof(*entry));
 	entry->opcode = TPU_RING_OP_RUN;
 	entry->ctx_id = job->ctx->id;
@@ -113,7 +123,8 @@ void tpu_ring_push(struct tpu_ring *ring, struct tpu_job *job)
 /* Whether @job's completion record is in its slot; its result into @res if so. */
 static bool tpu_ring_record(struct tpu_ring *ring, struct tpu_job *job, struct tpu_job_result *res)
 {
-	const struct tpu_completion *rec = &ring->compl[job->slot];
+	const struct tpu_completion *rec = tpu_ring_compl(ring, job->slot);
+	const struct tpu_completion_link *link = (const void *)(rec + 1);
 
 	if (!(READ_ONCE(rec->flags) & TPU_COMPL_VALID) || rec->seqno != job->seqno)
 		return false;
@@ -126,6 +137,11 @@ static bool tpu_ring_record(struct tpu_ring *ring, struct tpu_job *job, struct t
 	res->macs = rec->macs;
 	res->mxu_busy_cycles = rec->mxu_busy_cycles;
 	res->stall_cycles = rec->stall_cycles;
+	if (ring->compl_size == TPU_COMPL_SIZE_LINK) {
+		res->link_cycles = link->link_cycles;
+		res->link_tx_bytes = link->link_tx_bytes;
+		res->link_rx_bytes = link->link_rx_bytes;
+	}
 	return true;
 }
 

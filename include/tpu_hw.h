@@ -113,6 +113,7 @@
 #define TPU_QREG_STATUS		0x24	/* RO  TPU_QSTAT_* */
 #define TPU_QREG_DONE_SEQ	0x28	/* RO64 seqno of the last retired job (done or failed) */
 #define TPU_QREG_PRIORITY	0x30	/* RW  0 (lowest) .. TPU_QUEUE_MAX_PRIORITY; higher served first */
+#define TPU_QREG_COMPL_SIZE	0x34	/* RW  bytes a completion record takes: 64, or 128 (spec 2.4) */
 
 /*
  * TEST ONLY, not part of the card's specification: registers that exist only on a QEMU card
@@ -130,7 +131,7 @@
 #define TPU_TEST_HELD_PC_MASK	0xffffu
 
 #define TPU_ID_MAGIC		0x54505530u	/* "TPU0" */
-#define TPU_SPEC_VERSION	0x00020003u	/* 2.3 */
+#define TPU_SPEC_VERSION	0x00020004u	/* 2.4 */
 #define TPU_RESET_MAGIC		0x52535421u	/* "RST!" */
 #define TPU_TLB_INVAL_ALL	0xffffffffu
 
@@ -143,6 +144,7 @@
 #define TPU_CAP_RUN_INFO	(1u << 6)	/* spec 1.5: RUN_QUEUE and RUN_SEQNO name the running job */
 #define TPU_CAP_ICI		(1u << 7)	/* spec 2.0: the interconnect registers, SEND and RECV */
 #define TPU_CAP_ACT_ERF		(1u << 8)	/* spec 2.3: ACTIVATE ERF */
+#define TPU_CAP_COMPL_LINK	(1u << 9)	/* spec 2.4: COMPL_SIZE, 128-byte records with link stats */
 
 /* ICI_INFO (spec 2.0) */
 #define TPU_ICI_INFO_PORTS_MASK	0xfu		/* bits 3..0: ports wired (0: not on a fabric) */
@@ -215,6 +217,20 @@ struct tpu_completion {
 	__u32 flags;		/* TPU_COMPL_VALID */
 	__u32 reserved0;
 	__u64 stall_cycles;	/* cycles instructions waited for a dependency or a busy unit */
+};
+
+/*
+ * Spec 2.4: with COMPL_SIZE = 128 a record is struct tpu_completion followed by this half,
+ * the job's own link statistics (the LINK counters' share of the job).
+ */
+#define TPU_COMPL_SIZE		64
+#define TPU_COMPL_SIZE_LINK	128
+
+struct tpu_completion_link {
+	__u64 link_cycles;	/* cycles SEND and RECV kept link units busy */
+	__u64 link_tx_bytes;	/* bytes SENDs put on links */
+	__u64 link_rx_bytes;	/* bytes RECVs took from links */
+	__u64 reserved[5];	/* written 0 */
 };
 
 /* Job status codes: completion status and TPU_REG_ERR_CODE. */
@@ -527,6 +543,7 @@ union tpu_insn {
 #ifdef __cplusplus
 static_assert(sizeof(struct tpu_ring_entry) == 64, "ring entry is 64 bytes");
 static_assert(sizeof(struct tpu_completion) == 64, "completion record is 64 bytes");
+static_assert(sizeof(struct tpu_completion_link) == 64, "its link half is 64 bytes");
 static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
 static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
 static_assert(sizeof(struct tpu_insn_pool) == TPU_INSN_SIZE, "POOL is 32 bytes");
@@ -535,6 +552,7 @@ static_assert(sizeof(struct tpu_insn_link) == TPU_INSN_SIZE, "SEND and RECV are 
 #else
 _Static_assert(sizeof(struct tpu_ring_entry) == 64, "ring entry is 64 bytes");
 _Static_assert(sizeof(struct tpu_completion) == 64, "completion record is 64 bytes");
+_Static_assert(sizeof(struct tpu_completion_link) == 64, "its link half is 64 bytes");
 _Static_assert(sizeof(struct tpu_ctx_entry) == 16, "context entry is 16 bytes");
 _Static_assert(sizeof(union tpu_insn) == TPU_INSN_SIZE, "instructions are 32 bytes");
 _Static_assert(sizeof(struct tpu_insn_pool) == TPU_INSN_SIZE, "POOL is 32 bytes");

@@ -84,6 +84,7 @@ typedef struct TPUQueue {
     uint32_t status;
     uint64_t done_seq;
     uint32_t priority;
+    bool compl_link;            /* COMPL_SIZE 128: records carry link stats */
     /* Bumped when the ring is reprogrammed: old jobs keep off HEAD. */
     uint64_t epoch;
     /* Bumped by QCTRL_RESET: the running job is dropped without a trace. */
@@ -109,6 +110,7 @@ typedef struct TPUJob {
     uint64_t resets;
     uint64_t ring_base;
     uint64_t compl_base;
+    bool compl_link;
     uint64_t ctx_table;
     uint64_t generation;
     uint64_t seqno;

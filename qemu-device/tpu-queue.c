@@ -186,6 +186,7 @@ static bool tpu_next_job(TPUState *s, TPUJob *job)
         .resets = q->resets,
         .ring_base = q->ring_base,
         .compl_base = q->compl_base,
+        .compl_link = q->compl_link,
         .ctx_table = s->ctx_table,
         .generation = s->generation,
     };
@@ -212,20 +213,32 @@ static bool tpu_ring_entry_valid(const struct tpu_ring_entry *e)
 static void tpu_write_completion(TPUState *s, TPUJob *job)
 {
     const struct tpu_job_result *r = &job->result;
-    struct tpu_completion c = {
-        .seqno = cpu_to_le64(job->seqno),
-        .status = cpu_to_le32(r->status),
-        .error_pc = cpu_to_le32(r->error_pc),
-        .fault_addr = cpu_to_le64(r->fault_addr),
-        .cycles = cpu_to_le64(r->cycles),
-        .mxu_busy_cycles = cpu_to_le64(r->mxu_busy_cycles),
-        .macs = cpu_to_le64(r->macs),
-        .flags = cpu_to_le32(TPU_COMPL_VALID),
-        .stall_cycles = cpu_to_le64(r->stall_cycles),
+    struct {
+        struct tpu_completion c;
+        struct tpu_completion_link link;
+    } rec = {
+        .c = {
+            .seqno = cpu_to_le64(job->seqno),
+            .status = cpu_to_le32(r->status),
+            .error_pc = cpu_to_le32(r->error_pc),
+            .fault_addr = cpu_to_le64(r->fault_addr),
+            .cycles = cpu_to_le64(r->cycles),
+            .mxu_busy_cycles = cpu_to_le64(r->mxu_busy_cycles),
+            .macs = cpu_to_le64(r->macs),
+            .flags = cpu_to_le32(TPU_COMPL_VALID),
+            .stall_cycles = cpu_to_le64(r->stall_cycles),
+        },
+        .link = {
+            .link_cycles = cpu_to_le64(r->link_cycles),
+            .link_tx_bytes = cpu_to_le64(r->link_tx_bytes),
+            .link_rx_bytes = cpu_to_le64(r->link_rx_bytes),
+        },
     };
-    uint64_t addr = job->compl_base + (uint64_t)job->slot * sizeof(c);
+    uint64_t size = job->compl_link ? TPU_COMPL_SIZE_LINK : TPU_COMPL_SIZE;
+    uint64_t addr = job->compl_base + (uint64_t)job->slot * size;
 
-    if (tpu_dma_rw(s, addr, &c, sizeof(c), true)) {
+    QEMU_BUILD_BUG_ON(sizeof(rec) != TPU_COMPL_SIZE_LINK);
+    if (tpu_dma_rw(s, addr, &rec, size, true)) {
         job->queue_fault = "cannot write the completion record";
     }
 }

@@ -27,7 +27,7 @@
  *                       of the card)
  *   x-spec-version      test only (default TPU_SPEC_VERSION): the spec version
  *                       VERSION reports, 1.0 to 1.5 or 2.0 to the current
- *                       2.3 (major << 16 | minor), and only the CAPS bits of
+ *                       2.4 (major << 16 | minor), and only the CAPS bits of
  *                       that version; the card behaves as the current spec
  *                       all the same (for the driver's refusal of cards
  *                       before 1.3 and the runtime's of missing features)
@@ -64,9 +64,11 @@
  *   - All DMA (ring entries, completion records, programs' host accesses)
  *     needs PCI bus mastering and reaches guest RAM only.
  *   - COMPL_BASE must be 64-byte aligned. Writing RING_BASE or RING_SIZE
- *     restarts HEAD and TAIL at 0; RING_BASE, RING_SIZE and COMPL_BASE are
- *     ignored while the queue is enabled. A ring entry that cannot be read
- *     or a completion that cannot be written stops the queue (QSTAT_ERROR).
+ *     restarts HEAD and TAIL at 0; RING_BASE, RING_SIZE, COMPL_BASE and
+ *     COMPL_SIZE are ignored while the queue is enabled, COMPL_SIZE other
+ *     than 64 or 128 always; a global reset sets COMPL_SIZE back to 64. A
+ *     ring entry that cannot be read or a completion that cannot be written
+ *     stops the queue (QSTAT_ERROR).
  *   - Every retired job sets IRQ_STATUS.DONE or .ERROR and, if unmasked,
  *     sends MSI-X vector DONE or ERROR; unmasking a set bit sends it too.
  *   - QCTRL_RESET drops the queue's running job (aborted, no completion
@@ -400,10 +402,30 @@ static bool tpu_queue_read(TPUState *s, hwaddr addr, uint64_t *val)
     case TPU_QREG_PRIORITY:
         *val = q->priority;
         break;
+    case TPU_QREG_COMPL_SIZE:
+        *val = q->compl_link ? TPU_COMPL_SIZE_LINK : TPU_COMPL_SIZE;
+        break;
     default:
         return false;
     }
     return true;
+}
+
+/* COMPL_SIZE (spec 2.4): 64 or 128, while the queue is disabled; lock held. */
+static void tpu_queue_write_compl_size(TPUState *s, unsigned qid, uint64_t val)
+{
+    TPUQueue *q = &s->queues[qid];
+
+    if (q->control & TPU_QCTRL_ENABLE) {
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: queue %u: COMPL_SIZE written "
+                      "while enabled, ignored\n", qid);
+    } else if (val != TPU_COMPL_SIZE && val != TPU_COMPL_SIZE_LINK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "tpu: queue %u: COMPL_SIZE %" PRIu64
+                      " is neither %d nor %d, ignored\n", qid, val,
+                      TPU_COMPL_SIZE, TPU_COMPL_SIZE_LINK);
+    } else {
+        q->compl_link = val == TPU_COMPL_SIZE_LINK;
+    }
 }
 
 static bool tpu_queue_write(TPUState *s, hwaddr addr, uint64_t val)
@@ -433,6 +455,9 @@ static bool tpu_queue_write(TPUState *s, hwaddr addr, uint64_t val)
         } else {
             q->compl_base = val;
         }
+        break;
+    case TPU_QREG_COMPL_SIZE:
+        tpu_queue_write_compl_size(s, qid, val);
         break;
     case TPU_QREG_RING_TAIL:
         tpu_queue_write_tail(s, qid, val);
@@ -609,6 +634,9 @@ static uint32_t tpu_caps(uint32_t spec_version)
     }
     if (spec_version >= 0x00020003) {
         caps |= TPU_CAP_ACT_ERF;
+    }
+    if (spec_version >= 0x00020004) {
+        caps |= TPU_CAP_COMPL_LINK;
     }
     return caps;
 }

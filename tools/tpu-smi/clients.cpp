@@ -63,6 +63,12 @@ bool parse_fdinfo(const std::string &text, Client &client) {
             client.memory_bytes = parse_size(value);
         else if (key == "drm-resident-memory")
             client.resident_bytes = parse_size(value);
+        else if (key == "drm-cycles-ici")
+            client.link_cycles = parse_number(value);
+        else if (key == "tpu-ici-tx-bytes")
+            client.link_tx_bytes = parse_number(value);
+        else if (key == "tpu-ici-rx-bytes")
+            client.link_rx_bytes = parse_number(value);
     }
     return ours;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // clients.hpp - the processes using TPU cards, from /proc/<pid>/fdinfo (DRM usage stats that
-// tpu.ko prints: drm-engine-mxu, drm-cycles-mxu, drm-total-memory, drm-resident-memory).
+// tpu.ko prints: drm-engine-mxu, drm-cycles-mxu, drm-total-memory, drm-resident-memory, and on
+// a card on a fabric drm-cycles-ici, tpu-ici-tx-bytes, tpu-ici-rx-bytes).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,9 @@ struct Client {
     std::uint64_t cycles = 0;
     std::uint64_t memory_bytes = 0;   // drm-total-memory
     std::uint64_t resident_bytes = 0; // drm-resident-memory
+    std::uint64_t link_cycles = 0;    // drm-cycles-ici
+    std::uint64_t link_tx_bytes = 0;  // tpu-ici-tx-bytes
+    std::uint64_t link_rx_bytes = 0;  // tpu-ici-rx-bytes
 };
 
 // The fdinfo lines of one file, parsed; false if it is not a file of the tpu driver.

@@ -129,7 +129,10 @@ nlohmann::json to_json(const Snapshot &snap) {
                                              {"resident_bytes", p.resident_bytes},
                                              {"utilization_percent", client_util(snap, j)},
                                              {"busy_ns", p.busy_ns},
-                                             {"cycles", p.cycles}});
+                                             {"cycles", p.cycles},
+                                             {"link_cycles", p.link_cycles},
+                                             {"link_tx_bytes", p.link_tx_bytes},
+                                             {"link_rx_bytes", p.link_rx_bytes}});
         }
         doc["cards"].push_back(card);
     }
@@ -166,18 +169,19 @@ void print_table(const Snapshot &snap) {
         if (c.ici)
             print_interconnect(*c.ici);
     }
-    std::printf("\n%-4s %8s  %-16s %12s %6s %14s %14s\n", "TPU", "PID", "COMMAND", "MEMORY",
-                "UTIL %", "BUSY ms", "CYCLES");
+    std::printf("\n%-4s %8s  %-16s %12s %6s %14s %14s %12s %12s\n", "TPU", "PID", "COMMAND",
+                "MEMORY", "UTIL %", "BUSY ms", "CYCLES", "LINK TX", "LINK RX");
     bool any = false;
     for (std::size_t i = 0; i < inv.cards.size(); i++)
         for (std::size_t j = 0; j < snap.clients.size(); j++) {
             const Client &p = snap.clients[j];
             if (p.pci == inv.cards[i].pci) {
                 any = true;
-                std::printf("%-4zu %8d  %-16s %12s %6.1f %14.3f %14llu\n", i, p.pid,
+                std::printf("%-4zu %8d  %-16s %12s %6.1f %14.3f %14llu %12s %12s\n", i, p.pid,
                             p.command.c_str(), size_text(p.memory_bytes).c_str(),
                             client_util(snap, j), static_cast<double>(p.busy_ns) / 1e6,
-                            ull(p.cycles));
+                            ull(p.cycles), size_text(p.link_tx_bytes).c_str(),
+                            size_text(p.link_rx_bytes).c_str());
             }
         }
     if (!any)

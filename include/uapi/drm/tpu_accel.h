@@ -83,6 +83,7 @@ enum drm_tpu_param {
 #define DRM_TPU_CAP_RUN_INFO	(1u << 6)	/* the card names the job it runs (its resets spare more) */
 #define DRM_TPU_CAP_ICI		(1u << 7)	/* spec 2.0: inter-chip links, SEND and RECV */
 #define DRM_TPU_CAP_ACT_ERF	(1u << 8)	/* spec 2.3: ACTIVATE ERF */
+#define DRM_TPU_CAP_COMPL_LINK	(1u << 9)	/* spec 2.4: a job's link statistics in its wait */
 
 /**
  * struct drm_tpu_get_param - query a device property or counter
@@ -259,7 +260,11 @@ struct drm_tpu_submit {
  * @pad: must be zero
  * @mxu_busy_cycles: out, modelled cycles the matrix unit computed for the job
  * @stall_cycles: out, modelled cycles the job's instructions waited for a dependency or a unit
+ * @link_cycles: out, modelled cycles the job's SENDs and RECVs kept link units busy
+ * @link_tx_bytes: out, bytes the job's SENDs put on links
+ * @link_rx_bytes: out, bytes the job's RECVs took from links
  *
+ * The link statistics are 0 on a card without DRM_TPU_CAP_COMPL_LINK.
  * A successful wait retires the job: its id is then unknown (-ENOENT).
  */
 struct drm_tpu_wait {
@@ -275,6 +280,9 @@ struct drm_tpu_wait {
 	__u32 pad;
 	__u64 mxu_busy_cycles;
 	__u64 stall_cycles;
+	__u64 link_cycles;
+	__u64 link_tx_bytes;
+	__u64 link_rx_bytes;
 };
 
 /**

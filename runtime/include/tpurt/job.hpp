@@ -17,8 +17,13 @@ class PooledBuffer;
 } // namespace detail
 
 struct JobStats {
-    std::uint64_t cycles = 0;         // modelled cycles on the card
-    std::uint64_t macs = 0;           // multiply-accumulates performed
+    std::uint64_t cycles = 0; // modelled cycles on the card
+    std::uint64_t macs = 0;   // multiply-accumulates performed
+    // Link work (SEND and RECV): modelled cycles link units were busy, bytes sent and received.
+    // 0 on a card before spec 2.4, which does not report them per job.
+    std::uint64_t link_cycles = 0;
+    std::uint64_t link_tx_bytes = 0;
+    std::uint64_t link_rx_bytes = 0;
     std::chrono::nanoseconds wall{0}; // from submission until the wait returned
 
     // Modelled card time at the card's clock.

@@ -41,6 +41,9 @@ struct JobRecord {
     std::uint64_t fault_addr = 0;
     std::uint64_t cycles = 0;
     std::uint64_t macs = 0;
+    std::uint64_t link_cycles = 0; // spec 2.4 cards (DRM_TPU_CAP_COMPL_LINK) and the engine
+    std::uint64_t link_tx_bytes = 0;
+    std::uint64_t link_rx_bytes = 0;
 };
 
 // A point on a timeline fence.

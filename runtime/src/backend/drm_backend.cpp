@@ -228,7 +228,8 @@ int DrmBackend::wait(std::uint64_t job_id, std::int64_t timeout_ns, bool absolut
     wait.flags = absolute ? DRM_TPU_WAIT_ABSOLUTE : 0;
     const int err = try_ioctl(DRM_IOCTL_TPU_WAIT, &wait);
     if (err == 0)
-        record = {wait.status, wait.error_pc, wait.fault_addr, wait.cycles, wait.macs};
+        record = {wait.status, wait.error_pc,    wait.fault_addr,    wait.cycles,
+                  wait.macs,   wait.link_cycles, wait.link_tx_bytes, wait.link_rx_bytes};
     return err;
 }
 

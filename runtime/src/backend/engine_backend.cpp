@@ -217,7 +217,8 @@ JobRecord EngineBackend::run(const SubmitRequest &request, std::uint64_t program
     watch_.changed.notify_all();
     tpu_job_result result = {};
     tpu_engine_run(engine_.get(), 0, program_addr, request.program_bytes, &result);
-    JobRecord record{result.status, result.error_pc, result.fault_addr, result.cycles, result.macs};
+    JobRecord record{result.status, result.error_pc,    result.fault_addr,    result.cycles,
+                     result.macs,   result.link_cycles, result.link_tx_bytes, result.link_rx_bytes};
     std::lock_guard lock(watch_.mutex);
     watch_.deadline.reset();
     if (watch_.timed_out || watch_.aborted) {

@@ -31,6 +31,9 @@ double JobStats::utilisation(const DeviceInfo &info) const {
 JobStats &JobStats::operator+=(const JobStats &other) {
     cycles += other.cycles;
     macs += other.macs;
+    link_cycles += other.link_cycles;
+    link_tx_bytes += other.link_tx_bytes;
+    link_rx_bytes += other.link_rx_bytes;
     wall += other.wall;
     return *this;
 }
@@ -88,6 +91,9 @@ JobStats Job::wait(std::chrono::nanoseconds timeout) {
     JobStats stats;
     stats.cycles = wait.cycles;
     stats.macs = wait.macs;
+    stats.link_cycles = wait.link_cycles;
+    stats.link_tx_bytes = wait.link_tx_bytes;
+    stats.link_rx_bytes = wait.link_rx_bytes;
     stats.wall = std::chrono::steady_clock::now() - submitted_;
     return stats;
 }

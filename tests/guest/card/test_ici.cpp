@@ -7,7 +7,7 @@
 // the cards sums in the documented order, bit for bit; a RECV whose peer never sends is reset by
 // the driver's timeout (tpu.ko job_timeout_ms=1000) while the other card and the jobs behind it
 // work on; a SEND on a port a ring does not have ends LINK_DOWN; tpu-smi shows the cards' places
-// on the ring and their links' traffic.
+// on the ring and their links' traffic, and each process's share of it (fdinfo).
 #include "ici_cards.hpp"
 #include "smi_command.hpp"
 
@@ -19,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -116,6 +117,13 @@ TEST_CASE("a buffer goes from card 0 to card 1 intact, in hops x latency + bytes
     CHECK(counter(0, "ici/link_tx_bytes") - link_tx_before == kBytes);
     CHECK(counter(1, "ici/link_rx_bytes") - link_rx_before == kBytes);
     CHECK(counter(1, "ici/link_cycles") >= got.cycles);
+    // Each job's own link statistics (spec 2.4, the completion record's link half).
+    CHECK(sent.link_tx_bytes == kBytes);
+    CHECK(sent.link_rx_bytes == 0);
+    CHECK(sent.link_cycles >= kBytes * 8ull * d0.info().clock_mhz / 400000);
+    CHECK(got.link_rx_bytes == kBytes);
+    CHECK(got.link_tx_bytes == 0);
+    CHECK(got.link_cycles == want);
     const double wall_ms = std::chrono::duration<double, std::milli>(got.wall).count();
     WARN("4 MiB from card 0 to card 1: " << got.cycles << " modelled cycles, " << wall_ms
                                          << " ms wall");
@@ -161,6 +169,24 @@ TEST_CASE("tpu-smi shows each card's place on the ring and its links' traffic", 
         }
     }
     CHECK(doc["cards"][0]["interconnect"]["ports"][0]["tx_bytes"] >= kBytes);
+    // This process's files of cards 0 and 1 (fdinfo, spec 2.4): what their jobs sent and got.
+    auto ours = [&](const Card &card) {
+        const std::string pci = card.sysfs.substr(card.sysfs.rfind('/') + 1);
+        for (const auto &c : doc["cards"])
+            if (c["pci"] == pci)
+                for (const auto &proc : c["processes"])
+                    if (proc["pid"] == getpid())
+                        return proc;
+        return nlohmann::json();
+    };
+    const auto sender = ours(cards[0]), receiver = ours(cards[1]);
+    REQUIRE(sender.is_object());
+    REQUIRE(receiver.is_object());
+    CHECK(sender["link_tx_bytes"] == kBytes);
+    CHECK(sender["link_rx_bytes"] == 0);
+    CHECK(sender["link_cycles"] > 0);
+    CHECK(receiver["link_rx_bytes"] == kBytes);
+    CHECK(receiver["link_cycles"] == guest::link_cycles(kBytes, d1.info().clock_mhz, 400, 1000));
     const std::string text = guest::run_command(guest::tpu_smi() + " --sample-ms 10", status);
     CHECK(status == 0);
     CHECK_THAT(text, Catch::Contains("interconnect ring " + std::to_string(n) + " at 0") &&

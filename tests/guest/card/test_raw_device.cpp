@@ -2,17 +2,18 @@
 // test_raw_device.cpp - guest test, as root: tpu.ko is unbound and the card is driven directly
 // (BAR0 from sysfs, rings, context table and page tables in locked pages): bad ring
 // configurations, garbage ring entries, program-fetch MMU faults, rings in nonexistent memory,
-// RESET during a job, per-queue RESET and stop, queue priorities and TLB_INVAL — after each the
-// card still runs a valid job. Last, tpu.ko is bound again and /dev/accel/accel0 runs a job.
-// Needs a card with at least 2 queues (tests/vm passes -global tpu.num-queues=4) and the
-// test-only hold (-global tpu.x-test-hold=on), which keeps a busy job running until a reset or
-// the test ends it, however fast the host.
+// RESET during a job, per-queue RESET and stop, queue priorities, TLB_INVAL and 128-byte
+// completion records (spec 2.4) — after each the card still runs a valid job. Last, tpu.ko is bound
+// again and /dev/accel/accel0 runs a job. Needs a card with at least 2 queues (tests/vm passes
+// -global tpu.num-queues=4) and the test-only hold (-global tpu.x-test-hold=on), which keeps a busy
+// job running until a reset or the test ends it, however fast the host.
 #include "guest_programs.hpp"
 #include "raw_card.hpp"
 #include "uapi_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <utility>
@@ -221,6 +222,50 @@ TEST_CASE("bad ring configurations put the queue into error", "[raw][ring]") {
     q.start();
     CHECK(rig.bar.qread32(0, TPU_QREG_STATUS) == TPU_QSTAT_ACTIVE);
     rig.check_copy_works(q);
+}
+
+TEST_CASE("COMPL_SIZE 128 gives each job a 128-byte record with its link statistics",
+          "[raw][ring]") {
+    Rig rig;
+    raw::Queue &q = rig.queues[0];
+    auto compl_size = [&] { return rig.bar.qread32(0, TPU_QREG_COMPL_SIZE); };
+    CHECK((rig.bar.read32(TPU_REG_CAPS) & TPU_CAP_COMPL_LINK) != 0);
+    CHECK(compl_size() == TPU_COMPL_SIZE);
+    rig.bar.qwrite32(0, TPU_QREG_COMPL_SIZE, TPU_COMPL_SIZE_LINK); // enabled: ignored
+    CHECK(compl_size() == TPU_COMPL_SIZE);
+    rig.bar.qwrite32(0, TPU_QREG_CONTROL, 0);
+    rig.bar.qwrite32(0, TPU_QREG_COMPL_SIZE, 96); // neither 64 nor 128: ignored
+    CHECK(compl_size() == TPU_COMPL_SIZE);
+    rig.bar.qwrite32(0, TPU_QREG_COMPL_SIZE, TPU_COMPL_SIZE_LINK);
+    CHECK(compl_size() == TPU_COMPL_SIZE_LINK);
+
+    // Two copy jobs: their records at 0 and 128, each followed by its link half (all 0: a copy
+    // uses no link), nothing written past them.
+    auto *bytes = static_cast<std::uint8_t *>(q.compl_records.ptr);
+    std::memset(bytes, 0xa5, TPU_PAGE_SIZE);
+    q.start();
+    for (std::uint64_t seqno = 1; seqno <= 2; seqno++) {
+        REQUIRE(q.wait(q.run(kCtx, kCopyVa, 3 * TPU_INSN_SIZE)));
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        tpu_completion c;
+        tpu_completion_link link;
+        std::memcpy(&c, bytes + (seqno - 1) * TPU_COMPL_SIZE_LINK, sizeof(c));
+        std::memcpy(&link, bytes + (seqno - 1) * TPU_COMPL_SIZE_LINK + sizeof(c), sizeof(link));
+        INFO("job " << seqno);
+        CHECK(c.seqno == seqno);
+        CHECK(c.flags == TPU_COMPL_VALID);
+        CHECK(c.status == TPU_ERR_NONE);
+        CHECK(c.cycles > 0);
+        const tpu_completion_link zero{};
+        CHECK(std::memcmp(&link, &zero, sizeof(link)) == 0);
+    }
+    CHECK(bytes[2 * TPU_COMPL_SIZE_LINK] == 0xa5);
+
+    // A queue reset keeps COMPL_SIZE; a global reset sets it back to 64.
+    rig.bar.qwrite32(0, TPU_QREG_CONTROL, TPU_QCTRL_RESET);
+    CHECK(compl_size() == TPU_COMPL_SIZE_LINK);
+    REQUIRE(rig.bar.reset());
+    CHECK(compl_size() == TPU_COMPL_SIZE);
 }
 
 TEST_CASE("garbage ring entries complete with an error status", "[raw][ring]") {
