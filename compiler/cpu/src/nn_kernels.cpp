@@ -46,12 +46,9 @@ float activate(const Node &node, float v) {
     throw KernelError(node, "unknown fused activation '" + act + "'");
 }
 
-// A 2-D window op's geometry over an NHWC image.
-struct Window {
-    std::int64_t kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
-};
+} // namespace
 
-Window window(const Node &node, const Tensor &x, std::int64_t kh, std::int64_t kw) {
+Window window(const Node &node, std::int64_t h, std::int64_t w, std::int64_t kh, std::int64_t kw) {
     const std::vector<std::int64_t> s = node.get_ints("strides", {1, 1});
     const std::vector<std::int64_t> d = node.get_ints("dilations", {1, 1});
     std::vector<std::int64_t> p = node.get_ints("pads", {0, 0, 0, 0});
@@ -59,7 +56,6 @@ Window window(const Node &node, const Tensor &x, std::int64_t kh, std::int64_t k
         throw KernelError(node, "strides, dilations and pads must be 2-D");
     if (node.get_int("ceil_mode", 0) != 0)
         throw KernelError(node, "ceil_mode 1 is not supported");
-    const std::int64_t h = x.shape[1], w = x.shape[2];
     const std::int64_t eh = (kh - 1) * d[0] + 1, ew = (kw - 1) * d[1] + 1;
     const std::string auto_pad = node.get_string("auto_pad", "NOTSET");
     if (auto_pad == "VALID") {
@@ -82,6 +78,8 @@ Window window(const Node &node, const Tensor &x, std::int64_t kh, std::int64_t k
         throw KernelError(node, "the window is larger than the padded image");
     return {kh, kw, s[0], s[1], d[0], d[1], p[0], p[1], oh, ow};
 }
+
+namespace {
 
 void require_nhwc(const Node &node, const Tensor &x) {
     if (x.layout != Layout::Nhwc || x.shape.size() != 4)
@@ -137,7 +135,7 @@ void conv_nhwc(const Node &node, Inputs in, Outputs out) {
                                     " and group " + std::to_string(groups) + " do not fit");
     if (!bs.empty() && bs.size() != std::size_t(f))
         throw KernelError(node, "its bias does not hold one value per filter");
-    const Window g = window(node, x, kh, kw);
+    const Window g = window(node, x.shape[1], x.shape[2], kh, kw);
     const std::int64_t fg = f / groups;
     std::vector<float> y(std::size_t(n * g.oh * g.ow * f));
     for (std::int64_t b = 0; b < n; ++b)
@@ -172,7 +170,7 @@ void pool_kernel(const Node &node, Inputs in, Outputs out) {
         throw KernelError(node, "kernel_shape must be 2-D");
     const bool is_max = node.op == "MaxPool";
     const bool count_pad = node.get_int("count_include_pad", 0) != 0;
-    const Window g = window(node, x, k[0], k[1]);
+    const Window g = window(node, x.shape[1], x.shape[2], k[0], k[1]);
     const std::vector<float> xs = floats(node, &x, "input");
     const std::int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2], c = x.shape[3];
     std::vector<float> y(std::size_t(n * g.oh * g.ow * c));
