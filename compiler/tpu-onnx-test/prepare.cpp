@@ -7,6 +7,8 @@
 // as an exported model has them: integer ones (shapes, axes, indices: a compiled model has
 // static shapes), the weights and biases of Gemm and Conv, and the weights, scales, zero points
 // and biases of the quantised ops (every input but the data they quantise or multiply).
+#include "patterns.hpp"
+
 #include <tpu_data/dataset.hpp>
 #include <tpu_onnx/compile.hpp>
 #include <tpu_onnx/tensor_proto.hpp>
@@ -16,7 +18,6 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
-#include <fnmatch.h>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -152,23 +153,12 @@ std::vector<fs::path> select(const fs::path &dir, const std::vector<std::string>
     for (const fs::path &p : candidates) {
         bool match = patterns.empty();
         for (const std::string &pattern : patterns)
-            match = match || fnmatch(pattern.c_str(), p.filename().c_str(), 0) == 0;
+            match = match || tpu_onnx_test::matches(pattern, p.filename().string());
         if (match)
             chosen.push_back(p);
     }
     std::sort(chosen.begin(), chosen.end());
     return chosen;
-}
-
-std::vector<std::string> read_patterns(const std::string &file) {
-    std::ifstream in(file);
-    if (!in)
-        throw std::runtime_error(file + ": cannot read");
-    std::vector<std::string> patterns;
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty() && line[0] != '#')
-            patterns.push_back(line);
-    return patterns;
 }
 
 } // namespace
@@ -186,8 +176,9 @@ int main(int argc, char **argv) {
     app.add_option("-o,--output", out, "the folder to write one folder per test into")->required();
     CLI11_PARSE(app, argc, argv);
     try {
-        const std::vector<std::string> patterns =
-            select_file.empty() ? std::vector<std::string>{} : read_patterns(select_file);
+        const std::vector<std::string> patterns = select_file.empty()
+                                                      ? std::vector<std::string>{}
+                                                      : tpu_onnx_test::read_patterns(select_file);
         if (dirs.empty())
             dirs.push_back(tpu_data::datasets_dir() + "/onnx-testdata/node");
         std::size_t compiled = 0, unsupported = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tpumodel/cpu_kernels.hpp"
+#include "tpumodel/window.hpp"
 
 #include <cstring>
 #include <map>
@@ -31,14 +32,6 @@ std::size_t normalise_axis(const Node &node, std::int64_t axis, std::size_t rank
 const Tensor &input(const Node &node, std::span<const Tensor *const> in, std::size_t i);
 // The input's data must be in ONNX's order.
 void require_plain(const Node &node, const Tensor &t);
-// A 2-D window op's geometry (kernel, strides, dilations, top and left pads, output size) over
-// an h x w image, from the node's strides, dilations, pads or auto_pad; refused for ceil_mode 1
-// or a window larger than the padded image.
-struct Window {
-    std::int64_t kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
-};
-Window window(const Node &node, std::int64_t h, std::int64_t w, std::int64_t kh, std::int64_t kw);
-
 // Sizes output `t` for `shape` and `dtype` (zeroed data).
 void shape_output(Tensor &t, DType dtype, std::vector<std::int64_t> shape);
 

@@ -76,7 +76,7 @@ Window window(const Node &node, std::int64_t h, std::int64_t w, std::int64_t kh,
                        ow = (w + p[1] + p[3] - ew) / s[1] + 1;
     if (oh < 1 || ow < 1)
         throw KernelError(node, "the window is larger than the padded image");
-    return {kh, kw, s[0], s[1], d[0], d[1], p[0], p[1], oh, ow};
+    return {kh, kw, s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], oh, ow};
 }
 
 namespace {

@@ -5,6 +5,8 @@
 // epsilon, axes, permutations), the reshaped views some forms need, and Concat, Gather and Slice
 // as sequences of slice_copy.
 #include "card_ops.hpp"
+#include "op_text.hpp"
+#include "quant_ops.hpp"
 
 #include "tpumodel/card_executor.hpp"
 #include "tpumodel/cpu_kernels.hpp"
@@ -14,8 +16,6 @@
 #include <tpurt/ops/op_registry.hpp>
 
 #include <algorithm>
-#include <cstdio>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,39 +26,6 @@ namespace tpumodel::card {
 namespace {
 
 using Tensors = std::span<const tpurt::Tensor *const>;
-
-// Attributes by name as text; the strings stay where they are while the list grows.
-class Attributes {
-  public:
-    Attributes &add(const char *name, std::string value) {
-        text_.push_back(std::move(value));
-        list_.push_back({name, text_.back()});
-        return *this;
-    }
-    Attributes &add(const char *name, std::int64_t value) {
-        return add(name, std::to_string(value));
-    }
-    Attributes &add(const char *name, float value) {
-        char text[32];
-        std::snprintf(text, sizeof text, "%a", double(value)); // exact
-        return add(name, std::string(text));
-    }
-    std::span<const tpurt::OpAttribute> list() const { return list_; }
-
-  private:
-    std::deque<std::string> text_;
-    std::vector<tpurt::OpAttribute> list_;
-};
-
-[[noreturn]] void cannot(const Node &n, const std::string &why) {
-    throw ExecError(n.describe() + " on the card's " + n.card_op + ": " + why);
-}
-
-tpurt::OpSequence prepare(tpurt::Device &device, const char *op,
-                          std::vector<const tpurt::Tensor *> operands,
-                          const Attributes &attributes = {}) {
-    return tpurt::prepare_op(device, op, operands, attributes.list());
-}
 
 // The pads [top, left, bottom, right] of a window over an NHWC image, auto_pad resolved as
 // ONNX does; the card pads both sides alike, so top == bottom and left == right (the compiler
@@ -266,19 +233,6 @@ std::size_t normalised_axis(const Node &n, std::int64_t axis, std::size_t rank) 
     return std::size_t(a);
 }
 
-// `count` slices of `a` along `axis` from `src` into `out` at `dst`, appended to `ops`.
-void slice_copy(tpurt::Device &d, tpurt::OpSequence &ops, const tpurt::Tensor &a,
-                const tpurt::Tensor &out, std::size_t axis, std::size_t src, std::size_t dst,
-                std::size_t count) {
-    Attributes attributes;
-    attributes.add("axis", std::int64_t(axis))
-        .add("src_start", std::int64_t(src))
-        .add("dst_start", std::int64_t(dst))
-        .add("count", std::int64_t(count));
-    tpurt::OpSequence copy = prepare(d, "slice_copy", {&a, &out}, attributes);
-    ops.launches.insert(ops.launches.end(), copy.launches.begin(), copy.launches.end());
-}
-
 // `t` copied out to `shape` by ONNX's broadcast (its shape padded with leading 1s, then each axis
 // where it has 1 filled by one slice_copy a position), the copies appended to `ops`; `t` itself
 // if it has the shape already.
@@ -436,11 +390,12 @@ const std::map<std::string, Binder> &binders() {
 
 tpurt::OpSequence prepare_card_node(tpurt::Device &device, const Model &m, const Node &n,
                                     Tensors in, Tensors out) {
+    const QuantBinder quant = quant_binder(n.op);
     const auto it = binders().find(n.card_op);
-    if (it == binders().end())
+    if (!quant && it == binders().end())
         cannot(n, "the executor does not know this card op");
     try {
-        return it->second(device, m, n, in, out);
+        return quant ? quant(device, m, n, in, out) : it->second(device, m, n, in, out);
     } catch (const tpurt::Error &e) {
         cannot(n, e.what());
     }

@@ -38,4 +38,11 @@ float multiplier(float a_scale, float b_scale, float y_scale);
 // Element i of a zero point (0 when it is left out).
 std::int64_t zero_point(const Tensor *zp, std::uint64_t i);
 
+// A value of dtype `t` as the card holds it: uint8 as the int8 u - 128 (so that differences of
+// uint8 values, and products of those differences, are the card's int8 ones exactly), others as
+// they are.
+constexpr std::int64_t card_value(DType t, std::int64_t v) {
+    return t == DType::Uint8 ? v - 128 : v;
+}
+
 } // namespace tpumodel::cpu

@@ -9,6 +9,7 @@
 // views; Concat and Gather as slice_copy sequences, Slice of one axis as one slice_copy. Anything
 // else: the reason.
 #include "placement_rules.hpp"
+#include "quant_rules.hpp"
 
 #include <tpumodel/reduction.hpp>
 #include <tpumodel/slicing.hpp>
@@ -386,6 +387,12 @@ const std::map<std::string, Rule> &rules() {
         {"Gather", copies},
         {"Slice", slice},
         {"Transpose", transpose},
+        {"QuantizeLinear", quantize_rule},
+        {"DequantizeLinear", dequantize_rule},
+        {"MatMulInteger", integer_matmul_rule},
+        {"QLinearMatMul", integer_matmul_rule},
+        {"ConvInteger", integer_conv_rule},
+        {"QLinearConv", integer_conv_rule},
     };
     return r;
 }
@@ -403,7 +410,7 @@ const std::vector<std::string> &card_ops() {
     static const std::vector<std::string> ops = {
         "conv2d_layer", "grouped_conv2d", "pool2d",  "mean",        "reduce_axis", "dense",
         "matmul",       "batched_matmul", "unary",   "elementwise", "divide",      "softmax",
-        "log_softmax",  "layer_norm",     "permute", "slice_copy"};
+        "log_softmax",  "layer_norm",     "permute", "slice_copy",  "conv2d"};
     return ops;
 }
 
