@@ -25,22 +25,6 @@ constexpr int u8 = onnx::TensorProto_DataType_UINT8;
 constexpr int i8 = onnx::TensorProto_DataType_INT8;
 constexpr int i32 = onnx::TensorProto_DataType_INT32;
 
-// An initialiser of an integer dtype holding `values`.
-void integers(OnnxBuilder &b, const std::string &name, const std::vector<std::int64_t> &dims,
-              int dtype, const std::vector<std::int64_t> &values) {
-    onnx::TensorProto &t = *b.proto().mutable_graph()->add_initializer();
-    t.set_name(name);
-    t.set_data_type(dtype);
-    for (std::int64_t d : dims)
-        t.add_dims(d);
-    std::string raw;
-    for (std::int64_t v : values) {
-        const std::int32_t w = std::int32_t(v);
-        raw.append(reinterpret_cast<const char *>(&w), dtype == i32 ? 4 : 1);
-    }
-    t.set_raw_data(raw);
-}
-
 // n pseudo-random values of an 8-bit dtype covering its whole range, its ends included.
 std::vector<std::int64_t> bytes(std::size_t n, int dtype, std::uint32_t seed) {
     const std::vector<float> p = pattern(n, seed);
@@ -92,7 +76,7 @@ TEST_CASE("QuantizeLinear rounds half to even and saturates, on the CPU and the 
     for (const int dtype : {u8, i8}) {
         OnnxBuilder b(13);
         b.input("x", {std::int64_t(9)}).floats("s", {}, {0.5f});
-        integers(b, "z", {}, dtype, {dtype == u8 ? 128 : 0});
+        b.ints("z", {}, {dtype == u8 ? 128 : 0}, dtype);
         b.node("QuantizeLinear", {"x", "s", "z"}, {"y"}, "q").output("y", 1, dtype);
         const tpumodel::Model m = compile(b, "quantize.onnx");
         // x / 0.5: 1, 3, 5, -1, -3, -5, 7.5, 2e9, -2e9; half to even: 7.5 -> 8.
@@ -127,9 +111,9 @@ TEST_CASE("MatMulInteger and QLinearMatMul on the card equal the CPU kernels", "
             INFO((dtype == u8 ? "uint8" : "int8") << ", B's zero point " << zb);
             OnnxBuilder mi(13);
             mi.input("x", {std::int64_t(2), std::int64_t(3), std::int64_t(300)}, dtype);
-            integers(mi, "b", {300, 5}, dtype, bytes(1500, dtype, 2));
-            integers(mi, "za", {}, dtype, {za});
-            integers(mi, "zb", {5}, dtype, {zb, zb, 3, zb, 1}); // per column
+            mi.ints("b", {300, 5}, bytes(1500, dtype, 2), dtype);
+            mi.ints("za", {}, {za}, dtype);
+            mi.ints("zb", {5}, {zb, zb, 3, zb, 1}, dtype); // per column
             mi.node("MatMulInteger", {"x", "b", "za", "zb"}, {"y"}, "mm").output("y", 3, i32);
             const tpumodel::Tensor x = data({2, 3, 300}, dtype, bytes(1800, dtype, 1));
             card_equals_cpu(compile(mi, "matmul_integer.onnx"), x);
@@ -141,10 +125,10 @@ TEST_CASE("MatMulInteger and QLinearMatMul on the card equal the CPU kernels", "
                 .floats("sa", {}, {0.0213f})
                 .floats("sb", {}, {0.0071f})
                 .floats("sy", {}, {0.613f});
-            integers(q, "b", {2, 40, 6}, dtype, bytes(480, dtype, 3));
-            integers(q, "za", {}, dtype, {za});
-            integers(q, "zb", {}, dtype, {zb});
-            integers(q, "zy", {}, dtype, {dtype == u8 ? 119 : -9});
+            q.ints("b", {2, 40, 6}, bytes(480, dtype, 3), dtype);
+            q.ints("za", {}, {za}, dtype);
+            q.ints("zb", {}, {zb}, dtype);
+            q.ints("zy", {}, {dtype == u8 ? 119 : -9}, dtype);
             q.node("QLinearMatMul", {"x", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {"y"}, "q")
                 .output("y", 3, dtype);
             const tpumodel::Tensor y = card_equals_cpu(
@@ -161,9 +145,9 @@ TEST_CASE("ConvInteger and QLinearConv on the card equal the CPU kernels", "[qua
         // card's 0, per-filter weight zero points with 255 among the centred weights.
         OnnxBuilder c(13);
         c.input("x", {std::int64_t(2), std::int64_t(4), std::int64_t(7), std::int64_t(6)}, dtype);
-        integers(c, "w", {3, 4, 3, 3}, dtype, bytes(108, dtype, 5));
-        integers(c, "zx", {}, dtype, {dtype == u8 ? 77 : -77});
-        integers(c, "zw", {3}, dtype, {dtype == u8 ? 0 : -128, 5, 200 - (dtype == i8) * 128});
+        c.ints("w", {3, 4, 3, 3}, bytes(108, dtype, 5), dtype);
+        c.ints("zx", {}, {dtype == u8 ? 77 : -77}, dtype);
+        c.ints("zw", {3}, {dtype == u8 ? 0 : -128, 5, 200 - (dtype == i8) * 128}, dtype);
         c.node("ConvInteger", {"x", "w", "zx", "zw"}, {"y"}, "conv",
                {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
                 {"strides", std::vector<std::int64_t>{2, 2}}})
@@ -177,11 +161,11 @@ TEST_CASE("ConvInteger and QLinearConv on the card equal the CPU kernels", "[qua
             .floats("sx", {}, {0.05f})
             .floats("sw", {}, {0.011f})
             .floats("sy", {}, {0.9f});
-        integers(q, "w", {3, 4, 3, 3}, dtype, bytes(108, dtype, 7));
-        integers(q, "zx", {}, dtype, {dtype == u8 ? 130 : 3});
-        integers(q, "zw", {}, dtype, {dtype == u8 ? 255 : 127});
-        integers(q, "zy", {}, dtype, {dtype == u8 ? 128 : 0});
-        integers(q, "bias", {3}, i32, {-4000, 0, 2500});
+        q.ints("w", {3, 4, 3, 3}, bytes(108, dtype, 7), dtype);
+        q.ints("zx", {}, {dtype == u8 ? 130 : 3}, dtype);
+        q.ints("zw", {}, {dtype == u8 ? 255 : 127}, dtype);
+        q.ints("zy", {}, {dtype == u8 ? 128 : 0}, dtype);
+        q.ints("bias", {3}, {-4000, 0, 2500}, i32);
         q.node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"}, {"y"}, "qc")
             .output("y", 4, dtype);
         const tpumodel::Tensor y = card_equals_cpu(compile(q, "qlinear_conv.onnx"), x);
@@ -196,10 +180,10 @@ TEST_CASE("quantised ops the card's path cannot take run on the CPU, with the re
         .floats("sx", {}, {0.05f})
         .floats("sw", {}, {0.011f})
         .floats("sy", {}, {0.9f});
-    integers(c, "w", {2, 2, 3, 3}, u8, bytes(36, u8, 8));
-    integers(c, "zx", {}, u8, {77});
-    integers(c, "zw", {}, u8, {128});
-    integers(c, "zy", {}, u8, {128});
+    c.ints("w", {2, 2, 3, 3}, bytes(36, u8, 8), u8);
+    c.ints("zx", {}, {77}, u8);
+    c.ints("zw", {}, {128}, u8);
+    c.ints("zy", {}, {128}, u8);
     c.node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"}, {"y"}, "qc",
            {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})
         .output("y", 4, u8);
@@ -215,10 +199,10 @@ TEST_CASE("quantised ops the card's path cannot take run on the CPU, with the re
         .floats("sa", {}, {0.02f})
         .floats("sb", {3}, {0.01f, 0.02f, 0.03f})
         .floats("sy", {}, {0.5f});
-    integers(q, "b", {4, 3}, u8, bytes(12, u8, 9));
-    integers(q, "za", {}, u8, {128});
-    integers(q, "zb", {}, u8, {128});
-    integers(q, "zy", {}, u8, {128});
+    q.ints("b", {4, 3}, bytes(12, u8, 9), u8);
+    q.ints("za", {}, {128}, u8);
+    q.ints("zb", {}, {128}, u8);
+    q.ints("zy", {}, {128}, u8);
     q.node("QLinearMatMul", {"x", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {"y"}, "q")
         .output("y", 2, u8);
     const tpumodel::Model matmul = compile(q, "qlinear_matmul_per_column.onnx");

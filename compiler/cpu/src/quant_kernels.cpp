@@ -133,7 +133,9 @@ Product integer_matmul(const Node &node, const Tensor &a, const Tensor *za, cons
                                     " do not chain (B is [K, N] or has A's batch axes)");
     require_count(node, za, 1, "A's zero point (per row is not supported)");
     require_count(node, zb, std::uint64_t(n), "B's zero point");
-    const std::int64_t batch = std::int64_t(a.element_count() / std::uint64_t(m * k));
+    std::int64_t batch = 1;
+    for (std::size_t i = 0; i + 2 < a.shape.size(); ++i)
+        batch *= a.shape[i];
     Product p{a.shape, std::vector<std::int64_t>(std::size_t(batch * m * n))};
     p.shape.back() = n;
     const std::int64_t a_zero = zero_point(za, 0);

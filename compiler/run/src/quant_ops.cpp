@@ -83,7 +83,11 @@ struct RowView {
     std::vector<std::size_t> channel;
 };
 
-RowView row_view(const Node &n, const std::vector<std::int64_t> &shape, const Tensor &param) {
+RowView row_view(const Node &n, const std::vector<std::int64_t> &shape, const Tensor &param,
+                 const Tensor *zp) {
+    if (zp && zp->element_count() != param.element_count())
+        cannot(n,
+               "a zero point of " + zp->shape_string() + " for a scale of " + param.shape_string());
     const std::optional<cpu::Channels> c =
         cpu::channels(shape, n.get_int("axis", 1), param.element_count());
     if (!c)
@@ -95,6 +99,8 @@ RowView row_view(const Node &n, const std::vector<std::int64_t> &shape, const Te
     RowView v;
     v.length = c->count > 1 ? std::size_t(c->count * c->inner)
                             : (shape.empty() ? 1 : std::size_t(shape.back()));
+    if (total == 0)
+        cannot(n, "empty data");
     v.rows = total / v.length;
     for (std::size_t j = 0; j < v.length; ++j)
         v.channel.push_back(c->of(j));
@@ -128,7 +134,7 @@ tpurt::OpSequence quantize_linear(tpurt::Device &d, const Model &m, const Node &
                                   Tensors out) {
     const Tensor &scale = required_constant(m, n, 1, "the scale");
     const Tensor *zp = constant_at(m, n, 2, "the zero point");
-    const RowView v = row_view(n, m.tensors[n.inputs[0]].shape, scale);
+    const RowView v = row_view(n, m.tensors[n.inputs[0]].shape, scale, zp);
     const DType type = zp ? zp->dtype : DType::Uint8;
     std::vector<float> s(v.length);
     std::vector<std::int64_t> z(v.length);
@@ -153,7 +159,7 @@ tpurt::OpSequence dequantize_linear(tpurt::Device &d, const Model &m, const Node
     const Tensor &x = m.tensors[n.inputs[0]];
     const Tensor &scale = required_constant(m, n, 1, "the scale");
     const Tensor *zp = constant_at(m, n, 2, "the zero point");
-    const RowView v = row_view(n, x.shape, scale);
+    const RowView v = row_view(n, x.shape, scale, zp);
     std::vector<float> s(v.length), z(v.length);
     for (std::size_t j = 0; j < v.length; ++j) {
         s[j] = float(cpu::real_at(scale, v.channel[j]));
@@ -231,6 +237,14 @@ tpurt::OpSequence integer_matmul(tpurt::Device &d, const Model &m, const Node &n
     const Tensor &b = required_constant(m, n, qlinear ? 3 : 1, "B");
     const Tensor *za = constant_at(m, n, 2, "A's zero point");
     const Tensor *zb = constant_at(m, n, qlinear ? 5 : 3, "B's zero point");
+    const bool batched = b.shape.size() > 2;
+    if (a.shape.size() < 2 || b.shape.size() < 2 || a.shape.back() != b.shape[b.shape.size() - 2] ||
+        (batched && (a.shape.size() != b.shape.size() ||
+                     !std::equal(b.shape.begin(), b.shape.end() - 2, a.shape.begin()))) ||
+        a.element_count() == 0 || b.element_count() == 0 || (za && za->element_count() != 1) ||
+        (zb && zb->element_count() != 1 && zb->element_count() != std::uint64_t(b.shape.back())))
+        cannot(n, "A " + a.shape_string() + ", B " + b.shape_string() +
+                      " or their zero points do not fit");
     const std::size_t k = std::size_t(a.shape.back()), cols = std::size_t(b.shape.back());
     const std::size_t batches = b.shape.size() > 2 ? b.element_count() / (k * cols) : 1;
     const std::size_t rows = a.element_count() / k / batches;
@@ -281,12 +295,21 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
     const Tensor &w = required_constant(m, n, qlinear ? 3 : 1, "the weights");
     const Tensor *zx = constant_at(m, n, 2, "the input's zero point");
     const Tensor *zw = constant_at(m, n, qlinear ? 5 : 3, "the weights' zero point");
+    if (x.shape.size() != 4 || w.shape.size() != 4 || w.shape[1] != x.shape[1] ||
+        x.element_count() == 0 || w.element_count() == 0 || (zx && zx->element_count() != 1) ||
+        (zw && zw->element_count() != 1 && zw->element_count() != std::uint64_t(w.shape[0])))
+        cannot(n, "data " + x.shape_string() + ", weights " + w.shape_string() +
+                      " or their zero points do not fit a 2-D convolution");
     const std::size_t batch = std::size_t(x.shape[0]), c = std::size_t(x.shape[1]);
     const std::size_t h = std::size_t(x.shape[2]), wd = std::size_t(x.shape[3]);
     const std::size_t f = std::size_t(w.shape[0]), kh = std::size_t(w.shape[2]),
                       kw = std::size_t(w.shape[3]);
-    const cpu::Window g =
-        cpu::window(n, std::int64_t(h), std::int64_t(wd), std::int64_t(kh), std::int64_t(kw));
+    cpu::Window g{};
+    try {
+        g = cpu::window(n, std::int64_t(h), std::int64_t(wd), std::int64_t(kh), std::int64_t(kw));
+    } catch (const cpu::KernelError &e) {
+        cannot(n, e.reason());
+    }
     if (g.pt != g.pb || g.pl != g.pr || g.dh != 1 || g.dw != 1 || n.get_int("group", 1) != 1)
         cannot(n, "asymmetric padding, dilation or groups");
     const std::size_t oh = std::size_t(g.oh), ow = std::size_t(g.ow);
@@ -347,6 +370,8 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
             cannot(n,
                    "padding with a non-zero input zero point: the epilogue's bias is per filter");
     const Tensor *b = constant_at(m, n, 8, "the bias");
+    if (b && b->element_count() != f)
+        cannot(n, "a bias of " + b->shape_string() + " for " + std::to_string(f) + " filters");
     std::vector<float> bias(f);
     for (std::size_t o = 0; o < f; ++o)
         bias[o] = float(correction[o] + (b ? cpu::int_at(*b, o) : 0));

@@ -41,8 +41,11 @@ bool eight_bit(const Tensor &t) {
     return t.dtype == DType::Uint8 || t.dtype == DType::Int8;
 }
 
-// Why the CPU kernel refuses the node's form, or empty.
+// Why the CPU kernel refuses the node's form, or empty. The rules below read the shapes the
+// kernel checked, so a node it cannot be tried on stays off the card.
 std::string kernel_refusal(const Model &m, const Node &n) {
+    if (!tpumodel::cpu::zero_inputs(m, n))
+        return "inputs the CPU kernel cannot be tried on (over 2^24 elements, or unknown shapes)";
     try {
         tpumodel::cpu::check_node_runs(m, n);
     } catch (const tpumodel::cpu::KernelError &e) {
