@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow
 // with numpy broadcasting (integers in int64, floats in binary32; Pow's exponent of any type),
+// Expand (any dtype),
 // and the unary functions Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Neg, Abs, Reciprocal
 // (binary32; Neg and Abs also on integers; any layout).
 #include "kernel_support.hpp"
 
 #include <cmath>
+#include <cstring>
 
 namespace tpumodel::cpu {
 
@@ -29,6 +31,37 @@ std::uint64_t broadcast_index(const std::vector<std::int64_t> &shape,
     return index;
 }
 
+std::string shape_text(const std::vector<std::int64_t> &shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// The numpy broadcast of shapes a and b; refused when they do not broadcast.
+std::vector<std::int64_t> broadcast_shape(const Node &node, const std::vector<std::int64_t> &a,
+                                          const std::vector<std::int64_t> &b) {
+    const std::size_t rank = std::max(a.size(), b.size());
+    std::vector<std::int64_t> shape(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+        const std::int64_t da = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+        const std::int64_t db = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+        if (da != db && da != 1 && db != 1)
+            throw KernelError(node, "cannot broadcast " + shape_text(a) + " with " + shape_text(b));
+        shape[i] = da == 1 ? db : da;
+    }
+    return shape;
+}
+
+// Advances `pos` to the next position of `shape` in row-major order.
+void next_position(std::vector<std::int64_t> &pos, const std::vector<std::int64_t> &shape) {
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        if (++pos[i] < shape[i])
+            break;
+        pos[i] = 0;
+    }
+}
+
 template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) {
     if (in.size() != 2 || !in[0] || !in[1])
         throw KernelError(node, "needs two inputs");
@@ -38,16 +71,8 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
                                     dtype_name(b.dtype));
     if (a.layout != b.layout && a.element_count() != 1 && b.element_count() != 1)
         throw KernelError(node, "its inputs are in different layouts");
-    const std::size_t rank = std::max(a.shape.size(), b.shape.size());
-    std::vector<std::int64_t> shape(rank);
-    for (std::size_t i = 0; i < rank; ++i) {
-        const std::int64_t da = i + a.shape.size() >= rank ? a.shape[i + a.shape.size() - rank] : 1;
-        const std::int64_t db = i + b.shape.size() >= rank ? b.shape[i + b.shape.size() - rank] : 1;
-        if (da != db && da != 1 && db != 1)
-            throw KernelError(node,
-                              "cannot broadcast " + a.shape_string() + " with " + b.shape_string());
-        shape[i] = da == 1 ? db : da;
-    }
+    const std::vector<std::int64_t> shape = broadcast_shape(node, a.shape, b.shape);
+    const std::size_t rank = shape.size();
     Tensor &y = *out[0];
     shape_output(y, a.dtype, shape);
     y.layout = a.element_count() == 1 ? b.layout : a.layout;
@@ -75,11 +100,29 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
                                                : x / z;
             store(y, o, double(r), r);
         }
-        for (std::size_t i = rank; i-- > 0;) {
-            if (++pos[i] < shape[i])
-                break;
-            pos[i] = 0;
-        }
+        next_position(pos, shape);
+    }
+}
+
+// Expand: x broadcast with the shape input (numpy's rule, so the result may be larger than it),
+// elements copied as they are.
+void expand_kernel(const Node &node, Inputs in, Outputs out) {
+    const Tensor &x = input(node, in, 0);
+    require_plain(node, x);
+    const std::vector<std::int64_t> target =
+        ints_of(node, in.size() > 1 ? in[1] : nullptr, "shape");
+    for (std::int64_t d : target)
+        if (d < 0)
+            throw KernelError(node, "the shape has a negative entry");
+    const std::vector<std::int64_t> shape = broadcast_shape(node, x.shape, target);
+    Tensor &y = *out[0];
+    shape_output(y, x.dtype, shape);
+    const std::size_t size = dtype_size(x.dtype);
+    std::vector<std::int64_t> pos(shape.size(), 0);
+    for (std::uint64_t o = 0; o < y.element_count(); ++o) {
+        std::memcpy(y.data.data() + o * size, x.data.data() + broadcast_index(x.shape, pos) * size,
+                    size);
+        next_position(pos, shape);
     }
 }
 
@@ -152,6 +195,7 @@ void add_elementwise_kernels(KernelTable &table) {
     table["Mul"] = binary_kernel<'*'>;
     table["Div"] = binary_kernel<'/'>;
     table["Pow"] = binary_kernel<'^'>;
+    table["Expand"] = expand_kernel;
     table["Relu"] = unary_kernel<relu>;
     table["Sigmoid"] = unary_kernel<sigmoid>;
     table["Tanh"] = unary_kernel<tanh_>;

@@ -354,6 +354,14 @@ tpurt::OpSequence slice(tpurt::Device &d, const Model &m, const Node &n, Tensors
     return ops;
 }
 
+// Expand: the data copied out to the result's shape, then into the output.
+tpurt::OpSequence expand(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
+    tpurt::OpSequence ops;
+    const tpurt::Tensor full = broadcast_to(d, ops, n, *in[0], out[0]->shape());
+    slice_copy(d, ops, full, *out[0], 0, 0, 0, full.shape()[0]);
+    return ops;
+}
+
 tpurt::OpSequence copies(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
     if (n.op == "Concat")
         return concat(d, m, n, in, out);
@@ -361,6 +369,8 @@ tpurt::OpSequence copies(tpurt::Device &d, const Model &m, const Node &n, Tensor
         return gather(d, m, n, in, out);
     if (n.op == "Slice")
         return slice(d, m, n, in, out);
+    if (n.op == "Expand")
+        return expand(d, m, n, in, out);
     cannot(n, "no copies for " + n.op);
 }
 

@@ -116,7 +116,9 @@ CardDecision conv(const Model &m, const Node &n) {
 CardDecision pool(const Model &m, const Node &n) {
     if (in(m, n, 0).layout != tpumodel::Layout::Nhwc)
         return cpu("not a 2-D image pooling");
-    if (!float_data(in(m, n, 0)))
+    const tpumodel::DType t = in(m, n, 0).dtype;
+    const bool eight_bit = t == tpumodel::DType::Uint8 || t == tpumodel::DType::Int8;
+    if (!float_data(in(m, n, 0)) && !(n.op == "MaxPool" && eight_bit)) // int8 max: uint8's too
         return cpu(dtype_reason(in(m, n, 0)));
     const std::vector<std::int64_t> k = n.get_ints("kernel_shape", {});
     if (k.size() != 2 || k[0] > 16 || k[1] > 16)
@@ -342,6 +344,22 @@ CardDecision slice(const Model &m, const Node &n) {
     return card("slice_copy");
 }
 
+// Expand as slice_copy sequences (one per position along each broadcast axis): a constant
+// shape, data the card holds in ONNX's order.
+CardDecision expand(const Model &m, const Node &n) {
+    const Tensor &x = in(m, n, 0);
+    if (!has(n, 1) || !in(m, n, 1).constant)
+        return cpu("a shape computed at run time: the card's copies are planned at load");
+    if (x.layout != tpumodel::Layout::Plain)
+        return cpu("an operand in the NHWC layout");
+    if (x.constant)
+        return cpu("a constant operand: the card copies tensors it holds");
+    if (x.dtype == tpumodel::DType::Int64 || x.dtype == tpumodel::DType::Bool)
+        return cpu(std::string(tpumodel::dtype_name(x.dtype)) + " data: the card holds none");
+    if (x.element_count() == 0 || out(m, n).element_count() == 0)
+        return cpu("an empty tensor");
+    return card("slice_copy");
+}
 CardDecision transpose(const Model &m, const Node &n) {
     (void)m;
     (void)n;
@@ -386,6 +404,7 @@ const std::map<std::string, Rule> &rules() {
         {"Concat", copies},
         {"Gather", copies},
         {"Slice", slice},
+        {"Expand", expand},
         {"Transpose", transpose},
         {"QuantizeLinear", quantize_rule},
         {"DequantizeLinear", dequantize_rule},
