@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow
-// with numpy broadcasting (integers in int64, floats in binary32; Pow's exponent of any type),
-// Expand (any dtype),
+// elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow,
+// Max and Min of two inputs with numpy broadcasting (integers in int64, floats in binary32;
+// Pow's exponent of any type), Expand (any dtype), Clip, Round (half to even),
 // and the unary functions Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Neg, Abs, Reciprocal
 // (binary32; Neg and Abs also on integers; any layout).
 #include "kernel_support.hpp"
@@ -81,10 +81,13 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
         const std::uint64_t ia = broadcast_index(a.shape, pos), ib = broadcast_index(b.shape, pos);
         if (is_float(a.dtype)) {
             const auto x = float(real_at(a, ia)), z = float(real_at(b, ib));
+            const bool nan = std::isnan(x) || std::isnan(z); // Max and Min propagate NaN
             const float r = Op == '+'   ? x + z
                             : Op == '-' ? x - z
                             : Op == '*' ? x * z
                             : Op == '^' ? std::pow(x, z)
+                            : Op == 'M' ? (nan ? NAN : std::max(x, z))
+                            : Op == 'm' ? (nan ? NAN : std::min(x, z))
                                         : x / z;
             store(y, o, r, 0);
         } else if (Op == '^') {
@@ -97,6 +100,8 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
             const std::int64_t r = Op == '+'   ? x + z
                                    : Op == '-' ? x - z
                                    : Op == '*' ? x * z
+                                   : Op == 'M' ? std::max(x, z)
+                                   : Op == 'm' ? std::min(x, z)
                                                : x / z;
             store(y, o, double(r), r);
         }
@@ -123,6 +128,37 @@ void expand_kernel(const Node &node, Inputs in, Outputs out) {
         std::memcpy(y.data.data() + o * size, x.data.data() + broadcast_index(x.shape, pos) * size,
                     size);
         next_position(pos, shape);
+    }
+}
+
+// Clip: x limited to [min, max], each bound an optional one-element input.
+void clip_kernel(const Node &node, Inputs in, Outputs out) {
+    const Tensor &x = input(node, in, 0);
+    if (x.dtype == DType::Bool)
+        throw KernelError(node, "takes numbers, not bool");
+    const Tensor *bound[2] = {in.size() > 1 ? in[1] : nullptr, in.size() > 2 ? in[2] : nullptr};
+    for (const Tensor *b : bound)
+        if (b && (b->element_count() != 1 || b->dtype != x.dtype))
+            throw KernelError(node, "its bounds must be one value of its input's dtype");
+    Tensor &y = *out[0];
+    shape_output(y, x.dtype, x.shape);
+    y.layout = x.layout;
+    for (std::uint64_t i = 0; i < x.element_count(); ++i) {
+        if (is_float(x.dtype)) {
+            float v = float(real_at(x, i));
+            if (bound[0] && v < float(real_at(*bound[0], 0)))
+                v = float(real_at(*bound[0], 0));
+            if (bound[1] && v > float(real_at(*bound[1], 0)))
+                v = float(real_at(*bound[1], 0));
+            store(y, i, v, 0);
+        } else {
+            std::int64_t v = int_at(x, i);
+            if (bound[0])
+                v = std::max(v, int_at(*bound[0], 0));
+            if (bound[1])
+                v = std::min(v, int_at(*bound[1], 0));
+            store(y, i, double(v), v);
+        }
     }
 }
 
@@ -162,6 +198,9 @@ template <bool Negate> void sign_kernel(const Node &node, Inputs in, Outputs out
     }
 }
 
+float round_(float x) {
+    return std::nearbyint(x); // the default mode: to nearest, ties to even, as ONNX's Round
+}
 float relu(float x) {
     return x > 0 ? x : 0.0f;
 }
@@ -195,7 +234,11 @@ void add_elementwise_kernels(KernelTable &table) {
     table["Mul"] = binary_kernel<'*'>;
     table["Div"] = binary_kernel<'/'>;
     table["Pow"] = binary_kernel<'^'>;
+    table["Max"] = binary_kernel<'M'>;
+    table["Min"] = binary_kernel<'m'>;
     table["Expand"] = expand_kernel;
+    table["Clip"] = clip_kernel;
+    table["Round"] = unary_kernel<round_>;
     table["Relu"] = unary_kernel<relu>;
     table["Sigmoid"] = unary_kernel<sigmoid>;
     table["Tanh"] = unary_kernel<tanh_>;

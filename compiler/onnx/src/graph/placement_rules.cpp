@@ -422,6 +422,11 @@ CardDecision card_decision(const Model &m, const Node &n) {
     const auto it = rules().find(n.op);
     if (it == rules().end())
         return cpu("no card op for " + n.op);
+    for (const std::vector<std::uint32_t> *ids : {&n.inputs, &n.outputs})
+        for (std::uint32_t id : *ids)
+            if (id != tpumodel::no_tensor && !m.tensors[id].constant && m.tensors[id].shape.empty())
+                return cpu("a scalar tensor '" + m.tensors[id].name +
+                           "': the card's tensors have 1 to 8 dimensions");
     return it->second(m, n);
 }
 
