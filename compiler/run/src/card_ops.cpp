@@ -2,9 +2,11 @@
 // card_ops.cpp - the card ops tpu-compile places nodes on (compiler/README.md, "Placement")
 // bound by name through libtpurt's op registry: the operands in each op's order, the ONNX
 // attributes as the op's (strides and symmetric pads of NHWC windows, the fused activation,
-// epsilon, axes, permutations), the reshaped views some forms need, and Concat, Gather and Slice
-// as sequences of slice_copy.
+// epsilon, axes, permutations), the reshaped views some forms need, and Concat, Gather, Slice
+// and Expand as sequences of slice_copy. The quantised ops have binders of their own
+// (quant_ops.cpp).
 #include "card_ops.hpp"
+
 #include "op_text.hpp"
 #include "quant_ops.hpp"
 

@@ -6,9 +6,11 @@
 // (ACTIVATE's functions), elementwise and divide (same shape, one row to every row, or operands
 // copied out to the result's shape by slice_copy first), softmax and
 // log_softmax (last axis), layer_norm (the axes from `axis` on as one), permute; reshapes are
-// views; Concat and Gather as slice_copy sequences, Slice of one axis as one slice_copy. Anything
-// else: the reason.
+// views; Concat, Gather and Expand as slice_copy sequences, Slice of one axis as one slice_copy;
+// the quantised ops by quant_rules.cpp. No node with a non-constant scalar (the card's tensors
+// have at least one axis). Anything else: the reason.
 #include "placement_rules.hpp"
+
 #include "quant_rules.hpp"
 
 #include <tpumodel/reduction.hpp>
