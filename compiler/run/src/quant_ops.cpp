@@ -314,9 +314,15 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
         cannot(n, "asymmetric padding, dilation or groups");
     const std::size_t oh = std::size_t(g.oh), ow = std::size_t(g.ow);
     const std::int64_t x_zero = card_value(x.dtype, cpu::zero_point(zx, 0));
+    // QLinearConv's epilogue takes a correction per filter only: a padded image whose zero
+    // point is not the card's 0 is padded here, with its zero point, and convolved unpadded.
+    const bool pad_here = qlinear && (g.pt != 0 || g.pl != 0) && x_zero != 0;
+    const std::size_t pt = pad_here ? 0 : std::size_t(g.pt), pl = pad_here ? 0 : std::size_t(g.pl);
+    const std::size_t ih = h + 2 * (std::size_t(g.pt) - pt), iw = wd + 2 * (std::size_t(g.pl) - pl);
 
     // Centred weights in HWIO order, their sums over the channels per tap, and the correction
-    // -x_zero x (the sum over the taps that fall on the image) per output position and filter.
+    // -x_zero x (the sum over the taps that fall on the image the card convolves) per output
+    // position and filter.
     std::vector<std::int64_t> centred(kh * kw * c * f), tap_sum(kh * kw * f);
     for (std::size_t o = 0; o < f; ++o)
         for (std::size_t ch = 0; ch < c; ++ch)
@@ -330,9 +336,11 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
     for (std::size_t oy = 0; oy < oh; ++oy)
         for (std::size_t ox = 0; ox < ow; ++ox)
             for (std::size_t t = 0; t < kh * kw; ++t) {
-                const std::int64_t iy = std::int64_t(oy) * g.sh - g.pt + std::int64_t(t / kw);
-                const std::int64_t ix = std::int64_t(ox) * g.sw - g.pl + std::int64_t(t % kw);
-                if (iy < 0 || iy >= std::int64_t(h) || ix < 0 || ix >= std::int64_t(wd))
+                const std::int64_t iy =
+                    std::int64_t(oy) * g.sh - std::int64_t(pt) + std::int64_t(t / kw);
+                const std::int64_t ix =
+                    std::int64_t(ox) * g.sw - std::int64_t(pl) + std::int64_t(t % kw);
+                if (iy < 0 || iy >= std::int64_t(ih) || ix < 0 || ix >= std::int64_t(iw))
                     continue;
                 for (std::size_t o = 0; o < f; ++o)
                     correction[(oy * ow + ox) * f + o] -= x_zero * tap_sum[t * f + o];
@@ -349,9 +357,22 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
     tpurt::OpSequence ops;
     const tpurt::Tensor nhwc = tpurt::Tensor::empty(d, tpurt::DType::Int8, {batch, h, wd, c});
     permute(d, ops, *in[0], nhwc, "0,2,3,1");
-    const tpurt::Tensor input = repeated(d, ops, nhwc, parts.size());
+    tpurt::Tensor image = nhwc;
+    if (pad_here) { // the zero point around the image, uploaded once; its rows copied in
+        image = upload(d, std::vector<std::int8_t>(batch * ih * iw * c, std::int8_t(x_zero)),
+                       {batch, ih, iw, c});
+        for (std::size_t b = 0; b < batch; ++b)
+            for (std::size_t y = 0; y < h; ++y)
+                slice_copy(d, ops, nhwc.select(0, b).select(0, y),
+                           image.select(0, b).select(0, y + std::size_t(g.pt)), 0, 0,
+                           std::size_t(g.pl), wd);
+    }
+    const tpurt::Tensor input = repeated(d, ops, image, parts.size());
     Attributes window;
-    window.add("stride_h", g.sh).add("stride_w", g.sw).add("pad_h", g.pt).add("pad_w", g.pl);
+    window.add("stride_h", g.sh)
+        .add("stride_w", g.sw)
+        .add("pad_h", std::int64_t(pt))
+        .add("pad_w", std::int64_t(pl));
     const tpurt::Tensor acc = tpurt::Tensor::empty(d, tpurt::DType::Int32, {batch, oh, ow, f});
     if (!qlinear) {
         append(ops, prepare(d, "conv2d", {&input, &weights, &acc}, window));
@@ -365,10 +386,6 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
         permute(d, ops, acc, *out[0], "0,3,1,2");
         return ops;
     }
-    for (std::size_t i = f; i < correction.size(); ++i)
-        if (correction[i] != correction[i % f])
-            cannot(n,
-                   "padding with a non-zero input zero point: the epilogue's bias is per filter");
     const Tensor *b = constant_at(m, n, 8, "the bias");
     if (b && b->element_count() != f)
         cannot(n, "a bias of " + b->shape_string() + " for " + std::to_string(f) + " filters");

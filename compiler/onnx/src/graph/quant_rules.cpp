@@ -3,9 +3,8 @@
 // on the card when the CPU kernel takes the node's form (it checks ONNX's rules: dtypes,
 // shapes, parameters per tensor or per axis) and the card's path does too: 8-bit data in ONNX's
 // order, constant weights, scales and zero points; for the QLinear ops one scale each (the
-// epilogue scales by one value), no padding unless the input's zero point is the card's 0, and
-// sums the epilogue's binary32 holds exactly (below 2^24); convolutions 2-D with group 1, no
-// dilation and symmetric padding.
+// epilogue scales by one value) and sums the epilogue's binary32 holds exactly (below 2^24);
+// convolutions 2-D with group 1, no dilation and symmetric padding.
 #include "quant_rules.hpp"
 
 #include <tpumodel/cpu_executor.hpp>
@@ -159,10 +158,6 @@ CardDecision integer_conv_rule(const Model &m, const Node &n) {
         return cpu("dilation: the card's int8 convolution takes none");
     if (!qlinear)
         return card("conv2d");
-    const Tensor *zx = input(m, n, 2);
-    if ((g.pt || g.pl) && tpumodel::cpu::card_value(x.dtype, tpumodel::cpu::zero_point(zx, 0)) != 0)
-        return cpu("padding with a non-zero input zero point: the epilogue's bias is per filter, "
-                   "the correction per position");
     const std::uint64_t f = std::uint64_t(w.shape[0]), per = w.element_count() / f;
     std::int64_t largest = 0, largest_bias = 0;
     for (std::uint64_t o = 0; o < f; ++o) {
