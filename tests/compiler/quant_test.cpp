@@ -4,8 +4,9 @@
 // saturation against values worked out by hand, and MatMulInteger, QLinearMatMul, ConvInteger
 // and QLinearConv on the card bit for bit against the CPU kernels on pseudo-random uint8 and
 // int8 data, with the zero points and weights that make the card split its weights into two
-// and three int8 parts, per-column zero points, a batch, strides and padding (QLinearConv's
-// with an input zero point that is not the card's 0 too).
+// and three int8 parts, per-column zero points and scales, a batch, strides and padding
+// (QLinearConv's with an input zero point that is not the card's 0 too); sums too large for the
+// card's epilogue on the CPU.
 #include "onnx_builder.hpp"
 
 #include <tpu_onnx/compile.hpp>
@@ -19,6 +20,7 @@
 #include <cstring>
 
 using namespace compiler_test;
+using Ints = std::vector<std::int64_t>;
 
 namespace {
 
@@ -173,11 +175,11 @@ TEST_CASE("ConvInteger and QLinearConv on the card equal the CPU kernels", "[qua
         CHECK(std::count(y.data.begin(), y.data.end(), y.data[0]) < 40);
 
         // Padded, with an input zero point that is not the card's 0 (uint8 77 is -51 there, int8
-        // -77): the card pads the image with it itself.
+        // -77): the card pads the image with it itself; a scale per filter.
         OnnxBuilder p(13);
         p.input("x", {std::int64_t(2), std::int64_t(4), std::int64_t(7), std::int64_t(6)}, dtype)
             .floats("sx", {}, {0.05f})
-            .floats("sw", {}, {0.011f})
+            .floats("sw", {3}, {0.011f, 0.02f, 0.005f})
             .floats("sy", {}, {0.9f});
         p.ints("w", {3, 4, 3, 3}, bytes(108, dtype, 7), dtype);
         p.ints("zx", {}, {dtype == u8 ? 77 : -77}, dtype);
@@ -191,24 +193,32 @@ TEST_CASE("ConvInteger and QLinearConv on the card equal the CPU kernels", "[qua
     }
 }
 
-TEST_CASE("a quantised op the card's path cannot take runs on the CPU, with the reason",
+TEST_CASE("QLinearMatMul with a scale per column on the card, and sums too large for it on the CPU",
           "[quant]") {
-    // A QLinearMatMul with a scale per column of B.
-    OnnxBuilder q(13);
-    q.input("x", {std::int64_t(2), std::int64_t(4)}, u8)
-        .floats("sa", {}, {0.02f})
-        .floats("sb", {3}, {0.01f, 0.02f, 0.03f})
-        .floats("sy", {}, {0.5f});
-    q.ints("b", {4, 3}, bytes(12, u8, 9), u8);
-    q.ints("za", {}, {128}, u8);
-    q.ints("zb", {}, {128}, u8);
-    q.ints("zy", {}, {128}, u8);
-    q.node("QLinearMatMul", {"x", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {"y"}, "q")
-        .output("y", 2, u8);
-    const tpumodel::Model matmul = compile(q, "qlinear_matmul_per_column.onnx");
-    CHECK(matmul.nodes[0].placement == tpumodel::Placement::Cpu);
-    CHECK(matmul.nodes[0].reason == "a scale of [3]: the card's epilogue scales by one value");
-    // The CPU gives each column its own multiplier: the model runs.
-    CHECK(tpumodel::cpu::run_model(matmul, {data({2, 4}, u8, bytes(8, u8, 10))})[0].shape ==
-          std::vector<std::int64_t>{2, 3});
+    for (const bool large : {false, true}) {
+        // K = 300 with every centred weight 255 makes sums the epilogue's binary32 cannot hold;
+        // K = 4 with pseudo-random weights and a scale per column of B runs on the card.
+        const std::int64_t k = large ? 300 : 4;
+        OnnxBuilder q(13);
+        q.input("x", {std::int64_t(2), k}, u8)
+            .floats("sa", {}, {0.02f})
+            .floats("sb", {3}, {0.01f, 0.02f, 0.03f})
+            .floats("sy", {}, {0.05f});
+        q.ints("b", {k, 3}, large ? Ints(std::size_t(k) * 3, 255) : bytes(12, u8, 9), u8);
+        q.ints("za", {}, {128}, u8);
+        q.ints("zb", {}, {0}, u8);
+        q.ints("zy", {}, {128}, u8);
+        q.node("QLinearMatMul", {"x", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {"y"}, "q")
+            .output("y", 2, u8);
+        const tpumodel::Model m = compile(q, "qlinear_matmul_per_column.onnx");
+        const tpumodel::Tensor x = data({2, k}, u8, bytes(std::size_t(2 * k), u8, 10));
+        if (!large) {
+            const tpumodel::Tensor y = card_equals_cpu(m, x);
+            CHECK(std::count(y.data.begin(), y.data.end(), y.data[0]) < 6);
+            continue;
+        }
+        CHECK(m.nodes[0].placement == tpumodel::Placement::Cpu);
+        CHECK(m.nodes[0].reason == "sums of 2^24 or more: the card's epilogue adds in binary32");
+        CHECK(tpumodel::cpu::run_model(m, {x})[0].shape == std::vector<std::int64_t>{2, 3});
+    }
 }

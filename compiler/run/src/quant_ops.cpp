@@ -12,9 +12,11 @@
 // the za' term is a constant per column (per output position and filter for a padded
 // convolution, where the taps over padding are missing from it). Integer outputs add it in
 // int32 (VECTOR, wrapping as ONNX's int32 does); QLinear outputs take it as the epilogue's bias
-// and the multiplier as its scale (float(acc) + bias is exact: the placement keeps these on the
-// card only while every sum is below 2^24), ACTIVATE rounds to int32 half to even, and the
-// tail adds the output's zero point within the clamp [-128 - z, 127 - z] (VECTOR MAX, MIN, ADD
+// and the multiplier as its scale, or with a multiplier per column a VECTOR MUL after the
+// epilogue (float(acc) + bias is exact: the placement keeps these on the card only while every
+// sum is below 2^24); a padded QLinearConv whose input zero point is not the card's 0 is padded
+// with it here, so its correction is one per filter. ACTIVATE rounds to int32 half to even, and
+// the tail adds the output's zero point within the clamp [-128 - z, 127 - z] (VECTOR MAX, MIN, ADD
 // on int32) and keeps each int32's low byte (slice_copy of its bytes): the int8 result.
 // QuantizeLinear: VECTOR DIV by the scale, ACTIVATE to int32, the tail. DequantizeLinear:
 // ACTIVATE to fp32, VECTOR SUB of the zero point (exact: small integers), VECTOR MUL by the
@@ -28,6 +30,7 @@
 #include "tpumodel/window.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 namespace tpumodel::card {
@@ -218,14 +221,53 @@ std::vector<std::int64_t> output_zero(const Model &m, const Node &n, std::size_t
     return std::vector<std::int64_t>(count, card_value(zy.dtype, cpu::zero_point(&zy, 0)));
 }
 
-float qlinear_multiplier(const Model &m, const Node &n) {
+// A QLinear op's multiplier per output column (B's column, the convolution's filter).
+std::vector<float> qlinear_multipliers(const Model &m, const Node &n, std::size_t cols) {
     const Tensor &sa = required_constant(m, n, 1, "a scale");
     const Tensor &sb = required_constant(m, n, 4, "a scale");
     const Tensor &sy = required_constant(m, n, 6, "the output scale");
-    if (sa.element_count() != 1 || sb.element_count() != 1 || sy.element_count() != 1)
-        cannot(n, "scales of more than one value: the epilogue scales by one");
-    return cpu::multiplier(float(cpu::real_at(sa, 0)), float(cpu::real_at(sb, 0)),
-                           float(cpu::real_at(sy, 0)));
+    if (sa.element_count() != 1 || sy.element_count() != 1 ||
+        (sb.element_count() != 1 && sb.element_count() != cols))
+        cannot(n, "scales of other sizes than one value, or one per output column");
+    std::vector<float> v(cols);
+    for (std::size_t j = 0; j < cols; ++j)
+        v[j] = cpu::multiplier(float(cpu::real_at(sa, 0)),
+                               float(cpu::real_at(sb, sb.element_count() == 1 ? 0 : j)),
+                               float(cpu::real_at(sy, 0)));
+    return v;
+}
+
+// Prepares a QLinear op's product (its correction as the epilogue's bias) into `acc` scaled by
+// `scale`.
+using Product = std::function<void(const tpurt::Tensor &acc, float scale)>;
+
+// A QLinear op's product requantised into `y` (int8 of acc_shape, its last axis the output
+// columns). One multiplier: the epilogue's scale, into int32. One per column: the epilogue into
+// fp32 unscaled (exact: its sums are below 2^24), VECTOR MUL by the row of multipliers (the one
+// rounding the CPU's float(acc) x multiplier makes), ACTIVATE to int32. Then the tail.
+void requantized(tpurt::Device &d, tpurt::OpSequence &ops, const Model &m, const Node &n,
+                 const std::vector<std::size_t> &acc_shape, const Product &product,
+                 const tpurt::Tensor &y) {
+    const std::size_t cols = acc_shape.back();
+    std::size_t rows = 1;
+    for (std::size_t i = 0; i + 1 < acc_shape.size(); ++i)
+        rows *= acc_shape[i];
+    const std::vector<float> multipliers = qlinear_multipliers(m, n, cols);
+    const tpurt::Tensor r = tpurt::Tensor::empty(d, tpurt::DType::Int32, acc_shape);
+    if (std::all_of(multipliers.begin(), multipliers.end(),
+                    [&](float v) { return v == multipliers[0]; })) {
+        product(r, multipliers[0]);
+    } else {
+        const tpurt::Tensor f = tpurt::Tensor::empty(d, tpurt::DType::Fp32, acc_shape);
+        product(f, 1.0f);
+        const tpurt::Tensor fv = f.reshape({rows, cols}), rv = r.reshape({rows, cols});
+        elementwise(d, ops, "mul", fv, upload(d, multipliers, {1, cols}), fv);
+        Attributes cast;
+        cast.add("function", "none");
+        append(ops, prepare(d, "unary", {&fv, &rv}, cast));
+    }
+    saturate_into(d, ops, r.reshape({rows, cols}), output_zero(m, n, cols),
+                  y.reshape({rows, cols}));
 }
 
 // MatMulInteger and QLinearMatMul: A [..., M, K] on the card by constant B [K, N] (A's rows as
@@ -251,7 +293,6 @@ tpurt::OpSequence integer_matmul(tpurt::Device &d, const Model &m, const Node &n
     const tpurt::Tensor a3 = in[0]->reshape({batches, rows, k});
     const tpurt::Tensor y3 = out[0]->reshape({batches, rows, cols});
     const std::int64_t a_zero = card_value(a.dtype, cpu::zero_point(za, 0));
-    const float scale = qlinear ? qlinear_multiplier(m, n) : 1.0f;
     tpurt::OpSequence ops;
     for (std::size_t s = 0; s < batches; ++s) {
         std::vector<std::int64_t> centred(k * cols), correction(cols);
@@ -275,13 +316,14 @@ tpurt::OpSequence integer_matmul(tpurt::Device &d, const Model &m, const Node &n
                 elementwise(d, ops, "add", y, upload(d, c, {1, cols}), y);
             continue;
         }
-        const tpurt::Tensor r = tpurt::Tensor::empty(d, tpurt::DType::Int32, {rows, cols});
         const tpurt::Tensor bias =
             upload(d, std::vector<float>(correction.begin(), correction.end()), {cols});
-        Attributes epilogue;
-        epilogue.add("activation", "none").add("scale", scale);
-        append(ops, prepare(d, "dense", {&x, &w, &r, &bias}, epilogue));
-        saturate_into(d, ops, r, output_zero(m, n, cols), y);
+        const Product dense = [&](const tpurt::Tensor &acc, float scale) {
+            Attributes epilogue;
+            epilogue.add("activation", "none").add("scale", scale);
+            append(ops, prepare(d, "dense", {&x, &w, &acc, &bias}, epilogue));
+        };
+        requantized(d, ops, m, n, {rows, cols}, dense, y);
     }
     return ops;
 }
@@ -368,14 +410,16 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
                            std::size_t(g.pl), wd);
     }
     const tpurt::Tensor input = repeated(d, ops, image, parts.size());
-    Attributes window;
-    window.add("stride_h", g.sh)
-        .add("stride_w", g.sw)
-        .add("pad_h", std::int64_t(pt))
-        .add("pad_w", std::int64_t(pl));
+    const auto window = [&](Attributes &a) -> Attributes & {
+        return a.add("stride_h", g.sh)
+            .add("stride_w", g.sw)
+            .add("pad_h", std::int64_t(pt))
+            .add("pad_w", std::int64_t(pl));
+    };
     const tpurt::Tensor acc = tpurt::Tensor::empty(d, tpurt::DType::Int32, {batch, oh, ow, f});
     if (!qlinear) {
-        append(ops, prepare(d, "conv2d", {&input, &weights, &acc}, window));
+        Attributes a;
+        append(ops, prepare(d, "conv2d", {&input, &weights, &acc}, window(a)));
         std::vector<std::int32_t> t(correction.size());
         for (std::size_t i = 0; i < t.size(); ++i)
             t[i] = std::int32_t(std::uint32_t(correction[i])); // ONNX's int32 wraps
@@ -393,11 +437,13 @@ tpurt::OpSequence integer_conv(tpurt::Device &d, const Model &m, const Node &n, 
     for (std::size_t o = 0; o < f; ++o)
         bias[o] = float(correction[o] + (b ? cpu::int_at(*b, o) : 0));
     const tpurt::Tensor bias_t = upload(d, bias, {f});
-    window.add("activation", "none").add("scale", qlinear_multiplier(m, n));
-    append(ops, prepare(d, "conv2d_layer", {&input, &weights, &acc, &bias_t}, window));
+    const Product conv = [&](const tpurt::Tensor &result, float scale) {
+        Attributes a;
+        window(a).add("activation", "none").add("scale", scale);
+        append(ops, prepare(d, "conv2d_layer", {&input, &weights, &result, &bias_t}, a));
+    };
     const tpurt::Tensor y = tpurt::Tensor::empty(d, tpurt::DType::Int8, {batch, oh, ow, f});
-    saturate_into(d, ops, acc.reshape({batch * oh * ow, f}), output_zero(m, n, f),
-                  y.reshape({batch * oh * ow, f}));
+    requantized(d, ops, m, n, {batch, oh, ow, f}, conv, y);
     permute(d, ops, y, *out[0], "0,3,1,2");
     return ops;
 }

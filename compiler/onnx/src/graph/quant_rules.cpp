@@ -2,9 +2,9 @@
 // quant_rules.cpp - where ONNX's quantised ops run (compiler/run/src/quant_ops.cpp has how):
 // on the card when the CPU kernel takes the node's form (it checks ONNX's rules: dtypes,
 // shapes, parameters per tensor or per axis) and the card's path does too: 8-bit data in ONNX's
-// order, constant weights, scales and zero points; for the QLinear ops one scale each (the
-// epilogue scales by one value) and sums the epilogue's binary32 holds exactly (below 2^24);
-// convolutions 2-D with group 1, no dilation and symmetric padding.
+// order, constant weights, scales and zero points; for the QLinear ops sums the epilogue's
+// binary32 holds exactly (below 2^24); convolutions 2-D with group 1, no dilation and symmetric
+// padding.
 #include "quant_rules.hpp"
 
 #include <tpumodel/cpu_executor.hpp>
@@ -69,15 +69,6 @@ std::string operand_reason(const Model &m, const Node &n,
     return "";
 }
 
-// The QLinear ops' scales (inputs 1, 4, 6): one value each.
-std::string scales_reason(const Model &m, const Node &n) {
-    for (std::size_t i : {1, 4, 6})
-        if (input(m, n, i)->element_count() != 1)
-            return "a scale of " + input(m, n, i)->shape_string() +
-                   ": the card's epilogue scales by one value";
-    return "";
-}
-
 // Whether the epilogue's binary32 sum of the int8 product (at most 128 x the centred weights'
 // absolute sum of an output) and the correction (at most as much again, plus the bias) holds
 // every value exactly: below 2^24.
@@ -111,8 +102,6 @@ CardDecision integer_matmul_rule(const Model &m, const Node &n) {
         qlinear ? operand_reason(m, n, {1, 2, 3, 4, 5, 6, 7}) : operand_reason(m, n, {1, 2, 3});
     if (why.empty() && !input(m, n, ib)->constant)
         why = "B computed at run time: the card's path splits constant weights";
-    if (why.empty() && qlinear)
-        why = scales_reason(m, n);
     if (!why.empty())
         return cpu(why);
     if (!qlinear)
@@ -141,8 +130,6 @@ CardDecision integer_conv_rule(const Model &m, const Node &n) {
         qlinear ? operand_reason(m, n, {1, 2, 3, 4, 5, 6, 7, 8}) : operand_reason(m, n, {1, 2, 3});
     if (why.empty() && !input(m, n, iw)->constant)
         why = "weights computed at run time: the card's path splits constant weights";
-    if (why.empty() && qlinear)
-        why = scales_reason(m, n);
     if (!why.empty())
         return cpu(why);
     const Tensor &x = *input(m, n, 0), &w = *input(m, n, iw);
