@@ -223,8 +223,8 @@ std::vector<std::int64_t> output_zero(const Model &m, const Node &n, std::size_t
 
 // A QLinear op's multiplier per output column (B's column, the convolution's filter).
 std::vector<float> qlinear_multipliers(const Model &m, const Node &n, std::size_t cols) {
-    const Tensor &sa = required_constant(m, n, 1, "a scale");
-    const Tensor &sb = required_constant(m, n, 4, "a scale");
+    const Tensor &sa = required_constant(m, n, 1, "the first operand's scale");
+    const Tensor &sb = required_constant(m, n, 4, "the weights' scale");
     const Tensor &sy = required_constant(m, n, 6, "the output scale");
     if (sa.element_count() != 1 || sy.element_count() != 1 ||
         (sb.element_count() != 1 && sb.element_count() != cols))
