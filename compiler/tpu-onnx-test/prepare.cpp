@@ -5,7 +5,10 @@
 // with no nodes whose constants input_N and output_N are the test's data), or unsupported.txt
 // with the compiler's reason. Some graph inputs are folded into the model as initialisers first,
 // as an exported model has them: integer ones (shapes, axes, indices: a compiled model has
-// static shapes) and the weights and biases of Gemm and Conv (their inputs 1 and 2).
+// static shapes), the weights and biases of Gemm and Conv, and the weights, scales, zero points
+// and biases of the quantised ops (every input but the data they quantise or multiply).
+#include "patterns.hpp"
+
 #include <tpu_data/dataset.hpp>
 #include <tpu_onnx/compile.hpp>
 #include <tpu_onnx/tensor_proto.hpp>
@@ -15,9 +18,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
-#include <fnmatch.h>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -46,14 +50,29 @@ bool integer(const onnx::TensorProto &p) {
            p.data_type() == onnx::TensorProto_DataType_INT32;
 }
 
+// Per op, the inputs an exported model holds as initialisers: all but its data (input 0).
+const std::map<std::string, std::set<int>> &weight_inputs() {
+    static const std::map<std::string, std::set<int>> inputs = {
+        {"Gemm", {1, 2}},
+        {"Conv", {1, 2}},
+        {"QuantizeLinear", {1, 2}},
+        {"DequantizeLinear", {1, 2}},
+        {"MatMulInteger", {1, 2, 3}},
+        {"ConvInteger", {1, 2, 3}},
+        {"QLinearMatMul", {1, 2, 3, 4, 5, 6, 7}},
+        {"QLinearConv", {1, 2, 3, 4, 5, 6, 7, 8}},
+    };
+    return inputs;
+}
+
 // Whether graph input `name` is folded into an initialiser (see the top of the file).
 bool folded(const onnx::GraphProto &g, const std::string &name, const onnx::TensorProto &data) {
     if (integer(data))
         return true;
     for (const onnx::NodeProto &n : g.node())
-        if (n.op_type() == "Gemm" || n.op_type() == "Conv")
-            for (int i = 1; i < n.input_size() && i <= 2; ++i)
-                if (n.input(i) == name)
+        if (const auto w = weight_inputs().find(n.op_type()); w != weight_inputs().end())
+            for (int i = 1; i < n.input_size(); ++i)
+                if (w->second.count(i) && n.input(i) == name)
                     return true;
     return false;
 }
@@ -134,23 +153,12 @@ std::vector<fs::path> select(const fs::path &dir, const std::vector<std::string>
     for (const fs::path &p : candidates) {
         bool match = patterns.empty();
         for (const std::string &pattern : patterns)
-            match = match || fnmatch(pattern.c_str(), p.filename().c_str(), 0) == 0;
+            match = match || tpu_onnx_test::matches(pattern, p.filename().string());
         if (match)
             chosen.push_back(p);
     }
     std::sort(chosen.begin(), chosen.end());
     return chosen;
-}
-
-std::vector<std::string> read_patterns(const std::string &file) {
-    std::ifstream in(file);
-    if (!in)
-        throw std::runtime_error(file + ": cannot read");
-    std::vector<std::string> patterns;
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty() && line[0] != '#')
-            patterns.push_back(line);
-    return patterns;
 }
 
 } // namespace
@@ -168,8 +176,9 @@ int main(int argc, char **argv) {
     app.add_option("-o,--output", out, "the folder to write one folder per test into")->required();
     CLI11_PARSE(app, argc, argv);
     try {
-        const std::vector<std::string> patterns =
-            select_file.empty() ? std::vector<std::string>{} : read_patterns(select_file);
+        const std::vector<std::string> patterns = select_file.empty()
+                                                      ? std::vector<std::string>{}
+                                                      : tpu_onnx_test::read_patterns(select_file);
         if (dirs.empty())
             dirs.push_back(tpu_data::datasets_dir() + "/onnx-testdata/node");
         std::size_t compiled = 0, unsupported = 0;

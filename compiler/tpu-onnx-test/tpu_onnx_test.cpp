@@ -3,8 +3,11 @@
 // tpu-onnx-prepare wrote on the host, runs each model.tpumodel on the card through
 // tpumodel::card::Executor on its data.tpumodel inputs, compares with the expected outputs as
 // ONNX's runner does, and prints per test `pass`, `cpu` (passed, with nodes on the CPU),
-// `fail` or `unsupported` and a closing `N passed, N failed, N unsupported` line. Exit status
-// 1 when a test failed.
+// `fail` or `unsupported` and a closing `N passed, N failed, N unsupported` line. With
+// --on-card LIST, a test matching a pattern of LIST fails unless it passes with every node on
+// the card, and each pattern must match a test. Exit status 1 when a test failed.
+#include "patterns.hpp"
+
 #include <tpumodel/card_executor.hpp>
 #include <tpumodel/compare.hpp>
 #include <tpumodel/file.hpp>
@@ -90,19 +93,40 @@ int main(int argc, char **argv) {
         ->required()
         ->check(CLI::ExistingDirectory);
     app.add_flag("--in-process", in_process, "run on the card's engine in this process");
+    std::string on_card_file;
+    app.add_option("--on-card", on_card_file,
+                   "a file of test-name patterns (fnmatch, one a line) whose tests must pass "
+                   "with every node on the card")
+        ->check(CLI::ExistingFile);
     CLI11_PARSE(app, argc, argv);
     try {
+        const std::vector<std::string> on_card = on_card_file.empty()
+                                                     ? std::vector<std::string>{}
+                                                     : tpu_onnx_test::read_patterns(on_card_file);
+        std::vector<bool> matched(on_card.size());
         tpurt::Device dev = in_process ? tpurt::Device::open_in_process({}) : tpurt::Device::open();
         std::size_t passed = 0, failed = 0, unsupported = 0, on_cpu = 0;
         for (const std::string &dir : dirs)
             for (const fs::path &test : tests_in(dir)) {
-                const Outcome o = run_test(dev, test);
+                Outcome o = run_test(dev, test);
+                bool card_only = false;
+                for (std::size_t i = 0; i < on_card.size(); ++i)
+                    if (tpu_onnx_test::matches(on_card[i], test.filename().string()))
+                        card_only = matched[i] = true;
+                if (card_only && (o.status == "cpu" || o.status == "unsupported"))
+                    o = {"fail",
+                         "must pass wholly on the card, but is " + o.status + ": " + o.detail};
                 std::cout << o.status << " " << test.filename().string()
                           << (o.detail.empty() ? "" : ": " + o.detail) << "\n";
                 passed += o.status == "pass" || o.status == "cpu";
                 on_cpu += o.status == "cpu";
                 failed += o.status == "fail";
                 unsupported += o.status == "unsupported";
+            }
+        for (std::size_t i = 0; i < on_card.size(); ++i)
+            if (!matched[i]) {
+                std::cout << "fail " << on_card[i] << ": --on-card names no test here\n";
+                ++failed;
             }
         std::cout << on_cpu << " of the passed through CPU fallback\n"
                   << passed << " passed, " << failed << " failed, " << unsupported

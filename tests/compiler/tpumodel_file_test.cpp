@@ -212,3 +212,30 @@ TEST_CASE("a model that breaks the graph rules is never written", "[tpumodel]") 
         CHECK(refused(m) == "serialise: node 'fc' (Gemm) is placed on the card without a card op");
     }
 }
+
+TEST_CASE("uint8, int8 and int32 tensors are written and read back unchanged", "[tpumodel]") {
+    Model m;
+    m.producer = "tpumodel_file_test";
+    const std::uint32_t x = m.add_tensor({"x", DType::Uint8, Layout::Plain, {2, 3}, false, {}});
+    const std::uint32_t s =
+        m.add_tensor({"s", DType::Float, Layout::Plain, {}, true, bytes_of({0.5f})});
+    const std::uint32_t z = m.add_tensor({"z", DType::Uint8, Layout::Plain, {}, true, {255}});
+    m.add_tensor({"w", DType::Int8, Layout::Plain, {3, 2}, true, {0x80, 0x7f, 0, 1, 0xff, 2}});
+    const std::uint32_t b = m.add_tensor(
+        {"b", DType::Int32, Layout::Plain, {2}, true, {1, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff}});
+    const std::uint32_t y = m.add_tensor({"y", DType::Float, Layout::Plain, {2, 3}, false, {}});
+    m.nodes.push_back({"dq", "DequantizeLinear", Placement::Card, "unary", "", {}, {x, s, z}, {y}});
+    m.inputs = {x};
+    m.outputs = {y};
+    const Model r = parse(serialise(m), "m.tpumodel");
+    REQUIRE(r.tensors.size() == m.tensors.size());
+    for (std::size_t i = 0; i < m.tensors.size(); ++i) {
+        INFO(m.tensors[i].name);
+        CHECK(r.tensors[i].dtype == m.tensors[i].dtype);
+        CHECK(r.tensors[i].shape == m.tensors[i].shape);
+        CHECK(r.tensors[i].data == m.tensors[i].data);
+    }
+    // A constant's size is its elements x the dtype's size: 4 bytes of int32 is one element.
+    m.tensors[b].data.resize(4);
+    CHECK_THROWS_WITH(serialise(m), Catch::Contains("'b'"));
+}

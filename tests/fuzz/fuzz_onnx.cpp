@@ -7,7 +7,8 @@
 // beyond the RSS limit (ASan/UBSan); any other exception escaping is a finding.
 //
 // Seed corpus: at start-up the target writes small valid models (an MLP, a CNN with a PyTorch
-// shape chain, a Conv + BatchNormalization, a Slice whose ends come from a Shape) as seed-<n>
+// shape chain, a Conv + BatchNormalization, a Slice whose ends come from a Shape, the quantised
+// ops: QuantizeLinear, QLinearConv, MatMulInteger, DequantizeLinear) as seed-<n>
 // files into the corpus directory (the first directory argument) unless they are there already.
 #include <tpu_onnx/builder.hpp>
 #include <tpu_onnx/compile.hpp>
@@ -88,6 +89,24 @@ std::vector<ModelBuilder> seeds() {
         .node("Slice", {"x", "start", "half", "one"}, {"y"}, "slice")
         .output("y", 2);
     s.push_back(slice);
+
+    constexpr int u8 = onnx::TensorProto_DataType_UINT8;
+    ModelBuilder quant(13, "fuzz_onnx seed");
+    quant.input("x", {std::int64_t(1), std::int64_t(2), std::int64_t(4), std::int64_t(4)})
+        .floats("s", {}, {0.05f})
+        .ints("z", {}, {128}, u8)
+        .ints("w", {2, 2, 3, 3}, Ints(36, 200), u8)
+        .ints("zw", {2}, {0, 255}, u8)
+        .floats("sw", {}, {0.01f})
+        .ints("b", {4, 3}, Ints(12, 7), u8)
+        .ints("zb", {}, {3}, u8)
+        .node("QuantizeLinear", {"x", "s", "z"}, {"q"}, "quantize")
+        .node("QLinearConv", {"q", "s", "z", "w", "sw", "z", "s", "z"}, {"c"}, "conv",
+              {{"pads", Ints{1, 1, 1, 1}}})
+        .node("MatMulInteger", {"c", "b", "z", "zb"}, {"m"}, "matmul")
+        .node("DequantizeLinear", {"m", "s"}, {"y"}, "dequantize")
+        .output("y", 4);
+    s.push_back(quant);
     return s;
 }
 

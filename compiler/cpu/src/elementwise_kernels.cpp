@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow
-// with numpy broadcasting (integers in int64, floats in binary32; Pow's exponent of any type),
+// elementwise_kernels.cpp - the reference kernels of elementwise math: Add, Sub, Mul, Div, Pow,
+// Max and Min of two inputs with numpy broadcasting (integers in int64, floats in binary32;
+// Pow's exponent of any type), Expand (any dtype), Clip, Round (half to even),
 // and the unary functions Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Neg, Abs, Reciprocal
 // (binary32; Neg and Abs also on integers; any layout).
 #include "kernel_support.hpp"
 
 #include <cmath>
+#include <cstring>
 
 namespace tpumodel::cpu {
 
@@ -29,6 +31,37 @@ std::uint64_t broadcast_index(const std::vector<std::int64_t> &shape,
     return index;
 }
 
+std::string shape_text(const std::vector<std::int64_t> &shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// The numpy broadcast of shapes a and b; refused when they do not broadcast.
+std::vector<std::int64_t> broadcast_shape(const Node &node, const std::vector<std::int64_t> &a,
+                                          const std::vector<std::int64_t> &b) {
+    const std::size_t rank = std::max(a.size(), b.size());
+    std::vector<std::int64_t> shape(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+        const std::int64_t da = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+        const std::int64_t db = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+        if (da != db && da != 1 && db != 1)
+            throw KernelError(node, "cannot broadcast " + shape_text(a) + " with " + shape_text(b));
+        shape[i] = da == 1 ? db : da;
+    }
+    return shape;
+}
+
+// Advances `pos` to the next position of `shape` in row-major order.
+void next_position(std::vector<std::int64_t> &pos, const std::vector<std::int64_t> &shape) {
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        if (++pos[i] < shape[i])
+            break;
+        pos[i] = 0;
+    }
+}
+
 template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) {
     if (in.size() != 2 || !in[0] || !in[1])
         throw KernelError(node, "needs two inputs");
@@ -38,16 +71,8 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
                                     dtype_name(b.dtype));
     if (a.layout != b.layout && a.element_count() != 1 && b.element_count() != 1)
         throw KernelError(node, "its inputs are in different layouts");
-    const std::size_t rank = std::max(a.shape.size(), b.shape.size());
-    std::vector<std::int64_t> shape(rank);
-    for (std::size_t i = 0; i < rank; ++i) {
-        const std::int64_t da = i + a.shape.size() >= rank ? a.shape[i + a.shape.size() - rank] : 1;
-        const std::int64_t db = i + b.shape.size() >= rank ? b.shape[i + b.shape.size() - rank] : 1;
-        if (da != db && da != 1 && db != 1)
-            throw KernelError(node,
-                              "cannot broadcast " + a.shape_string() + " with " + b.shape_string());
-        shape[i] = da == 1 ? db : da;
-    }
+    const std::vector<std::int64_t> shape = broadcast_shape(node, a.shape, b.shape);
+    const std::size_t rank = shape.size();
     Tensor &y = *out[0];
     shape_output(y, a.dtype, shape);
     y.layout = a.element_count() == 1 ? b.layout : a.layout;
@@ -56,10 +81,13 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
         const std::uint64_t ia = broadcast_index(a.shape, pos), ib = broadcast_index(b.shape, pos);
         if (is_float(a.dtype)) {
             const auto x = float(real_at(a, ia)), z = float(real_at(b, ib));
+            const bool nan = std::isnan(x) || std::isnan(z); // Max and Min propagate NaN
             const float r = Op == '+'   ? x + z
                             : Op == '-' ? x - z
                             : Op == '*' ? x * z
                             : Op == '^' ? std::pow(x, z)
+                            : Op == 'M' ? (nan ? NAN : std::max(x, z))
+                            : Op == 'm' ? (nan ? NAN : std::min(x, z))
                                         : x / z;
             store(y, o, r, 0);
         } else if (Op == '^') {
@@ -72,13 +100,64 @@ template <char Op> void binary_kernel(const Node &node, Inputs in, Outputs out) 
             const std::int64_t r = Op == '+'   ? x + z
                                    : Op == '-' ? x - z
                                    : Op == '*' ? x * z
+                                   : Op == 'M' ? std::max(x, z)
+                                   : Op == 'm' ? std::min(x, z)
                                                : x / z;
             store(y, o, double(r), r);
         }
-        for (std::size_t i = rank; i-- > 0;) {
-            if (++pos[i] < shape[i])
-                break;
-            pos[i] = 0;
+        next_position(pos, shape);
+    }
+}
+
+// Expand: x broadcast with the shape input (numpy's rule, so the result may be larger than it),
+// elements copied as they are.
+void expand_kernel(const Node &node, Inputs in, Outputs out) {
+    const Tensor &x = input(node, in, 0);
+    require_plain(node, x);
+    const std::vector<std::int64_t> target =
+        ints_of(node, in.size() > 1 ? in[1] : nullptr, "shape");
+    for (std::int64_t d : target)
+        if (d < 0)
+            throw KernelError(node, "the shape has a negative entry");
+    const std::vector<std::int64_t> shape = broadcast_shape(node, x.shape, target);
+    Tensor &y = *out[0];
+    shape_output(y, x.dtype, shape);
+    const std::size_t size = dtype_size(x.dtype);
+    std::vector<std::int64_t> pos(shape.size(), 0);
+    for (std::uint64_t o = 0; o < y.element_count(); ++o) {
+        std::memcpy(y.data.data() + o * size, x.data.data() + broadcast_index(x.shape, pos) * size,
+                    size);
+        next_position(pos, shape);
+    }
+}
+
+// Clip: x limited to [min, max], each bound an optional one-element input.
+void clip_kernel(const Node &node, Inputs in, Outputs out) {
+    const Tensor &x = input(node, in, 0);
+    if (x.dtype == DType::Bool)
+        throw KernelError(node, "takes numbers, not bool");
+    const Tensor *bound[2] = {in.size() > 1 ? in[1] : nullptr, in.size() > 2 ? in[2] : nullptr};
+    for (const Tensor *b : bound)
+        if (b && (b->element_count() != 1 || b->dtype != x.dtype))
+            throw KernelError(node, "its bounds must be one value of its input's dtype");
+    Tensor &y = *out[0];
+    shape_output(y, x.dtype, x.shape);
+    y.layout = x.layout;
+    for (std::uint64_t i = 0; i < x.element_count(); ++i) {
+        if (is_float(x.dtype)) {
+            float v = float(real_at(x, i));
+            if (bound[0] && v < float(real_at(*bound[0], 0)))
+                v = float(real_at(*bound[0], 0));
+            if (bound[1] && v > float(real_at(*bound[1], 0)))
+                v = float(real_at(*bound[1], 0));
+            store(y, i, v, 0);
+        } else {
+            std::int64_t v = int_at(x, i);
+            if (bound[0])
+                v = std::max(v, int_at(*bound[0], 0));
+            if (bound[1])
+                v = std::min(v, int_at(*bound[1], 0));
+            store(y, i, double(v), v);
         }
     }
 }
@@ -119,6 +198,9 @@ template <bool Negate> void sign_kernel(const Node &node, Inputs in, Outputs out
     }
 }
 
+float round_(float x) {
+    return std::nearbyint(x); // the default mode: to nearest, ties to even, as ONNX's Round
+}
 float relu(float x) {
     return x > 0 ? x : 0.0f;
 }
@@ -152,6 +234,11 @@ void add_elementwise_kernels(KernelTable &table) {
     table["Mul"] = binary_kernel<'*'>;
     table["Div"] = binary_kernel<'/'>;
     table["Pow"] = binary_kernel<'^'>;
+    table["Max"] = binary_kernel<'M'>;
+    table["Min"] = binary_kernel<'m'>;
+    table["Expand"] = expand_kernel;
+    table["Clip"] = clip_kernel;
+    table["Round"] = unary_kernel<round_>;
     table["Relu"] = unary_kernel<relu>;
     table["Sigmoid"] = unary_kernel<sigmoid>;
     table["Tanh"] = unary_kernel<tanh_>;

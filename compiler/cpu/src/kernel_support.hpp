@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tpumodel/cpu_kernels.hpp"
+#include "tpumodel/window.hpp"
 
 #include <cstring>
 #include <map>
@@ -18,6 +19,7 @@ void add_elementwise_kernels(KernelTable &table);
 void add_nn_kernels(KernelTable &table);
 void add_reduce_kernels(KernelTable &table);
 void add_norm_kernels(KernelTable &table);
+void add_quant_kernels(KernelTable &table);
 
 // Stores v as element i of t's dtype (rounded to nearest even for bfloat16).
 void store(Tensor &t, std::uint64_t i, double v, std::int64_t iv);

@@ -16,6 +16,7 @@ const KernelTable &table() {
         add_nn_kernels(k);
         add_reduce_kernels(k);
         add_norm_kernels(k);
+        add_quant_kernels(k);
         return k;
     }();
     return t;

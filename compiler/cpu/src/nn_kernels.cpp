@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // nn_kernels.cpp - the reference kernels of the network ops, in binary32 with sums in index
 // order: Conv (NHWC x HWIO; bias, groups, dilation, pads or auto_pad, a fused Relu), MaxPool
-// and AveragePool (NHWC), GlobalAveragePool and GlobalMaxPool (NHWC or NCHW), Gemm (alpha,
-// beta, transposes, a broadcast C, a fused Relu), MatMul (2-D and batched), Softmax and
-// LogSoftmax (any axis). The references of the card's ops and the CPU's share of a model.
+// (8-bit data too) and AveragePool (NHWC, ceil_mode), GlobalAveragePool and GlobalMaxPool (NHWC
+// or NCHW), Gemm (alpha, beta, transposes, a broadcast C, a fused Relu), MatMul (2-D and
+// batched), Softmax and LogSoftmax (any axis). The references of the card's ops and the CPU's
+// share of a model.
 #include "kernel_support.hpp"
 
 #include <algorithm>
@@ -33,8 +34,8 @@ void write(Tensor &y, DType dtype, std::vector<std::int64_t> shape, Layout layou
            const std::vector<float> &v) {
     shape_output(y, dtype, std::move(shape));
     y.layout = layout;
-    for (std::uint64_t i = 0; i < v.size(); ++i)
-        store(y, i, v[i], 0);
+    for (std::uint64_t i = 0; i < v.size(); ++i) // integer dtypes: values that are integers
+        store(y, i, v[i], std::int64_t(v[i]));
 }
 
 float activate(const Node &node, float v) {
@@ -46,20 +47,17 @@ float activate(const Node &node, float v) {
     throw KernelError(node, "unknown fused activation '" + act + "'");
 }
 
-// A 2-D window op's geometry over an NHWC image.
-struct Window {
-    std::int64_t kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
-};
+} // namespace
 
-Window window(const Node &node, const Tensor &x, std::int64_t kh, std::int64_t kw) {
+Window window(const Node &node, std::int64_t h, std::int64_t w, std::int64_t kh, std::int64_t kw) {
     const std::vector<std::int64_t> s = node.get_ints("strides", {1, 1});
     const std::vector<std::int64_t> d = node.get_ints("dilations", {1, 1});
     std::vector<std::int64_t> p = node.get_ints("pads", {0, 0, 0, 0});
     if (s.size() != 2 || d.size() != 2 || p.size() != 4)
         throw KernelError(node, "strides, dilations and pads must be 2-D");
-    if (node.get_int("ceil_mode", 0) != 0)
-        throw KernelError(node, "ceil_mode 1 is not supported");
-    const std::int64_t h = x.shape[1], w = x.shape[2];
+    if (s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1)
+        throw KernelError(node, "strides and dilations must be positive");
+    const bool ceil = node.get_int("ceil_mode", 0) != 0;
     const std::int64_t eh = (kh - 1) * d[0] + 1, ew = (kw - 1) * d[1] + 1;
     const std::string auto_pad = node.get_string("auto_pad", "NOTSET");
     if (auto_pad == "VALID") {
@@ -76,12 +74,23 @@ Window window(const Node &node, const Tensor &x, std::int64_t kh, std::int64_t k
     } else if (auto_pad != "NOTSET") {
         throw KernelError(node, "unknown auto_pad '" + auto_pad + "'");
     }
-    const std::int64_t oh = (h + p[0] + p[2] - eh) / s[0] + 1,
-                       ow = (w + p[1] + p[3] - ew) / s[1] + 1;
-    if (oh < 1 || ow < 1)
-        throw KernelError(node, "the window is larger than the padded image");
-    return {kh, kw, s[0], s[1], d[0], d[1], p[0], p[1], oh, ow};
+    // ceil_mode 1 rounds the output's size up, but no window may start in the end padding.
+    const auto out_size = [&](std::int64_t size, std::int64_t begin, std::int64_t end,
+                              std::int64_t extent, std::int64_t stride) -> std::int64_t {
+        const std::int64_t span = size + begin + end - extent;
+        if (span < 0)
+            throw KernelError(node, "the window is larger than the padded image");
+        std::int64_t o = (ceil ? span + stride - 1 : span) / stride + 1;
+        if (ceil && (o - 1) * stride >= size + begin)
+            --o;
+        return o;
+    };
+    const std::int64_t oh = out_size(h, p[0], p[2], eh, s[0]),
+                       ow = out_size(w, p[1], p[3], ew, s[1]);
+    return {kh, kw, s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], oh, ow};
 }
+
+namespace {
 
 void require_nhwc(const Node &node, const Tensor &x) {
     if (x.layout != Layout::Nhwc || x.shape.size() != 4)
@@ -137,7 +146,7 @@ void conv_nhwc(const Node &node, Inputs in, Outputs out) {
                                     " and group " + std::to_string(groups) + " do not fit");
     if (!bs.empty() && bs.size() != std::size_t(f))
         throw KernelError(node, "its bias does not hold one value per filter");
-    const Window g = window(node, x, kh, kw);
+    const Window g = window(node, x.shape[1], x.shape[2], kh, kw);
     const std::int64_t fg = f / groups;
     std::vector<float> y(std::size_t(n * g.oh * g.ow * f));
     for (std::int64_t b = 0; b < n; ++b)
@@ -172,8 +181,17 @@ void pool_kernel(const Node &node, Inputs in, Outputs out) {
         throw KernelError(node, "kernel_shape must be 2-D");
     const bool is_max = node.op == "MaxPool";
     const bool count_pad = node.get_int("count_include_pad", 0) != 0;
-    const Window g = window(node, x, k[0], k[1]);
-    const std::vector<float> xs = floats(node, &x, "input");
+    const Window g = window(node, x.shape[1], x.shape[2], k[0], k[1]);
+    // MaxPool of 8-bit data: the values are exact in binary32 and the maximum is one of them.
+    const bool eight_bit = x.dtype == DType::Uint8 || x.dtype == DType::Int8;
+    if (eight_bit && !is_max)
+        throw KernelError(node, std::string("AveragePool of ") + dtype_name(x.dtype) + " data");
+    std::vector<float> xs(x.element_count());
+    if (eight_bit)
+        for (std::uint64_t i = 0; i < xs.size(); ++i)
+            xs[i] = float(int_at(x, i));
+    else
+        xs = floats(node, &x, "input");
     const std::int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2], c = x.shape[3];
     std::vector<float> y(std::size_t(n * g.oh * g.ow * c));
     for (std::int64_t b = 0; b < n; ++b)

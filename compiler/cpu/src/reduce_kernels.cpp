@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// reduce_kernels.cpp - the reference kernels of ReduceMean, ReduceSum, ReduceSumSquare and
-// ReduceMax (opset 17:
+// reduce_kernels.cpp - the reference kernels of ReduceMean, ReduceSum, ReduceSumSquare,
+// ReduceMax and ReduceMin (opset 17:
 // axes as an attribute, ReduceSum's as an input; keepdims; noop_with_empty_axes), in binary32
 // with sums in index order.
 #include "kernel_support.hpp"
@@ -32,12 +32,14 @@ void reduce_kernel(const Node &node, Inputs in, Outputs out) {
         if (!reduced[i] || keep)
             shape.push_back(reduced[i] ? 1 : x.shape[i]);
 
-    const bool is_max = node.op == "ReduceMax", is_mean = node.op == "ReduceMean";
+    const bool is_max = node.op == "ReduceMax", is_min = node.op == "ReduceMin";
+    const bool is_mean = node.op == "ReduceMean";
     const bool is_square = node.op == "ReduceSumSquare";
     std::uint64_t outputs = 1, count = 1;
     for (std::size_t i = 0; i < rank; ++i)
         (reduced[i] ? count : outputs) *= std::uint64_t(x.shape[i]);
-    std::vector<float> acc(outputs, is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> acc(outputs, is_max ? -inf : is_min ? inf : 0.0f);
     std::vector<std::int64_t> pos(rank, 0);
     for (std::uint64_t i = 0; i < x.element_count(); ++i) {
         std::uint64_t o = 0;
@@ -46,7 +48,7 @@ void reduce_kernel(const Node &node, Inputs in, Outputs out) {
                 o = o * std::uint64_t(x.shape[d]) + std::uint64_t(pos[d]);
         const auto r = float(real_at(x, i));
         const float v = is_square ? r * r : r;
-        acc[o] = is_max ? std::max(acc[o], v) : acc[o] + v;
+        acc[o] = is_max ? std::max(acc[o], v) : is_min ? std::min(acc[o], v) : acc[o] + v;
         for (std::size_t d = rank; d-- > 0;) {
             if (++pos[d] < x.shape[d])
                 break;
@@ -65,6 +67,7 @@ void add_reduce_kernels(KernelTable &table) {
     table["ReduceMean"] = reduce_kernel;
     table["ReduceSum"] = reduce_kernel;
     table["ReduceMax"] = reduce_kernel;
+    table["ReduceMin"] = reduce_kernel;
     table["ReduceSumSquare"] = reduce_kernel;
 }
 

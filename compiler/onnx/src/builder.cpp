@@ -69,14 +69,17 @@ ModelBuilder &ModelBuilder::floats(const std::string &name, const std::vector<st
 }
 
 ModelBuilder &ModelBuilder::ints(const std::string &name, const std::vector<std::int64_t> &dims,
-                                 const std::vector<std::int64_t> &values) {
+                                 const std::vector<std::int64_t> &values, int elem_type) {
     onnx::TensorProto *t = model_.mutable_graph()->add_initializer();
     t->set_name(name);
-    t->set_data_type(onnx::TensorProto_DataType_INT64);
+    t->set_data_type(elem_type);
     for (std::int64_t d : dims)
         t->add_dims(d);
     for (std::int64_t v : values)
-        t->add_int64_data(v);
+        if (elem_type == onnx::TensorProto_DataType_INT64)
+            t->add_int64_data(v);
+        else
+            t->add_int32_data(std::int32_t(v)); // ONNX keeps int32, int8 and uint8 there
     return *this;
 }
 

@@ -6,6 +6,7 @@
 #include "tpumodel/card_executor.hpp"
 
 #include "card_ops.hpp"
+#include "quant_ops.hpp"
 
 #include "tpumodel/cpu_executor.hpp"
 
@@ -27,15 +28,43 @@ tpurt::DType card_dtype(const Model &m, std::uint32_t id) {
         return tpurt::DType::Fp32;
     case DType::Bfloat16:
         return tpurt::DType::Bf16;
+    case DType::Uint8: // as int8 u - 128: put_on_card() and take_off_card() shift it
+    case DType::Int8:
+        return tpurt::DType::Int8;
+    case DType::Int32:
+        return tpurt::DType::Int32;
     default:
         throw ExecError("tensor '" + t.name + "' is " + dtype_name(t.dtype) +
-                        ": the card's nodes take float32 or bfloat16 tensors");
+                        ": the card's nodes take float32, bfloat16, uint8, int8 or int32 tensors");
     }
 }
 
-// The ops a bf16 model runs on bf16 operands (its first two inputs).
-bool fast_path(const Node &n) {
-    return n.card_op == "dense" || n.card_op == "conv2d_layer" || n.card_op == "matmul";
+// uint8 data as the card's int8 (u - 128, the top bit flipped), and back: the same flip.
+std::vector<std::uint8_t> flip_top_bits(std::vector<std::uint8_t> bytes) {
+    for (std::uint8_t &b : bytes)
+        b ^= 0x80;
+    return bytes;
+}
+
+void put_on_card(tpurt::Tensor &card, const Tensor &t) {
+    if (t.dtype == DType::Uint8) {
+        const std::vector<std::uint8_t> shifted = flip_top_bits(t.data);
+        card.copy_from_host(shifted.data(), shifted.size());
+    } else {
+        card.copy_from_host(t.data.data(), t.data.size());
+    }
+}
+
+void take_off_card(const tpurt::Tensor &card, Tensor &t) {
+    card.copy_to_host(t.data.data(), t.data.size());
+    if (t.dtype == DType::Uint8)
+        t.data = flip_top_bits(std::move(t.data));
+}
+
+// The ops a bf16 model runs on bf16 operands (its first two inputs, when they are float32).
+bool fast_path(const Model &m, const Node &n) {
+    return (n.card_op == "dense" || n.card_op == "conv2d_layer" || n.card_op == "matmul") &&
+           m.tensors[n.inputs[0]].dtype == DType::Float;
 }
 
 bool integer_constant(const Tensor &t) {
@@ -63,13 +92,16 @@ Executor::Executor(tpurt::Device &device, Model model)
             continue;
         }
         try {
-            // Integer constants (a Reshape's shape, a reduction's axes) are attributes: the
-            // card ops read them from the model, so they stay off the card.
+            // Integer constants (a Reshape's shape, a reduction's axes) are attributes, and a
+            // quantised op's constants (weights, scales, zero points) are folded into the card
+            // tensors its binder makes: they are read from the model and stay off the card.
+            const bool quantised = quant_binder(n.op) != nullptr;
             std::vector<const tpurt::Tensor *> in;
-            for (std::uint32_t id : n.inputs)
-                in.push_back(id == no_tensor || integer_constant(model_.tensors[id])
-                                 ? nullptr
-                                 : &on_card(id));
+            for (std::uint32_t id : n.inputs) {
+                const bool off = id == no_tensor || integer_constant(model_.tensors[id]) ||
+                                 (quantised && model_.tensors[id].constant);
+                in.push_back(off ? nullptr : &on_card(id));
+            }
             if (n.card_op == "view") {
                 if (in.empty() || !in[0] || n.outputs.size() != 1)
                     throw ExecError(n.describe() + ": a view takes one tensor to one");
@@ -78,7 +110,7 @@ Executor::Executor(tpurt::Device &device, Model model)
                 std::vector<const tpurt::Tensor *> out;
                 for (std::uint32_t id : n.outputs)
                     out.push_back(&on_card(id));
-                if (bf16 && fast_path(n))
+                if (bf16 && fast_path(model_, n))
                     for (std::size_t k = 0; k < 2; ++k)
                         in[k] = &in_bf16(n.inputs[k], step.card);
                 step.card.push_back(prepare_card_node(device, model_, n, in, out));
@@ -116,7 +148,7 @@ tpurt::Tensor &Executor::on_card(std::uint32_t id) {
         const Tensor &t = model_.tensors[id];
         card_[id] = tpurt::Tensor::empty(*device_, card_dtype(model_, id), dims(t));
         if (t.constant)
-            card_[id]->copy_from_host(t.data.data(), t.data.size());
+            put_on_card(*card_[id], t);
     }
     return *card_[id];
 }
@@ -147,7 +179,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor> &inputs) {
                                         dtype_name(want.dtype) + " " + want.shape_string());
         host[id] = inputs[i];
         if (card_[id])
-            card_[id]->copy_from_host(inputs[i].data.data(), inputs[i].data.size());
+            put_on_card(*card_[id], inputs[i]);
     }
     auto host_value = [&](std::uint32_t id) -> const Tensor * {
         if (id == no_tensor)
@@ -158,7 +190,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor> &inputs) {
         if (!host[id]) {
             Tensor copy = t;
             copy.data.resize(t.element_count() * dtype_size(t.dtype));
-            card_[id]->copy_to_host(copy.data.data(), copy.data.size());
+            take_off_card(*card_[id], copy);
             host[id] = std::move(copy);
         }
         return &*host[id];
@@ -182,7 +214,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor> &inputs) {
         for (std::size_t i = 0; i < results.size(); ++i) {
             const std::uint32_t id = n.outputs[i];
             if (card_[id])
-                card_[id]->copy_from_host(results[i].data.data(), results[i].data.size());
+                put_on_card(*card_[id], results[i]);
             host[id] = std::move(results[i]);
         }
     }

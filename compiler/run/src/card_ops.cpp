@@ -2,9 +2,13 @@
 // card_ops.cpp - the card ops tpu-compile places nodes on (compiler/README.md, "Placement")
 // bound by name through libtpurt's op registry: the operands in each op's order, the ONNX
 // attributes as the op's (strides and symmetric pads of NHWC windows, the fused activation,
-// epsilon, axes, permutations), the reshaped views some forms need, and Concat, Gather and Slice
-// as sequences of slice_copy.
+// epsilon, axes, permutations), the reshaped views some forms need, and Concat, Gather, Slice
+// and Expand as sequences of slice_copy. The quantised ops have binders of their own
+// (quant_ops.cpp).
 #include "card_ops.hpp"
+
+#include "op_text.hpp"
+#include "quant_ops.hpp"
 
 #include "tpumodel/card_executor.hpp"
 #include "tpumodel/cpu_kernels.hpp"
@@ -14,8 +18,6 @@
 #include <tpurt/ops/op_registry.hpp>
 
 #include <algorithm>
-#include <cstdio>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,39 +28,6 @@ namespace tpumodel::card {
 namespace {
 
 using Tensors = std::span<const tpurt::Tensor *const>;
-
-// Attributes by name as text; the strings stay where they are while the list grows.
-class Attributes {
-  public:
-    Attributes &add(const char *name, std::string value) {
-        text_.push_back(std::move(value));
-        list_.push_back({name, text_.back()});
-        return *this;
-    }
-    Attributes &add(const char *name, std::int64_t value) {
-        return add(name, std::to_string(value));
-    }
-    Attributes &add(const char *name, float value) {
-        char text[32];
-        std::snprintf(text, sizeof text, "%a", double(value)); // exact
-        return add(name, std::string(text));
-    }
-    std::span<const tpurt::OpAttribute> list() const { return list_; }
-
-  private:
-    std::deque<std::string> text_;
-    std::vector<tpurt::OpAttribute> list_;
-};
-
-[[noreturn]] void cannot(const Node &n, const std::string &why) {
-    throw ExecError(n.describe() + " on the card's " + n.card_op + ": " + why);
-}
-
-tpurt::OpSequence prepare(tpurt::Device &device, const char *op,
-                          std::vector<const tpurt::Tensor *> operands,
-                          const Attributes &attributes = {}) {
-    return tpurt::prepare_op(device, op, operands, attributes.list());
-}
 
 // The pads [top, left, bottom, right] of a window over an NHWC image, auto_pad resolved as
 // ONNX does; the card pads both sides alike, so top == bottom and left == right (the compiler
@@ -266,19 +235,6 @@ std::size_t normalised_axis(const Node &n, std::int64_t axis, std::size_t rank) 
     return std::size_t(a);
 }
 
-// `count` slices of `a` along `axis` from `src` into `out` at `dst`, appended to `ops`.
-void slice_copy(tpurt::Device &d, tpurt::OpSequence &ops, const tpurt::Tensor &a,
-                const tpurt::Tensor &out, std::size_t axis, std::size_t src, std::size_t dst,
-                std::size_t count) {
-    Attributes attributes;
-    attributes.add("axis", std::int64_t(axis))
-        .add("src_start", std::int64_t(src))
-        .add("dst_start", std::int64_t(dst))
-        .add("count", std::int64_t(count));
-    tpurt::OpSequence copy = prepare(d, "slice_copy", {&a, &out}, attributes);
-    ops.launches.insert(ops.launches.end(), copy.launches.begin(), copy.launches.end());
-}
-
 // `t` copied out to `shape` by ONNX's broadcast (its shape padded with leading 1s, then each axis
 // where it has 1 filled by one slice_copy a position), the copies appended to `ops`; `t` itself
 // if it has the shape already.
@@ -400,6 +356,14 @@ tpurt::OpSequence slice(tpurt::Device &d, const Model &m, const Node &n, Tensors
     return ops;
 }
 
+// Expand: the data copied out to the result's shape, then into the output.
+tpurt::OpSequence expand(tpurt::Device &d, const Model &, const Node &n, Tensors in, Tensors out) {
+    tpurt::OpSequence ops;
+    const tpurt::Tensor full = broadcast_to(d, ops, n, *in[0], out[0]->shape());
+    slice_copy(d, ops, full, *out[0], 0, 0, 0, full.shape()[0]);
+    return ops;
+}
+
 tpurt::OpSequence copies(tpurt::Device &d, const Model &m, const Node &n, Tensors in, Tensors out) {
     if (n.op == "Concat")
         return concat(d, m, n, in, out);
@@ -407,6 +371,8 @@ tpurt::OpSequence copies(tpurt::Device &d, const Model &m, const Node &n, Tensor
         return gather(d, m, n, in, out);
     if (n.op == "Slice")
         return slice(d, m, n, in, out);
+    if (n.op == "Expand")
+        return expand(d, m, n, in, out);
     cannot(n, "no copies for " + n.op);
 }
 
@@ -436,11 +402,12 @@ const std::map<std::string, Binder> &binders() {
 
 tpurt::OpSequence prepare_card_node(tpurt::Device &device, const Model &m, const Node &n,
                                     Tensors in, Tensors out) {
+    const QuantBinder quant = quant_binder(n.op);
     const auto it = binders().find(n.card_op);
-    if (it == binders().end())
+    if (!quant && it == binders().end())
         cannot(n, "the executor does not know this card op");
     try {
-        return it->second(device, m, n, in, out);
+        return quant ? quant(device, m, n, in, out) : it->second(device, m, n, in, out);
     } catch (const tpurt::Error &e) {
         cannot(n, e.what());
     }

@@ -33,8 +33,10 @@ class ModelBuilder {
                          int elem_type = onnx::TensorProto_DataType_FLOAT);
     ModelBuilder &floats(const std::string &name, const std::vector<std::int64_t> &dims,
                          const std::vector<float> &values);
+    // An integer initialiser: int64, or (`elem_type`) int32, int8 or uint8.
     ModelBuilder &ints(const std::string &name, const std::vector<std::int64_t> &dims,
-                       const std::vector<std::int64_t> &values);
+                       const std::vector<std::int64_t> &values,
+                       int elem_type = onnx::TensorProto_DataType_INT64);
     ModelBuilder &node(const std::string &op, const std::vector<std::string> &inputs,
                        const std::vector<std::string> &outputs, const std::string &name = "",
                        const std::vector<std::pair<std::string, AttrValue>> &attrs = {});

@@ -6,9 +6,12 @@
 // (ACTIVATE's functions), elementwise and divide (same shape, one row to every row, or operands
 // copied out to the result's shape by slice_copy first), softmax and
 // log_softmax (last axis), layer_norm (the axes from `axis` on as one), permute; reshapes are
-// views; Concat and Gather as slice_copy sequences, Slice of one axis as one slice_copy. Anything
-// else: the reason.
+// views; Concat, Gather and Expand as slice_copy sequences, Slice of one axis as one slice_copy;
+// the quantised ops by quant_rules.cpp. No node with a non-constant scalar (the card's tensors
+// have at least one axis). Anything else: the reason.
 #include "placement_rules.hpp"
+
+#include "quant_rules.hpp"
 
 #include <tpumodel/reduction.hpp>
 #include <tpumodel/slicing.hpp>
@@ -115,7 +118,9 @@ CardDecision conv(const Model &m, const Node &n) {
 CardDecision pool(const Model &m, const Node &n) {
     if (in(m, n, 0).layout != tpumodel::Layout::Nhwc)
         return cpu("not a 2-D image pooling");
-    if (!float_data(in(m, n, 0)))
+    const tpumodel::DType t = in(m, n, 0).dtype;
+    const bool eight_bit = t == tpumodel::DType::Uint8 || t == tpumodel::DType::Int8;
+    if (!float_data(in(m, n, 0)) && !(n.op == "MaxPool" && eight_bit)) // int8 max: uint8's too
         return cpu(dtype_reason(in(m, n, 0)));
     const std::vector<std::int64_t> k = n.get_ints("kernel_shape", {});
     if (k.size() != 2 || k[0] > 16 || k[1] > 16)
@@ -341,6 +346,22 @@ CardDecision slice(const Model &m, const Node &n) {
     return card("slice_copy");
 }
 
+// Expand as slice_copy sequences (one per position along each broadcast axis): a constant
+// shape, data the card holds in ONNX's order.
+CardDecision expand(const Model &m, const Node &n) {
+    const Tensor &x = in(m, n, 0);
+    if (!has(n, 1) || !in(m, n, 1).constant)
+        return cpu("a shape computed at run time: the card's copies are planned at load");
+    if (x.layout != tpumodel::Layout::Plain)
+        return cpu("an operand in the NHWC layout");
+    if (x.constant)
+        return cpu("a constant operand: the card copies tensors it holds");
+    if (x.dtype == tpumodel::DType::Int64 || x.dtype == tpumodel::DType::Bool)
+        return cpu(std::string(tpumodel::dtype_name(x.dtype)) + " data: the card holds none");
+    if (x.element_count() == 0 || out(m, n).element_count() == 0)
+        return cpu("an empty tensor");
+    return card("slice_copy");
+}
 CardDecision transpose(const Model &m, const Node &n) {
     (void)m;
     (void)n;
@@ -385,7 +406,14 @@ const std::map<std::string, Rule> &rules() {
         {"Concat", copies},
         {"Gather", copies},
         {"Slice", slice},
+        {"Expand", expand},
         {"Transpose", transpose},
+        {"QuantizeLinear", quantize_rule},
+        {"DequantizeLinear", dequantize_rule},
+        {"MatMulInteger", integer_matmul_rule},
+        {"QLinearMatMul", integer_matmul_rule},
+        {"ConvInteger", integer_conv_rule},
+        {"QLinearConv", integer_conv_rule},
     };
     return r;
 }
@@ -396,6 +424,11 @@ CardDecision card_decision(const Model &m, const Node &n) {
     const auto it = rules().find(n.op);
     if (it == rules().end())
         return cpu("no card op for " + n.op);
+    for (const std::vector<std::uint32_t> *ids : {&n.inputs, &n.outputs})
+        for (std::uint32_t id : *ids)
+            if (id != tpumodel::no_tensor && !m.tensors[id].constant && m.tensors[id].shape.empty())
+                return cpu("a scalar tensor '" + m.tensors[id].name +
+                           "': the card's tensors have 1 to 8 dimensions");
     return it->second(m, n);
 }
 
@@ -403,7 +436,7 @@ const std::vector<std::string> &card_ops() {
     static const std::vector<std::string> ops = {
         "conv2d_layer", "grouped_conv2d", "pool2d",  "mean",        "reduce_axis", "dense",
         "matmul",       "batched_matmul", "unary",   "elementwise", "divide",      "softmax",
-        "log_softmax",  "layer_norm",     "permute", "slice_copy"};
+        "log_softmax",  "layer_norm",     "permute", "slice_copy",  "conv2d"};
     return ops;
 }
 

@@ -6,7 +6,9 @@
 // their tensors copied off the card and back on as needed. A model compiled for bf16 runs its
 // matmuls and convolutions (dense, conv2d_layer, matmul) on bf16 operands, the card's fast
 // path: constant weights rounded to bf16 once, activations cast on the card before each;
-// biases, outputs and every other op stay fp32.
+// biases, outputs and every other op stay fp32. ONNX's quantised ops run on the card's int8
+// path (compiler/run/src/quant_ops.cpp), uint8 tensors held there as int8 u - 128: the
+// executor shifts them as it copies them on and off.
 #pragma once
 
 #include "tpumodel/model.hpp"
