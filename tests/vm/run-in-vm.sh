@@ -168,25 +168,21 @@ if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 fi
 # The guest reports its status twice: as a "TPU-VM-EXIT rc=N" line (N in full, 0-255) and
 # through isa-debug-exit, which makes QEMU exit with (code << 1) | 1 in 8 bits, so only codes
-# 0-127 survive the port: guest-init.sh sends min(N, 127). The line gives the status; the port
-# must agree with it.
+# 0-127 survive the port: guest-init.sh sends min(N, 127). The line gives the status; the port,
+# if QEMU left through it, must agree. No line: the guest never finished (QEMU refused its
+# arguments, which is exit status 1 like a port's 0, or the guest panicked).
 line_rc=$(sed -n 's/.*TPU-VM-EXIT rc=\([0-9]*\).*/\1/p' "$log" | tail -n1)
-if [ $((qrc & 1)) -eq 1 ]; then
-	rc=$((qrc >> 1))
-	if [ -n "$line_rc" ]; then
-		if [ "$rc" -ne $((line_rc > 127 ? 127 : line_rc)) ]; then
-			echo "run-in-vm: the guest's exit port says $rc, its log rc=$line_rc; console log: $log" >&2
-			exit 125
-		fi
-		rc=$line_rc
-	fi
-elif [ -n "$line_rc" ]; then
-	rc=$line_rc
-else
-	echo "run-in-vm: the guest died without reporting (QEMU exit $qrc, panic?); console log: $log" >&2
+if [ -z "$line_rc" ]; then
+	echo "run-in-vm: the guest did not report (QEMU exit $qrc: QEMU refused to start, or the" \
+		"guest panicked); console log: $log" >&2
 	tail -n 30 "$log" >&2
 	exit 125
 fi
+if [ $((qrc & 1)) -eq 1 ] && [ $((qrc >> 1)) -ne $((line_rc > 127 ? 127 : line_rc)) ]; then
+	echo "run-in-vm: the guest's exit port says $((qrc >> 1)), its log rc=$line_rc; console log: $log" >&2
+	exit 125
+fi
+rc=$line_rc
 if [ "$rc" -ne 0 ]; then
 	echo "run-in-vm: guest command failed with status $rc; console log: $log" >&2
 fi
