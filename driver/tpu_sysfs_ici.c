@@ -2,11 +2,11 @@
 /*
  * Sysfs attributes of the card's place on an inter-chip fabric (spec 2.0, CAPS.ICI;
  * docs/hardware.md section 10), one value per file: in /sys/bus/pci/devices/<PCI address>/ici/
- * the topology, coordinate, size and link figures and the jobs' link counters (CNT_LINK_*), and
- * in ici_port<p>/ each port's link state, neighbour and counters. Read from the card's registers
- * on each read; the counters are the card's, since its last reset. Cards without CAPS.ICI or not
- * on a fabric have none of them, and a port the topology does not give the card has no
- * directory.
+ * the topology, coordinate, size and link figures (the y links' apart, spec 2.4) and the jobs'
+ * link counters (CNT_LINK_*), and in ici_port<p>/ each port's link state, neighbour and
+ * counters. Read from the card's registers on each read; the counters are the card's, since its
+ * last reset. Cards without CAPS.ICI or not on a fabric have none of them, and a port the
+ * topology does not give the card has no directory.
  */
 #include <drm/drm_drv.h>
 #include <linux/device.h>
@@ -90,6 +90,34 @@ static ssize_t dims_show(struct device *dev, struct device_attribute *attr, char
 }
 static DEVICE_ATTR_RO(dims);
 
+/*
+ * The y links' figures (spec 2.4): their own registers, or on a card before 2.4, whose links
+ * are all alike, the x links' (LINK_GBPS and HOP_NS lie as far apart as the y registers).
+ */
+static ssize_t tpu_ici_y_show(struct device *dev, u32 reg, char *buf)
+{
+	struct tpu_device *tdev = tpu_ici_dev(dev);
+	u64 v;
+	int ret;
+
+	if (!(tdev->caps & TPU_CAP_COMPL_LINK))
+		reg -= TPU_REG_ICI_Y_LINK_GBPS - TPU_REG_ICI_LINK_GBPS;
+	ret = tpu_ici_read(tdev, reg, false, &v);
+	return ret ? ret : sysfs_emit(buf, "%llu\n", v);
+}
+
+static ssize_t y_link_gbps_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return tpu_ici_y_show(dev, TPU_REG_ICI_Y_LINK_GBPS, buf);
+}
+static DEVICE_ATTR_RO(y_link_gbps);
+
+static ssize_t y_hop_ns_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return tpu_ici_y_show(dev, TPU_REG_ICI_Y_HOP_NS, buf);
+}
+static DEVICE_ATTR_RO(y_hop_ns);
+
 /* A plain register of the ici directory; the attribute's var is its offset. */
 static ssize_t tpu_ici_reg_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
@@ -121,6 +149,8 @@ static struct attribute *tpu_ici_attrs[] = {
 	&dev_attr_ici_link_gbps.attr.attr,
 	&dev_attr_ici_hop_ns.attr.attr,
 	&dev_attr_ici_credits.attr.attr,
+	&dev_attr_y_link_gbps.attr,
+	&dev_attr_y_hop_ns.attr,
 	&dev_attr_ici_link_cycles.attr.attr,
 	&dev_attr_ici_link_tx_bytes.attr.attr,
 	&dev_attr_ici_link_rx_bytes.attr.attr,

@@ -84,6 +84,8 @@
 #define TPU_REG_ICI_LINK_GBPS	0x18c	/* each link direction's bandwidth, Gbit/s */
 #define TPU_REG_ICI_HOP_NS	0x190	/* latency of one hop, ns */
 #define TPU_REG_ICI_CREDITS	0x194	/* packets a port's receive buffer holds */
+#define TPU_REG_ICI_Y_LINK_GBPS	0x198	/* spec 2.4: the y links' (ports 2, 3) bandwidth */
+#define TPU_REG_ICI_Y_HOP_NS	0x19c	/* spec 2.4: the y links' hop latency (ring: the x's) */
 
 /* Per-port register blocks (port p < TPU_ICI_MAX_PORTS), all RO. */
 #define TPU_REG_PORT_BASE	0x200

@@ -19,6 +19,8 @@
  *   link-gbps  each link direction's bandwidth in Gbit/s (default 400)
  *   hop-ns     latency of one hop in ns (default 1000)
  *   credits    packets of 4 KiB a port's receive buffer holds (default 256)
+ *   y-link-gbps, y-hop-ns  spec 2.4, a torus: the y links' own figures (the
+ *              links between servers of a pod); 0 (default): the x links'
  *
  * At run time (qom-set /objects/ici0 link-down "0:1"), write-only:
  *   link-down  "<coord>:<port>" (coord as in ici-coord): takes that link of
@@ -130,6 +132,8 @@ static bool tpu_ici_configure(TPUIciState *s, Error **errp)
         s->cfg.hop_ns = s->hop_ns;
     }
     s->cfg.credits = s->credits;
+    s->cfg.y_link_gbps = s->y_link_gbps;
+    s->cfg.y_hop_ns = s->y_hop_ns;
     return tpu_ici_parse_dims(s, errp);
 }
 
@@ -277,7 +281,7 @@ static void tpu_ici_set_preset(Object *obj, const char *value, Error **errp)
     s->preset = g_strdup(value);
 }
 
-/* link-gbps, hop-ns and credits: the field is at opaque's offset. */
+/* The numeric properties: the field is at opaque's offset. */
 static void tpu_ici_get_uint32(Object *obj, Visitor *v, const char *name,
                                void *opaque, Error **errp)
 {
@@ -362,6 +366,12 @@ static void tpu_ici_class_init(ObjectClass *oc, void *data)
     tpu_ici_add_uint32(oc, "credits", offsetof(TPUIciState, credits),
                        "packets of 4 KiB a port's receive buffer holds "
                        "(2..65536, default 256)");
+    tpu_ici_add_uint32(oc, "y-link-gbps", offsetof(TPUIciState, y_link_gbps),
+                       "a torus: the y links' bandwidth, Gbit/s (default 0: "
+                       "link-gbps)");
+    tpu_ici_add_uint32(oc, "y-hop-ns", offsetof(TPUIciState, y_hop_ns),
+                       "a torus: the y links' hop latency, ns (default 0: "
+                       "hop-ns)");
 }
 
 static const TypeInfo tpu_ici_info = {

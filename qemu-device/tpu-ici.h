@@ -26,6 +26,8 @@ struct TPUIciState {
     uint32_t link_gbps;
     uint32_t hop_ns;
     uint32_t credits;
+    uint32_t y_link_gbps;       /* 0: the x links' */
+    uint32_t y_hop_ns;
     bool link_gbps_set;
     bool hop_ns_set;
 

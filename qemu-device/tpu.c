@@ -535,6 +535,12 @@ static bool tpu_ici_read(TPUState *s, hwaddr addr, uint64_t *val)
     case TPU_REG_ICI_CREDITS:
         *val = info.credits;
         break;
+    case TPU_REG_ICI_Y_LINK_GBPS:
+        *val = info.y_link_gbps;
+        break;
+    case TPU_REG_ICI_Y_HOP_NS:
+        *val = info.y_hop_ns;
+        break;
     default:
         return false;
     }
@@ -834,7 +840,7 @@ static bool tpu_reg_write(TPUState *s, hwaddr addr, uint64_t val)
     case TPU_REG_RUN_QUEUE:
     case TPU_REG_RUN_SEQNO:
     case TPU_REG_CNT_CYCLES ... TPU_REG_CNT_LINK_RX:
-    case TPU_REG_ICI_INFO ... TPU_REG_ICI_CREDITS:
+    case TPU_REG_ICI_INFO ... TPU_REG_ICI_Y_HOP_NS:
     case TPU_REG_PORT_BASE ... TPU_REG_PORT(TPU_ICI_MAX_PORTS, 0) - 1:
         qemu_log_mask(LOG_GUEST_ERROR, "tpu: write to read-only register 0x%"
                       HWADDR_PRIx "\n", addr);

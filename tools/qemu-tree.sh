@@ -102,6 +102,10 @@ struct = '''##
 #
 # @credits: packets of 4 KiB a port's receive buffer holds
 #
+# @y-link-gbps: a torus's y links' bandwidth in Gbit/s (0: link-gbps)
+#
+# @y-hop-ns: a torus's y links' hop latency in nanoseconds (0: hop-ns)
+#
 # Since: 10.0
 ##
 { 'struct': 'TpuIciProperties',
@@ -110,7 +114,9 @@ struct = '''##
             '*preset': 'str',
             '*link-gbps': 'uint32',
             '*hop-ns': 'uint32',
-            '*credits': 'uint32' } }
+            '*credits': 'uint32',
+            '*y-link-gbps': 'uint32',
+            '*y-hop-ns': 'uint32' } }
 
 '''
 anchors = [("##\n# @ObjectType:", struct + "##\n# @ObjectType:"),

@@ -31,7 +31,7 @@ std::vector<tpurt::Device> fabric_cards(std::uint32_t cards) {
 }
 
 std::vector<tpurt::Device> in_process_cards(std::uint32_t cards, const std::string &topology,
-                                            std::uint32_t link_gbps, std::uint32_t hop_ns) {
+                                            const InProcessLinks &links) {
     const bool torus = topology == "torus2d";
     if (torus && cards % 2 != 0)
         throw tpurt::Error(tpurt::ErrorCode::InvalidArgument,
@@ -40,8 +40,10 @@ std::vector<tpurt::Device> in_process_cards(std::uint32_t cards, const std::stri
     tpurt::FabricConfig fabric{.torus = torus,
                                .dim_x = torus ? 2 : cards,
                                .dim_y = torus ? cards / 2 : 1,
-                               .link_gbps = link_gbps,
-                               .hop_ns = hop_ns};
+                               .link_gbps = links.link_gbps,
+                               .hop_ns = links.hop_ns,
+                               .y_link_gbps = torus ? links.y_link_gbps : 0,
+                               .y_hop_ns = torus ? links.y_hop_ns : 0};
     return tpurt::Device::open_in_process_fabric(fabric, {.threads = 1});
 }
 

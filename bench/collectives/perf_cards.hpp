@@ -15,9 +15,14 @@ namespace tpu::bench {
 // then x). Throws tpurt::Error if there are fewer.
 std::vector<tpurt::Device> fabric_cards(std::uint32_t cards);
 
+// In-process link figures.
+struct InProcessLinks {
+    std::uint32_t link_gbps = 400, hop_ns = 1000;
+    std::uint32_t y_link_gbps = 0, y_hop_ns = 0; // a torus's y links; 0: the x links'
+};
 // `cards` in-process cards joined as `topology` ("ring": a ring of them; "torus2d": 2 x cards/2)
 // with the given link figures, one engine thread each.
 std::vector<tpurt::Device> in_process_cards(std::uint32_t cards, const std::string &topology,
-                                            std::uint32_t link_gbps, std::uint32_t hop_ns);
+                                            const InProcessLinks &links);
 
 } // namespace tpu::bench

@@ -69,12 +69,24 @@ double bus_factor(CollectiveOp op, std::uint32_t nranks) {
     return 1;
 }
 
+LinkModel link_model(const tpurt::IciPlace &ici) {
+    return {.link_gbps = ici.link_gbps,
+            .hop_ns = ici.hop_ns,
+            .piece_bytes = std::uint64_t{ici.credits} * TPU_ICI_PACKET_BYTES,
+            .y_link_gbps = ici.y_link_gbps,
+            .y_hop_ns = ici.y_hop_ns};
+}
+
 LaneModel lane_model(tpurt::CollectiveAlgorithm algorithm, const tpurt::CommShape &shape) {
     switch (algorithm) {
     case tpurt::CollectiveAlgorithm::BidirectionalRing:
         return {2, 0, 1};
     case tpurt::CollectiveAlgorithm::Torus2d:
-        return {shape.size[0] == shape.size[1] ? 4u : 2u, shape.size[0], shape.size[1]};
+        if (shape.size[0] == shape.size[1])
+            return {4, shape.size[0], shape.size[1], true};
+        return {2, shape.size[0], shape.size[1]};
+    case tpurt::CollectiveAlgorithm::Hierarchical:
+        return {2, shape.size[0], shape.size[1]};
     case tpurt::CollectiveAlgorithm::Auto:
     case tpurt::CollectiveAlgorithm::Ring:
         break;
@@ -86,11 +98,20 @@ double alpha_beta_us(CollectiveOp op, std::uint64_t bytes, std::uint32_t nranks,
                      const LinkModel &link, LaneModel lanes) {
     if (nranks < 2 || bytes == 0)
         return 0;
-    const double alpha = link.hop_ns, beta = link.ns_per_byte(), steps = nranks - 1;
-    const double l = lanes.lanes, p = lanes.first ? lanes.first : nranks, q = lanes.second;
-    // A reduce-scatter's (or all-gather's) lanes: along the first axis, then the second.
-    const double scatter = (p - 1) * (alpha + static_cast<double>(bytes) / (l * p) * beta) +
-                           (q - 1) * (alpha + static_cast<double>(bytes) / (l * p * q) * beta);
+    const double ax = link.hop_ns, bx = link.ns_per_byte();
+    const double ay = link.y_alpha(), by = link.y_ns_per_byte();
+    const double alpha = std::max(ax, ay), beta = std::max(bx, by), steps = nranks - 1;
+    const double l = lanes.lanes, b = static_cast<double>(bytes);
+    // A reduce-scatter's (or all-gather's) lanes: along an axis of p cards, then one of q.
+    const auto axes = [&](double p, double a1, double b1, double q, double a2, double b2) {
+        return (p - 1) * (a1 + b / (l * p) * b1) + (q - 1) * (a2 + b / (l * p * q) * b2);
+    };
+    double scatter = axes(nranks, alpha, beta, 1, 0, 0);
+    if (lanes.first) {
+        scatter = axes(lanes.first, ax, bx, lanes.second, ay, by);
+        if (lanes.both_orders)
+            scatter = std::max(scatter, axes(lanes.second, ay, by, lanes.first, ax, bx));
+    }
     double ns = 0;
     switch (op) {
     case CollectiveOp::AllReduce:

@@ -45,27 +45,44 @@ struct LinkModel {
     std::uint32_t link_gbps = 0;   // each direction of a link
     std::uint32_t hop_ns = 0;      // alpha: a message's latency over one hop
     std::uint64_t piece_bytes = 0; // the Communicator's largest message (credits x 4 KiB)
+    // A torus's y links (spec 2.4: a pod's links between servers); 0: as the x links.
+    std::uint32_t y_link_gbps = 0;
+    std::uint32_t y_hop_ns = 0;
 
     // beta, nanoseconds a byte: 8 / link_gbps.
     double ns_per_byte() const { return 8.0 / link_gbps; }
+    double y_ns_per_byte() const { return 8.0 / (y_link_gbps ? y_link_gbps : link_gbps); }
+    double y_alpha() const { return y_hop_ns ? y_hop_ns : hop_ns; }
 };
 
+// The links of the fabric a card of `ici` is on.
+LinkModel link_model(const tpurt::IciPlace &ici);
+
 // An all-reduce, reduce-scatter or all-gather algorithm's lanes (collectives.hpp,
-// "Algorithms"): `lanes` shares of the data, each along rings of `first` cards then of `second`
-// (first 0: the ring of every rank).
+// "Algorithms"): `lanes` shares of the data, each along rings of `first` cards (x) then of
+// `second` (y) (first 0: the ring of every rank); `both_orders`: half the lanes go along y first.
 struct LaneModel {
     std::uint32_t lanes = 1, first = 0, second = 1;
+    bool both_orders = false;
 };
-// Ring: one lane along the ring; BidirectionalRing: two; Torus2d: four (two if not square)
-// along dim_x then dim_y (shape: Communicator::shape()).
+// Ring: one lane along the ring; BidirectionalRing: two; Torus2d: four along dim_x then dim_y
+// and along dim_y then dim_x (two, x first, if not square); Hierarchical: two, x first (shape:
+// Communicator::shape()).
 LaneModel lane_model(tpurt::CollectiveAlgorithm algorithm, const tpurt::CommShape &shape);
 
 // The alpha-beta time in microseconds of the Communicator's algorithm for a row of `bytes`
 // (RowSize::bytes) on `nranks` ranks, p = nranks, by `lanes` for all-reduce, reduce-scatter
 // and all-gather (L lanes, each along rings of P then Q cards: L = 1, P = p, Q = 1 the ring):
-//   reduce-scatter  (P - 1) (alpha + bytes / (L P) beta) + (Q - 1) (alpha + bytes / (L P Q) beta):
+//   reduce-scatter  (P - 1) (ax + bytes / (L P) bx) + (Q - 1) (ay + bytes / (L P Q) by):
 //                   the lanes side by side on their own links, each step one alpha and one
-//                   chunk; the second axis's chunks are the first's cut in Q
+//                   chunk; the second axis's chunks are the first's cut in Q; alpha and beta
+//                   those of the x links (ax, bx), then the y links' (ay, by); with lanes in
+//                   both orders the slower order's time (the lanes run side by side)
+// The ring algorithms, broadcast and all-to-all step every rank at once along the ring, which
+// on a torus crosses x and y links: their alpha and beta are the slower links'. For the ring
+// algorithms that is the time (every step waits for its slowest link); broadcast's pipeline and
+// all-to-all's relay cross the slower links only on some of their hops, so with y links slower
+// than x links their formula is an upper bound.
 //   all-gather      the same
 //   all-reduce      twice that (ring: 2 (p - 1) (alpha + (bytes / p) beta));
 // broadcast and all-to-all on the ring:

@@ -36,17 +36,9 @@ struct Options {
     bool in_process = false;
     std::string topology = "ring";
     std::uint32_t link_gbps = 400, hop_ns = 1000;
+    std::uint32_t y_link_gbps = 0, y_hop_ns = 0;
     std::string algorithm = "auto";
 };
-
-tpurt::CollectiveAlgorithm algorithm_named(const std::string &name) {
-    for (const auto a :
-         {tpurt::CollectiveAlgorithm::Ring, tpurt::CollectiveAlgorithm::BidirectionalRing,
-          tpurt::CollectiveAlgorithm::Torus2d})
-        if (name == tpurt::algorithm_name(a))
-            return a;
-    return tpurt::CollectiveAlgorithm::Auto;
-}
 
 tpurt::DType dtype_named(const std::string &name) {
     return name == "bf16"    ? tpurt::DType::Bf16
@@ -109,21 +101,24 @@ int run(const Options &o) {
                CollectiveOp::Broadcast, CollectiveOp::AllToAll};
     else
         ops = {*op_named(o.op)};
-    tpurt::CommRanks ranks(
-        o.in_process ? in_process_cards(o.cards ? o.cards : 4, o.topology, o.link_gbps, o.hop_ns)
-                     : fabric_cards(o.cards));
-    tpurt::Communicator comm =
-        tpurt::Communicator::init_all(ranks.devices, {.algorithm = algorithm_named(o.algorithm)});
+    tpurt::CommRanks ranks(o.in_process ? in_process_cards(o.cards ? o.cards : 4, o.topology,
+                                                           {.link_gbps = o.link_gbps,
+                                                            .hop_ns = o.hop_ns,
+                                                            .y_link_gbps = o.y_link_gbps,
+                                                            .y_hop_ns = o.y_hop_ns})
+                                        : fabric_cards(o.cards));
+    tpurt::Communicator comm = tpurt::Communicator::init_all(
+        ranks.devices, {.algorithm = *tpurt::algorithm_named(o.algorithm)});
     const tpurt::DeviceInfo &info = ranks.devices[0].info();
-    const LinkModel link{.link_gbps = info.ici.link_gbps,
-                         .hop_ns = info.ici.hop_ns,
-                         .piece_bytes = std::uint64_t{info.ici.credits} * TPU_ICI_PACKET_BYTES};
+    const LinkModel link = link_model(info.ici);
     const double memcpy_bps = memcpy_bytes_per_second(o.max_bytes, 5);
     std::printf("# tpu-collectives-perf: %u cards (%s) of a %s fabric %ux%u; links %u Gbit/s "
-                "each way, hop %u ns; card clock %u MHz; messages of up to %llu bytes\n",
+                "each way, hop %u ns (y links %u Gbit/s, %u ns); card clock %u MHz; messages "
+                "of up to %llu bytes\n",
                 comm.nranks(), o.in_process ? "in process" : "tpu.ko",
                 info.ici.topology == TPU_ICI_TOPO_TORUS2D ? "torus2d" : "ring", info.ici.dim_x,
-                info.ici.dim_y, link.link_gbps, link.hop_ns, info.clock_mhz,
+                info.ici.dim_y, link.link_gbps, link.hop_ns, info.ici.y_link_gbps,
+                info.ici.y_hop_ns, info.clock_mhz,
                 static_cast<unsigned long long>(link.piece_bytes));
     std::printf("# alpha = %u ns (a hop), beta = %.5f ns/byte (1 / link bandwidth); model = the "
                 "slowest rank's card cycles at the clock; GB/s = 1e9 bytes/s\n",
@@ -168,8 +163,8 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(2, 64));
     app.add_option("--algorithm", o.algorithm,
                    "all-reduce, reduce-scatter and all-gather: auto (by size and topology, or "
-                   "TPURT_COLLECTIVE_ALGORITHM), ring, bidir_ring or torus2d")
-        ->check(CLI::IsMember({"auto", "ring", "bidir_ring", "torus2d"}))
+                   "TPURT_COLLECTIVE_ALGORITHM), ring, bidir_ring, torus2d or hierarchical")
+        ->check(CLI::IsMember({"auto", "ring", "bidir_ring", "torus2d", "hierarchical"}))
         ->capture_default_str();
     app.add_flag("--in-process", o.in_process, "in-process cards instead of tpu.ko's");
     app.add_option("--topology", o.topology, "in process: ring or torus2d (2 x cards/2)")
@@ -179,6 +174,14 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
     app.add_option("--hop-ns", o.hop_ns, "in process: a hop's latency, ns")
+        ->check(CLI::Range(0, 1000000000))
+        ->capture_default_str();
+    app.add_option("--y-link-gbps", o.y_link_gbps,
+                   "in process, a torus: the y links' Gbit/s (0: --link-gbps)")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    app.add_option("--y-hop-ns", o.y_hop_ns,
+                   "in process, a torus: the y links' hop ns (0: --hop-ns)")
         ->check(CLI::Range(0, 1000000000))
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);

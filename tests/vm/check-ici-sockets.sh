@@ -85,7 +85,7 @@ garbage)
 		"[.remote-garbage]" --driver-args "job_timeout_ms=60000"
 	/usr/bin/python3 "$here/ici-fake-peer.py" "$tmp/l0.sock" "$logs/garbage.log" || status=$?
 	wait "${pids[0]}" || status=$?
-	for why in "version 2 of the link protocol" "bad magic"; do
+	for why in "version 3 of the link protocol" "bad magic"; do
 		n=$(grep -c "ici-port0: .*$why" "$tmp/garbage.out" || true)
 		if [ "$n" -ne 1 ]; then
 			echo "check-ici-sockets: QEMU reported \"$why\" $n times, not once" >&2

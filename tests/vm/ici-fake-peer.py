@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # A fake peer for a card port on a socket chardev (docs/hardware.md section 10, "Links to other
 # processes"), playing the card at x = 1, port 1 of a ring of two (v5e links, 256 credits,
-# 700 MHz): first a hello of wire version 2, which QEMU must refuse by closing the connection;
+# 700 MHz): first a hello of wire version 3, which QEMU must refuse by closing the connection;
 # then a good hello (the link comes up), and once the guest prints TPU-ICI-WAITING in LOG, 100
 # bytes of garbage, after which QEMU must close the connection again. Exits 1 if it does not.
 #   python3 ici-fake-peer.py SOCKET LOG
@@ -15,9 +15,10 @@ path, log = sys.argv[1], sys.argv[2]
 
 def hello(version):
     # header: magic, version, type 1, flags, body length, tag, seq 1, time; body: ring (1), 2 x 1,
-    # 400 Gbit/s, 1000 ns, 256 credits, 700 MHz, x 1, y 0, port 1
-    head = struct.pack("<IHBBIIQQ", 0x49434954, version, 1, 0, 40, 0, 1, 0)
-    return head + struct.pack("<10I", 1, 2, 1, 400, 1000, 256, 700, 1, 0, 1)
+    # 400 Gbit/s, 1000 ns, 256 credits, 700 MHz, x 1, y 0, port 1, the y links' figures (a ring's
+    # are the x links')
+    head = struct.pack("<IHBBIIQQ", 0x49434954, version, 1, 0, 48, 0, 1, 0)
+    return head + struct.pack("<12I", 1, 2, 1, 400, 1000, 256, 700, 1, 0, 1, 400, 1000)
 
 
 def connect():
@@ -46,14 +47,14 @@ def closed_by_qemu(s):
 
 
 s = connect()
-s.sendall(hello(2))
+s.sendall(hello(3))
 if not closed_by_qemu(s):
-    sys.exit("ici-fake-peer: QEMU kept a peer of wire version 2")
-print("ici-fake-peer: a hello of version 2 was refused")
+    sys.exit("ici-fake-peer: QEMU kept a peer of wire version 3")
+print("ici-fake-peer: a hello of version 3 was refused")
 s.close()
 
 s = connect()
-s.sendall(hello(1))
+s.sendall(hello(2))
 deadline = time.monotonic() + 240
 while "TPU-ICI-WAITING" not in open(log, errors="replace").read():
     if time.monotonic() > deadline:

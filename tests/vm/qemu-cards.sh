@@ -68,8 +68,11 @@ qemu_cards_args() {
 # CARDS x PODS whose VM INDEX holds row y = INDEX. The links between VMs are those of the ring's
 # x ports, resp. the torus's y ports (2: +y, 3: -y): port 0 (+x) resp. 2 of a card and port 1
 # resp. 3 of its neighbour in the next VM share the unix socket DIR/ici-<x>-<INDEX>.sock, whose
-# server is this VM's QEMU; the other VM reconnects until it is there. On a bad value it prints
-# why, prefixed with "NAME: ", and returns 2.
+# server is this VM's QEMU; the other VM reconnects until it is there. On a torus the y links,
+# between the servers, are slower than the x links inside a server (v5e, 400 Gbit/s, 1 us):
+# POD_LINK_GBPS (default 100) and POD_HOP_NS (default 10000), as a data-centre network is slower
+# than ICI (docs/server.md, "A pod"). On a bad value it prints why, prefixed with "NAME: ", and
+# returns 2.
 qemu_pod_cards_args() {
 	local name=$1 cards=$2 pods=$3 index=$4 dir=$5 i up down prev props
 	qemu_cards=()
@@ -83,7 +86,9 @@ qemu_pod_cards_args() {
 		qemu_cards+=(-object "tpu-ici,id=ici0,topology=ring,dims=$pods,preset=v5e")
 		up=0 down=1
 	else
-		qemu_cards+=(-object "tpu-ici,id=ici0,topology=torus2d,dims=${cards}x$pods,preset=v5e")
+		[[ "${POD_LINK_GBPS:-100}" =~ ^[1-9][0-9]*$ && "${POD_HOP_NS:-10000}" =~ ^[0-9]+$ ]] ||
+			{ echo "$name: POD_LINK_GBPS and POD_HOP_NS must be numbers" >&2; return 2; }
+		qemu_cards+=(-object "tpu-ici,id=ici0,topology=torus2d,dims=${cards}x$pods,preset=v5e,y-link-gbps=${POD_LINK_GBPS:-100},y-hop-ns=${POD_HOP_NS:-10000}")
 		up=2 down=3
 	fi
 	for ((i = 0; i < cards; i++)); do

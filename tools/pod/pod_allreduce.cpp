@@ -277,16 +277,14 @@ int run(const Options &o) {
             fail(me, std::string("no communicator: ") + e.what());
         }
     }();
-    const tpu::bench::LinkModel link{.link_gbps = info.ici.link_gbps,
-                                     .hop_ns = info.ici.hop_ns,
-                                     .piece_bytes =
-                                         std::uint64_t{info.ici.credits} * TPU_ICI_PACKET_BYTES};
+    const tpu::bench::LinkModel link = tpu::bench::link_model(info.ici);
     if (me.world == 0) {
         std::printf("# tpu-pod-allreduce: %d ranks, a %s fabric %ux%u; links %u Gbit/s each way, "
-                    "hop %u ns; card clock %u MHz; timeout %u ms\n",
+                    "hop %u ns (y links, between the VMs: %u Gbit/s, %u ns); card clock %u MHz; "
+                    "timeout %u ms\n",
                     me.size, info.ici.topology == TPU_ICI_TOPO_TORUS2D ? "torus2d" : "ring",
-                    info.ici.dim_x, info.ici.dim_y, link.link_gbps, link.hop_ns, info.clock_mhz,
-                    o.timeout_ms);
+                    info.ici.dim_x, info.ici.dim_y, link.link_gbps, link.hop_ns,
+                    info.ici.y_link_gbps, info.ici.y_hop_ns, info.clock_mhz, o.timeout_ms);
         for (int r = 0; r < me.size; ++r)
             std::printf("#   rank %d on %s: card rank %u\n", r, &hosts[r * host.size()], places[r]);
         std::printf("# model = the slowest rank's card cycles at the clock; alpha-beta = "

@@ -51,10 +51,16 @@
 //                      the same along -x then -y; lane 2 along +y then +x, lane 3 along -y then
 //                      -x; every port's both sides busy at every step. Reduce-scatter stops after
 //                      the reduce-scatters, all-gather runs only the all-gathers.
+//   Hierarchical       a communicator spanning a whole 2-D torus whose y links are slower than
+//                      its x links (spec 2.4: a pod, its servers along y): Torus2d's lanes 0
+//                      and 1 only, the data in two halves reduce-scattered along the x rings
+//                      inside each server first, so that only a 1 / dim_x share of it crosses
+//                      the slow links between servers, and all-gathered back along y then x.
 // The choice (CommOptions::algorithm, or the TPURT_COLLECTIVE_ALGORITHM environment variable:
 // ring, bidir_ring, torus2d, when the options say Auto): Auto takes Ring for buffers under
-// 4 KiB (one packet: more lanes buy nothing), else Torus2d on a communicator spanning a whole
-// torus fabric, else BidirectionalRing where the ring has two link directions, else Ring.
+// 4 KiB (one packet: more lanes buy nothing), else on a communicator spanning a whole torus
+// fabric Hierarchical if its y links are slower (less bandwidth or more latency), Torus2d if
+// not, else BidirectionalRing where the ring has two link directions, else Ring.
 // algorithm() tells which one a size gets.
 //
 // Failure. A collective whose job fails (a link down: LINK_DOWN; a peer that never takes part:
@@ -77,7 +83,9 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tpurt {
@@ -92,10 +100,18 @@ struct CommId {
 enum class ReduceKind : std::uint8_t { Sum, Max, Min };
 
 // How all-reduce, reduce-scatter and all-gather run over the links ("Algorithms" above).
-enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, BidirectionalRing, Torus2d };
+enum class CollectiveAlgorithm : std::uint8_t {
+    Auto,
+    Ring,
+    BidirectionalRing,
+    Torus2d,
+    Hierarchical
+};
 
-// "auto", "ring", "bidir_ring", "torus2d".
+// "auto", "ring", "bidir_ring", "torus2d", "hierarchical".
 const char *algorithm_name(CollectiveAlgorithm algorithm);
+// The algorithm algorithm_name() calls `name`; none if it names none.
+std::optional<CollectiveAlgorithm> algorithm_named(const std::string &name);
 
 struct CommOptions {
     // A rank's collective that has not ended by then fails with Error(Timeout).

@@ -62,6 +62,9 @@ struct FabricConfig {
     std::uint32_t link_gbps = 400;
     std::uint32_t hop_ns = 1000;
     std::uint32_t credits = 256;
+    // A torus's y links (spec 2.4), e.g. slower links between servers; 0: as the x links.
+    std::uint32_t y_link_gbps = 0;
+    std::uint32_t y_hop_ns = 0;
 };
 
 class Device {

@@ -29,6 +29,10 @@ struct IciPlace {
     std::uint32_t link_gbps = 0;
     std::uint32_t hop_ns = 0;
     std::uint32_t credits = 0; // packets of TPU_ICI_PACKET_BYTES a receive buffer holds
+    // The y links' figures (ports 2 and 3 of a torus; spec 2.4): the links between the servers
+    // of a pod may be slower. The x links' on a ring and on a card before 2.4.
+    std::uint32_t y_link_gbps = 0;
+    std::uint32_t y_hop_ns = 0;
 
     bool on_fabric() const { return topology != 0 && ports != 0; }
     // The coordinate of the neighbour through `port` (< ports), fixed by the topology.

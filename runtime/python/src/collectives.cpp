@@ -18,13 +18,10 @@ namespace tpurt_python {
 namespace {
 
 tpurt::CollectiveAlgorithm algorithm_of(const std::string &name) {
-    for (auto a :
-         {tpurt::CollectiveAlgorithm::Auto, tpurt::CollectiveAlgorithm::Ring,
-          tpurt::CollectiveAlgorithm::BidirectionalRing, tpurt::CollectiveAlgorithm::Torus2d})
-        if (name == tpurt::algorithm_name(a))
-            return a;
+    if (const auto a = tpurt::algorithm_named(name))
+        return *a;
     throw py::value_error("unknown collective algorithm '" + name +
-                          "': auto, ring, bidir_ring or torus2d");
+                          "': auto, ring, bidir_ring, torus2d or hierarchical");
 }
 
 tpurt::ReduceKind reduce_of(const std::string &name) {
@@ -83,7 +80,7 @@ void bind_collectives(py::module_ &m) {
             },
             py::arg("devices"), py::arg("timeout") = 30.0, py::arg("algorithm") = "auto",
             "One process driving every card: rank i on devices[i] (cards of one fabric). "
-            "timeout in seconds; algorithm auto, ring, bidir_ring or torus2d.")
+            "timeout in seconds; algorithm auto, ring, bidir_ring, torus2d or hierarchical.")
         .def_static(
             "init_rank",
             [](tpurt::Device device, std::uint32_t nranks, const tpurt::CommId &id,

@@ -75,10 +75,13 @@ void bind_device(py::module_ &m) {
                 d["dim_y"] = i.ici.dim_y;
                 d["ports"] = i.ici.ports;
                 d["link_gbps"] = i.ici.link_gbps;
+                d["hop_ns"] = i.ici.hop_ns;
+                d["y_link_gbps"] = i.ici.y_link_gbps;
+                d["y_hop_ns"] = i.ici.y_hop_ns;
                 return d;
             },
             "The card's place on an inter-chip fabric as a dict (x, y, dim_x, dim_y, ports, "
-            "link_gbps), or None.")
+            "link_gbps, hop_ns, y_link_gbps, y_hop_ns: the y links' figures), or None.")
         .def("supports", &tpurt::DeviceInfo::supports, py::arg("dtype"),
              "Whether the card multiplies matrices of this input type.")
         .def("__repr__", [](const tpurt::DeviceInfo &i) {

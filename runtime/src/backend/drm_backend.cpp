@@ -67,6 +67,14 @@ void read_ici(const std::filesystem::path &dir, IciPlace &ici) {
         static_cast<std::uint32_t>(std::strtoul(line("link_gbps").c_str(), nullptr, 10));
     ici.hop_ns = static_cast<std::uint32_t>(std::strtoul(line("hop_ns").c_str(), nullptr, 10));
     ici.credits = static_cast<std::uint32_t>(std::strtoul(line("credits").c_str(), nullptr, 10));
+    // tpu.ko before spec 2.4 has no y_* files: its links are all alike.
+    const std::string y_gbps = line("y_link_gbps"), y_hop = line("y_hop_ns");
+    ici.y_link_gbps = y_gbps.empty()
+                          ? ici.link_gbps
+                          : static_cast<std::uint32_t>(std::strtoul(y_gbps.c_str(), nullptr, 10));
+    ici.y_hop_ns = y_hop.empty()
+                       ? ici.hop_ns
+                       : static_cast<std::uint32_t>(std::strtoul(y_hop.c_str(), nullptr, 10));
 }
 
 void read_sysfs(DeviceInfo &info) {

@@ -88,8 +88,9 @@ EngineBackend::EngineBackend(const InProcessConfig &config, std::shared_ptr<tpu_
     tpu_engine_link_info(engine_.get(), &link);
     info_.caps |= TPU_CAP_ICI;
     info_.path = "in-process engine at " + std::to_string(x) + ":" + std::to_string(y);
-    info_.ici = {link.topology, link.ports,     link.x,      link.y,      link.dim_x,
-                 link.dim_y,    link.link_gbps, link.hop_ns, link.credits};
+    info_.ici = {link.topology, link.ports,       link.x,         link.y,
+                 link.dim_x,    link.dim_y,       link.link_gbps, link.hop_ns,
+                 link.credits,  link.y_link_gbps, link.y_hop_ns};
     job_timeout_ = std::chrono::milliseconds(config.job_timeout_ms);
     if (job_timeout_.count() > 0)
         watchdog_ = std::thread([this] { watch(); });

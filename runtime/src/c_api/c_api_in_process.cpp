@@ -5,6 +5,7 @@
 // Part of the tpurt_engine library.
 #include "c_api/c_api_internal.hpp"
 
+#include <cstddef>
 #include <vector>
 
 using namespace tpurt::c_api;
@@ -47,7 +48,8 @@ int tpurt_open_in_process_fabric(const struct tpurt_fabric_config *fabric,
     constexpr const char *call = "tpurt_open_in_process_fabric";
     return guarded([&] {
         require(out, call, "out");
-        const tpurt_fabric_config in = read_versioned(fabric, sizeof(tpurt_fabric_config), call);
+        const tpurt_fabric_config in =
+            read_versioned(fabric, offsetof(tpurt_fabric_config, y_link_gbps), call);
         tpurt::FabricConfig f;
         f.torus = in.torus != 0;
         f.dim_x = in.dim_x;
@@ -57,6 +59,8 @@ int tpurt_open_in_process_fabric(const struct tpurt_fabric_config *fabric,
         f.hop_ns = in.hop_ns;
         if (in.credits)
             f.credits = in.credits;
+        f.y_link_gbps = in.y_link_gbps;
+        f.y_hop_ns = in.y_hop_ns;
         if (count != std::uint64_t{f.dim_x} * f.dim_y)
             throw tpurt::Error(tpurt::ErrorCode::InvalidArgument,
                                std::string(call) + ": out holds " + std::to_string(count) +

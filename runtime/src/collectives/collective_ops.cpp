@@ -364,7 +364,7 @@ class Collective {
         for (std::size_t l = 0; l < axes.size(); ++l) {
             const detail::Span span = detail::lane_span(blocks, blocks ? call_.count : send_count(),
                                                         s_.nranks, l, axes.size());
-            const bool torus = a == CollectiveAlgorithm::Torus2d;
+            const bool torus = detail::on_torus(a);
             const detail::RingPhase first = ring(local, torus, axes[l], axes[l].first, span);
             const detail::RingPhase second = ring(local, torus, axes[l], axes[l].second(), span);
             std::vector<detail::RingPhase> rings;

@@ -32,6 +32,12 @@ struct LocalRank {
     std::shared_ptr<Buffer> scratch; // reduce-scatter's working copy of its input
 };
 
+// Whether `algorithm` runs on the torus's axes (CommState::torus_shape) rather than the ring.
+inline bool on_torus(CollectiveAlgorithm algorithm) {
+    return algorithm == CollectiveAlgorithm::Torus2d ||
+           algorithm == CollectiveAlgorithm::Hierarchical;
+}
+
 struct CommState {
     std::uint32_t nranks = 0;
     std::uint32_t tag_base = 0; // from the id
@@ -40,6 +46,7 @@ struct CommState {
     std::vector<std::uint32_t> rank_at;   // rank at each ring position
     CommShape ring_shape;                 // axis 0 the ring
     CommShape torus_shape;                // x and y, if the ranks span a whole torus
+    bool slow_y = false;                  // its y links are slower than its x links
     bool bidirectional = false;           // ring neighbours are joined by a link direction each way
     std::vector<std::uint32_t> local_ranks; // ranks of `locals`, in order
     std::vector<std::unique_ptr<LocalRank>> locals;
@@ -55,7 +62,7 @@ struct CommState {
     // The algorithm of an all-reduce, reduce-scatter or all-gather of `bytes` (collectives.hpp).
     CollectiveAlgorithm algorithm(std::uint64_t bytes) const;
     const CommShape &shape(CollectiveAlgorithm algorithm) const {
-        return algorithm == CollectiveAlgorithm::Torus2d ? torus_shape : ring_shape;
+        return on_torus(algorithm) ? torus_shape : ring_shape;
     }
 };
 

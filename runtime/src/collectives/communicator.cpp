@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace tpurt {
@@ -37,7 +38,7 @@ CollectiveAlgorithm CommState::algorithm(std::uint64_t bytes) const {
     if (bytes < kMultiLaneBytes)
         return CollectiveAlgorithm::Ring;
     if (torus_shape.torus)
-        return CollectiveAlgorithm::Torus2d;
+        return slow_y ? CollectiveAlgorithm::Hierarchical : CollectiveAlgorithm::Torus2d;
     return bidirectional ? CollectiveAlgorithm::BidirectionalRing : CollectiveAlgorithm::Ring;
 }
 
@@ -50,17 +51,6 @@ std::uint32_t tag_base_of(const CommId &id) {
     for (const std::uint8_t byte : id.bytes)
         h = (h ^ byte) * 16777619u;
     return (h ^ (h >> 16)) & 0xffff;
-}
-
-CollectiveAlgorithm algorithm_named(const std::string &name) {
-    for (const CollectiveAlgorithm a :
-         {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Ring,
-          CollectiveAlgorithm::BidirectionalRing, CollectiveAlgorithm::Torus2d})
-        if (name == algorithm_name(a))
-            return a;
-    throw Error(ErrorCode::InvalidArgument,
-                "TPURT_COLLECTIVE_ALGORITHM=" + name +
-                    ": not an algorithm (auto, ring, bidir_ring or torus2d)");
 }
 
 // The ranks' places: on the ring, and on the torus if they are all of a torus's cards.
@@ -79,6 +69,8 @@ void set_shapes(detail::CommState &state, std::span<const IciPlace> places) {
         return;
     CommShape &torus = state.torus_shape;
     torus.torus = ring.torus = true;
+    state.slow_y = first.y_link_gbps != 0 &&
+                   (first.y_link_gbps < first.link_gbps || first.y_hop_ns > first.hop_ns);
     torus.size[0] = first.dim_x;
     torus.size[1] = first.dim_y;
     for (const IciPlace &p : places) {
@@ -93,18 +85,25 @@ void set_shapes(detail::CommState &state, std::span<const IciPlace> places) {
 void set_algorithm(detail::CommState &state, std::span<const IciPlace> places) {
     CollectiveAlgorithm &a = state.options.algorithm;
     const char *env = std::getenv("TPURT_COLLECTIVE_ALGORITHM");
-    if (a == CollectiveAlgorithm::Auto && env && *env)
-        a = algorithm_named(env);
+    if (a == CollectiveAlgorithm::Auto && env && *env) {
+        const std::optional<CollectiveAlgorithm> named = algorithm_named(env);
+        if (!named)
+            throw Error(ErrorCode::InvalidArgument,
+                        std::string("TPURT_COLLECTIVE_ALGORITHM=") + env +
+                            ": not an algorithm (auto, ring, bidir_ring, torus2d or hierarchical)");
+        a = *named;
+    }
     const std::vector<detail::RingPorts> ports = detail::ring_ports(places, state.rank_at);
     state.bidirectional = state.nranks > 1;
     for (const detail::RingPorts &p : ports)
         state.bidirectional = state.bidirectional && p.send_port != p.recv_port;
     if (state.nranks < 2)
         return;
-    if (a == CollectiveAlgorithm::Torus2d && !state.torus_shape.torus)
+    if (detail::on_torus(a) && !state.torus_shape.torus)
         throw Error(ErrorCode::InvalidArgument,
-                    "the torus2d collective algorithm needs a communicator of every card of a "
-                    "2-D torus fabric");
+                    std::string("the ") + algorithm_name(a) +
+                        " collective algorithm needs a communicator of every card of a 2-D "
+                        "torus fabric");
     if (a == CollectiveAlgorithm::BidirectionalRing && !state.bidirectional)
         throw Error(ErrorCode::InvalidArgument,
                     "the bidir_ring collective algorithm needs two link directions between ring "
@@ -220,8 +219,20 @@ const char *algorithm_name(CollectiveAlgorithm algorithm) {
         return "bidir_ring";
     case CollectiveAlgorithm::Torus2d:
         return "torus2d";
+    case CollectiveAlgorithm::Hierarchical:
+        return "hierarchical";
     }
     return "?";
+}
+
+std::optional<CollectiveAlgorithm> algorithm_named(const std::string &name) {
+    for (const CollectiveAlgorithm a :
+         {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Ring,
+          CollectiveAlgorithm::BidirectionalRing, CollectiveAlgorithm::Torus2d,
+          CollectiveAlgorithm::Hierarchical})
+        if (name == algorithm_name(a))
+            return a;
+    return std::nullopt;
 }
 
 std::exception_ptr Communicator::async_error() const {

@@ -12,6 +12,8 @@ std::vector<LaneAxes> lanes_of(CollectiveAlgorithm algorithm, const CommShape &s
         if (shape.size[0] != shape.size[1])
             return {{0, false}, {0, true}};
         return {{0, false}, {0, true}, {1, false}, {1, true}};
+    case CollectiveAlgorithm::Hierarchical:
+        return {{0, false}, {0, true}};
     case CollectiveAlgorithm::Auto:
     case CollectiveAlgorithm::Ring:
         break;

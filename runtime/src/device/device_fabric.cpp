@@ -17,6 +17,8 @@ std::vector<Device> Device::open_in_process_fabric(const FabricConfig &fabric,
         .link_gbps = fabric.link_gbps,
         .hop_ns = fabric.hop_ns,
         .credits = fabric.credits,
+        .y_link_gbps = fabric.torus ? fabric.y_link_gbps : 0,
+        .y_hop_ns = fabric.torus ? fabric.y_hop_ns : 0,
     };
     char why[256] = "";
     std::shared_ptr<tpu_fabric> shared(tpu_fabric_create(&cfg, why, sizeof(why)),

@@ -48,7 +48,7 @@ tpu_insn random_link_insn(std::mt19937_64 &rng) {
     const uint64_t addr =
         host ? pick({LinkRig::kHost, LinkRig::kHost + 4096 * (rng() % 1024), 0x40000000, rng()})
              : pick({0, 4096, LinkRig::kUb - 64, LinkRig::kUb, rng() % 8192});
-    const uint16_t flags = uint16_t((host ? TPU_F_LINK_HOST : 0) | pick({0, 0, 1, 2, 3, 7}) |
+    const uint16_t flags = uint16_t((host ? TPU_F_LINK_HOST : 0) | pick({0, 0, 1, 2, 3, 7, 0, 0}) |
                                     (rng() % 16 == 0 ? 1u << 9 : 0));
     const uint8_t port = uint8_t(pick({0, 0, 1, 1, 2, 3, 7, 8, 255}));
     const uint32_t tag = uint32_t(rng() % 3);

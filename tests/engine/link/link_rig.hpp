@@ -25,7 +25,7 @@ struct LinkRig {
     };
 
     static tpu_fabric_config ring(uint32_t cards, uint32_t credits = 256) {
-        return tpu_fabric_config{TPU_ICI_TOPO_RING, cards, 1, 400, 1000, credits};
+        return tpu_fabric_config{TPU_ICI_TOPO_RING, cards, 1, 400, 1000, credits, 0, 0};
     }
 
     // Cards at x = 0 .. on a ring (or y-major on a torus), host regions of host_bytes.

@@ -128,6 +128,48 @@ TEST_CASE("link: a transfer from 8 B to 64 MiB arrives intact after hops x laten
     CHECK(tx.errors == 0);
 }
 
+TEST_CASE("link: a torus's y links cost their own figures (spec 2.4)", "[link]") {
+    const uint32_t mode = GENERATE(TPU_ENGINE_FAST, TPU_ENGINE_CYCLE_ACCURATE);
+    constexpr uint32_t kBytes = 1u << 20;
+    // y links 100 Gbit/s, 5 us a hop (a pod's links between servers); x links 400, 1 us.
+    LinkRig rig(tpu_fabric_config{TPU_ICI_TOPO_TORUS2D, 2, 2, 400, 1000, 256, 100, 5000}, mode,
+                2 * kBytes);
+    tpu_link_info info;
+    tpu_engine_link_info(rig.engine(0), &info);
+    CHECK(info.link_gbps == 400);
+    CHECK(info.y_link_gbps == 100);
+    CHECK(info.y_hop_ns == 5000);
+    const std::vector<uint8_t> data = random_bytes(kBytes, 3);
+    rig.space(0).write(LinkRig::kHost, data.data(), kBytes);
+    // Card (0,0) sends over +x to (1,0) (index 1), then over +y to (0,1) (index 2).
+    for (const uint32_t port : {0u, 2u}) {
+        const uint32_t to = port == 0 ? 1 : 2;
+        std::vector<Program> programs(4, Program{halt()});
+        programs[0] = {send(port, 1, LinkRig::kHost, kBytes, TPU_F_LINK_HOST), halt()};
+        programs[to] = {
+            recv(port ^ 1, 1, LinkRig::kHost, kBytes, TPU_LINK_COPY, 0, TPU_F_LINK_HOST), halt()};
+        const auto results = rig.run_all(programs);
+        for (const tpu_job_result &r : results)
+            REQUIRE(r.status == TPU_ERR_NONE);
+        std::vector<uint8_t> got(kBytes);
+        rig.space(to).read(LinkRig::kHost, got.data(), kBytes);
+        CHECK(got == data);
+        CHECK(results[to].cycles ==
+              (port == 0 ? tpu::engine::cycles::link_transfer(1, kBytes, 700, 400, 1000)
+                         : tpu::engine::cycles::link_transfer(1, kBytes, 700, 100, 5000)));
+    }
+
+    // Only a torus has y links of their own; their figures are checked like the x links'.
+    char err[256] = "";
+    for (const tpu_fabric_config &bad :
+         {tpu_fabric_config{TPU_ICI_TOPO_RING, 4, 1, 400, 1000, 256, 100, 0},
+          tpu_fabric_config{TPU_ICI_TOPO_TORUS2D, 2, 2, 400, 1000, 256, 2000000, 0},
+          tpu_fabric_config{TPU_ICI_TOPO_TORUS2D, 2, 2, 400, 1000, 256, 0, 2000000000}}) {
+        CHECK(tpu_fabric_create(&bad, err, sizeof(err)) == nullptr);
+        CHECK(std::string(err).find("y links") != std::string::npos);
+    }
+}
+
 TEST_CASE("link: a receiver that is not ready stalls the sender and no data is lost", "[link]") {
     constexpr uint32_t kCredits = 4;
     constexpr uint32_t kBytes = 1u << 20;
@@ -362,19 +404,20 @@ TEST_CASE("link: fabric configurations and places are checked", "[link]") {
         tpu_fabric_destroy(f);
         return ok;
     };
-    CHECK(make({TPU_ICI_TOPO_RING, 4, 1, 400, 1000, 256}));
-    CHECK(make({TPU_ICI_TOPO_TORUS2D, 2, 2, 360, 1000, 256}));
-    CHECK_FALSE(make({0, 4, 1, 400, 1000, 256}));
-    CHECK_FALSE(make({3, 4, 1, 400, 1000, 256}));
-    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 1, 1, 400, 1000, 256}));
-    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 65, 1, 400, 1000, 256}));
-    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 4, 2, 400, 1000, 256}));
-    CHECK_FALSE(make({TPU_ICI_TOPO_TORUS2D, 4, 1, 400, 1000, 256}));
-    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 4, 1, 0, 1000, 256}));
-    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 4, 1, 400, 1000, 1}));
+    CHECK(make({TPU_ICI_TOPO_RING, 4, 1, 400, 1000, 256, 0, 0}));
+    CHECK(make({TPU_ICI_TOPO_TORUS2D, 2, 2, 360, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({0, 4, 1, 400, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({3, 4, 1, 400, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 1, 1, 400, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 65, 1, 400, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 4, 2, 400, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({TPU_ICI_TOPO_TORUS2D, 4, 1, 400, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 4, 1, 0, 1000, 256, 0, 0}));
+    CHECK_FALSE(make({TPU_ICI_TOPO_RING, 4, 1, 400, 1000, 1, 0, 0}));
     CHECK(std::string(err).find("credits") != std::string::npos);
 
-    LinkRig rig(tpu_fabric_config{TPU_ICI_TOPO_TORUS2D, 2, 2, 400, 1000, 16}, TPU_ENGINE_FAST);
+    LinkRig rig(tpu_fabric_config{TPU_ICI_TOPO_TORUS2D, 2, 2, 400, 1000, 16, 0, 0},
+                TPU_ENGINE_FAST);
     tpu_link_info info;
     tpu_engine_link_info(rig.engine(3), &info);
     CHECK(info.ports == 4);

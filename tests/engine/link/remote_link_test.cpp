@@ -377,11 +377,13 @@ TEST_CASE("link: a peer process that goes away ends a waiting RECV LINK_DOWN, an
 
 namespace {
 
+// A ring's hello: its y links' figures are the x links'.
 std::vector<uint8_t> hello_of(uint32_t x, uint32_t port, uint32_t dim_x = 2,
-                              uint32_t clock_mhz = 700) {
+                              uint32_t clock_mhz = 700, uint32_t y_link_gbps = 400) {
     std::vector<uint8_t> out;
-    wire::put_hello(
-        out, 1, wire::Hello{TPU_ICI_TOPO_RING, dim_x, 1, 400, 1000, 256, clock_mhz, x, 0, port});
+    wire::put_hello(out, 1,
+                    wire::Hello{TPU_ICI_TOPO_RING, dim_x, 1, 400, 1000, 256, clock_mhz, x, 0, port,
+                                y_link_gbps, 1000});
     return out;
 }
 
@@ -399,11 +401,12 @@ TEST_CASE("link: malformed or mismatched messages from a peer take the link down
     cases.push_back({"garbage", std::vector<uint8_t>(100, 0x5a), "bad magic"});
     {
         std::vector<uint8_t> v = hello_of(1, 1);
-        wire::store(v.data() + 4, 2, 2);
-        cases.push_back({"another version", v, "version 2"});
+        wire::store(v.data() + 4, 3, 2);
+        cases.push_back({"another version", v, "version 3"});
     }
     cases.push_back({"another fabric", hello_of(1, 1, 3), "fabric differs"});
     cases.push_back({"another clock", hello_of(1, 1, 2, 940), "fabric differs"});
+    cases.push_back({"other y links", hello_of(1, 1, 2, 700, 100), "fabric differs"});
     cases.push_back({"the wrong coordinate", hello_of(1, 0), "leads to card 1:0 port 1"});
     {
         std::vector<uint8_t> v = hello_of(1, 1);

@@ -219,7 +219,7 @@ UNPLUG_SEEDS = {
 
 # tpu-ici-peer: the wire format (qemu-device/engine/src/link/wire.hpp) and the fabric of the
 # target's command line (ring of 2, preset v5e: 400 Gbit/s, 1000 ns a hop; 4 credits; 700 MHz).
-W_MAGIC, W_VERSION = 0x49434954, 1
+W_MAGIC, W_VERSION = 0x49434954, 2
 W_HELLO, W_DATA, W_CREDIT, W_CUT = 1, 2, 3, 4
 W_PACKET = 4096
 
@@ -229,8 +229,10 @@ def w_message(kind, seq, body, tag=0, time=0, version=W_VERSION):
 
 
 def w_hello(seq=1):
-    # topology ring, dims 2 x 1, link_gbps, hop_ns, credits, clock_mhz, x, y, port
-    return w_message(W_HELLO, seq, struct.pack("<10I", 1, 2, 1, 400, 1000, 4, 700, 1, 0, 1))
+    # topology ring, dims 2 x 1, link_gbps, hop_ns, credits, clock_mhz, x, y, port, and the y
+    # links' figures (a ring's are the x links')
+    return w_message(W_HELLO, seq,
+                     struct.pack("<12I", 1, 2, 1, 400, 1000, 4, 700, 1, 0, 1, 400, 1000))
 
 
 def w_packets(first_seq, msg, length, tag=0, time=1000):
@@ -258,7 +260,7 @@ ICI_PEER_SEEDS = {
     "second-hello": peer_seed(w_hello(2)),
     "partial-message": peer_seed(w_packets(2, 1, 64)[:50]),
     "bad-version": peer_seed(w_message(W_DATA, 2, struct.pack("<QII", 1, 4, 0) + b"abcd",
-                                       version=2)),
+                                       version=3)),
     "bad-sequence": peer_seed(w_packets(7, 1, 64)),
     "before-hello": peer_seed(w_packets(1, 1, 64), answer=False),
     "hello-then-data-unanswered": peer_seed(w_hello(1) + w_packets(2, 1, 64), answer=False),

@@ -32,7 +32,7 @@
 #include "tpu_fuzz_card.h"
 
 #define PEER_HEADER_BYTES   32      /* wire.hpp: kHeaderBytes */
-#define PEER_HELLO_BYTES    40      /* kHelloBytes */
+#define PEER_HELLO_BYTES    48      /* kHelloBytes */
 #define PEER_TYPE_HELLO     1
 #define PEER_PORT           0       /* the card's port to the peer */
 #define PEER_RINGBUF_BYTES  (1 << 20)

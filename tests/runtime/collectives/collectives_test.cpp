@@ -70,7 +70,7 @@ Values expected(const tpurt::Communicator &comm, const std::string &what, DType 
 
 using Algorithm = tpurt::CollectiveAlgorithm;
 constexpr Algorithm ring = Algorithm::Ring, bidir = Algorithm::BidirectionalRing,
-                    torus = Algorithm::Torus2d;
+                    torus = Algorithm::Torus2d, hierarchical = Algorithm::Hierarchical;
 
 // Every collective, dtype and reduction on `count` elements a rank by `algorithm` (Auto: the
 // communicator's choice).
@@ -140,6 +140,23 @@ TEST_CASE("collectives on a ring of three and a 2 x 2 torus match the reference 
     }
 }
 
+TEST_CASE("hierarchical collectives on a 2 x 2 torus with slower y links match the reference",
+          "[in-process][collectives]") {
+    // y links of 100 Gbit/s and 5 us a hop (spec 2.4: a pod's links between servers): Auto
+    // takes the hierarchical algorithm from 4 KiB, and so does the option, both engine modes.
+    for (const bool cycle_accurate : {false, true})
+        for (const Algorithm algorithm : {hierarchical, Algorithm::Auto})
+            check_collective(tpurt::Device::open_in_process_fabric(
+                                 {.torus = true,
+                                  .dim_x = 2,
+                                  .dim_y = 2,
+                                  .credits = 8,
+                                  .y_link_gbps = 100,
+                                  .y_hop_ns = 5000},
+                                 {.threads = 1, .cycle_accurate = cycle_accurate}),
+                             cycle_accurate ? 3000 : 20000, algorithm);
+}
+
 TEST_CASE("collectives on a 2 x 3 torus (two lanes) match the reference bit for bit",
           "[in-process][collectives]") {
     for (const std::size_t count : {7, 3000})
@@ -163,6 +180,17 @@ TEST_CASE("a communicator picks its algorithm by size and topology, or as forced
     CHECK_THROWS_AS(tpurt::Communicator::init_all({four[0], four[1]}, {.algorithm = bidir}),
                     tpurt::Error);
     CHECK_THROWS_AS(tpurt::Communicator::init_all(four, {.algorithm = torus}), tpurt::Error);
+    CHECK_THROWS_AS(tpurt::Communicator::init_all(four, {.algorithm = hierarchical}), tpurt::Error);
+    // Slower y links (spec 2.4): hierarchical; y links as fast as x: the torus's four lanes.
+    auto pod = tpurt::Device::open_in_process_fabric(
+        {.torus = true, .dim_x = 2, .dim_y = 2, .y_link_gbps = 100});
+    CHECK(tpurt::Communicator::init_all(pod).algorithm(1 << 20) == hierarchical);
+    CHECK(tpurt::Communicator::init_all(pod).algorithm(4095) == ring);
+    auto alike = tpurt::Device::open_in_process_fabric(
+        {.torus = true, .dim_x = 2, .dim_y = 2, .y_link_gbps = 400, .y_hop_ns = 1000});
+    CHECK(tpurt::Communicator::init_all(alike).algorithm(1 << 20) == torus);
+    CHECK(tpurt::algorithm_named("hierarchical") == hierarchical);
+    CHECK_FALSE(tpurt::algorithm_named("tree").has_value());
 }
 
 TEST_CASE("a communicator's ring follows the links", "[in-process][collectives]") {

@@ -58,7 +58,7 @@ Fault Executor::link_error(uint32_t port, uint32_t status) {
 
 Fault Executor::execute(const SendInsn &insn) {
     const std::shared_ptr<Channel> ch = dev_.links.tx(insn.port);
-    const LinkEndpoint::Params params = dev_.links.params();
+    const LinkEndpoint::Params params = dev_.links.params(insn.port);
     if (!ch || !ch->up() || params.link_gbps == 0)
         return link_error(insn.port, TPU_ERR_LINK_DOWN);
 
@@ -141,7 +141,7 @@ Fault Executor::receive_payload(const RecvInsn &insn, uint64_t offset, const uin
 
 Fault Executor::execute(const RecvInsn &insn) {
     const std::shared_ptr<Channel> ch = dev_.links.rx(insn.port);
-    const LinkEndpoint::Params params = dev_.links.params();
+    const LinkEndpoint::Params params = dev_.links.params(insn.port);
     if (!ch || !ch->up() || params.link_gbps == 0)
         return link_error(insn.port, TPU_ERR_LINK_DOWN);
 

@@ -8,6 +8,14 @@
 
 namespace tpu::engine {
 
+tpu_fabric_config Fabric::with_y_figures(tpu_fabric_config cfg) {
+    if (cfg.y_link_gbps == 0)
+        cfg.y_link_gbps = cfg.link_gbps;
+    if (cfg.y_hop_ns == 0)
+        cfg.y_hop_ns = cfg.hop_ns;
+    return cfg;
+}
+
 const char *Fabric::config_error(const tpu_fabric_config &cfg) {
     if (cfg.topology != TPU_ICI_TOPO_RING && cfg.topology != TPU_ICI_TOPO_TORUS2D)
         return "topology must be a ring or a 2-D torus";
@@ -22,11 +30,17 @@ const char *Fabric::config_error(const tpu_fabric_config &cfg) {
         return "hop latency must be at most 1 s";
     if (cfg.credits < 2 || cfg.credits > 65536)
         return "credits must be 2..65536 packets";
+    if ((cfg.y_link_gbps || cfg.y_hop_ns) && cfg.topology != TPU_ICI_TOPO_TORUS2D)
+        return "only a 2-D torus has y links of their own";
+    if (cfg.y_link_gbps > 1000000)
+        return "the y links' bandwidth must be 1..1000000 Gbit/s";
+    if (cfg.y_hop_ns > 1000000000)
+        return "the y links' hop latency must be at most 1 s";
     return nullptr;
 }
 
 Fabric::Fabric(const tpu_fabric_config &cfg)
-    : cfg_(cfg), cards_(size_t(cfg.dim_x) * cfg.dim_y, nullptr),
+    : cfg_(with_y_figures(cfg)), cards_(size_t(cfg.dim_x) * cfg.dim_y, nullptr),
       remote_(size_t(cfg.dim_x) * cfg.dim_y, 0) {}
 
 void Fabric::neighbour(uint32_t x, uint32_t y, uint32_t port, uint32_t *nx, uint32_t *ny) const {
@@ -212,11 +226,14 @@ std::shared_ptr<Fabric> LinkEndpoint::fabric() {
     return fabric_;
 }
 
-LinkEndpoint::Params LinkEndpoint::params() {
+LinkEndpoint::Params LinkEndpoint::params(uint32_t port) {
     std::lock_guard lock(m_);
     if (!fabric_)
         return {};
-    return {fabric_->config().link_gbps, fabric_->config().hop_ns};
+    const tpu_fabric_config &cfg = fabric_->config();
+    if (port == 2 || port == 3)
+        return {cfg.y_link_gbps, cfg.y_hop_ns};
+    return {cfg.link_gbps, cfg.hop_ns};
 }
 
 void LinkEndpoint::wake() {
@@ -262,6 +279,8 @@ void LinkEndpoint::info(tpu_link_info *out) {
     out->link_gbps = cfg.link_gbps;
     out->hop_ns = cfg.hop_ns;
     out->credits = cfg.credits;
+    out->y_link_gbps = cfg.y_link_gbps;
+    out->y_hop_ns = cfg.y_hop_ns;
 }
 
 bool LinkEndpoint::port_info(uint32_t port, tpu_link_port_info *out) {

@@ -32,6 +32,8 @@ class Fabric {
   public:
     // nullptr if cfg is usable, else why not.
     static const char *config_error(const tpu_fabric_config &cfg);
+    // cfg with its y links' figures filled in: the x links' where it gives none.
+    static tpu_fabric_config with_y_figures(tpu_fabric_config cfg);
     explicit Fabric(const tpu_fabric_config &cfg);
 
     const tpu_fabric_config &config() const { return cfg_; }
@@ -85,11 +87,12 @@ class LinkEndpoint {
     // The channel a SEND (tx) or RECV (rx) on port uses; null when the port has no link.
     std::shared_ptr<Channel> tx(uint32_t port);
     std::shared_ptr<Channel> rx(uint32_t port);
-    // The link parameters a job's cycle model uses (zero when not attached).
+    // The figures of port's link a job's cycle model uses: the y links' on ports 2 and 3 of a
+    // torus (zero when not attached).
     struct Params {
         uint32_t link_gbps = 0, hop_ns = 0;
     };
-    Params params();
+    Params params(uint32_t port);
 
     // Wakes every wait of this card's jobs (its abort flag was just set).
     void wake();

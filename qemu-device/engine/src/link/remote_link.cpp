@@ -20,8 +20,13 @@ std::string shape(const wire::Hello &h) {
                                      ? "torus2d "
                                      : "topology " + std::to_string(h.topology) + " ";
     return topology + std::to_string(h.dim_x) + "x" + std::to_string(h.dim_y) + ", " +
-           std::to_string(h.link_gbps) + " Gbit/s, " + std::to_string(h.hop_ns) + " ns a hop, " +
-           std::to_string(h.credits) + " credits, cards at " + std::to_string(h.clock_mhz) + " MHz";
+           std::to_string(h.link_gbps) + " Gbit/s, " + std::to_string(h.hop_ns) + " ns a hop" +
+           (h.topology == TPU_ICI_TOPO_TORUS2D
+                ? " (y links " + std::to_string(h.y_link_gbps) + " Gbit/s, " +
+                      std::to_string(h.y_hop_ns) + " ns)"
+                : std::string()) +
+           ", " + std::to_string(h.credits) + " credits, cards at " + std::to_string(h.clock_mhz) +
+           " MHz";
 }
 
 std::string end(uint32_t x, uint32_t y, uint32_t port) {
@@ -52,8 +57,9 @@ RemoteLink::~RemoteLink() {
 wire::Hello RemoteLink::mine() {
     tpu_link_info info;
     ep_.info(&info);
-    return wire::Hello{info.topology, info.dim_x,      info.dim_y, info.link_gbps, info.hop_ns,
-                       info.credits,  ep_.clock_mhz(), info.x,     info.y,         port_};
+    return wire::Hello{info.topology, info.dim_x,   info.dim_y,       info.link_gbps,
+                       info.hop_ns,   info.credits, ep_.clock_mhz(),  info.x,
+                       info.y,        port_,        info.y_link_gbps, info.y_hop_ns};
 }
 
 void RemoteLink::down() {
@@ -164,7 +170,8 @@ const char *RemoteLink::hello(const wire::Hello &peer) {
     const wire::Hello me = mine();
     if (peer.topology != me.topology || peer.dim_x != me.dim_x || peer.dim_y != me.dim_y ||
         peer.link_gbps != me.link_gbps || peer.hop_ns != me.hop_ns || peer.credits != me.credits ||
-        peer.clock_mhz != me.clock_mhz)
+        peer.clock_mhz != me.clock_mhz || peer.y_link_gbps != me.y_link_gbps ||
+        peer.y_hop_ns != me.y_hop_ns)
         return fail("the peer's fabric differs: " + shape(peer) + " there, " + shape(me) + " here");
     tpu_link_port_info info;
     ep_.port_info(port_, &info);

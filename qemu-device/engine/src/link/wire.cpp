@@ -79,8 +79,9 @@ const char *check_header(const Header &h) {
 
 Hello decode_hello(const uint8_t *b) {
     Hello h;
-    uint32_t *fields[] = {&h.topology, &h.dim_x,     &h.dim_y, &h.link_gbps, &h.hop_ns,
-                          &h.credits,  &h.clock_mhz, &h.x,     &h.y,         &h.port};
+    uint32_t *fields[] = {&h.topology, &h.dim_x,   &h.dim_y,       &h.link_gbps,
+                          &h.hop_ns,   &h.credits, &h.clock_mhz,   &h.x,
+                          &h.y,        &h.port,    &h.y_link_gbps, &h.y_hop_ns};
     for (uint32_t *f : fields) {
         *f = uint32_t(load(b, 4));
         b += 4;
@@ -96,7 +97,7 @@ void put_hello(std::vector<uint8_t> &out, uint64_t seq, const Hello &h) {
     put_header(out, kHello, kHelloBytes, 0, seq, 0);
     uint8_t *b = grow(out, kHelloBytes);
     for (uint32_t f : {h.topology, h.dim_x, h.dim_y, h.link_gbps, h.hop_ns, h.credits, h.clock_mhz,
-                       h.x, h.y, h.port}) {
+                       h.x, h.y, h.port, h.y_link_gbps, h.y_hop_ns}) {
         store(b, f, 4);
         b += 4;
     }

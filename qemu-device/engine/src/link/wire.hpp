@@ -7,7 +7,8 @@
 //   header  0 u32 magic 'TICI'   4 u16 version   6 u8 type   7 u8 flags (0)
 //           8 u32 length (body)  12 u32 tag (DATA, else 0)
 //          16 u64 seq            24 u64 time: DATA, the sender's modelled send cycle, else 0
-//   HELLO   u32 topology, dim_x, dim_y, link_gbps, hop_ns, credits, clock_mhz, x, y, port
+//   HELLO   u32 topology, dim_x, dim_y, link_gbps, hop_ns, credits, clock_mhz, x, y, port,
+//           y_link_gbps, y_hop_ns (version 2, spec 2.4)
 //   DATA    u64 msg, u32 msg_len, u32 offset, then the payload (1 .. 4096 bytes)
 //   CREDIT  u32 count: packet slots the receiver freed
 //   CUT     u64 msg: the sender cut message msg short
@@ -22,9 +23,9 @@
 namespace tpu::engine::wire {
 
 inline constexpr uint32_t kMagic = 0x49434954; // "TICI" in memory order
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 32;
-inline constexpr size_t kHelloBytes = 40;
+inline constexpr size_t kHelloBytes = 48;
 inline constexpr size_t kDataBytes = 16; // before the payload
 inline constexpr size_t kCreditBytes = 4;
 inline constexpr size_t kCutBytes = 8;
@@ -45,7 +46,7 @@ struct Header {
 
 struct Hello {
     uint32_t topology = 0, dim_x = 0, dim_y = 0, link_gbps = 0, hop_ns = 0, credits = 0,
-             clock_mhz = 0, x = 0, y = 0, port = 0;
+             clock_mhz = 0, x = 0, y = 0, port = 0, y_link_gbps = 0, y_hop_ns = 0;
 };
 
 struct DataBody {
