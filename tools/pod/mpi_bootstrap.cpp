@@ -59,15 +59,73 @@ tpurt::Device open_card(const Rank &me) {
     }
 }
 
-} // namespace
+// The tag of fail()'s lines to the other ranks.
+constexpr int failure_tag = 0x7f1;
+constexpr int failure_bytes = 1024;
 
-void fail(const Rank &me, const std::string &what, std::chrono::milliseconds linger) {
-    std::fprintf(stderr, "%s: rank %d on %s (card rank %u): %s\n", me.program.c_str(), me.world,
-                 me.host.c_str(), me.fabric, what.c_str());
+// Prints `line` on stderr (on a line of its own: a progress line may be unfinished), lingers
+// and aborts the job.
+[[noreturn]] void abort_job(const std::string &line, std::chrono::milliseconds linger) {
+    std::fprintf(stderr, "\n%s\n", line.c_str());
     std::fflush(stderr);
     std::this_thread::sleep_for(linger);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::_Exit(1);
+}
+
+std::string line_of(const Rank &me, const std::string &what) {
+    return me.program + ": rank " + std::to_string(me.world) + " on " + me.host + " (card rank " +
+           std::to_string(me.fabric) + "): " + what;
+}
+
+} // namespace
+
+void fail(const Rank &me, const std::string &what, std::chrono::milliseconds linger) {
+    std::string line = line_of(me, what);
+    const std::string sent = line.substr(0, failure_bytes - 1);
+    std::vector<MPI_Request> requests;
+    for (int r = 0; r < me.size; ++r) {
+        if (r == me.world)
+            continue;
+        requests.emplace_back();
+        MPI_Isend(sent.data(), static_cast<int>(sent.size()), MPI_CHAR, r, failure_tag,
+                  MPI_COMM_WORLD, &requests.back());
+    }
+    // Those to live ranks leave at once; those to dead ones never do.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    int sent_all = 0;
+    while (!sent_all && std::chrono::steady_clock::now() < deadline) {
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &sent_all,
+                    MPI_STATUSES_IGNORE);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    abort_job(line, linger);
+}
+
+FailureWatch::FailureWatch(const Rank &me, std::chrono::milliseconds linger)
+    : thread_([this, me, linger] {
+          std::vector<char> line(failure_bytes);
+          MPI_Request request;
+          MPI_Irecv(line.data(), failure_bytes, MPI_CHAR, MPI_ANY_SOURCE, failure_tag,
+                    MPI_COMM_WORLD, &request);
+          while (!stop_) {
+              int got = 0;
+              MPI_Status status;
+              MPI_Test(&request, &got, &status);
+              if (got) {
+                  int n = 0;
+                  MPI_Get_count(&status, MPI_CHAR, &n);
+                  abort_job(line_of(me, "stopped: " + std::string(line.data(), n)), linger);
+              }
+              std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+          MPI_Cancel(&request);
+          MPI_Wait(&request, MPI_STATUS_IGNORE);
+      }) {}
+
+FailureWatch::~FailureWatch() {
+    stop_ = true;
+    thread_.join();
 }
 
 PodRank bootstrap(const std::string &program, std::chrono::milliseconds timeout) {

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 // train_mpi.cpp - tpu-train-mpi: tpu-train's data-parallel training over every card of a pod of
 // server VMs, one Open MPI rank a card (tools/pod/README.md): `mpirun -np <cards> tpu-train-mpi
-// <tpu-train's options>`. MPI bootstraps each rank's card and the communicator
-// (mpi_bootstrap.hpp) and gathers a step's losses (mpi_rank_group.hpp); the gradients go over the
-// cards' links. Each rank trains its share of every global batch as the same rank of
-// `tpu-train --cards <cards>` does in one process (the same losses, bit for bit:
-// data_parallel.hpp). Rank 0 alone prints (the other ranks' stdout goes to /dev/null; errors to
-// stderr), writes the curves, the checkpoint and the evaluation. A failure ends the job: the rank
-// says why and, for a failure while training, once the communicator's timeout has passed (by which
-// the other ranks' collectives have failed and reported too), aborts it (MPI_Abort, exit status 1);
-// 2 for bad arguments.
+// <tpu-train's options>`. MPI only bootstraps each rank's card and the communicator
+// (mpi_bootstrap.hpp) and tells the ranks of a rank's failure; everything the training
+// exchanges goes over the cards' links (the gradients' all-reduces and rank_group.hpp's
+// exchanges). Each rank trains its share of every global batch as the same rank of `tpu-train
+// --cards <cards>` does in one process (the same losses, bit for bit: data_parallel.hpp). Rank 0
+// alone prints (the other ranks' stdout goes to /dev/null; errors to stderr) and writes the
+// curves, the checkpoint and the evaluation. A failure ends the job: the rank says why, tells
+// the other ranks (each then stops saying so: mpi_bootstrap.hpp's FailureWatch) and, for a
+// failure while training, once the communicator's timeout has passed, aborts it (MPI_Abort,
+// exit status 1); 2 for bad arguments.
 #include "card_run.hpp"
 #include "mpi_bootstrap.hpp"
-#include "mpi_rank_group.hpp"
+#include "rank_group.hpp"
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
+#include <vector>
 
 int main(int argc, char **argv) {
     tpu_train::Options o;
@@ -33,7 +35,8 @@ int main(int argc, char **argv) {
                    "the communicator's timeout: a collective not ended by then fails the run")
         ->check(CLI::Range(100u, 3600000u))
         ->capture_default_str();
-    MPI_Init(&argc, &argv);
+    int threads = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &threads);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
@@ -44,17 +47,25 @@ int main(int argc, char **argv) {
         return rc == 0 ? 0 : 2;
     }
     const std::chrono::milliseconds timeout(timeout_ms);
-    tpu::pod::MpiRankGroup group(tpu::pod::bootstrap("tpu-train-mpi", timeout));
-    if (group.me().world != 0 && std::freopen("/dev/null", "w", stdout) == nullptr)
-        tpu::pod::fail(group.me(), "cannot send stdout to /dev/null");
-    o.cards = group.size();
+    tpu::pod::PodRank pod = tpu::pod::bootstrap("tpu-train-mpi", timeout);
+    if (threads < MPI_THREAD_MULTIPLE)
+        tpu::pod::fail(pod.me, "this MPI offers no MPI_THREAD_MULTIPLE (the failure watch's)");
+    if (pod.me.world != 0 && std::freopen("/dev/null", "w", stdout) == nullptr)
+        tpu::pod::fail(pod.me, "cannot send stdout to /dev/null");
+    // bootstrap() checked that the ranks' card ranks are the fabric's, each once.
+    std::vector<tpu_train::RankCard> cards(pod.places.size());
+    for (const tpu::pod::RankPlace &p : pod.places)
+        cards.at(p.fabric) = {p.x, p.y, p.host};
+    o.cards = cards.size();
     int status = 1;
     try {
+        const tpu::pod::FailureWatch watch(pod.me, timeout);
+        tpu_train::RankGroup group(pod.card, pod.comm, std::move(cards));
         status = tpu_train::run(o, &group);
     } catch (const std::logic_error &e) { // a bad option (std::invalid_argument): every rank's
-        tpu::pod::fail(group.me(), e.what());
+        tpu::pod::fail(pod.me, e.what());
     } catch (const std::exception &e) {
-        tpu::pod::fail(group.me(), e.what(), timeout);
+        tpu::pod::fail(pod.me, e.what(), timeout);
     }
     MPI_Finalize();
     return status;

@@ -13,8 +13,10 @@
 // and at the end, and the summary gives images/s in wall and modelled card time, the modelled
 // compute / communication split and the modelled weak-scaling efficiency. With a RankGroup
 // (tpu-train-mpi) this process trains its rank's card alone: rank 0 alone writes the curves,
-// TensorBoard, the checkpoint and evaluation (the other ranks wait at a barrier meanwhile), and
-// the summary has a row per rank (parallel_summary.hpp).
+// TensorBoard, the checkpoint and evaluation, and the summary has a row per rank
+// (parallel_summary.hpp). The other ranks evaluate the test set too, unseen, then all meet at a
+// barrier: they reach it when rank 0 does, so that the barrier, which fails at the
+// communicator's timeout like every collective, tells a dead rank from a slow evaluation.
 #include "card_run.hpp"
 
 #include "card_cnn.hpp"
@@ -248,11 +250,13 @@ int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std
               const tpu_data::Normalization &norm) {
     // Rank 0 of a group, or the one process: writes the logs, the checkpoint, the evaluation.
     const bool writer = !group || group->rank() == 0;
-    // After rank 0's evaluation or checkpoint, which the other ranks' next collective must not
-    // outwait (its timeout).
-    const auto wait_for_writer = [group] {
-        if (group)
-            group->barrier();
+    // Another rank's evaluation, the same work as rank 0's, then the barrier after it.
+    const auto evaluated = [&](const tpu_train::Forward &forward) {
+        if (!group)
+            return;
+        if (!writer)
+            tpu_train::evaluate(forward, test, nullptr);
+        group->barrier();
     };
     tpu_model::Checkpoint resumed;
     if (!o.resume.empty()) {
@@ -337,7 +341,7 @@ int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std
                                 o.cards, o.replica_check_steps);
                 if (writer)
                     tpu_train::final_evaluation(forward, test, o.out);
-                wait_for_writer();
+                evaluated(forward);
                 break;
             }
             tpu_report::Progress progress("epoch " + std::to_string(pos.epoch + 1) + "/" +
@@ -386,7 +390,7 @@ int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std
                 c.epoch = pos.epoch + 1;
                 tpu_model::save_checkpoint(c, ckpt_path);
             }
-            wait_for_writer();
+            evaluated(forward);
             pos = {pos.epoch + 1, 0, pos.step, 0.0, 0, 0};
             point.at = pos;
         } catch (const std::exception &e) {

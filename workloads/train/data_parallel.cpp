@@ -186,7 +186,12 @@ std::vector<StepResult> DataParallel<Card>::all_parts(const std::vector<StepResu
         return mine;
     const std::uint64_t words[2] = {std::bit_cast<std::uint64_t>(mine.at(0).loss),
                                     mine.at(0).correct};
+    // Over the links: communication in the modelled figures.
+    const std::uint64_t before = cycles_of(devices_[0]);
     const std::vector<std::uint64_t> all = group_->all_gather(words);
+    const std::uint64_t after = cycles_of(devices_[0]);
+    if (after >= before)
+        *collective_cycles_[0] += after - before;
     std::vector<StepResult> parts;
     for (std::size_t r = 0; r < ranks(); ++r)
         parts.push_back({std::bit_cast<double>(all[2 * r]), all[2 * r + 1]});

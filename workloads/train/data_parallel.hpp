@@ -27,8 +27,9 @@
 // One rank a process (tpu-train-mpi, a RankGroup): this process's card is rank rank() of the
 // group's communicator and trains that rank's rows of every batch, as that rank does in one
 // process; the ranks' losses and correct rows are gathered (RankGroup::all_gather) and summed in
-// rank order as in one process, and check_replicas() compares a hash of each rank's state with
-// rank 0's. The modelled figures are then this rank's card's. One process driving a whole fabric
+// rank order as in one process (the gather runs over the links: it counts as communication in
+// the modelled step), and check_replicas() compares a hash of each rank's state with rank 0's.
+// The modelled figures are then this rank's card's. One process driving a whole fabric
 // orders its cards by their place on the fabric's ring (Communicator::fabric_rank(), rank 0 the
 // card at (0, 0)), the ranks init_rank() gives one process a card: a rank's rows land on the
 // same card either way, and the ring algorithm's chunk k is reduced toward the same card, so

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 // rank_group.hpp - the processes of a data-parallel run that drives one card a process
 // (tpu-train-mpi over a pod, tools/pod/README.md), as the training code sees them: this
-// process's card and communicator, its rank, every rank's place, and the two exchanges the
-// training needs besides the gradients, which the cards' links carry (an all-gather of a few
-// words and a barrier). tpu-train, one process driving every card, has none. The MPI
-// implementation is tools/pod/mpi_rank_group.hpp; this code knows nothing of MPI.
+// process's card, its rank of the communicator over every card, every rank's place, and the
+// exchanges the training needs besides the gradients' all-reduces: an all-gather of a few words
+// (a step's losses, the replicas' hashes, the summary's figures) and a barrier. Both run over
+// the cards' links (Communicator::all_gather), not over the network that bootstrapped the
+// communicator, so that they fail as the gradients' collectives do: at once when a link goes
+// down (a VM died), else at the communicator's timeout. tpu-train, one process driving every
+// card, has no group.
 #pragma once
 
 #include <tpurt/collectives.hpp>
 #include <tpurt/device.hpp>
+#include <tpurt/stream.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -26,19 +30,33 @@ struct RankCard {
 
 class RankGroup {
   public:
-    virtual ~RankGroup() = default;
-    // This process's rank in the communicator (its card's place on the fabric's ring): the
-    // share of every batch it trains, as rank `rank()` of `tpu-train --cards size()` would.
-    virtual std::size_t rank() const = 0;
-    virtual std::size_t size() const = 0;
-    virtual tpurt::Device device() const = 0;
-    virtual tpurt::Communicator communicator() const = 0;
-    // Per communicator rank.
-    virtual const std::vector<RankCard> &cards() const = 0;
-    // Every rank's `mine` (the same count on every rank), concatenated in communicator rank order.
-    virtual std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> mine) = 0;
-    // Returns once every rank has called it.
-    virtual void barrier() = 0;
+    // This process's rank of `comm` (made by Communicator::init_rank on `device`); `cards`
+    // per communicator rank. Throws std::invalid_argument if `comm` has not one local rank or
+    // `cards` is not one a rank.
+    RankGroup(tpurt::Device device, tpurt::Communicator comm, std::vector<RankCard> cards);
+    RankGroup(const RankGroup &) = delete;
+    RankGroup &operator=(const RankGroup &) = delete;
+
+    // This process's rank (its card's place on the fabric's ring): the share of every batch it
+    // trains, as rank `rank()` of `tpu-train --cards size()` would.
+    std::size_t rank() const { return rank_; }
+    std::size_t size() const { return cards_.size(); }
+    tpurt::Device device() const { return device_; }
+    tpurt::Communicator communicator() const { return comm_; }
+    const std::vector<RankCard> &cards() const { return cards_; }
+
+    // Every rank's `mine` (the same count on every rank), concatenated in rank order. Throws
+    // tpurt::Error as the communicator's collectives do.
+    std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> mine);
+    // Returns once every rank has called it (or throws as all_gather()).
+    void barrier();
+
+  private:
+    tpurt::Device device_;
+    tpurt::Communicator comm_;
+    std::vector<RankCard> cards_;
+    std::size_t rank_ = 0;
+    tpurt::Stream stream_; // the exchanges'
 };
 
 } // namespace tpu_train
