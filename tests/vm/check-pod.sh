@@ -23,15 +23,7 @@ build=()
 [ -f "${SERVER_REPO:-$src/build/packages}/Packages" ] || build=(--dev-driver)
 start=$(date +%s)
 # Two free neighbouring ports of the host's loopback for the VMs' SSH (and the pod network's).
-port=$(/usr/bin/python3 -c '
-import socket
-while True:
-    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
-    b = socket.socket()
-    try:
-        b.bind(("127.0.0.1", p + 1)); print(p); break
-    except OSError:
-        pass')
+port=$(/usr/bin/python3 "$here/free-port-pair.py")
 ssh0() { "$src/tools/server-image/server-ssh.sh" --port "$port" "$@"; }
 pids=()
 cleanup() {

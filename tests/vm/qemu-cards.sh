@@ -62,6 +62,16 @@ qemu_cards_args() {
 	done
 }
 
+# pod_y_links NAME sets pod_y to the tpu-ici properties of a pod's links between servers:
+# y-link-gbps=POD_LINK_GBPS (default 100),y-hop-ns=POD_HOP_NS (default 10000). On a bad value
+# it prints why, prefixed with "NAME: ", and returns 2.
+pod_y_links() {
+	local name=$1
+	[[ "${POD_LINK_GBPS:-100}" =~ ^[1-9][0-9]*$ && "${POD_HOP_NS:-10000}" =~ ^[0-9]+$ ]] ||
+		{ echo "$name: POD_LINK_GBPS and POD_HOP_NS must be numbers" >&2; return 2; }
+	pod_y="y-link-gbps=${POD_LINK_GBPS:-100},y-hop-ns=${POD_HOP_NS:-10000}"
+}
+
 # qemu_pod_cards_args NAME CARDS PODS INDEX DIR
 # sets qemu_cards to VM INDEX's share of a pod's fabric (tools/pod/README.md): PODS VMs of CARDS
 # cards each on one fabric, a ring of PODS cards (x = INDEX) with one card a VM, else a 2-D torus
@@ -86,9 +96,8 @@ qemu_pod_cards_args() {
 		qemu_cards+=(-object "tpu-ici,id=ici0,topology=ring,dims=$pods,preset=v5e")
 		up=0 down=1
 	else
-		[[ "${POD_LINK_GBPS:-100}" =~ ^[1-9][0-9]*$ && "${POD_HOP_NS:-10000}" =~ ^[0-9]+$ ]] ||
-			{ echo "$name: POD_LINK_GBPS and POD_HOP_NS must be numbers" >&2; return 2; }
-		qemu_cards+=(-object "tpu-ici,id=ici0,topology=torus2d,dims=${cards}x$pods,preset=v5e,y-link-gbps=${POD_LINK_GBPS:-100},y-hop-ns=${POD_HOP_NS:-10000}")
+		pod_y_links "$name" || return 2
+		qemu_cards+=(-object "tpu-ici,id=ici0,topology=torus2d,dims=${cards}x$pods,preset=v5e,$pod_y")
 		up=2 down=3
 	fi
 	for ((i = 0; i < cards; i++)); do

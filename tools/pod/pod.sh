@@ -8,7 +8,8 @@
 # the host's 127.0.0.1:<ssh port + i>. Once every VM answers SSH with its cards present, each gets
 # the host's key (SSH between the VMs as tpu), /etc/hosts entries of the pod, a hostfile
 # ~/pod-hosts (one slot a card), Open MPI's settings for the pod network
-# (~/.openmpi/mca-params.conf) and ~/tpu-pod-allreduce (tools/pod, from build/guest).
+# (~/.openmpi/mca-params.conf), ~/tpu-pod-allreduce and ~/tpu-train-mpi (tools/pod, from
+# build/guest) and, with --datasets, Fashion-MNIST in ~/datasets/fashion-mnist.
 #
 #   pod.sh start [options]             boot the pod and set it up, leave it running
 #   pod.sh stop [--dir DIR]            power the pod's VMs off (killed after 60 s)
@@ -20,6 +21,8 @@
 #   --ssh-port PORT    VM i's SSH on PORT + i (default 2222); also the pod network's UDP port
 #   --dir DIR          the pod's overlays, console logs, QEMU pids (default build/pod)
 #   --dev-driver       passed to build-image.sh (tpu.ko and tpu-smi from this tree)
+#   --datasets         copy Fashion-MNIST ($TPU_CACHE/datasets/fashion-mnist, inflated in the VM)
+#                      into every VM's ~/datasets/fashion-mnist (tpu-train-mpi --data-dir ~/datasets)
 #   --boot-timeout S   seconds from the QEMUs' start until every VM answers (default 600)
 # QEMU is killed on any failure of start and on any exit of run.
 set -euo pipefail
@@ -32,7 +35,7 @@ say() { echo "pod: $*" >&2; }
 action=${1:-}
 [[ "$action" =~ ^(start|stop|run)$ ]] || { say "usage: pod.sh start|stop|run [options] (see $0)"; exit 2; }
 shift
-pods=2 cards=2 port=2222 dir=$src/build/pod boot_timeout=600 build=()
+pods=2 cards=2 port=2222 dir=$src/build/pod boot_timeout=600 build=() datasets=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--pods) pods=$2; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--ssh-port) port=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
 	--dev-driver) build=(--dev-driver); shift ;;
+	--datasets) datasets=1; shift ;;
 	--boot-timeout) boot_timeout=$2; shift 2 ;;
 	--) shift; break ;;
 	*) say "unknown option $1 (see the header of $0)"; exit 2 ;;
@@ -86,8 +90,17 @@ for f in "$dir"/pod*.pid; do
 	[ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null &&
 		{ say "a pod is running from $dir: pod.sh stop --dir $dir first"; exit 2; }
 done
-prog=$src/build/guest/tools/pod/tpu-pod-allreduce
-[ -x "$prog" ] || { say "no $prog: run 'make guest' (it needs libopenmpi-dev)"; exit 2; }
+progs=("$src"/build/guest/tools/pod/tpu-{pod-allreduce,train-mpi})
+for prog in "${progs[@]}"; do
+	[ -x "$prog" ] || { say "no $prog: run 'make guest' (it needs libopenmpi-dev)"; exit 2; }
+done
+data=$cache/datasets/fashion-mnist
+data_files=({train,t10k}-{images-idx3,labels-idx1}-ubyte.gz)
+if [ $datasets -eq 1 ]; then
+	for f in "${data_files[@]}"; do
+		[ -f "$data/$f" ] || { say "no $data/$f: run 'make deps'"; exit 2; }
+	done
+fi
 
 # One image for every VM, built (or found) once.
 image=$("$images/build-image.sh" "${build[@]}")
@@ -118,6 +131,11 @@ for ((i = 0; i < pods; i++)); do
 	done
 done
 say "$pods VMs up with $cards card(s) each after $(($(date +%s) - start)) s"
+
+# The programs without their debug information (a third of the bytes to copy).
+for prog in "${progs[@]}"; do
+	strip --strip-debug -o "$dir/$(basename "$prog")" "$prog"
+done
 
 # The pod's set-up in every VM: names, the key for SSH between them (its keep-alive ends the
 # ssh by which mpirun runs a VM's daemon 6 s after that VM died: else mpirun's output would stay
@@ -150,10 +168,20 @@ for ((i = 0; i < pods; i++)); do
 	oob_tcp_if_include = 10.99.0.0/24
 	mpi_yield_when_idle = 1
 	EOF
-	ssh_vm "$i" "cat > ~/tpu-pod-allreduce && chmod +x ~/tpu-pod-allreduce" < "$prog"
+	for prog in "${progs[@]}"; do
+		name=$(basename "$prog")
+		ssh_vm "$i" "cat > ~/$name && chmod +x ~/$name" < "$dir/$name"
+	done
+	[ $datasets -eq 1 ] || continue
+	ssh_vm "$i" "mkdir -p ~/datasets/fashion-mnist" </dev/null
+	for f in "${data_files[@]}"; do
+		ssh_vm "$i" "gzip -dc > ~/datasets/fashion-mnist/${f%.gz}" < "$data/$f"
+	done
 done
 say "set up: log in with tools/server-image/server-ssh.sh --port $port (tpu-pod0); in it:"
 say "  mpirun --hostfile ~/pod-hosts -np $((pods * cards)) ~/tpu-pod-allreduce"
+[ $datasets -eq 0 ] ||
+	say "  mpirun --hostfile ~/pod-hosts -np $((pods * cards)) ~/tpu-train-mpi --model cnn --data-dir ~/datasets"
 if [ "$action" = start ]; then
 	trap - EXIT
 	exit 0

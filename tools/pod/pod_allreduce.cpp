@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: MIT
 // pod_allreduce.cpp - tpu-pod-allreduce: an all-reduce over every card of a pod of server VMs,
-// one Open MPI rank per card (tools/pod/README.md). MPI only bootstraps: each rank opens its
-// card (the local rank's card of its VM's fabric cards), rank 0 makes the CommId and broadcasts
-// it, every rank joins the communicator (Communicator::init_rank at its card's fabric rank) and
-// the all-reduces run over the cards' links. Each dtype's result is checked exact against a sum
-// every rank computes itself from all ranks' inputs (fp32: integers small enough that any order
-// of the sum is exact; int32: wrapping), and rank 0 prints the slowest rank's modelled card time
-// next to the alpha-beta time of the algorithm (bench/collectives/perf_model.hpp). --repeat N
-// then runs N more all-reduces (the failure test kills a VM during them). A rank whose
-// collective fails prints why and, once the communicator's timeout has passed (by which the other
-// ranks' collectives have failed and reported too), aborts the job (MPI_Abort): exit status 1,
-// as for a wrong element; 2 for bad arguments.
-#include "perf_cards.hpp"
+// one Open MPI rank per card (tools/pod/README.md). MPI only bootstraps (mpi_bootstrap.hpp: each
+// rank's card and the communicator) and the all-reduces run over the cards' links. Each dtype's
+// result is checked exact against a sum every rank computes itself from all ranks' inputs (fp32:
+// integers small enough that any order of the sum is exact; int32: wrapping), and rank 0 prints the
+// slowest rank's modelled card time next to the alpha-beta time of the algorithm
+// (bench/collectives/perf_model.hpp). --repeat N then runs N more all-reduces (the failure test
+// kills a VM during them). A rank whose collective fails prints why and, once the communicator's
+// timeout has passed (by which the other ranks' collectives have failed and reported too), aborts
+// the job (MPI_Abort): exit status 1, as for a wrong element; 2 for bad arguments.
+#include "mpi_bootstrap.hpp"
 #include "perf_model.hpp"
 
 #include <tpurt/collectives.hpp>
-#include <tpurt/device.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/profile.hpp>
 #include <tpurt/stream.hpp>
@@ -23,16 +20,13 @@
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -91,41 +85,8 @@ tpurt::RawValues reference_sum(tpurt::DType type, std::uint32_t nranks, std::uin
     return sum;
 }
 
-// This VM's cards on the fabric, ordered as on the fabric (y, then x); fabric_cards() wants two or
-// more, a pod may have one card a VM.
-std::vector<tpurt::Device> local_cards() {
-    const std::vector<tpurt::DeviceInfo> list = tpurt::Device::list();
-    const auto on_fabric = [](const tpurt::DeviceInfo &info) { return info.ici.on_fabric(); };
-    const auto n = std::count_if(list.begin(), list.end(), on_fabric);
-    if (n == 0)
-        throw tpurt::Error(tpurt::ErrorCode::NoDevice, std::to_string(list.size()) +
-                                                           " card(s) here, none on an inter-chip "
-                                                           "fabric: run it in a pod (tools/pod)");
-    if (n == 1) {
-        const auto one = std::find_if(list.begin(), list.end(), on_fabric);
-        return {tpurt::Device::open(static_cast<unsigned>(one - list.begin()))};
-    }
-    return tpu::bench::fabric_cards(0);
-}
-
-struct Rank {
-    int world = 0, size = 1;  // MPI
-    std::uint32_t fabric = 0; // the communicator's rank: the card's place on the fabric's ring
-    std::string host;
-};
-
-// Prints why and aborts the job. `linger`: how long to wait first, so that the other ranks'
-// collectives, which the same failure ends within the communicator's timeout, report their own
-// error before MPI_Abort kills them.
-[[noreturn]] void fail(const Rank &me, const std::string &what,
-                       std::chrono::milliseconds linger = std::chrono::milliseconds(0)) {
-    std::fprintf(stderr, "tpu-pod-allreduce: rank %d on %s (card rank %u): %s\n", me.world,
-                 me.host.c_str(), me.fabric, what.c_str());
-    std::fflush(stderr);
-    std::this_thread::sleep_for(linger);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    std::_Exit(1);
-}
+using tpu::pod::fail;
+using tpu::pod::Rank;
 
 // One all-reduce of `send` into `recv` on the rank's stream, waited for.
 void all_reduce(tpurt::Communicator &comm, tpurt::Stream &stream, const tpurt::Tensor &send,
@@ -220,63 +181,12 @@ void repeat(const Rank &me, tpurt::Device &card, tpurt::Communicator &comm, cons
 }
 
 int run(const Options &o) {
-    Rank me;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me.world);
-    MPI_Comm_size(MPI_COMM_WORLD, &me.size);
-    std::array<char, 64> host{};
-    gethostname(host.data(), host.size() - 1);
-    me.host = host.data();
-    // This VM's ranks, in order: the local rank drives the VM's card of that index.
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me.world, MPI_INFO_NULL, &local);
-    int local_rank = 0, local_size = 1;
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_size(local, &local_size);
-
-    tpurt::Device card = [&] {
-        try {
-            std::vector<tpurt::Device> cards = local_cards();
-            if (cards.size() != static_cast<std::size_t>(local_size))
-                fail(me, std::to_string(local_size) + " rank(s) on this host for " +
-                             std::to_string(cards.size()) +
-                             " card(s) on the fabric: start one rank per card (a hostfile with "
-                             "slots=<cards> per host)");
-            return cards[local_rank];
-        } catch (const tpurt::Error &e) {
-            fail(me, std::string("no card: ") + e.what());
-        }
-    }();
+    tpu::pod::PodRank pod =
+        tpu::pod::bootstrap("tpu-pod-allreduce", std::chrono::milliseconds(o.timeout_ms));
+    const Rank &me = pod.me;
+    tpurt::Device &card = pod.card;
+    tpurt::Communicator &comm = pod.comm;
     const tpurt::DeviceInfo &info = card.info();
-    me.fabric = tpurt::Communicator::fabric_rank(info);
-    const std::uint32_t fabric_cards = info.ici.dim_x * info.ici.dim_y;
-    if (fabric_cards != static_cast<std::uint32_t>(me.size))
-        fail(me, std::to_string(me.size) + " ranks for a fabric of " +
-                     std::to_string(fabric_cards) + " cards: start one rank per card (-np " +
-                     std::to_string(fabric_cards) + ")");
-
-    // The id, from rank 0 to all; the barrier after it also means every card's driver is up.
-    tpurt::CommId id;
-    if (me.world == 0)
-        id = tpurt::CommId::make();
-    MPI_Bcast(id.bytes.data(), static_cast<int>(id.bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
-    std::vector<std::uint32_t> places(me.size);
-    MPI_Allgather(&me.fabric, 1, MPI_UINT32_T, places.data(), 1, MPI_UINT32_T, MPI_COMM_WORLD);
-    std::vector<char> hosts(static_cast<std::size_t>(me.size) * host.size());
-    MPI_Gather(host.data(), static_cast<int>(host.size()), MPI_CHAR, hosts.data(),
-               static_cast<int>(host.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
-    std::vector<std::uint32_t> sorted = places;
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-        fail(me, "two ranks drive cards at the same fabric place: are the VMs' fabrics one?");
-
-    tpurt::Communicator comm = [&] {
-        try {
-            return tpurt::Communicator::init_rank(
-                card, me.size, id, me.fabric, {.timeout = std::chrono::milliseconds(o.timeout_ms)});
-        } catch (const tpurt::Error &e) {
-            fail(me, std::string("no communicator: ") + e.what());
-        }
-    }();
     const tpu::bench::LinkModel link = tpu::bench::link_model(info.ici);
     if (me.world == 0) {
         std::printf("# tpu-pod-allreduce: %d ranks, a %s fabric %ux%u; links %u Gbit/s each way, "
@@ -286,7 +196,8 @@ int run(const Options &o) {
                     info.ici.dim_x, info.ici.dim_y, link.link_gbps, link.hop_ns,
                     info.ici.y_link_gbps, info.ici.y_hop_ns, info.clock_mhz, o.timeout_ms);
         for (int r = 0; r < me.size; ++r)
-            std::printf("#   rank %d on %s: card rank %u\n", r, &hosts[r * host.size()], places[r]);
+            std::printf("#   rank %d on %s: card rank %u\n", r, pod.places[r].host.c_str(),
+                        pod.places[r].fabric);
         std::printf("# model = the slowest rank's card cycles at the clock; alpha-beta = "
                     "perf_model.hpp's time of the algorithm; wall = the slowest rank's mean\n");
         std::printf("# %10s %10s %5s %10s | %10s %10s %6s | %10s | %6s\n", "size", "count", "type",
@@ -298,7 +209,6 @@ int run(const Options &o) {
     for (const tpurt::DType type : {tpurt::DType::Fp32, tpurt::DType::Int32})
         wrong += run_row(me, card, comm, type, o, link);
     repeat(me, card, comm, o);
-    MPI_Comm_free(&local);
     if (me.world == 0)
         std::printf("# wrong elements: %llu\n", static_cast<unsigned long long>(wrong));
     int status = wrong == 0 ? 0 : 1;

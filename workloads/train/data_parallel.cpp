@@ -9,6 +9,7 @@
 #include "card_mlp.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -19,6 +20,28 @@ namespace {
 
 std::uint64_t cycles_of(const tpurt::Device &d) {
     return d.counters().cycles;
+}
+
+// The cards in the order of their places on the fabric's ring when they are the whole fabric
+// (data_parallel.hpp), else as given.
+std::vector<tpurt::Device> ring_order(std::vector<tpurt::Device> devices) {
+    const tpurt::IciPlace &ici = devices.front().info().ici;
+    if (devices.size() < 2 || !ici.on_fabric() || ici.dim_x * ici.dim_y != devices.size())
+        return devices;
+    std::stable_sort(devices.begin(), devices.end(), [](const auto &a, const auto &b) {
+        return tpurt::Communicator::fabric_rank(a.info()) <
+               tpurt::Communicator::fabric_rank(b.info());
+    });
+    return devices;
+}
+
+// FNV-1a over the bits of `values`.
+std::uint64_t hash_of(const std::vector<float> &values) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto *bytes = reinterpret_cast<const unsigned char *>(values.data());
+    for (std::size_t i = 0; i < values.size() * sizeof(float); ++i)
+        h = (h ^ bytes[i]) * 0x100000001b3ull;
+    return h;
 }
 
 // The first element where `a` and `b` differ in their bits, or a.size().
@@ -37,6 +60,7 @@ DataParallel<Card>::DataParallel(std::vector<tpurt::Device> devices, const Net &
                                  const OptimizerConfig &opt, Precision precision) {
     if (devices.empty())
         throw std::invalid_argument("data-parallel training needs at least one card");
+    devices = ring_order(std::move(devices));
     if (devices.size() > 1)
         comm_.emplace(tpurt::Communicator::init_all(devices));
     for (tpurt::Device &d : devices) {
@@ -45,6 +69,17 @@ DataParallel<Card>::DataParallel(std::vector<tpurt::Device> devices, const Net &
         collective_cycles_.push_back(std::make_shared<std::uint64_t>(0));
         counter_mark_.push_back(std::make_shared<std::uint64_t>(0));
     }
+}
+
+template <typename Card>
+template <typename Net>
+DataParallel<Card>::DataParallel(RankGroup &group, const Net &net, const OptimizerConfig &opt,
+                                 Precision precision)
+    : comm_(group.communicator()), group_(&group) {
+    devices_.push_back(group.device());
+    cards_.emplace_back(devices_.back(), net, opt, precision);
+    collective_cycles_.push_back(std::make_shared<std::uint64_t>(0));
+    counter_mark_.push_back(std::make_shared<std::uint64_t>(0));
 }
 
 template <typename Card>
@@ -57,7 +92,7 @@ StepResult DataParallel<Card>::step(const float *x, const std::uint8_t *labels, 
         comm_before.push_back(*collective_cycles_[r]);
     }
     const StepResult result =
-        size() == 1 ? cards_[0].step(x, labels, batch) : parallel_step(x, labels, batch, features);
+        ranks() == 1 ? cards_[0].step(x, labels, batch) : parallel_step(x, labels, batch, features);
     // Every rank's stream has ended the step (result() waited), collectives included.
     std::uint64_t slowest = 0, slowest_compute = 0;
     for (std::size_t r = 0; r < size(); ++r) {
@@ -71,6 +106,8 @@ StepResult DataParallel<Card>::step(const float *x, const std::uint8_t *labels, 
     }
     ++modelled_.steps;
     modelled_.samples += batch;
+    modelled_.own_samples +=
+        first_row(batch, ranks(), first_rank() + size()) - first_row(batch, ranks(), first_rank());
     modelled_.step_cycles += slowest;
     modelled_.compute_cycles += slowest_compute;
     const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
@@ -99,18 +136,18 @@ template <typename Card> void DataParallel<Card>::queue_all_reduce(Bucket &b) {
 template <typename Card>
 StepResult DataParallel<Card>::parallel_step(const float *x, const std::uint8_t *labels,
                                              std::size_t batch, std::size_t features) {
-    const std::size_t n = size();
+    const std::size_t n = ranks(), mine = first_rank();
     if (batch < n)
         throw std::invalid_argument("a batch of " + std::to_string(batch) +
                                     " samples cannot be split over " + std::to_string(n) +
                                     " cards");
-    // Card r's rows: [first[r], first[r + 1]), the first batch % n cards one more.
-    std::vector<std::size_t> first(n + 1, 0);
-    for (std::size_t r = 0; r < n; ++r)
-        first[r + 1] = first[r] + batch / n + (r < batch % n ? 1 : 0);
-    for (std::size_t r = 0; r < n; ++r)
-        cards_[r].queue_forward_loss(x + first[r] * features, labels + first[r],
-                                     first[r + 1] - first[r], batch);
+    // Card r's rows: [first[r], first[r + 1]).
+    std::vector<std::size_t> first;
+    for (std::size_t r = 0; r <= n; ++r)
+        first.push_back(first_row(batch, n, r));
+    for (std::size_t r = mine; r < mine + size(); ++r)
+        cards_[r - mine].queue_forward_loss(x + first[r] * features, labels + first[r],
+                                            first[r + 1] - first[r], batch);
     const std::size_t parts = cards_[0].backward_parts();
     if (buckets_.empty()) {
         for (std::size_t k = 0; k < parts; ++k)
@@ -118,9 +155,9 @@ StepResult DataParallel<Card>::parallel_step(const float *x, const std::uint8_t 
     }
     for (std::size_t k = 0; k < parts; ++k) {
         Bucket &b = buckets_[k];
-        for (std::size_t r = 0; r < n; ++r) {
+        for (std::size_t r = 0; r < size(); ++r) {
             const ParamRange range = cards_[r].queue_backward(k);
-            if (b.grads.size() < n) {
+            if (b.grads.size() < size()) {
                 b.range = range;
                 b.grads.push_back(cards_[r].params().gradients(range));
             }
@@ -129,15 +166,43 @@ StepResult DataParallel<Card>::parallel_step(const float *x, const std::uint8_t 
     }
     for (Card &c : cards_)
         c.queue_update();
+    std::vector<StepResult> results;
+    for (std::size_t r = mine; r < mine + size(); ++r)
+        results.push_back(cards_[r - mine].result(labels + first[r]));
+    results = all_parts(results);
     StepResult total;
     double loss_sum = 0.0;
     for (std::size_t r = 0; r < n; ++r) {
-        const StepResult part = cards_[r].result(labels + first[r]);
-        loss_sum += part.loss * double(first[r + 1] - first[r]);
-        total.correct += part.correct;
+        loss_sum += results[r].loss * double(first[r + 1] - first[r]);
+        total.correct += results[r].correct;
     }
     total.loss = loss_sum / double(batch);
     return total;
+}
+
+template <typename Card>
+std::vector<StepResult> DataParallel<Card>::all_parts(const std::vector<StepResult> &mine) {
+    if (!group_)
+        return mine;
+    const std::uint64_t words[2] = {std::bit_cast<std::uint64_t>(mine.at(0).loss),
+                                    mine.at(0).correct};
+    // Over the links: communication in the modelled figures.
+    const std::uint64_t before = cycles_of(devices_[0]);
+    const std::vector<std::uint64_t> all = group_->all_gather(words);
+    const std::uint64_t after = cycles_of(devices_[0]);
+    if (after >= before)
+        *collective_cycles_[0] += after - before;
+    std::vector<StepResult> parts;
+    for (std::size_t r = 0; r < ranks(); ++r)
+        parts.push_back({std::bit_cast<double>(all[2 * r]), all[2 * r + 1]});
+    return parts;
+}
+
+template <typename Card> std::vector<std::uint64_t> DataParallel<Card>::bucket_bytes() const {
+    std::vector<std::uint64_t> bytes;
+    for (const Bucket &b : buckets_)
+        bytes.push_back(b.grads.at(0).element_count() * tpurt::element_size(b.grads[0].dtype()));
+    return bytes;
 }
 
 template <typename Card> void DataParallel<Card>::set_lr(float lr) {
@@ -150,8 +215,22 @@ template <typename Card> void DataParallel<Card>::load_optimizer(const tpu_model
         card.load_optimizer(c);
 }
 
+template <typename Card>
+void DataParallel<Card>::check_group(const char *what, const std::vector<float> &values) {
+    const std::uint64_t words[2] = {hash_of(values), cards_[0].params().steps()};
+    const std::vector<std::uint64_t> all = group_->all_gather(words);
+    for (std::size_t r = 1; r < ranks(); ++r)
+        if (all[2 * r] != all[0] || all[2 * r + 1] != all[1])
+            throw ReplicaMismatch("the replicas differ after " + std::to_string(all[1]) +
+                                  " steps: rank " + std::to_string(r) + "'s " + what +
+                                  (all[2 * r] == all[0]
+                                       ? " match rank 0's, its step count " +
+                                             std::to_string(all[2 * r + 1]) + " does not"
+                                       : " differ from rank 0's (their hashes differ)"));
+}
+
 template <typename Card> void DataParallel<Card>::check_replicas() {
-    if (size() == 1)
+    if (ranks() == 1)
         return;
     for (Card &c : cards_)
         c.params().stream().synchronize();
@@ -165,6 +244,8 @@ template <typename Card> void DataParallel<Card>::check_replicas() {
     const CardParams &p0 = cards_[0].params();
     for (const State &s : states) {
         const std::vector<float> ref = (p0.flat().*s.tensor).template to_vector<float>();
+        if (group_)
+            check_group(s.what, ref);
         for (std::size_t r = 1; r < size(); ++r) {
             const CardParams &pr = cards_[r].params();
             const std::vector<float> got = (pr.flat().*s.tensor).template to_vector<float>();
@@ -192,6 +273,10 @@ template class DataParallel<CardMlp>;
 template DataParallel<CardCnn>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuCnn &,
                                              const OptimizerConfig &, Precision);
 template DataParallel<CardMlp>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuMlp &,
+                                             const OptimizerConfig &, Precision);
+template DataParallel<CardCnn>::DataParallel(RankGroup &, const tpu_model::CpuCnn &,
+                                             const OptimizerConfig &, Precision);
+template DataParallel<CardMlp>::DataParallel(RankGroup &, const tpu_model::CpuMlp &,
                                              const OptimizerConfig &, Precision);
 
 } // namespace tpu_train

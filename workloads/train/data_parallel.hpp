@@ -23,13 +23,26 @@
 // of the collective's ring jobs. A collective's jobs count from 0 on every card, so the step's
 // modelled time is the slowest card's cycles and its compute part the slowest card's cycles
 // without the collectives'.
+//
+// One rank a process (tpu-train-mpi, a RankGroup): this process's card is rank rank() of the
+// group's communicator and trains that rank's rows of every batch, as that rank does in one
+// process; the ranks' losses and correct rows are gathered (RankGroup::all_gather) and summed in
+// rank order as in one process (the gather runs over the links: it counts as communication in
+// the modelled step), and check_replicas() compares a hash of each rank's state with rank 0's.
+// The modelled figures are then this rank's card's. One process driving a whole fabric
+// orders its cards by their place on the fabric's ring (Communicator::fabric_rank(), rank 0 the
+// card at (0, 0)), the ranks init_rank() gives one process a card: a rank's rows land on the
+// same card either way, and the ring algorithm's chunk k is reduced toward the same card, so
+// both runs sum every gradient in the same order and train bit for bit alike.
 #pragma once
 
 #include "card_params.hpp"
+#include "rank_group.hpp"
 
 #include <tpurt/collectives.hpp>
 #include <tpurt/tpurt.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -52,6 +65,7 @@ class ReplicaMismatch : public std::runtime_error {
 struct ModelledSteps {
     std::uint64_t steps = 0;
     std::uint64_t samples = 0;
+    std::uint64_t own_samples = 0; // the rows this process's cards trained
     std::uint64_t step_cycles = 0;
     std::uint64_t compute_cycles = 0;
     double wall_seconds = 0.0;
@@ -59,12 +73,19 @@ struct ModelledSteps {
     ModelledSteps &operator+=(const ModelledSteps &o) {
         steps += o.steps;
         samples += o.samples;
+        own_samples += o.own_samples;
         step_cycles += o.step_cycles;
         compute_cycles += o.compute_cycles;
         wall_seconds += o.wall_seconds;
         return *this;
     }
 };
+
+// The first row of rank r's share of a batch of `batch` rows over n ranks (as even as can be,
+// the first ranks one more); first_row(batch, n, n) == batch.
+inline std::size_t first_row(std::size_t batch, std::size_t n, std::size_t r) {
+    return r * (batch / n) + std::min(r, batch % n);
+}
 
 template <typename Card> class DataParallel {
   public:
@@ -74,8 +95,15 @@ template <typename Card> class DataParallel {
     template <typename Net>
     DataParallel(std::vector<tpurt::Device> devices, const Net &net, const OptimizerConfig &opt,
                  Precision precision);
+    // This process's rank of `group` (kept by reference), its card and communicator.
+    template <typename Net>
+    DataParallel(RankGroup &group, const Net &net, const OptimizerConfig &opt, Precision precision);
 
+    // The cards this process drives.
     std::size_t size() const { return cards_.size(); }
+    // Every rank's, in this process or not, and the rank of this process's first card.
+    std::size_t ranks() const { return group_ ? group_->size() : size(); }
+    std::size_t first_rank() const { return group_ ? group_->rank() : 0; }
     Card &card(std::size_t rank = 0) { return cards_[rank]; }
     tpurt::Device &device(std::size_t rank = 0) { return devices_[rank]; }
 
@@ -88,10 +116,14 @@ template <typename Card> class DataParallel {
     void load_optimizer(const tpu_model::Checkpoint &c);
 
     // Compares every replica's weights and optimiser state with rank 0's, bit for bit; throws
-    // ReplicaMismatch naming the card, the parameter and the element that differ.
+    // ReplicaMismatch naming the card, the parameter and the element that differ (in a group:
+    // the rank and what differs).
     void check_replicas();
 
     const ModelledSteps &modelled() const { return modelled_; }
+    // The communicator (none with one card) and the bytes each step all-reduces per bucket.
+    const tpurt::Communicator *communicator() const { return comm_ ? &*comm_ : nullptr; }
+    std::vector<std::uint64_t> bucket_bytes() const;
 
   private:
     struct Bucket {
@@ -103,6 +135,10 @@ template <typename Card> class DataParallel {
     // Queues, on every rank's stream, the all-reduce of `b` between two counter reads that add
     // the ring jobs' cycles to collective_cycles_.
     void queue_all_reduce(Bucket &b);
+    // Every rank's part of a step (in a group, gathered from the other processes), in rank order.
+    std::vector<StepResult> all_parts(const std::vector<StepResult> &mine);
+    // In a group: throws ReplicaMismatch unless every rank's `values` and step count hash alike.
+    void check_group(const char *what, const std::vector<float> &values);
 
     std::deque<tpurt::Device> devices_; // stable: each Card keeps a reference to its device
     std::deque<Card> cards_;
@@ -112,6 +148,7 @@ template <typename Card> class DataParallel {
     // the counter read that host work starts from.
     std::vector<std::shared_ptr<std::uint64_t>> collective_cycles_, counter_mark_;
     ModelledSteps modelled_;
+    RankGroup *group_ = nullptr; // one rank a process: the other processes
 };
 
 } // namespace tpu_train

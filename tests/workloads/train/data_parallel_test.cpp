@@ -3,10 +3,12 @@
 // in-process cards joined by a fabric: a small CNN trained a few steps on 2 cards (a ring) and
 // on 4 (a 2 x 2 torus) keeps its replicas bit-identical and follows the one-card run (the
 // gradients of the first step within fp32 rounding, the losses within 1e-5 relative), batches
-// that split unevenly included; a replica changed behind the trainer's back is caught.
+// that split unevenly included; a replica changed behind the trainer's back is caught. One rank
+// a thread (a RankGroup each, tpu-train-mpi's set-up) trains bit for bit as one process does.
 #include <data_parallel.hpp>
 
 #include <card_cnn.hpp>
+#include <rank_group.hpp>
 #include <tpu_data/batches.hpp>
 #include <tpu_model/cpu_cnn.hpp>
 #include <tpurt/tpurt.hpp>
@@ -15,8 +17,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <random>
 #include <span>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -52,14 +57,16 @@ struct Run {
     std::vector<float> weights;
 };
 
-// Steps of the batch sizes `batches` (rows taken one after the other from `data`), Adam, fp32.
-Run train(std::vector<tpurt::Device> devices, const Data &data,
-          const std::vector<std::size_t> &batches) {
-    const tpu_model::CpuCnn net(shape, 7);
+tpu_train::OptimizerConfig adam() {
     tpu_train::OptimizerConfig opt;
     opt.kind = tpu_train::OptimizerKind::Adam;
     opt.lr = 0.01f;
-    DataParallel<CardCnn> dp(std::move(devices), net, opt, tpu_train::Precision::Fp32);
+    return opt;
+}
+
+// The steps of `batches` (rows taken one after the other from `data`) on `dp`: each step's
+// loss, the first step's gradients, the weights at the end.
+Run steps(DataParallel<CardCnn> &dp, const Data &data, const std::vector<std::size_t> &batches) {
     Run run;
     std::size_t at = 0;
     for (const std::size_t batch : batches) {
@@ -72,6 +79,15 @@ Run train(std::vector<tpurt::Device> devices, const Data &data,
         at += batch;
     }
     run.weights = dp.card(0).params().flat().w.to_vector<float>();
+    return run;
+}
+
+// Steps of the batch sizes `batches` on `devices` driven by this process, Adam, fp32.
+Run train(std::vector<tpurt::Device> devices, const Data &data,
+          const std::vector<std::size_t> &batches) {
+    const tpu_model::CpuCnn net(shape, 7);
+    DataParallel<CardCnn> dp(std::move(devices), net, adam(), tpu_train::Precision::Fp32);
+    const Run run = steps(dp, data, batches);
     const tpu_train::ModelledSteps &m = dp.modelled();
     CHECK(m.steps == batches.size());
     CHECK(m.compute_cycles > 0);
@@ -129,6 +145,59 @@ TEST_CASE("a data-parallel CNN step on 2 and 4 in-process cards follows the one-
                                 {.torus = true, .dim_x = 2, .dim_y = 2}, one_thread),
                             data, batches),
                       one);
+    }
+}
+
+// The same on `devices` (every card of a fabric) with a rank a thread, each its own RankGroup
+// over a communicator made by init_rank as tpu-train-mpi's processes make it: per rank, its run.
+std::vector<Run> train_ranks(std::vector<tpurt::Device> devices, const Data &data,
+                             const std::vector<std::size_t> &batches) {
+    const tpurt::CommId id = tpurt::CommId::make();
+    const auto n = static_cast<std::uint32_t>(devices.size());
+    std::vector<tpu_train::RankCard> cards(n);
+    for (const tpurt::Device &d : devices)
+        cards.at(tpurt::Communicator::fabric_rank(d.info())) = {d.info().ici.x, d.info().ici.y,
+                                                                "host"};
+    std::vector<Run> runs(n);
+    std::vector<std::exception_ptr> errors(n);
+    std::vector<std::thread> threads;
+    for (tpurt::Device &d : devices)
+        threads.emplace_back([&, d]() mutable {
+            const std::uint32_t rank = tpurt::Communicator::fabric_rank(d.info());
+            try {
+                tpu_train::RankGroup group(d, tpurt::Communicator::init_rank(d, n, id, rank),
+                                           cards);
+                const tpu_model::CpuCnn net(shape, 7);
+                DataParallel<CardCnn> dp(group, net, adam(), tpu_train::Precision::Fp32);
+                runs[rank] = steps(dp, data, batches);
+            } catch (...) {
+                errors[rank] = std::current_exception();
+            }
+        });
+    for (std::thread &t : threads)
+        t.join();
+    for (const std::exception_ptr &e : errors)
+        if (e)
+            std::rethrow_exception(e);
+    return runs;
+}
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST_CASE("a rank a thread trains bit for bit as one process driving the 4 cards",
+          "[data-parallel][in-process]") {
+    const std::vector<std::size_t> batches = {16, 16, 16, 10};
+    const Data data = random_batches(58, 11);
+    const tpurt::FabricConfig torus{.torus = true, .dim_x = 2, .dim_y = 2};
+    const Run one = train(tpurt::Device::open_in_process_fabric(torus, one_thread), data, batches);
+    const std::vector<Run> ranks =
+        train_ranks(tpurt::Device::open_in_process_fabric(torus, one_thread), data, batches);
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        INFO("rank " << r);
+        CHECK(ranks[r].losses == one.losses);
+        CHECK(same_bits(ranks[r].weights, one.weights));
     }
 }
 
