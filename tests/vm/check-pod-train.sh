@@ -46,18 +46,8 @@ referenced=$(date +%s)
 port=$(/usr/bin/python3 "$here/free-port-pair.py")
 ssh_vm() { local i=$1; shift; "$src/tools/server-image/server-ssh.sh" --port $((port + i)) "$@"; }
 pids=()
-cleanup() {
-	"$pod" stop --dir "$logs" || true
-	for p in "${pids[@]}"; do
-		if kill -0 "$p" 2>/dev/null; then
-			echo "check-pod-train: QEMU $p still runs after the pod's stop" >&2
-			kill -9 "$p" 2>/dev/null || true
-			exit 1
-		fi
-	done
-	rm -f "$logs"/pod*.qcow2
-}
-trap cleanup EXIT
+. "$here/pod-cleanup.sh"
+trap 'pod_cleanup check-pod-train' EXIT
 start_pod() {
 	"$pod" start --pods 2 --cards 2 --ssh-port "$port" --dir "$logs" --datasets "${build[@]}"
 	pids+=("$(cat "$logs/pod0.pid")" "$(cat "$logs/pod1.pid")")

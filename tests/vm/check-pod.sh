@@ -26,18 +26,8 @@ start=$(date +%s)
 port=$(/usr/bin/python3 "$here/free-port-pair.py")
 ssh0() { "$src/tools/server-image/server-ssh.sh" --port "$port" "$@"; }
 pids=()
-cleanup() {
-	"$pod" stop --dir "$logs" || true
-	for p in "${pids[@]}"; do
-		if kill -0 "$p" 2>/dev/null; then
-			echo "check-pod: QEMU $p still runs after the pod's stop" >&2
-			kill -9 "$p" 2>/dev/null || true
-			exit 1
-		fi
-	done
-	rm -f "$logs"/pod*.qcow2
-}
-trap cleanup EXIT
+. "$here/pod-cleanup.sh"
+trap 'pod_cleanup check-pod' EXIT
 "$pod" start --pods 2 --cards 2 --ssh-port "$port" --dir "$logs" "${build[@]}"
 pids=("$(cat "$logs/pod0.pid")" "$(cat "$logs/pod1.pid")")
 booted=$(date +%s)

@@ -179,4 +179,17 @@ PodRank bootstrap(const std::string &program, std::chrono::milliseconds timeout)
     return {std::move(me), std::move(card), std::move(comm), std::move(all)};
 }
 
+int parse_on_every_rank(CLI::App &app, int argc, char **argv) {
+    try {
+        app.parse(argc, argv);
+        return -1;
+    } catch (const CLI::ParseError &e) {
+        int world = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &world);
+        const int rc = world == 0 ? app.exit(e) : (e.get_exit_code() != 0 ? 2 : 0);
+        MPI_Finalize();
+        return rc == 0 ? 0 : 2;
+    }
+}
+
 } // namespace tpu::pod

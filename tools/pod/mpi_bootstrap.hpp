@@ -11,6 +11,8 @@
 #include <tpurt/collectives.hpp>
 #include <tpurt/device.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -66,6 +68,10 @@ struct PodRank {
     tpurt::Communicator comm;
     std::vector<RankPlace> places; // per MPI rank
 };
+
+// Parses the command line on every rank, after MPI_Init: -1 to go on, else the status to exit
+// with once MPI is finalized (done here): 0 for --help, 2 for bad arguments (rank 0 prints them).
+int parse_on_every_rank(CLI::App &app, int argc, char **argv);
 
 // The bootstrap above, after MPI_Init, on every rank: one rank per fabric card (checked: a
 // clear error otherwise), the communicator with `timeout`. Any failure: fail().

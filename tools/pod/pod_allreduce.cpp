@@ -230,15 +230,8 @@ int main(int argc, char **argv) {
     app.add_option("--timeout-ms", o.timeout_ms, "the communicator's timeout")
         ->check(CLI::Range(100u, 3600000u));
     MPI_Init(&argc, &argv);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError &e) {
-        int world = 0;
-        MPI_Comm_rank(MPI_COMM_WORLD, &world);
-        const int rc = world == 0 ? app.exit(e) : (e.get_exit_code() != 0 ? 2 : 0);
-        MPI_Finalize();
-        return rc == 0 ? 0 : 2;
-    }
+    if (const int rc = tpu::pod::parse_on_every_rank(app, argc, argv); rc >= 0)
+        return rc;
     const int status = run(o);
     MPI_Finalize();
     return status;

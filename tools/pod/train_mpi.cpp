@@ -37,15 +37,8 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     int threads = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &threads);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError &e) {
-        int world = 0;
-        MPI_Comm_rank(MPI_COMM_WORLD, &world);
-        const int rc = world == 0 ? app.exit(e) : (e.get_exit_code() != 0 ? 2 : 0);
-        MPI_Finalize();
-        return rc == 0 ? 0 : 2;
-    }
+    if (const int rc = tpu::pod::parse_on_every_rank(app, argc, argv); rc >= 0)
+        return rc;
     const std::chrono::milliseconds timeout(timeout_ms);
     tpu::pod::PodRank pod = tpu::pod::bootstrap("tpu-train-mpi", timeout);
     if (threads < MPI_THREAD_MULTIPLE)

@@ -47,8 +47,7 @@ std::array<double, 4> all_reduce_port_ns(const tpurt::Communicator &comm,
         // along y then x.
         const tpurt::CommShape shape = comm.shape(algorithm);
         const double px = shape.size[0], py = shape.size[1];
-        const double lanes =
-            px == py && algorithm == tpurt::CollectiveAlgorithm::Torus2d ? 4 : 2;
+        const double lanes = px == py && algorithm == tpurt::CollectiveAlgorithm::Torus2d ? 4 : 2;
         for (std::uint32_t lane = 0; lane < lanes; ++lane) {
             const bool x_first = lane < 2;
             const std::uint32_t dir = lane % 2; // 0: + (ports 0, 2), 1: - (ports 1, 3)
