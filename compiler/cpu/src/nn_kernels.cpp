@@ -30,12 +30,25 @@ std::vector<float> floats(const Node &node, const Tensor *t, const char *what) {
     return v;
 }
 
+// The integer a float holds, for an integer output: NaN as 0, others clamped to int64's range
+// (converting them unclamped is undefined).
+std::int64_t integer_of(float v) {
+    if (std::isnan(v))
+        return 0;
+    constexpr float limit = 9.2233720368547758e18f; // 2^63
+    if (v >= limit)
+        return std::numeric_limits<std::int64_t>::max();
+    if (v < -limit)
+        return std::numeric_limits<std::int64_t>::min();
+    return std::int64_t(v);
+}
+
 void write(Tensor &y, DType dtype, std::vector<std::int64_t> shape, Layout layout,
            const std::vector<float> &v) {
     shape_output(y, dtype, std::move(shape));
     y.layout = layout;
     for (std::uint64_t i = 0; i < v.size(); ++i) // integer dtypes: values that are integers
-        store(y, i, v[i], std::int64_t(v[i]));
+        store(y, i, v[i], integer_of(v[i]));
 }
 
 float activate(const Node &node, float v) {
