@@ -46,7 +46,7 @@ referenced=$(date +%s)
 port=$(/usr/bin/python3 "$here/free-port-pair.py")
 ssh_vm() { local i=$1; shift; "$src/tools/server-image/server-ssh.sh" --port $((port + i)) "$@"; }
 pids=()
-. "$here/pod-cleanup.sh"
+. "$here/pod-test-lib.sh"
 trap 'pod_cleanup check-pod-train' EXIT
 start_pod() {
 	"$pod" start --pods 2 --cards 2 --ssh-port "$port" --dir "$logs" --datasets "${build[@]}"
@@ -101,29 +101,10 @@ limit=$((timeout_ms / 1000 + margin))
 failed='^tpu-train-mpi: rank [01] on tpu-pod0 \(card rank [0-9]+\): (a card failed during data-parallel training|stopped: )'
 # How many of tpu-pod0's ranks have reported.
 ranks_reported() { grep -E "$failed" "$logs/killed.out" | cut -d' ' -f3 | sort -u | wc -l; }
-reported=
-while kill -0 $run 2>/dev/null && [ $(($(date +%s) - killed)) -le $limit ]; do
-	[ -n "$reported" ] || [ "$(ranks_reported)" -lt 2 ] ||
-		reported=$(($(date +%s) - killed))
-	sleep 0.5
-done
-ended=$(($(date +%s) - killed))
-[ -n "$reported" ] || [ "$(ranks_reported)" -lt 2 ] || reported=$ended
 status=0
+pod_watch_kill check-pod-train $run $killed $limit $((timeout_ms / 1000)) ranks_reported || status=1
+reported=$pod_reported ended=$pod_ended rc=$pod_rc
 cat "$logs/killed.out"
-if [ -z "$reported" ] || [ "$reported" -gt $((timeout_ms / 1000)) ]; then
-	echo "check-pod-train: tpu-pod0's ranks had not both reported within the timeout" >&2
-	status=1
-fi
-rc=0
-if kill -0 $run 2>/dev/null; then
-	echo "check-pod-train: mpirun still runs ${limit}s after tpu-pod1 was killed" >&2
-	kill $run
-	status=1
-else
-	wait $run || rc=$?
-	[ $rc -ne 0 ] || { echo "check-pod-train: mpirun exited 0 with a VM killed" >&2; status=1; }
-fi
 [ $status -eq 0 ] || exit $status
 ssh_vm 0 cat killed/checkpoint.tpuckpt </dev/null > "$logs/killed.tpuckpt"
 failed_at=$(date +%s)

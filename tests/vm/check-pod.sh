@@ -26,7 +26,7 @@ start=$(date +%s)
 port=$(/usr/bin/python3 "$here/free-port-pair.py")
 ssh0() { "$src/tools/server-image/server-ssh.sh" --port "$port" "$@"; }
 pids=()
-. "$here/pod-cleanup.sh"
+. "$here/pod-test-lib.sh"
 trap 'pod_cleanup check-pod' EXIT
 "$pod" start --pods 2 --cards 2 --ssh-port "$port" --dir "$logs" "${build[@]}"
 pids=("$(cat "$logs/pod0.pid")" "$(cat "$logs/pod1.pid")")
@@ -58,27 +58,9 @@ kill -9 "${pids[1]}"
 killed=$(date +%s)
 limit=$((timeout_ms / 1000 + margin))
 failed='^tpu-pod-allreduce: rank [01] on tpu-pod0 (card rank [0-9]*): all-reduce .* failed: '
-reported=
-while kill -0 $run 2>/dev/null && [ $(($(date +%s) - killed)) -le $limit ]; do
-	[ -n "$reported" ] || [ "$(grep -c "$failed" "$logs/killed.out")" -lt 2 ] ||
-		reported=$(($(date +%s) - killed))
-	sleep 0.5
-done
-ended=$(($(date +%s) - killed))
-[ -n "$reported" ] || [ "$(grep -c "$failed" "$logs/killed.out")" -lt 2 ] || reported=$ended
-if [ -z "$reported" ] || [ "$reported" -gt $((timeout_ms / 1000)) ]; then
-	echo "check-pod: tpu-pod0's ranks had not both reported within the timeout" >&2
-	status=1
-fi
-rc=0
-if kill -0 $run 2>/dev/null; then
-	echo "check-pod: mpirun still runs ${limit}s after tpu-pod1 was killed" >&2
-	kill $run
-	status=1
-else
-	wait $run || rc=$?
-	[ $rc -ne 0 ] || { echo "check-pod: mpirun exited 0 with a VM killed" >&2; status=1; }
-fi
+pod_reports() { grep -c "$failed" "$logs/killed.out"; }
+pod_watch_kill check-pod $run $killed $limit $((timeout_ms / 1000)) pod_reports || status=1
+reported=$pod_reported ended=$pod_ended rc=$pod_rc
 cat "$logs/killed.out"
 for r in 0 1; do
 	grep -q "^tpu-pod-allreduce: rank $r on tpu-pod0 (card rank [0-9]*): all-reduce .* failed: " \

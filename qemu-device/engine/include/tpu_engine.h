@@ -24,7 +24,8 @@ struct tpu_engine;
  * Called from the thread that called tpu_engine_run(), possibly concurrently from the
  * engine's own worker threads.
  */
-typedef int (*tpu_phys_rw_fn)(void *opaque, uint64_t addr, void *buf, uint64_t len, bool is_write);
+typedef int (*tpu_phys_rw_fn)(void *opaque, uint64_t addr, void *buf, uint64_t len,
+			      bool is_write);
 
 /*
  * Optional direct access to host physical memory (tpu_engine_set_phys_map()): map returns a
@@ -38,41 +39,41 @@ typedef void *(*tpu_phys_map_fn)(void *opaque, uint64_t addr, uint64_t len, bool
 typedef void (*tpu_phys_unmap_fn)(void *opaque, void *ptr, uint64_t len, bool is_write);
 
 enum tpu_engine_mode {
-    TPU_ENGINE_FAST = 0,           /* functional: host SIMD, threads, analytic cycle model */
-    TPU_ENGINE_CYCLE_ACCURATE = 1, /* simulates the PE grid cycle by cycle; same results */
+	TPU_ENGINE_FAST = 0,		/* functional: host SIMD, threads, analytic cycle model */
+	TPU_ENGINE_CYCLE_ACCURATE = 1,	/* simulates the PE grid cycle by cycle; same results */
 };
 
 struct tpu_engine_config {
-    uint32_t mxu_rows;    /* systolic array rows (K of a weight tile), 1..4096 */
-    uint32_t mxu_cols;    /* systolic array columns (N of a weight tile), 1..4096 */
-    uint32_t ub_bytes;    /* unified buffer size */
-    uint32_t acc_bytes;   /* accumulator memory size, multiple of 4 */
-    uint32_t clock_mhz;   /* modelled clock, for the cycle model */
-    uint32_t threads;     /* worker threads for fast mode, 0 = one per host CPU */
-    uint32_t mode;        /* enum tpu_engine_mode */
-    uint32_t dma_mbps;    /* modelled host DMA bandwidth, MB/s; 0 = default (44800) */
-    uint32_t tlb_entries; /* device TLB entries kept across jobs; 0 = default (8192) */
+	uint32_t mxu_rows;	/* systolic array rows (K of a weight tile), 1..4096 */
+	uint32_t mxu_cols;	/* systolic array columns (N of a weight tile), 1..4096 */
+	uint32_t ub_bytes;	/* unified buffer size */
+	uint32_t acc_bytes;	/* accumulator memory size, multiple of 4 */
+	uint32_t clock_mhz;	/* modelled clock, for the cycle model */
+	uint32_t threads;	/* worker threads for fast mode, 0 = one per host CPU */
+	uint32_t mode;		/* enum tpu_engine_mode */
+	uint32_t dma_mbps;	/* modelled host DMA bandwidth, MB/s; 0 = default (44800) */
+	uint32_t tlb_entries;	/* device TLB entries kept across jobs; 0 = default (8192) */
 };
 
 struct tpu_job_result {
-    uint32_t status;   /* TPU_ERR_* (tpu_hw.h) */
-    uint32_t error_pc; /* index of the failing instruction */
-    uint64_t fault_addr;
-    uint64_t cycles;
-    uint64_t mxu_busy_cycles;
-    uint64_t macs;
-    uint64_t dma_read_bytes;
-    uint64_t dma_write_bytes;
-    uint32_t mmu_faults;
-    uint32_t reserved;
-    uint64_t stall_cycles; /* cycles instructions waited for a dependency or a busy unit */
-    uint64_t macs_int8;    /* macs split by data type */
-    uint64_t macs_bf16;
-    uint64_t macs_fp32;
-    uint64_t tlb_misses;    /* translations that walked the page tables */
-    uint64_t link_cycles;   /* spec 2.0: cycles SEND and RECV kept link units busy */
-    uint64_t link_tx_bytes; /* bytes SENDs put on links */
-    uint64_t link_rx_bytes; /* bytes RECVs took from links */
+	uint32_t status;	/* TPU_ERR_* (tpu_hw.h) */
+	uint32_t error_pc;	/* index of the failing instruction */
+	uint64_t fault_addr;
+	uint64_t cycles;
+	uint64_t mxu_busy_cycles;
+	uint64_t macs;
+	uint64_t dma_read_bytes;
+	uint64_t dma_write_bytes;
+	uint32_t mmu_faults;
+	uint32_t reserved;
+	uint64_t stall_cycles;	/* cycles instructions waited for a dependency or a busy unit */
+	uint64_t macs_int8;	/* macs split by data type */
+	uint64_t macs_bf16;
+	uint64_t macs_fp32;
+	uint64_t tlb_misses;	/* translations that walked the page tables */
+	uint64_t link_cycles;	/* spec 2.0: cycles SEND and RECV kept link units busy */
+	uint64_t link_tx_bytes;	/* bytes SENDs put on links */
+	uint64_t link_rx_bytes;	/* bytes RECVs took from links */
 };
 
 /*
@@ -80,14 +81,15 @@ struct tpu_job_result {
  * configuration is invalid or memory cannot be allocated.
  */
 struct tpu_engine *tpu_engine_create(const struct tpu_engine_config *cfg, tpu_phys_rw_fn rw,
-                                     void *opaque, char *err, size_t errlen);
+				     void *opaque, char *err, size_t errlen);
 void tpu_engine_destroy(struct tpu_engine *eng);
 
 /*
  * Lets DMA with short rows (many rows on one page) copy through mapped pages instead of a
  * rw callback per row; before the first job. Both NULL: the rw callback only (the default).
  */
-void tpu_engine_set_phys_map(struct tpu_engine *eng, tpu_phys_map_fn map, tpu_phys_unmap_fn unmap);
+void tpu_engine_set_phys_map(struct tpu_engine *eng, tpu_phys_map_fn map,
+			     tpu_phys_unmap_fn unmap);
 
 /* Physical address and entry count of the context table (TPU_REG_CTX_TABLE, NUM_CTX). */
 void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t entries);
@@ -98,7 +100,7 @@ void tpu_engine_set_ctx_table(struct tpu_engine *eng, uint64_t addr, uint32_t en
  * for which host memory runs out ends with TPU_ERR_ABORTED; nothing is thrown.
  */
 void tpu_engine_run(struct tpu_engine *eng, uint32_t ctx_id, uint64_t program_addr,
-                    uint32_t program_size, struct tpu_job_result *result);
+		    uint32_t program_size, struct tpu_job_result *result);
 
 /*
  * Drops cached translations of one context (TPU_TLB_INVAL_ALL: all contexts). Safe from any
@@ -145,8 +147,7 @@ uint64_t tpu_engine_progress(struct tpu_engine *eng);
  */
 void tpu_engine_test_hold(struct tpu_engine *eng, bool arm, uint32_t pc);
 
-/* Test only: lets the job held now, if any, go on; the hold stays as armed. Safe from any thread.
- */
+/* Test only: lets the job held now, if any, go on; the hold stays as armed. Safe from any thread. */
 void tpu_engine_test_release(struct tpu_engine *eng);
 
 /*
@@ -167,43 +168,44 @@ void tpu_engine_reset(struct tpu_engine *eng);
 struct tpu_fabric;
 
 struct tpu_fabric_config {
-    uint32_t topology;    /* enum tpu_ici_topology: RING or TORUS2D */
-    uint32_t dim_x;       /* cards along x, 2..TPU_ICI_MAX_DIM */
-    uint32_t dim_y;       /* 1 for a ring; 2..TPU_ICI_MAX_DIM for a torus */
-    uint32_t link_gbps;   /* each link direction's bandwidth, Gbit/s (>= 1) */
-    uint32_t hop_ns;      /* latency of one hop, ns */
-    uint32_t credits;     /* packets (TPU_ICI_PACKET_BYTES) a receive buffer holds, 2..65536 */
-    uint32_t y_link_gbps; /* spec 2.4, a torus: the y links' own figures (links between */
-    uint32_t y_hop_ns;    /* servers); 0: link_gbps and hop_ns, as the x links */
+	uint32_t topology;	/* enum tpu_ici_topology: RING or TORUS2D */
+	uint32_t dim_x;		/* cards along x, 2..TPU_ICI_MAX_DIM */
+	uint32_t dim_y;		/* 1 for a ring; 2..TPU_ICI_MAX_DIM for a torus */
+	uint32_t link_gbps;	/* each link direction's bandwidth, Gbit/s (>= 1) */
+	uint32_t hop_ns;	/* latency of one hop, ns */
+	uint32_t credits;	/* packets (TPU_ICI_PACKET_BYTES) a receive buffer holds, 2..65536 */
+	uint32_t y_link_gbps;	/* spec 2.4, a torus: the y links' own figures (links between */
+	uint32_t y_hop_ns;	/* servers); 0: link_gbps and hop_ns, as the x links */
 };
 
 struct tpu_link_info {
-    uint32_t ports; /* 0: not on a fabric */
-    uint32_t topology;
-    uint32_t x, y;
-    uint32_t dim_x, dim_y;
-    uint32_t link_gbps;
-    uint32_t hop_ns;
-    uint32_t credits;
-    uint32_t y_link_gbps; /* the y links' figures (= link_gbps, hop_ns unless set apart) */
-    uint32_t y_hop_ns;
+	uint32_t ports;		/* 0: not on a fabric */
+	uint32_t topology;
+	uint32_t x, y;
+	uint32_t dim_x, dim_y;
+	uint32_t link_gbps;
+	uint32_t hop_ns;
+	uint32_t credits;
+	uint32_t y_link_gbps;	/* the y links' figures (= link_gbps, hop_ns unless set apart) */
+	uint32_t y_hop_ns;
 };
 
 struct tpu_link_port_info {
-    uint32_t up;    /* a card sits at the other end */
-    uint32_t error; /* a job ended with a link error on the port since the last clear */
-    uint32_t peer_port;
-    uint32_t peer_x, peer_y;
-    uint32_t rx_queued; /* packets waiting in the port's receive buffer */
-    uint64_t tx_bytes, rx_bytes, tx_packets, rx_packets;
-    uint64_t errors; /* jobs that ended with a link error on the port */
+	uint32_t up;		/* a card sits at the other end */
+	uint32_t error;		/* a job ended with a link error on the port since the last clear */
+	uint32_t peer_port;
+	uint32_t peer_x, peer_y;
+	uint32_t rx_queued;	/* packets waiting in the port's receive buffer */
+	uint64_t tx_bytes, rx_bytes, tx_packets, rx_packets;
+	uint64_t errors;	/* jobs that ended with a link error on the port */
 };
 
 /*
  * A fabric that engines join at coordinates. NULL and a message in err if cfg is invalid.
  * Destroying it leaves the engines attached wired until they detach.
  */
-struct tpu_fabric *tpu_fabric_create(const struct tpu_fabric_config *cfg, char *err, size_t errlen);
+struct tpu_fabric *tpu_fabric_create(const struct tpu_fabric_config *cfg, char *err,
+				     size_t errlen);
 void tpu_fabric_destroy(struct tpu_fabric *fabric);
 
 /*
@@ -213,7 +215,7 @@ void tpu_fabric_destroy(struct tpu_fabric *fabric);
  * No job may run.
  */
 int tpu_engine_attach(struct tpu_engine *eng, struct tpu_fabric *fabric, uint32_t x, uint32_t y,
-                      char *err, size_t errlen);
+		      char *err, size_t errlen);
 /* Leaves the fabric: the engine's links go down and a peer's job waiting on one of them ends
  * with TPU_ERR_LINK_DOWN. No job of this engine may run. Destroying an engine detaches it. */
 void tpu_engine_detach(struct tpu_engine *eng);
@@ -231,7 +233,7 @@ void tpu_engine_link_clear(struct tpu_engine *eng);
  * 0, or -1 and a message in err (no card of this process there, no such port).
  */
 int tpu_fabric_set_link(struct tpu_fabric *fabric, uint32_t x, uint32_t y, uint32_t port, bool up,
-                        char *err, size_t errlen);
+			char *err, size_t errlen);
 
 /*
  * ---- links to cards in other processes (docs/hardware.md section 10) ----------------------
@@ -246,8 +248,8 @@ struct tpu_remote_link;
 /* NULL and a message in err if the port cannot be bound (no fabric, no such port, a card of
  * this process at its neighbour's coordinate). Destroy it before the engine leaves the fabric. */
 struct tpu_remote_link *tpu_remote_link_create(struct tpu_engine *eng, uint32_t port,
-                                               void (*notify)(void *opaque), void *opaque,
-                                               char *err, size_t errlen);
+					       void (*notify)(void *opaque), void *opaque,
+					       char *err, size_t errlen);
 void tpu_remote_link_destroy(struct tpu_remote_link *link);
 /* The stream opened (a hello is due) or closed (the link goes down). */
 void tpu_remote_link_open(struct tpu_remote_link *link);

@@ -196,7 +196,8 @@ int tpurt_graph_jobs(const tpurt_graph *graph, size_t *jobs, size_t *eager_jobs)
 /* Declares `slot`, a tensor the recorded ops read, as the parameter `name`; set_parameter keeps
  * `bytes` (the slot's size) that the next replay writes into it first, in stream order. */
 int tpurt_graph_add_parameter(tpurt_graph *graph, const char *name, const tpurt_tensor *slot);
-int tpurt_graph_set_parameter(tpurt_graph *graph, const char *name, const void *data, size_t bytes);
+int tpurt_graph_set_parameter(tpurt_graph *graph, const char *name, const void *data,
+                              size_t bytes);
 /* Queues the recorded ops on `stream` (of the device they were recorded on); errors of its jobs
  * come from tpurt_stream_synchronize() naming the graph. A released tensor's buffer, another
  * device: TPURT_E_INVALID, nothing queued. */
@@ -340,14 +341,14 @@ int tpurt_comm_local_ranks(const tpurt_comm *comm, uint32_t *out);
  * all_reduce: recv = op over the ranks of send (n elements; fp32, bf16, int32; send may be
  * recv). reduce_scatter: recv (n) = op of block `rank` of every send (n x nranks).
  * all_gather: block k of recv (n x nranks) = rank k's send (n). broadcast: recv = root's send. */
-int tpurt_comm_all_reduce(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_tensor *const *send,
-                          tpurt_tensor *const *recv, uint32_t op);
+int tpurt_comm_all_reduce(tpurt_comm *comm, tpurt_stream *const *streams,
+                          tpurt_tensor *const *send, tpurt_tensor *const *recv, uint32_t op);
 int tpurt_comm_reduce_scatter(tpurt_comm *comm, tpurt_stream *const *streams,
                               tpurt_tensor *const *send, tpurt_tensor *const *recv, uint32_t op);
-int tpurt_comm_all_gather(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_tensor *const *send,
-                          tpurt_tensor *const *recv);
-int tpurt_comm_broadcast(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_tensor *const *send,
-                         tpurt_tensor *const *recv, uint32_t root);
+int tpurt_comm_all_gather(tpurt_comm *comm, tpurt_stream *const *streams,
+                          tpurt_tensor *const *send, tpurt_tensor *const *recv);
+int tpurt_comm_broadcast(tpurt_comm *comm, tpurt_stream *const *streams,
+                         tpurt_tensor *const *send, tpurt_tensor *const *recv, uint32_t root);
 /* TPURT_OK, or the status of the first error a collective of the communicator ended with (its
  * message in tpurt_last_error()); never blocks. */
 int tpurt_comm_async_error(const tpurt_comm *comm);
@@ -359,11 +360,11 @@ int tpurt_comm_abort(tpurt_comm *comm);
  * that tensor may be NULL, not both of a rank's); any dtype, the receiver's tensor as large as
  * what is sent. */
 #define TPURT_COMM_NONE 0xffffffffu
-int tpurt_comm_all_to_all(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_tensor *const *send,
-                          tpurt_tensor *const *recv);
-int tpurt_comm_send_recv(tpurt_comm *comm, tpurt_stream *const *streams, tpurt_tensor *const *send,
-                         tpurt_tensor *const *recv, const uint32_t *send_to,
-                         const uint32_t *recv_from);
+int tpurt_comm_all_to_all(tpurt_comm *comm, tpurt_stream *const *streams,
+                          tpurt_tensor *const *send, tpurt_tensor *const *recv);
+int tpurt_comm_send_recv(tpurt_comm *comm, tpurt_stream *const *streams,
+                         tpurt_tensor *const *send, tpurt_tensor *const *recv,
+                         const uint32_t *send_to, const uint32_t *recv_from);
 
 /* In-process cards on one fabric (host builds, tpurt_engine): dim_x x dim_y cards (torus 0: a
  * ring of dim_x), each as tpurt_open_in_process(config); devices[i] at x = i % dim_x,
@@ -382,8 +383,8 @@ struct tpurt_fabric_config {
     uint32_t y_hop_ns;
 };
 int tpurt_open_in_process_fabric(const struct tpurt_fabric_config *fabric,
-                                 const struct tpurt_in_process_config *config, tpurt_device **out,
-                                 uint32_t count);
+                                 const struct tpurt_in_process_config *config,
+                                 tpurt_device **out, uint32_t count);
 /* Takes the link on `port` of an in-process card on a fabric down (up = 0) or up. */
 int tpurt_in_process_set_link(tpurt_device *dev, uint32_t port, int up);
 
