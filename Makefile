@@ -270,10 +270,6 @@ STRESS_PROCS ?= 8
 STRESS_SEED ?=
 STRESS_QEMU_FUZZ_SECONDS ?= 3600
 .PHONY: stress
-# Data-parallel training over a pod, a VM killed, the run resumed (tests/vm/check-pod-train.sh).
-pod-train-test: deps qemu all
-	tests/vm/check-pod-train.sh build/vm-logs/vm_pod_train
-
 stress: deps qemu all
 	tests/vm/run-in-vm.sh --timeout 7200 --log build/vm-logs/stress.log \
 		--driver-args "job_timeout_ms=2000" -- $(GUEST_BUILD)/tests/guest/tpu-ioctl-fuzz \

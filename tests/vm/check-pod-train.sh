@@ -85,14 +85,15 @@ rows=$(grep -cE '^ +[0-3] tpu-pod[01] +\([01],[01]\) .*\((2 3|none)\)$' "$logs/p
 ! ssh_vm 1 test -e run </dev/null || { echo "check-pod-train: tpu-pod1 wrote run/" >&2; exit 1; }
 trained=$(date +%s)
 
-# 3. tpu-pod1 killed during epoch 2.
+# 3. tpu-pod1 killed during epoch 2. Epoch 2 takes about 3 s: the first checkpoint is copied
+# aside the moment it is seen (epoch 2's would replace it), and the kill follows at once.
 train_pod --out killed > "$logs/killed.out" 2>&1 &
 run=$!
-until ssh_vm 0 test -f killed/checkpoint.tpuckpt </dev/null; do
+until ssh_vm 0 'test -f killed/checkpoint.tpuckpt && cp killed/checkpoint.tpuckpt epoch1.tpuckpt' \
+	</dev/null; do
 	kill -0 $run 2>/dev/null || { cat "$logs/killed.out"; echo "check-pod-train: mpirun ended early" >&2; exit 1; }
 	sleep 0.5
 done
-sleep 2
 kill -0 $run 2>/dev/null || { cat "$logs/killed.out"; echo "check-pod-train: mpirun ended before the kill" >&2; exit 1; }
 kill -9 "${pids[1]}"
 killed=$(date +%s)
@@ -106,7 +107,7 @@ pod_watch_kill check-pod-train $run $killed $limit $((timeout_ms / 1000)) ranks_
 reported=$pod_reported ended=$pod_ended rc=$pod_rc
 cat "$logs/killed.out"
 [ $status -eq 0 ] || exit $status
-ssh_vm 0 cat killed/checkpoint.tpuckpt </dev/null > "$logs/killed.tpuckpt"
+ssh_vm 0 cat epoch1.tpuckpt </dev/null > "$logs/killed.tpuckpt"
 failed_at=$(date +%s)
 
 # 4. The pod restarted, the run resumed from epoch 1's checkpoint (tpu-pod0 killed too: its
