@@ -64,7 +64,7 @@ qemu: $(HOST_BUILD)/.configured
 module: | deps
 	$(MAKE) -C driver
 
-test: deps qemu all
+test: deps qemu all packages
 	ctest --test-dir $(HOST_BUILD) --output-on-failure
 
 # The whole story (workloads/demo/run-demo.sh): the CNN trained on Fashion-MNIST on the card,

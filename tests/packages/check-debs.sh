@@ -5,8 +5,8 @@
 #   - each holds what it should (dpkg-deb -c): libtpurt.so.0 and its soname link in libtpurt0;
 #     headers, libtpurt.so, libtpurt.a, tpurt.pc and the CMake package in libtpurt-dev; each tool
 #     in tpu-tools; the DKMS tree with dkms.conf at the package's version in tpu-dkms; the udev
-#     rule, the group's creation and the module helper in tpu-common; tpu.ko for the guest kernel,
-#     with its vermagic and PCI alias (modinfo), in tpu-modules-KABI
+#     rule, the group's creation, the module helper and the data sets' links in tpu-common;
+#     tpu.ko for the guest kernel, with its vermagic and PCI alias (modinfo), in tpu-modules-KABI
 #   - the apt repository index lists them all
 #   - lintian (Debian's policy checks) reports no error and no warning beyond the justified
 #     overrides in debian/*.lintian-overrides and debian/module-package/
@@ -55,7 +55,9 @@ holds tpu-tools "${tools[@]/#/usr/bin/}"
 dkms_src=usr/src/tpu-$version
 holds tpu-dkms "$dkms_src/dkms.conf" "$dkms_src/Kbuild" "$dkms_src/tpu_drv.c" \
 	"$dkms_src/include/tpu_hw.h" "$dkms_src/include/uapi/drm/tpu_accel.h"
-holds tpu-common lib/udev/rules.d/70-tpu.rules usr/libexec/tpu-common/tpu-module
+holds tpu-common lib/udev/rules.d/70-tpu.rules usr/libexec/tpu-common/tpu-module \
+	"usr/share/tpu-stack/datasets/fashion-mnist -> ../../datasets/fashion-mnist" \
+	"usr/share/tpu-stack/datasets/sklearn -> ../../../lib/python3/dist-packages/sklearn/datasets/data"
 py=usr/lib/python3/dist-packages/tpurt
 holds python3-tpurt "$py/__init__.py" "$py/ops.py" "$py/_tpurt.cpython-311-x86_64-linux-gnu.so"
 

@@ -1,17 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Run in a server VM (tools/server-image) as user tpu by check-server.sh, through SSH:
-#   guest-server-checks.sh HOSTNAME CARDS packages|dev-driver
+#   guest-server-checks.sh HOSTNAME CARDS packages|dev-driver [TREE]
 # checks that the system came up whole (systemctl is-system-running: "running"; any failed unit
 # is named and fails the check), the hostname, the CARDS TPU cards on the PCI bus, tpu.ko loaded
 # by the system (udev's modalias look-up; nothing here loads it) and bound to every card, the
 # accel nodes in group tpu, tpu-smi listing the cards for this non-root user, Python with numpy
-# and Open MPI 4.1; with the stack's packages, dpkg's record of them and a matmul on card 0 from
-# Python (python3-tpurt) equal to numpy's.
+# and Open MPI 4.1. With the stack's packages: where dpkg put them (dpkg -L), a matmul on card 0
+# from Python (python3-tpurt) equal to numpy's, the Python binding's tests (TREE/tests/python,
+# the tutorial's CNN among them) on card 0, then apt-get remove of the packages unloading tpu.ko
+# and apt-get install loading it again on every card, and a kernel log without a warning.
 set -euo pipefail
-host=$1 cards=$2 stack=$3
+host=$1 cards=$2 stack=$3 tree=${4:-}
 fail() { echo "server check: $*" >&2; exit 1; }
-ok() { echo "server check: ok: $*"; }
+ok() { printf 'server check: [%4d s] ok: %s\n' "$SECONDS" "$*"; }
 
 state=$(systemctl is-system-running --wait || true)
 if [ "$state" != running ]; then
@@ -55,11 +57,25 @@ python3 -c 'import numpy; print("server check: ok: Python", __import__("sys").ve
 mpirun --version | grep -q 'Open MPI) 4\.1' || fail "mpirun is not Open MPI 4.1: $(mpirun --version | head -n1)"
 ok "$(mpirun --version | head -n1)"
 
-if [ "$stack" = packages ]; then
-	for p in tpu-common tpu-modules-"$(uname -r)" libtpurt0 tpu-tools python3-tpurt; do
-		dpkg -s "$p" >/dev/null 2>&1 || fail "package $p is not installed"
-		echo "server check: dpkg -L $p: $(dpkg -L "$p" | grep -c .) paths"
+if [ "$stack" != packages ]; then
+	echo "server check: the image has no stack packages (no make packages): tpu.ko and tpu-smi from the tree"
+	exit 0
+fi
+
+# ---- the stack's packages: where they went, Python on the card, removal and reinstallation ----
+kabi=$(uname -r)
+stack_pkgs=(tpu-common "tpu-modules-$kabi" libtpurt0 tpu-tools python3-tpurt)
+for p in "${stack_pkgs[@]}"; do
+	dpkg -s "$p" >/dev/null 2>&1 || fail "package $p is not installed"
+	echo "server check: dpkg -L $p:"
+	# Its files and links, not its directories (nor the merged /usr's /lib link).
+	dpkg -L "$p" | while read -r f; do
+		[ "$f" = /lib ] || { [ -d "$f" ] && [ ! -L "$f" ]; } || echo "    $f"
 	done
+done
+ok "the stack's packages are installed: ${stack_pkgs[*]}"
+
+matmul_on_card() {
 	python3 - <<'PY'
 import numpy as np
 import tpurt
@@ -71,6 +87,55 @@ c = tpurt.matmul(card, a, b)
 assert np.array_equal(c, a.astype(np.int32) @ b.astype(np.int32)), c
 print("server check: ok: python3-tpurt: an int8 matmul on card 0 equals numpy's")
 PY
-else
-	echo "server check: the image has no stack packages (no make packages): tpu.ko and tpu-smi from the tree"
+}
+matmul_on_card
+
+# The Python binding's tests (tests/python, with the READMEs the tutorial's test reads), sent
+# here by check-server.sh, on card 0 behind tpu.ko; test_tutorial.py trains the CNN of the
+# README's tutorial for one epoch on Fashion-MNIST (Debian's dataset-fashion-mnist, linked by
+# tpu-common) and wants more than 88% on the test set.
+if [ -d "$tree/tests/python" ]; then
+	t0=$(date +%s)
+	(cd "$tree" && TPURT_TEST_ON_CARD=1 python3 -m pytest -p no:cacheprovider -q -rA \
+		tests/python 2>&1 | tee /tmp/pytest.log) || fail "pytest of tests/python failed"
+	acc=$(grep -o 'test accuracy [0-9.]*%' /tmp/pytest.log | tail -n1 || true)
+	[ -n "$acc" ] || fail "the tutorial printed no test accuracy"
+	ok "pytest of tests/python on card 0 in $(($(date +%s) - t0)) s; the tutorial's $acc"
 fi
+
+# apt-get remove unloads tpu.ko (the accel nodes go), apt-get install from the image's local
+# repository (/srv/tpu-repo, alone: no network needed) loads it again on every card.
+repo_list=$(mktemp)
+echo 'deb [trusted=yes] file:/srv/tpu-repo ./' >"$repo_list"
+apt_local() {
+	sudo DEBIAN_FRONTEND=noninteractive apt-get -q -o Dir::Etc::SourceList="$repo_list" \
+		-o Dir::Etc::SourceParts=/nonexistent "$@"
+}
+apt_local update >/dev/null || fail "apt-get update from /srv/tpu-repo failed"
+removed=("tpu-modules-$kabi" libtpurt0 tpu-tools python3-tpurt)
+apt_local remove -y "${removed[@]}" >/tmp/apt-remove.log 2>&1 ||
+	{ cat /tmp/apt-remove.log >&2; fail "apt-get remove ${removed[*]} failed"; }
+grep 'tpu-module' /tmp/apt-remove.log | sed 's/^/server check: apt-get remove: /' || true
+[ ! -d /sys/module/tpu ] || fail "tpu.ko is still loaded after apt-get remove"
+[ -z "$(ls /dev/accel 2>/dev/null)" ] || fail "accel nodes left after apt-get remove: $(ls /dev/accel)"
+! command -v tpu-smi >/dev/null || fail "tpu-smi is still installed"
+! python3 -c 'import tpurt' 2>/dev/null || fail "python3 still imports tpurt"
+ok "apt-get remove ${removed[*]}: tpu.ko unloaded, no accel node, no tpu-smi, no tpurt"
+apt_local install -y "${removed[@]}" >/tmp/apt-install.log 2>&1 ||
+	{ cat /tmp/apt-install.log >&2; fail "apt-get install ${removed[*]} failed"; }
+grep 'tpu-module' /tmp/apt-install.log | sed 's/^/server check: apt-get install: /' || true
+sudo udevadm settle
+bound=$(find /sys/bus/pci/drivers/tpu -maxdepth 1 -name '0000:*' 2>/dev/null | wc -l)
+[ "$bound" -eq "$cards" ] || fail "after apt-get install tpu.ko drives $bound card(s), not $cards"
+for ((i = 0; i < cards; i++)); do
+	[ "$(stat -c %G:%a "/dev/accel/accel$i" 2>/dev/null)" = tpu:660 ] ||
+		fail "after apt-get install /dev/accel/accel$i is not group tpu 0660"
+done
+[ "$(tpu-smi --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["cards"]))')" = "$cards" ] ||
+	fail "after apt-get install tpu-smi does not list $cards cards"
+matmul_on_card
+ok "apt-get install ${removed[*]}: tpu.ko loaded and bound to $cards cards, tpu-smi and Python work"
+if sudo dmesg | grep -E 'Oops|BUG:|WARNING:|Call Trace|tpu.*(leak|refcount)'; then
+	fail "the kernel log shows the trouble above"
+fi
+ok "the kernel log is clean"

@@ -83,8 +83,10 @@ void bind_datasets(py::module_ &m) {
         "(train, test) Datasets: 'fashion-mnist' (60,000 + 10,000 28x28 images) or 'digits' "
         "(scikit-learn's 8x8 digits, split 5:1), from data_dir (default: $TPU_DATASETS, else "
         "$TPU_CACHE/datasets, else ~/.cache/tpu-stack/datasets, where tools/fetch-datasets.sh "
-        "puts them), both standardised with the training set's statistics; limit > 0 keeps the "
-        "first `limit` training samples. Raises tpurt.Error naming a missing or malformed file.");
+        "puts them, else /usr/share/tpu-stack/datasets, where the package tpu-common links "
+        "Debian's data-set packages), both standardised with the training set's statistics; "
+        "limit > 0 keeps the first `limit` training samples. Raises tpurt.Error naming a missing "
+        "or malformed file.");
 }
 
 } // namespace tpurt_python

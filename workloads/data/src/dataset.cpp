@@ -49,7 +49,11 @@ std::string datasets_dir() {
     if (const char *c = std::getenv("TPU_CACHE"); c && *c)
         return std::string(c) + "/datasets";
     const char *home = std::getenv("HOME");
-    return std::string(home ? home : "/root") + "/.cache/tpu-stack/datasets";
+    const std::string fetched = std::string(home ? home : "/root") + "/.cache/tpu-stack/datasets";
+    if (!std::filesystem::is_directory(fetched) &&
+        std::filesystem::is_directory(installed_datasets))
+        return installed_datasets;
+    return fetched;
 }
 
 Dataset load_fashion_mnist(const std::string &dir, Split split) {

@@ -28,8 +28,13 @@ struct Dataset {
 
 enum class Split { train, test };
 
-// The directory the data sets were fetched into: $TPU_DATASETS if set, else $TPU_CACHE/datasets,
-// else $HOME/.cache/tpu-stack/datasets.
+// Where the stack's package tpu-common links Debian's data-set packages (dataset-fashion-mnist,
+// python3-sklearn) in the layout datasets_dir() names, on a system with the stack installed.
+inline constexpr const char *installed_datasets = "/usr/share/tpu-stack/datasets";
+
+// The directory of the data sets: $TPU_DATASETS if set, else $TPU_CACHE/datasets, else
+// $HOME/.cache/tpu-stack/datasets (where tools/fetch-datasets.sh puts them) if it exists, else
+// installed_datasets if that exists, else $HOME/.cache/tpu-stack/datasets.
 std::string datasets_dir();
 
 // Fashion-MNIST from `dir` (holding {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]), pixels
