@@ -23,11 +23,16 @@ built=$(date +%s)
 echo "check-server: image $image ready after $((built - start)) s"
 # A free port of the host's loopback for the guest's SSH.
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# The checks and the files they use go to the guest as one tar on the command's stdin.
+# The checks and the files they use go to the guest as one tar on the command's stdin: the Python
+# tests with the READMEs the tutorial's test reads, and scikit-learn's digits (test_training.py's
+# data: the image has no python3-sklearn) as datasets/sklearn/digits.csv.gz.
 tree=(tests/vm/guest-server-checks.sh README.md runtime/python/README.md tests/python)
+digits=${TPU_CACHE:-$HOME/.cache/tpu-stack}/datasets/sklearn/digits.csv.gz
+[ -f "$digits" ] || { echo "check-server: no $digits: run 'make deps'" >&2; exit 1; }
 # shellcheck disable=SC2016 # expanded in the guest
 unpack='set -e; rm -rf ~/stack; mkdir ~/stack; tar -xzf - -C ~/stack; exec bash ~/stack/tests/vm/guest-server-checks.sh "$@"'
-tar -C "$src" --exclude=__pycache__ -czf - "${tree[@]}" |
+tar --exclude=__pycache__ -czf - -C "$src" "${tree[@]}" -C "$(dirname "$digits")" \
+	--transform 's|^digits|datasets/sklearn/digits|' digits.csv.gz |
 	"$src/tools/server-image/run-server.sh" --image "$image" --cards "$cards" --ici torus2d \
 		--hostname "$host" --ssh-port "$port" --overlay "$logs/vm_server.qcow2" --fresh \
 		--log "$logs/vm_server.log" --timeout 1200 -- \

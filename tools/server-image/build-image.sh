@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Builds the server image: a Debian 12 root made by mmdebstrap from deb.debian.org (bookworm,
-# bookworm-updates, bookworm-security, and bookworm-backports for the guest kernel) with the
-# packages of packages.list, the stack's packages (stack-packages.list) through apt from the local
-# repository SERVER_REPO, configured by configure-root.sh and packed as an ext4 disk image by
-# mke2fs -d (no loop mount). Cached in $TPU_CACHE/server-image/<key>/ keyed by a hash of its
-# inputs; prints that directory on stdout (progress on stderr). The host's SSH key for user tpu
-# is made once, $TPU_CACHE/server-image/ssh/id_ed25519. The image directory holds:
-#   rootfs.ext4  the root file system (sparse; boot it through a qcow2 overlay: boot-server.sh)
-#   vmlinuz, initrd.img  the guest kernel and its initramfs (virtio_blk and ext4 in it)
+# Builds the server image in two layers, each cached in $TPU_CACHE/server-image/ keyed by a hash of
+# its inputs, and prints the image's directory on stdout (progress on stderr):
+#   base-<key>/root  a Debian 12 root made by mmdebstrap from deb.debian.org (bookworm,
+#       bookworm-updates, bookworm-security, and bookworm-backports for the guest kernel) with the
+#       packages of packages.list, the kernel, and what the stack's packages need from Debian
+#       (stack-depends.py); it changes only when those do
+#   <key>/   a copy of the base with the stack's packages (stack-packages.list) installed by
+#       apt-get from the local repository SERVER_REPO (install-stack.sh), configured by
+#       configure-root.sh and packed as an ext4 disk image by mke2fs -d (no loop mount): a new
+#       build of the packages costs this layer only. It holds
+#         rootfs.ext4  the root file system (sparse; boot it through a qcow2 overlay: boot-server.sh)
+#         vmlinuz, initrd.img  the guest kernel and its initramfs (virtio_blk and ext4 in it)
+# The newest 6 images and 2 bases are kept; older ones are removed. The host's SSH key for user
+# tpu is made once, $TPU_CACHE/server-image/ssh/id_ed25519.
 #
 #   build-image.sh [--repo DIR] [--dev-driver]
 # --repo DIR     the local apt repository (flat: Packages, Release, *.deb; default: $SERVER_REPO
@@ -77,55 +82,74 @@ if [ ! -f "$keydir/id_ed25519" ]; then
 	mv "$keydir/new.pub" "$keydir/id_ed25519.pub" && mv "$keydir/new" "$keydir/id_ed25519"
 fi
 
-# The key: what makes the image (not the scripts that boot it).
-key=$( {
-	cd "$here" && sha256sum build-image.sh initramfs-setup.sh dev-driver.sh local-repo.sh \
-		configure-root.sh \
-		packages.list stack-packages.list
-	echo "abi $abi repo $repo_id size $size"
-	cat "$keydir/id_ed25519.pub"
-	[ ${#dev_files[@]} -eq 0 ] || sha256sum "${dev_files[@]}" | cut -c1-64
-} | sha256sum | cut -c1-16)
-out=$cache/server-image/$key
 # One build at a time (two would only share the cores), and none of the same key twice.
 mkdir -p "$cache/server-image"
 exec 9>"$cache/server-image/.lock"
 flock 9
+
+# ---- the base: Debian's packages ---------------------------------------------------------------
+deps=()
+[ ${#stack[@]} -eq 0 ] || mapfile -t deps < <("$here/stack-depends.py" "$repo/Packages" "${stack[@]}")
+pkgs=$(grep -v -e '^#' -e '^[[:space:]]*$' "$here/packages.list" | paste -sd, -)
+pkgs+=",linux-image-$abi"
+[ ${#deps[@]} -eq 0 ] || pkgs+=,$(IFS=,; echo "${deps[*]}")
+base_key=$( {
+	cd "$here" && sha256sum build-image.sh initramfs-setup.sh
+	echo "packages $pkgs"
+} | sha256sum | cut -c1-16)
+base=$cache/server-image/base-$base_key
+if [ -f "$base/.done" ]; then
+	touch "$base/.done"
+else
+	start=$(date +%s)
+	rm -rf "$base"
+	mkdir -p "$base.tmp"
+	trap 'rm -rf "$base.tmp"' EXIT
+	mirror=http://deb.debian.org/debian
+	say "base $base_key: mmdebstrap of bookworm with linux-image-$abi and ${#deps[@]} packages the stack needs"
+	# Documentation and translations left out (copyright files kept): a smaller, faster image.
+	mmdebstrap --mode=root --variant=apt --format=directory --include="$pkgs" \
+		--aptopt='Acquire::Retries "3"' --dpkgopt=force-unsafe-io \
+		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+		--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-exclude=/usr/share/info/*' \
+		--essential-hook="'$here/initramfs-setup.sh' \"\$1\"" \
+		bookworm "$base.tmp/root" "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
+		"deb http://deb.debian.org/debian-security bookworm-security main" \
+		"deb $mirror bookworm-backports main" >&2
+	touch "$base.tmp/.done"
+	mv "$base.tmp" "$base"
+	trap - EXIT
+	say "base built in $(($(date +%s) - start)) s: $base"
+fi
+
+# ---- the image: the stack on a copy of the base ------------------------------------------------
+key=$( {
+	cd "$here" && sha256sum build-image.sh install-stack.sh with-mounts.sh dev-driver.sh \
+		configure-root.sh stack-packages.list
+	echo "base $base_key repo $repo_id size $size"
+	cat "$keydir/id_ed25519.pub"
+	[ ${#dev_files[@]} -eq 0 ] || sha256sum "${dev_files[@]}" | cut -c1-64
+} | sha256sum | cut -c1-16)
+out=$cache/server-image/$key
 if [ -f "$out/.done" ]; then
+	touch "$out/.done"
 	say "cached in $out"
 	echo "$out"
 	exit 0
 fi
-
 start=$(date +%s)
 work=$out.tmp
 rm -rf "$work" "$out"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
-pkgs=$(grep -v -e '^#' -e '^[[:space:]]*$' "$here/packages.list" | paste -sd, -)
-pkgs+=",linux-image-$abi"
-[ ${#stack[@]} -eq 0 ] || pkgs+=,$(IFS=,; echo "${stack[*]}")
-mirror=http://deb.debian.org/debian
-sources=("deb $mirror bookworm main" "deb $mirror bookworm-updates main"
-         "deb http://deb.debian.org/debian-security bookworm-security main"
-         "deb $mirror bookworm-backports main")
-[ "$repo_id" = none ] || sources+=("deb [trusted=yes] file://$repo ./")
-hooks=(--essential-hook="'$here/initramfs-setup.sh' \"\$1\"")
-# The local repository's .debs seen inside the chroot while apt installs them, then a copy of it
-# kept in the image (local-repo.sh).
-[ "$repo_id" = none ] || hooks+=(--hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount
-	--customize-hook="'$here/local-repo.sh' \"\$1\" '$repo'")
-[ $dev_driver -eq 0 ] ||
-	hooks+=(--customize-hook="'$here/dev-driver.sh' \"\$1\" '$abi' '$src'")
-hooks+=(--customize-hook="'$here/configure-root.sh' \"\$1\" '$keydir/id_ed25519.pub'")
-say "mmdebstrap of bookworm with linux-image-$abi${stack:+ and ${stack[*]}} into $work/root"
-# Documentation and translations left out (copyright files kept): a smaller, faster image.
-mmdebstrap --mode=root --variant=apt --format=directory --include="$pkgs" \
-	--aptopt='Acquire::Retries "3"' --dpkgopt=force-unsafe-io \
-	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
-	--dpkgopt='path-exclude=/usr/share/info/*' \
-	"${hooks[@]}" bookworm "$work/root" "${sources[@]}" >&2
+cp -a "$base/root" "$work/root"
+if [ ${#stack[@]} -gt 0 ]; then
+	say "installing ${stack[*]} from $repo"
+	"$here/with-mounts.sh" "$work/root" "$here/install-stack.sh" "$work/root" "$repo" "${stack[@]}"
+fi
+[ $dev_driver -eq 0 ] || "$here/dev-driver.sh" "$work/root" "$abi" "$src"
+"$here/with-mounts.sh" "$work/root" "$here/configure-root.sh" "$work/root" "$keydir/id_ed25519.pub" >&2
 boot=$work/root/boot
 [ -f "$boot/vmlinuz-$abi" ] && [ -f "$boot/initrd.img-$abi" ] ||
 	{ say "the root has no /boot/vmlinuz-$abi or initrd.img-$abi"; exit 1; }
@@ -137,5 +161,17 @@ mke2fs -q -t ext4 -L tpu-server -d "$work/root" "$work/rootfs.ext4" "$size" >&2
 rm -rf "$work/root"
 touch "$work/.done"
 mv "$work" "$out"
+trap - EXIT
 say "built in $(($(date +%s) - start)) s: $out ($(du -sh "$out/rootfs.ext4" | cut -f1) used)"
+
+# ---- the cache: the newest images and bases kept -------------------------------------------------
+# prune PATTERN KEEP: removes all but the KEEP most recently used (.done's time) of the layers.
+prune() {
+	ls -1dt "$cache"/server-image/$1/.done 2>/dev/null | tail -n +$(($2 + 1)) | while read -r done; do
+		say "removing the old layer ${done%/.done}"
+		rm -rf "${done%/.done}"
+	done
+}
+prune '[0-9a-f]*[0-9a-f]' 6
+prune 'base-*' 2
 echo "$out"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# mmdebstrap customize hook of build-image.sh: makes the root a server. Root file system /dev/vda
+# build-image.sh's last step on the root: makes it a server. Root file system /dev/vda
 # (ext4), hostname tpu-server (boot-server.sh --hostname overrides it per VM through the kernel's
 # systemd.hostname=), systemd-networkd with DHCP on every Ethernet NIC (QEMU's slirp answers it),
 # user "tpu" (no password, groups tpu and sudo, sudo without a password, the host's key in
@@ -57,6 +57,3 @@ cat > "$dropin/autologin.conf" <<'EOF'
 ExecStart=
 ExecStart=-/sbin/agetty --autologin root --keep-baud 115200,57600,38400,9600 %I $TERM
 EOF
-
-# The local repository of the stack's packages exists only on the build host.
-sed -i '\|^deb \[trusted=yes\] file://|d' "$root/etc/apt/sources.list"
