@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+// precision_test.cpp - PyTorch's MLP and Fashion-MNIST CNN (pytorch_models.py) compiled in fp32
+// and bf16 and run on the in-process card: equal to the CPU model of the card's arithmetic
+// (tpumodel::card::reference_run) bit for bit, and the bf16 versions' labels on the 10,000
+// Fashion-MNIST test images within 1 point of the fp32 versions' (>= 99% agreement).
+#include "onnx_builder.hpp"
+#include "pytorch_models.hpp"
+
+#include <tpu_data/dataset.hpp>
+#include <tpu_onnx/compile.hpp>
+#include <tpumodel/card_executor.hpp>
+#include <tpumodel/card_reference.hpp>
+
+#include <tpurt/device.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <bit>
+
+using namespace compiler_test;
+
+namespace {
+
+const PytorchModel &pytorch_model(const std::string &name) {
+    for (const PytorchModel &p : pytorch_models())
+        if (p.name == name)
+            return p;
+    FAIL("pytorch_models.py made no " << name);
+    throw;
+}
+
+tpumodel::Model compile(const PytorchModel &p, tpumodel::Precision precision) {
+    tpu_onnx::CompileOptions options;
+    options.input_shapes = {{p.input, p.shape}};
+    options.precision = precision;
+    return tpu_onnx::compile_file(p.onnx, options).model;
+}
+
+// `images` test images (raw pixels), batch by batch of the model's input, as graph inputs.
+std::vector<tpumodel::Tensor> batches(const PytorchModel &p, const tpu_data::Dataset &d,
+                                      std::size_t images) {
+    const std::size_t rows = std::size_t(p.shape[0]), n = d.sample_size();
+    std::vector<tpumodel::Tensor> out;
+    for (std::size_t i = 0; i + rows <= images; i += rows) {
+        tpumodel::Tensor t =
+            float_tensor(p.shape, {d.features.begin() + std::ptrdiff_t(i * n),
+                                   d.features.begin() + std::ptrdiff_t((i + rows) * n)});
+        t.name = p.input;
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::vector<std::size_t> labels(const std::vector<float> &logits) {
+    std::vector<std::size_t> l;
+    for (std::size_t r = 0; r < logits.size() / 10; ++r)
+        l.push_back(std::size_t(std::max_element(logits.begin() + std::ptrdiff_t(r * 10),
+                                                 logits.begin() + std::ptrdiff_t(r * 10 + 10)) -
+                                logits.begin() - std::ptrdiff_t(r * 10)));
+    return l;
+}
+
+const tpu_data::Dataset &test_set() {
+    static const tpu_data::Dataset d = tpu_data::load_fashion_mnist(
+        tpu_data::datasets_dir() + "/fashion-mnist", tpu_data::Split::test);
+    return d;
+}
+
+} // namespace
+
+TEST_CASE("PyTorch's MLP and CNN on the card equal the CPU model of the card's arithmetic",
+          "[card-reference]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    for (const char *name : {"mlp", "cnn"})
+        for (tpumodel::Precision precision :
+             {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16}) {
+            INFO(name << " in " << tpumodel::precision_name(precision));
+            const PytorchModel &p = pytorch_model(name);
+            const tpumodel::Model m = compile(p, precision);
+            tpumodel::card::Executor exe(dev, m);
+            std::size_t differ = 0, logits = 0;
+            for (const tpumodel::Tensor &x : batches(p, test_set(), 40)) {
+                const std::vector<float> card = float_values(exe.run({x}).at(0));
+                const std::vector<float> cpu =
+                    float_values(tpumodel::card::reference_run(m, {x}).at(0));
+                REQUIRE(card.size() == cpu.size());
+                for (std::size_t i = 0; i < card.size(); ++i)
+                    differ += std::bit_cast<std::uint32_t>(card[i]) !=
+                              std::bit_cast<std::uint32_t>(cpu[i]);
+                logits += card.size();
+            }
+            INFO(differ << " of " << logits << " logits differ");
+            CHECK(differ == 0);
+        }
+}
+
+TEST_CASE("bf16 versions of PyTorch's MLP and CNN agree with fp32 on Fashion-MNIST",
+          "[precision]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    for (const char *name : {"mlp", "cnn"}) {
+        const PytorchModel &p = pytorch_model(name);
+        std::vector<std::size_t> fp32_labels;
+        for (tpumodel::Precision precision :
+             {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16}) {
+            tpumodel::card::Executor exe(dev, compile(p, precision));
+            std::vector<float> logits;
+            for (const tpumodel::Tensor &x : batches(p, test_set(), test_set().count)) {
+                const std::vector<float> y = float_values(exe.run({x}).at(0));
+                logits.insert(logits.end(), y.begin(), y.end());
+            }
+            const std::vector<std::size_t> l = labels(logits);
+            if (precision == tpumodel::Precision::Fp32) {
+                fp32_labels = l;
+                continue;
+            }
+            REQUIRE(l.size() == fp32_labels.size());
+            std::size_t same = 0;
+            for (std::size_t i = 0; i < l.size(); ++i)
+                same += l[i] == fp32_labels[i];
+            INFO(name << ": bf16 gives fp32's label on " << same << " of " << l.size());
+            CHECK(double(same) >= 0.99 * double(l.size()));
+        }
+    }
+}
