@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // precision_test.cpp - PyTorch's MLP and Fashion-MNIST CNN (pytorch_models.py) compiled in fp32
 // and bf16 and run on the in-process card: equal to the CPU model of the card's arithmetic
-// (tpumodel::card::reference_run) bit for bit, and the bf16 versions' labels on the 10,000
-// Fashion-MNIST test images within 1 point of the fp32 versions' (>= 99% agreement).
+// (tpumodel::card::reference_run) bit for bit; and compiled in bf16 and in int8 (calibrated on
+// 500 training images) their labels on the 10,000 Fashion-MNIST test images within 1 point of
+// the fp32 versions' (>= 99% agreement).
 #include "onnx_builder.hpp"
 #include "pytorch_models.hpp"
 
@@ -30,10 +31,17 @@ const PytorchModel &pytorch_model(const std::string &name) {
     throw;
 }
 
+// int8 is calibrated on the first 500 training images.
 tpumodel::Model compile(const PytorchModel &p, tpumodel::Precision precision) {
     tpu_onnx::CompileOptions options;
     options.input_shapes = {{p.input, p.shape}};
     options.precision = precision;
+    if (precision == tpumodel::Precision::Int8) {
+        static const tpu_data::Dataset train = tpu_data::load_fashion_mnist(
+            tpu_data::datasets_dir() + "/fashion-mnist", tpu_data::Split::train);
+        options.calibration.assign(train.features.begin(),
+                                   train.features.begin() + std::ptrdiff_t(500 * 784));
+    }
     return tpu_onnx::compile_file(p.onnx, options).model;
 }
 
@@ -95,14 +103,14 @@ TEST_CASE("PyTorch's MLP and CNN on the card equal the CPU model of the card's a
         }
 }
 
-TEST_CASE("bf16 versions of PyTorch's MLP and CNN agree with fp32 on Fashion-MNIST",
+TEST_CASE("bf16 and int8 versions of PyTorch's MLP and CNN agree with fp32 on Fashion-MNIST",
           "[precision]") {
     tpurt::Device dev = tpurt::Device::open_in_process({});
     for (const char *name : {"mlp", "cnn"}) {
         const PytorchModel &p = pytorch_model(name);
         std::vector<std::size_t> fp32_labels;
         for (tpumodel::Precision precision :
-             {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16}) {
+             {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16, tpumodel::Precision::Int8}) {
             tpumodel::card::Executor exe(dev, compile(p, precision));
             std::vector<float> logits;
             for (const tpumodel::Tensor &x : batches(p, test_set(), test_set().count)) {
@@ -118,7 +126,8 @@ TEST_CASE("bf16 versions of PyTorch's MLP and CNN agree with fp32 on Fashion-MNI
             std::size_t same = 0;
             for (std::size_t i = 0; i < l.size(); ++i)
                 same += l[i] == fp32_labels[i];
-            INFO(name << ": bf16 gives fp32's label on " << same << " of " << l.size());
+            INFO(name << ": " << tpumodel::precision_name(precision) << " gives fp32's label on "
+                      << same << " of " << l.size());
             CHECK(double(same) >= 0.99 * double(l.size()));
         }
     }

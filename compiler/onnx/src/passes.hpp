@@ -68,6 +68,9 @@ void fuse(tpumodel::Model &m, CompileSummary &summary);
 void place(tpumodel::Model &m);
 // prune.cpp: tensors no node or graph output uses dropped, ids renumbered.
 void prune(tpumodel::Model &m);
+// calibrate.cpp: for --dtype int8, the range of every int8 layer's data over `samples` (whole
+// samples of the one graph input, in its ONNX order) as its attribute calibrated_max.
+void calibrate(tpumodel::Model &m, const std::vector<float> &samples);
 
 // The op label of the report: "Conv+Relu" for a fused node.
 std::string op_label(const tpumodel::Node &n);

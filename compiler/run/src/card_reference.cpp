@@ -15,7 +15,6 @@
 #include <tpurt/golden/reference_dense.hpp>
 
 #include <cstring>
-#include <optional>
 #include <set>
 #include <span>
 
@@ -105,41 +104,13 @@ Tensor layer(const Model &m, const Node &n, const std::vector<const Tensor *> &i
 std::vector<Tensor> reference_run(const Model &m, const std::vector<Tensor> &inputs) {
     if (m.precision == Precision::Int8)
         throw ExecError("a model compiled for int8: no CPU model of its card arithmetic here");
-    if (inputs.size() != m.inputs.size())
-        throw std::invalid_argument("the model takes " + std::to_string(m.inputs.size()) +
-                                    " inputs, " + std::to_string(inputs.size()) + " given");
-    std::vector<std::optional<Tensor>> values(m.tensors.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const Tensor &want = m.tensors[m.inputs[i]];
-        if (inputs[i].dtype != want.dtype || inputs[i].shape != want.shape ||
-            inputs[i].data.size() != want.element_count() * dtype_size(want.dtype))
-            throw std::invalid_argument("input '" + want.name + "' must be " +
-                                        dtype_name(want.dtype) + " " + want.shape_string());
-        values[m.inputs[i]] = inputs[i];
-    }
-    auto value = [&](std::uint32_t id) -> const Tensor * {
-        if (id == no_tensor)
-            return nullptr;
-        return m.tensors[id].constant ? &m.tensors[id] : &*values[id];
-    };
-    for (const Node &n : m.nodes) {
-        std::vector<const Tensor *> in;
-        for (std::uint32_t id : n.inputs)
-            in.push_back(value(id));
-        std::vector<Tensor> results;
+    return cpu::run_model(m, inputs, [&](const Node &n, const std::vector<const Tensor *> &in) {
         if (n.placement == Placement::Card && (n.card_op == "dense" || n.card_op == "conv2d_layer"))
-            results.push_back(layer(m, n, in));
-        else if (n.placement == Placement::Card && !exact_card_op(n))
+            return std::vector<Tensor>{layer(m, n, in)};
+        if (n.placement == Placement::Card && !exact_card_op(n))
             cannot(n, "no bit-exact CPU model of this card op here");
-        else
-            results = cpu::run_node(m, n, in);
-        for (std::size_t i = 0; i < results.size(); ++i)
-            values[n.outputs[i]] = std::move(results[i]);
-    }
-    std::vector<Tensor> outputs;
-    for (std::uint32_t id : m.outputs)
-        outputs.push_back(*value(id));
-    return outputs;
+        return cpu::run_node(m, n, in);
+    });
 }
 
 } // namespace tpumodel::card
