@@ -5,7 +5,8 @@
 // (tpu_serve::GraphRunner: runs of the compiled batch, the last padded), gives the logits of the
 // native checkpoint on the card (tpu_infer::load_on_card, tpu-eval's and tpu-serve's path) bit for
 // bit: the compiled graph must do the native path's arithmetic, rounding for rounding
-// (compiler/README.md, "The demo's CNN, round trip").
+// (compiler/README.md, "The demo's CNN, round trip"); and tpu-serve's HTTP server answers the same
+// logits for both, the checkpoint served natively and the compiled model (KServe v2 JSON).
 #include "demo_cnn.hpp"
 #include "onnx_builder.hpp"
 
@@ -14,15 +15,20 @@
 #include <tpu_infer/card_model.hpp>
 #include <tpu_onnx/compile.hpp>
 #include <tpu_serve/graph_model.hpp>
+#include <tpu_serve/server.hpp>
 #include <tpumodel/card_executor.hpp>
 
 #include <tpurt/device.hpp>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <thread>
 
 using namespace compiler_test;
 
@@ -31,21 +37,77 @@ namespace {
 // The compiled batch leaves a padded last run; the native model runs tpu-eval's batches of 256.
 constexpr std::size_t images = 10000, batch = 96, native_batch = 256;
 
-} // namespace
+// tpu-serve's batches on the HTTP path: requests of at most this many images.
+constexpr std::size_t serve_batch = 32;
 
-TEST_CASE("the demo's CNN exported and compiled back gives its native logits bit for bit",
-          "[.demo-round-trip]") {
-    const std::string ckpt = demo_cnn_checkpoint();
+tpumodel::Model compile_demo_cnn(const std::string &ckpt) {
     const std::string onnx = scratch_path("demo_cnn.onnx");
     tpu_export::export_checkpoint(ckpt, onnx, {});
     tpu_onnx::CompileOptions options;
     options.input_shapes = {{"input", {std::int64_t(batch), 1, 28, 28}}};
     options.precision = tpumodel::Precision::Bf16;
-    const tpumodel::Model m = tpu_onnx::compile_file(onnx, options).model;
+    return tpu_onnx::compile_file(onnx, options).model;
+}
 
-    tpu_data::Dataset test = tpu_data::load_fashion_mnist(
+// How many of `a`'s and `b`'s logits differ in their bits (the first one described in an INFO).
+std::size_t differing(const std::vector<float> &a, const std::vector<float> &b) {
+    REQUIRE(a.size() == b.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i]) &&
+            differ++ == 0)
+            UNSCOPED_INFO("first difference: image " << i / 10 << " logit " << i % 10 << ": "
+                                                     << a[i] << " and " << b[i]);
+    return differ;
+}
+
+// The logits tpu-serve's HTTP server (KServe v2 JSON, in the process, on port 0) answers for
+// `images` images of x, in requests of serve_batch images, with `sig` and `run` behind it.
+std::vector<float> served_logits(tpu_serve::ModelSignature sig, tpu_serve::Batcher::RunFn run,
+                                 const float *x, std::size_t images) {
+    tpu_serve::ServerOptions options;
+    options.port = 0;
+    tpu_serve::Server server(sig, std::move(run), serve_batch, std::chrono::microseconds(0),
+                             options);
+    const int port = server.bind();
+    std::thread serving([&] { server.serve(); });
+    httplib::Client client("127.0.0.1", port);
+    std::vector<float> logits;
+    for (std::size_t first = 0; first < images; first += serve_batch) {
+        const std::size_t n = std::min(serve_batch, images - first);
+        const nlohmann::json request = {
+            {"inputs",
+             {{{"name", sig.input},
+               {"shape", {n, 1, 28, 28}},
+               {"datatype", "FP32"},
+               {"data", std::vector<float>(x + first * 784, x + (first + n) * 784)}}}}};
+        const auto answer =
+            client.Post("/v2/models/" + sig.name + "/infer", request.dump(), "application/json");
+        REQUIRE(answer);
+        INFO(answer->body);
+        REQUIRE(answer->status == 200);
+        const nlohmann::json out = nlohmann::json::parse(answer->body)["outputs"];
+        const auto logit = std::find_if(
+            out.begin(), out.end(), [](const nlohmann::json &o) { return o["name"] == "logits"; });
+        REQUIRE(logit != out.end());
+        for (const nlohmann::json &v : (*logit)["data"])
+            logits.push_back(v.get<float>());
+    }
+    server.stop();
+    serving.join();
+    return logits;
+}
+
+} // namespace
+
+TEST_CASE("the demo's CNN exported and compiled back gives its native logits bit for bit",
+          "[.demo-round-trip]") {
+    const std::string ckpt = demo_cnn_checkpoint();
+    const tpumodel::Model m = compile_demo_cnn(ckpt);
+
+    const tpu_data::Dataset test = tpu_data::load_fashion_mnist(
         tpu_data::datasets_dir() + "/fashion-mnist", tpu_data::Split::test);
-    test = tpu_data::slice(test, 0, images);
+    REQUIRE(test.count == images);
     tpurt::Device dev = tpurt::Device::open_in_process({});
     const std::vector<float> native =
         tpu_infer::load_on_card(dev, tpu_infer::load_network(ckpt), native_batch)
@@ -63,14 +125,43 @@ TEST_CASE("the demo's CNN exported and compiled back gives its native logits bit
                                native.begin() - std::ptrdiff_t(r * 10)) == test.labels[r];
     INFO(correct << " of " << images << " test images right");
     CHECK(correct >= images * 85 / 100);
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < native.size(); ++i)
-        if (std::bit_cast<std::uint32_t>(compiled[i]) != std::bit_cast<std::uint32_t>(native[i])) {
-            if (differ++ == 0)
-                UNSCOPED_INFO("first difference: image " << i / 10 << " logit " << i % 10
-                                                         << ": compiled " << compiled[i]
-                                                         << ", native " << native[i]);
-        }
+    const std::size_t differ = differing(compiled, native);
+    INFO(differ << " of " << native.size() << " logits differ");
+    CHECK(differ == 0);
+}
+
+TEST_CASE("tpu-serve answers the demo's CNN compiled back with its native logits over HTTP",
+          "[.demo-round-trip]") {
+    const std::string ckpt = demo_cnn_checkpoint();
+    const tpumodel::Model m = compile_demo_cnn(ckpt);
+    const tpu_data::Dataset test = tpu_data::load_fashion_mnist(
+        tpu_data::datasets_dir() + "/fashion-mnist", tpu_data::Split::test);
+    constexpr std::size_t served = 8 * serve_batch;
+
+    // As tpu-serve CHECKPOINT and tpu-serve --model x.tpumodel serve them, each on its card.
+    const tpu_infer::Network net = tpu_infer::load_network(ckpt);
+    tpu_serve::ModelSignature sig;
+    sig.name = "native";
+    sig.features = tpu_infer::network_inputs(net);
+    sig.classes = tpu_infer::network_outputs(net);
+    tpurt::Device native_card = tpurt::Device::open_in_process({});
+    const std::unique_ptr<tpu_infer::CardModel> model =
+        tpu_infer::load_on_card(native_card, net, serve_batch);
+    const std::vector<float> native = served_logits(
+        sig, [&](const float *x, std::size_t rows) { return model->logits(x, rows); },
+        test.features.data(), served);
+
+    tpurt::Device compiled_card = tpurt::Device::open_in_process({});
+    tpumodel::card::Executor exe(compiled_card, m);
+    const tpu_serve::GraphRunner runner(
+        m, [&](const std::vector<tpumodel::Tensor> &in) { return exe.run(in); });
+    const std::vector<float> compiled = served_logits(
+        tpu_serve::graph_signature(m, "compiled"),
+        [&](const float *x, std::size_t rows) { return runner.run(x, rows); }, test.features.data(),
+        served);
+
+    REQUIRE(native.size() == served * 10);
+    const std::size_t differ = differing(compiled, native);
     INFO(differ << " of " << native.size() << " logits differ");
     CHECK(differ == 0);
 }
