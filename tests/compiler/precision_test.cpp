@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 
 using namespace compiler_test;
 
@@ -130,5 +131,56 @@ TEST_CASE("bf16 and int8 versions of PyTorch's MLP and CNN agree with fp32 on Fa
                       << same << " of " << l.size());
             CHECK(double(same) >= 0.99 * double(l.size()));
         }
+    }
+}
+
+TEST_CASE("an int8 model runs its MatMuls and other ops in fp32", "[precision]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    SECTION("a MatMul by constant weights") {
+        OnnxBuilder b(13);
+        b.input("x", {std::int64_t(4), std::int64_t(8)})
+            .floats("w", {8, 3}, pattern(24, 40))
+            .node("MatMul", {"x", "w"}, {"y"}, "mm")
+            .output("y", 2);
+        tpu_onnx::CompileOptions options;
+        options.precision = tpumodel::Precision::Int8;
+        options.calibration = pattern(32, 41);
+        const tpumodel::Model m = tpu_onnx::compile_file(b.save("int8_matmul.onnx"), options).model;
+        REQUIRE(m.nodes.at(0).card_op == "matmul");
+        tpumodel::Model fp32 = m;
+        fp32.precision = tpumodel::Precision::Fp32;
+        tpumodel::card::Executor int8_exe(dev, m), fp32_exe(dev, fp32);
+        const tpumodel::Tensor x = float_tensor({4, 8}, pattern(32, 41));
+        CHECK(float_values(int8_exe.run({x}).at(0)) == float_values(fp32_exe.run({x}).at(0)));
+    }
+    // The transformer encoder layer: its attention's MatMuls multiply computed tensors, its
+    // projections constant weights (the int8 layers), calibrated on its own input.
+    SECTION("PyTorch's transformer encoder layer") {
+        const PytorchModel &p = pytorch_model("encoder");
+        tpu_onnx::CompileOptions options;
+        options.input_shapes = {{p.input, p.shape}};
+        options.precision = tpumodel::Precision::Int8;
+        options.calibration = p.x;
+        const tpumodel::Model m = tpu_onnx::compile_file(p.onnx, options).model;
+        std::size_t calibrated = 0, matmuls = 0;
+        for (const tpumodel::Node &n : m.nodes) {
+            calibrated += n.find("calibrated_max") != nullptr;
+            matmuls += n.placement == tpumodel::Placement::Card &&
+                       (n.card_op == "matmul" || n.card_op == "batched_matmul");
+        }
+        CHECK(calibrated > 0);
+        CHECK(matmuls > 0);
+        tpumodel::card::Executor exe(dev, m);
+        tpumodel::Tensor x = float_tensor(p.shape, p.x);
+        x.name = p.input;
+        const std::vector<float> y = float_values(exe.run({x}).at(0));
+        REQUIRE(y.size() == p.y.size());
+        float scale = 0, worst = 0;
+        for (std::size_t i = 0; i < y.size(); ++i) {
+            scale = std::max(scale, std::fabs(p.y[i]));
+            worst = std::max(worst, std::fabs(y[i] - p.y[i]));
+        }
+        INFO("int8 differs from PyTorch's fp32 by at most " << worst << " of a scale of " << scale);
+        CHECK(worst <= 0.05f * scale);
     }
 }

@@ -110,19 +110,18 @@ Executor::Executor(tpurt::Device &device, Model model)
                 std::vector<const tpurt::Tensor *> out;
                 for (std::uint32_t id : n.outputs)
                     out.push_back(&on_card(id));
-                if (int8 && fast_path(model_, n) && !int8_layer(n))
+                if (int8 && int8_layer_form(model_, n) && !int8_layer(n))
                     cannot(n, "a model compiled for int8 without this layer's calibrated range "
                               "(tpu-compile --dtype int8 --calibrate FILE)");
                 if (int8 && int8_layer(n)) {
                     const tpurt::Tensor &xq = in_int8(n.inputs[0], int8_data_scale(n), step.card);
                     step.card.push_back(prepare_int8_layer(device, model_, n, xq, *out[0]));
-                    steps_.push_back(std::move(step));
-                    continue;
+                } else {
+                    if (bf16 && fast_path(model_, n))
+                        for (std::size_t k = 0; k < 2; ++k)
+                            in[k] = &in_bf16(n.inputs[k], step.card);
+                    step.card.push_back(prepare_card_node(device, model_, n, in, out));
                 }
-                if (bf16 && fast_path(model_, n))
-                    for (std::size_t k = 0; k < 2; ++k)
-                        in[k] = &in_bf16(n.inputs[k], step.card);
-                step.card.push_back(prepare_card_node(device, model_, n, in, out));
             }
         } catch (const tpurt::Error &e) {
             throw ExecError(n.describe() + ": " + e.what());

@@ -15,17 +15,6 @@
 
 namespace tpu_onnx {
 
-namespace {
-
-bool int8_layer(const tpumodel::Model &m, const tpumodel::Node &n) {
-    return n.placement == tpumodel::Placement::Card &&
-           (n.card_op == "dense" || n.card_op == "conv2d_layer") && n.inputs.size() >= 2 &&
-           m.tensors[n.inputs[0]].dtype == tpumodel::DType::Float &&
-           !m.tensors[n.inputs[0]].constant && m.tensors[n.inputs[1]].constant;
-}
-
-} // namespace
-
 void calibrate(tpumodel::Model &m, const std::vector<float> &samples) {
     if (m.inputs.size() != 1 || m.tensors[m.inputs[0]].dtype != tpumodel::DType::Float)
         throw CompileError("--calibrate: calibration takes models of one float32 input; this "
@@ -52,7 +41,7 @@ void calibrate(tpumodel::Model &m, const std::vector<float> &samples) {
         const std::vector<std::optional<tpumodel::Tensor>> values =
             tpumodel::cpu::run_values(m, {input});
         for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-            if (!int8_layer(m, m.nodes[i]))
+            if (!tpumodel::int8_layer_form(m, m.nodes[i]))
                 continue;
             const tpumodel::Tensor &t = *values[m.nodes[i].inputs[0]];
             for (std::size_t k = 0; k < t.element_count(); ++k) {
@@ -66,7 +55,7 @@ void calibrate(tpumodel::Model &m, const std::vector<float> &samples) {
         }
     }
     for (std::size_t i = 0; i < m.nodes.size(); ++i)
-        if (int8_layer(m, m.nodes[i]))
+        if (tpumodel::int8_layer_form(m, m.nodes[i]))
             m.nodes[i].set("calibrated_max", max_abs[i]);
 }
 
