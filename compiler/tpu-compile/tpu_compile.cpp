@@ -7,11 +7,35 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstring>
+
+#include <fstream>
 #include <iostream>
+#include <iterator>
+
+namespace {
+
+// The raw little-endian float32 values of file `path`.
+std::vector<float> read_floats(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw tpu_onnx::CompileError("--calibrate " + path + ": cannot open the file");
+    const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+    if (in.bad())
+        throw tpu_onnx::CompileError("--calibrate " + path + ": cannot read the file");
+    if (bytes.empty() || bytes.size() % sizeof(float) != 0)
+        throw tpu_onnx::CompileError("--calibrate " + path + ": " + std::to_string(bytes.size()) +
+                                     " bytes are not a whole number of float32 values");
+    std::vector<float> v(bytes.size() / sizeof(float));
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
     CLI::App app{"tpu-compile: an ONNX model compiled for the TPU card (.tpumodel)"};
-    std::string model, out, dtype = "fp32";
+    std::string model, out, dtype = "fp32", calibration;
     std::vector<std::string> inputs;
     app.add_option("model", model, "the ONNX model (opset 7-17)")->required();
     app.add_option("--input", inputs,
@@ -19,6 +43,9 @@ int main(int argc, char **argv) {
     app.add_option("--dtype", dtype, "the arithmetic on the card")
         ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
         ->capture_default_str();
+    app.add_option("--calibrate", calibration,
+                   "int8's calibration samples: a file of raw float32 (little-endian) samples of "
+                   "the graph input, e.g. a few hundred training images");
     app.add_option("-o,--output", out, "the .tpumodel file to write")->required();
     CLI11_PARSE(app, argc, argv);
     try {
@@ -33,6 +60,8 @@ int main(int argc, char **argv) {
         options.precision = dtype == "bf16"   ? tpumodel::Precision::Bf16
                             : dtype == "int8" ? tpumodel::Precision::Int8
                                               : tpumodel::Precision::Fp32;
+        if (!calibration.empty())
+            options.calibration = read_floats(calibration);
         const tpu_onnx::Compiled c = tpu_onnx::compile_file(model, options);
         tpumodel::save(c.model, out);
         std::cout << tpu_onnx::report(c) << "\nwrote " << out << "\n";

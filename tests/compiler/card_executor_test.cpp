@@ -179,6 +179,23 @@ OnnxBuilder batchnorm_of_batch_mean() {
     return b;
 }
 
+// BatchNormalization of an image x [2, 3, 4, 5] with constant vectors (not after a Conv): its
+// data NHWC, its k and b' [3] rows of the image's last axis.
+const std::vector<float> bn_scale = {1.5f, -0.5f, 2.0f}, bn_shift = {0.1f, 0.2f, -0.3f},
+                         bn_mean = {0.05f, -0.1f, 0.2f}, bn_var = {0.5f, 2.0f, 0.25f};
+OnnxBuilder image_batchnorm() {
+    OnnxBuilder b(15);
+    b.input("x", {std::int64_t(2), std::int64_t(3), std::int64_t(4), std::int64_t(5)})
+        .floats("scale", {3}, bn_scale)
+        .floats("shift", {3}, bn_shift)
+        .floats("mean", {3}, bn_mean)
+        .floats("var", {3}, bn_var)
+        .node("BatchNormalization", {"x", "scale", "shift", "mean", "var"}, {"y"}, "bn",
+              {{"epsilon", 1e-3f}})
+        .output("y", 4);
+    return b;
+}
+
 std::size_t count_on(const tpumodel::Model &m, tpumodel::Placement p) {
     std::size_t n = 0;
     for (const tpumodel::Node &node : m.nodes)
@@ -232,6 +249,27 @@ TEST_CASE("a BatchNormalization split into views and elementwise ops runs on the
     const tpumodel::Model m = compile(batchnorm_of_batch_mean(), "card_bn.onnx", {6, 3});
     REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
     check_against_cpu(m, {6, 3}, pattern(18, 28), 1e-5f);
+}
+
+TEST_CASE("a 4-D BatchNormalization with constant vectors runs on the card per channel", "[card]") {
+    const tpumodel::Model m = compile(image_batchnorm(), "card_image_bn.onnx", {2, 3, 4, 5});
+    for (const tpumodel::Node &n : m.nodes)
+        if (n.placement == tpumodel::Placement::Cpu)
+            UNSCOPED_INFO(n.describe() << " on the CPU: " << n.reason);
+    REQUIRE(count_on(m, tpumodel::Placement::Cpu) == 0);
+    const std::vector<float> x = pattern(120, 29);
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    tpumodel::card::Executor exe(dev, m);
+    const std::vector<float> y = float_values(exe.run({float_tensor({2, 3, 4, 5}, x)}).at(0));
+    REQUIRE(y.size() == x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) { // ONNX's meaning over NCHW, channel (i / 20) % 3
+        const std::size_t c = (i / 20) % 3;
+        const double want =
+            (double(x[i]) - bn_mean[c]) / std::sqrt(double(bn_var[c]) + 1e-3) * bn_scale[c] +
+            bn_shift[c];
+        INFO("element " << i << ": card " << y[i] << ", ONNX " << want);
+        CHECK(std::fabs(y[i] - want) <= 1e-5 + 1e-5 * std::fabs(want));
+    }
 }
 
 TEST_CASE("a model compiled for bf16 runs its matmuls and convolutions on bf16 operands",
@@ -292,9 +330,11 @@ TEST_CASE("the card's executor refuses what it cannot run, naming it", "[card]")
                             Catch::Contains("node 'fc1' (Gemm)") &&
                                 Catch::Contains("does not know this card op"));
     }
-    SECTION("a model compiled for int8") {
+    SECTION("an int8 model's layer without its calibrated range") {
         m.precision = tpumodel::Precision::Int8;
-        REQUIRE_THROWS_WITH((tpumodel::card::Executor(dev, m)), Catch::Contains("int8"));
+        REQUIRE_THROWS_WITH((tpumodel::card::Executor(dev, m)),
+                            Catch::Contains("node 'fc1' (Gemm)") &&
+                                Catch::Contains("without this layer's calibrated range"));
     }
 }
 

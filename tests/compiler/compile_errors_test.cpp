@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // compile_errors_test.cpp - what tpu-compile refuses, each with an error naming the problem and
 // the node or tensor: unreadable and truncated files, opsets outside 7-17, cycles, missing
-// initialisers, unsupported ops, dynamic shapes it cannot fix, absurd shapes, bad --input.
+// initialisers, unsupported ops, dynamic shapes it cannot fix, absurd shapes, bad --input,
+// int8 without calibration samples or with samples of another size.
 #include "onnx_builder.hpp"
 
 #include <tpu_onnx/compile.hpp>
@@ -190,4 +191,30 @@ TEST_CASE("models that crash libonnx are refused, not fatal", "[compile]") {
                    Catch::Contains("graph output 'nothing' is not an input, an initialiser or "
                                    "any node's output"));
     }
+}
+
+TEST_CASE("int8 takes calibration samples that are whole samples of the graph input", "[compile]") {
+    OnnxBuilder b(17);
+    b.input("x", {std::int64_t(2), std::int64_t(3)})
+        .floats("w", {3, 4}, pattern(12, 1))
+        .node("Gemm", {"x", "w"}, {"y"}, "fc")
+        .output("y", 2);
+    const std::string path = b.save("compiler_int8.onnx");
+    tpu_onnx::CompileOptions options;
+    options.precision = tpumodel::Precision::Int8;
+    CHECK_THROWS_WITH(
+        tpu_onnx::compile_file(path, options),
+        Catch::StartsWith("--dtype int8 needs calibration samples (--calibrate FILE"));
+    options.calibration = {1, 2, 3, 4, 5, 6, 7};
+    CHECK_THROWS_WITH(tpu_onnx::compile_file(path, options),
+                      Catch::EndsWith("--calibrate: 7 floats are not whole samples of input 'x' "
+                                      "[2, 3] (3 floats a sample, batch axis first)"));
+    // Three samples: two runs, the second padded with its last sample; the range is max |x|.
+    options.calibration = {1, -2, 3, 0.5f, 0, -9.5f, 4, 4, 4};
+    const tpumodel::Model m = tpu_onnx::compile_file(path, options).model;
+    REQUIRE(m.nodes.size() == 1);
+    CHECK(m.nodes[0].get_float("calibrated_max", 0) == 9.5f);
+    options.precision = tpumodel::Precision::Bf16;
+    CHECK_THROWS_WITH(tpu_onnx::compile_file(path, options),
+                      "calibration samples are for --dtype int8 only");
 }

@@ -70,7 +70,8 @@ void check_node_runs(const Model &m, const Node &n) {
         run_node(m, n, z->in);
 }
 
-std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs) {
+std::vector<std::optional<Tensor>> run_values(const Model &m, const std::vector<Tensor> &inputs,
+                                              const NodeRunner &run) {
     if (inputs.size() != m.inputs.size())
         throw std::invalid_argument("the model takes " + std::to_string(m.inputs.size()) +
                                     " inputs, " + std::to_string(inputs.size()) + " given");
@@ -92,13 +93,19 @@ std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs)
         std::vector<const Tensor *> in;
         for (std::uint32_t id : n.inputs)
             in.push_back(value(id));
-        std::vector<Tensor> results = run_node(m, n, in);
+        std::vector<Tensor> results = run ? run(n, in) : run_node(m, n, in);
         for (std::size_t i = 0; i < results.size(); ++i)
             values[n.outputs[i]] = std::move(results[i]);
     }
+    return values;
+}
+
+std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs,
+                              const NodeRunner &run) {
+    std::vector<std::optional<Tensor>> values = run_values(m, inputs, run);
     std::vector<Tensor> outputs;
     for (std::uint32_t id : m.outputs)
-        outputs.push_back(*value(id));
+        outputs.push_back(m.tensors[id].constant ? m.tensors[id] : *values[id]);
     return outputs;
 }
 

@@ -85,6 +85,13 @@ const char *precision_name(Precision p) {
     return "unknown";
 }
 
+bool int8_layer_form(const Model &m, const Node &n) {
+    return n.placement == Placement::Card &&
+           (n.card_op == "dense" || n.card_op == "conv2d_layer") && n.inputs.size() >= 2 &&
+           m.tensors[n.inputs[0]].dtype == DType::Float && !m.tensors[n.inputs[0]].constant &&
+           m.tensors[n.inputs[1]].constant;
+}
+
 std::uint64_t Tensor::element_count() const {
     std::uint64_t n = 1;
     for (std::int64_t d : shape)

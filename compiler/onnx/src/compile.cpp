@@ -20,6 +20,12 @@ Compiled compile_file(const std::string &onnx_path, const CompileOptions &option
 
 Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
                        const CompileOptions &options) {
+    if ((options.precision == tpumodel::Precision::Int8) == options.calibration.empty())
+        throw CompileError(options.calibration.empty()
+                               ? "--dtype int8 needs calibration samples (--calibrate FILE: "
+                                 "raw float32 samples of the graph input) to set the "
+                                 "activations' scales"
+                               : "calibration samples are for --dtype int8 only");
     Compiled c;
     c.summary.source = onnx_path;
     const onnx::ModelProto proto = load_and_infer(bytes, onnx_path, options, c.summary);
@@ -41,6 +47,13 @@ Compiled compile_bytes(const std::string &bytes, const std::string &onnx_path,
     }
     prune(c.model);
     c.model.precision = options.precision;
+    if (!options.calibration.empty()) {
+        try {
+            calibrate(c.model, options.calibration);
+        } catch (const std::exception &e) {
+            throw CompileError(onnx_path + ": " + e.what());
+        }
+    }
     const std::size_t slash = onnx_path.find_last_of('/');
     c.model.producer =
         "tpu-compile from " + onnx_path.substr(slash == std::string::npos ? 0 : slash + 1);

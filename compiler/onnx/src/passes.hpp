@@ -53,6 +53,9 @@ void move_to_last_axis(tpumodel::Model &m, CompileSummary &summary);
 void decompose(tpumodel::Model &m);
 // batchnorm.cpp: a BatchNormalization not folded as the elementwise ops it is made of.
 void split_batchnorms(tpumodel::Model &m);
+// batchnorm.cpp: an inference-mode BatchNormalization whose four vectors are constants of the
+// data's channel count (the layout pass keeps its 4-D data NHWC).
+bool constant_batchnorm(const tpumodel::Model &m, const tpumodel::Node &bn);
 // gemm.cpp: a Gemm the card's dense cannot take as Transposes, a MatMul, Muls and an Add.
 void split_gemms(tpumodel::Model &m);
 // layer_norm_statistics.cpp: a LayerNormalization's Mean and InvStdDev outputs computed by nodes
@@ -68,6 +71,9 @@ void fuse(tpumodel::Model &m, CompileSummary &summary);
 void place(tpumodel::Model &m);
 // prune.cpp: tensors no node or graph output uses dropped, ids renumbered.
 void prune(tpumodel::Model &m);
+// calibrate.cpp: for --dtype int8, the range of every int8 layer's data over `samples` (whole
+// samples of the one graph input, in its ONNX order) as its attribute calibrated_max.
+void calibrate(tpumodel::Model &m, const std::vector<float> &samples);
 
 // The op label of the report: "Conv+Relu" for a fused node.
 std::string op_label(const tpumodel::Node &n);

@@ -30,11 +30,13 @@ std::string dims_text(const std::vector<std::int64_t> &dims) {
     return s;
 }
 
+// `dims` of a graph input: at least 1 each when given by --input; the model's own fixed
+// dimensions may be 0 (ONNX's empty tensors: a node test reshapes one).
 void check_size(const std::string &path, const std::string &input,
-                const std::vector<std::int64_t> &dims) {
+                const std::vector<std::int64_t> &dims, bool fixed_by_model = false) {
     std::uint64_t count = 1;
     for (std::int64_t d : dims) {
-        if (d < 1)
+        if (d < (fixed_by_model ? 0 : 1))
             throw CompileError(path + ": input '" + input + "' would have a dimension of " +
                                std::to_string(d) + " (each must be at least 1)");
         count *= std::uint64_t(d);
@@ -76,13 +78,13 @@ void infer_shapes(onnx::ModelProto &model,
         if (given == shapes.end()) {
             std::vector<std::int64_t> dims;
             for (const auto &d : shape.dim())
-                if (d.has_dim_value() && d.dim_value() > 0)
+                if (d.has_dim_value() && d.dim_value() >= 0)
                     dims.push_back(d.dim_value());
             if (!v.type().tensor_type().has_shape() || int(dims.size()) != shape.dim_size())
                 throw CompileError(path + ": input '" + v.name() + "' has a dynamic shape " +
                                    dims_text(shape) + ": give its size with --input " + v.name() +
                                    ":SHAPE (e.g. 1x784)");
-            check_size(path, v.name(), dims);
+            check_size(path, v.name(), dims, true);
             continue;
         }
         const std::vector<std::int64_t> &dims = given->second;

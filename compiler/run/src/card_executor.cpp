@@ -6,6 +6,8 @@
 #include "tpumodel/card_executor.hpp"
 
 #include "card_ops.hpp"
+#include "int8_layers.hpp"
+#include "op_text.hpp"
 #include "quant_ops.hpp"
 
 #include "tpumodel/cpu_executor.hpp"
@@ -79,11 +81,9 @@ std::vector<std::size_t> dims(const Tensor &t) {
 
 Executor::Executor(tpurt::Device &device, Model model)
     : device_(&device), model_(std::move(model)), card_(model_.tensors.size()),
-      bf16_(model_.tensors.size()) {
-    if (model_.precision == Precision::Int8)
-        throw ExecError("a model compiled for int8: the card's executor runs fp32 and bf16 "
-                        "models only so far");
+      bf16_(model_.tensors.size()), int8_(model_.tensors.size()) {
     const bool bf16 = model_.precision == Precision::Bf16;
+    const bool int8 = model_.precision == Precision::Int8;
     for (std::size_t i = 0; i < model_.nodes.size(); ++i) {
         const Node &n = model_.nodes[i];
         Step step{i, {}, n.placement == Placement::Cpu};
@@ -110,10 +110,18 @@ Executor::Executor(tpurt::Device &device, Model model)
                 std::vector<const tpurt::Tensor *> out;
                 for (std::uint32_t id : n.outputs)
                     out.push_back(&on_card(id));
-                if (bf16 && fast_path(model_, n))
-                    for (std::size_t k = 0; k < 2; ++k)
-                        in[k] = &in_bf16(n.inputs[k], step.card);
-                step.card.push_back(prepare_card_node(device, model_, n, in, out));
+                if (int8 && int8_layer_form(model_, n) && !int8_layer(n))
+                    cannot(n, "a model compiled for int8 without this layer's calibrated range "
+                              "(tpu-compile --dtype int8 --calibrate FILE)");
+                if (int8 && int8_layer(n)) {
+                    const tpurt::Tensor &xq = in_int8(n.inputs[0], int8_data_scale(n), step.card);
+                    step.card.push_back(prepare_int8_layer(device, model_, n, xq, *out[0]));
+                } else {
+                    if (bf16 && fast_path(model_, n))
+                        for (std::size_t k = 0; k < 2; ++k)
+                            in[k] = &in_bf16(n.inputs[k], step.card);
+                    step.card.push_back(prepare_card_node(device, model_, n, in, out));
+                }
             }
         } catch (const tpurt::Error &e) {
             throw ExecError(n.describe() + ": " + e.what());
@@ -141,6 +149,17 @@ const tpurt::Tensor &Executor::in_bf16(std::uint32_t id, std::vector<tpurt::OpSe
         }
     }
     return *bf16_[id];
+}
+
+const tpurt::Tensor &Executor::in_int8(std::uint32_t id, float scale,
+                                       std::vector<tpurt::OpSequence> &casts) {
+    if (!int8_[id]) {
+        int8_[id] = tpurt::Tensor::empty(*device_, tpurt::DType::Int8, dims(model_.tensors[id]));
+        Attributes cast;
+        cast.add("function", "none").add("scale", 1.0f / scale);
+        casts.push_back(prepare(*device_, "unary", {&on_card(id), &*int8_[id]}, cast));
+    }
+    return *int8_[id];
 }
 
 tpurt::Tensor &Executor::on_card(std::uint32_t id) {

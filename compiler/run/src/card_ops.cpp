@@ -25,13 +25,6 @@
 
 namespace tpumodel::card {
 
-namespace {
-
-using Tensors = std::span<const tpurt::Tensor *const>;
-
-// The pads [top, left, bottom, right] of a window over an NHWC image, auto_pad resolved as
-// ONNX does; the card pads both sides alike, so top == bottom and left == right (the compiler
-// places nothing else on the card).
 std::vector<std::int64_t> window_pads(const Model &m, const Node &n,
                                       const std::vector<std::int64_t> &kernel) {
     const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
@@ -54,6 +47,10 @@ std::vector<std::int64_t> window_pads(const Model &m, const Node &n,
         cannot(n, "asymmetric padding");
     return pads;
 }
+
+namespace {
+
+using Tensors = std::span<const tpurt::Tensor *const>;
 
 // strides, pads (and kernel) of a convolution or pooling window.
 Attributes &window(Attributes &a, const Model &m, const Node &n,

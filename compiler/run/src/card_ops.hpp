@@ -9,9 +9,17 @@
 #include <tpurt/launch.hpp>
 #include <tpurt/tensor.hpp>
 
+#include <cstdint>
 #include <span>
+#include <vector>
 
 namespace tpumodel::card {
+
+// The pads [top, left, bottom, right] of node n's window (`kernel`) over an NHWC image,
+// auto_pad resolved as ONNX does; the card pads both sides alike, so top == bottom and
+// left == right (the compiler places nothing else on the card): ExecError otherwise.
+std::vector<std::int64_t> window_pads(const Model &m, const Node &n,
+                                      const std::vector<std::int64_t> &kernel);
 
 // The op of card node `n` on the card tensors of its inputs (`in`, one per input, null for a
 // left-out optional one) and outputs (`out`), checked and compiled. Throws ExecError naming

@@ -6,15 +6,26 @@
 
 #include "tpumodel/model.hpp"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
 namespace tpumodel::cpu {
 
+// What runs one node on its inputs (one per input, null for a left-out one): run_node() by
+// default, or another model of the arithmetic (card_reference.hpp's).
+using NodeRunner =
+    std::function<std::vector<Tensor>(const Node &n, const std::vector<const Tensor *> &in)>;
+
 // The graph outputs for `inputs` (one per graph input, in order, of its dtype and shape, in
-// ONNX's order). Throws KernelError naming the node that cannot run, or std::invalid_argument
-// for inputs that do not match.
-std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs);
+// ONNX's order), each node run by `run` (empty: run_node()). Throws KernelError naming the
+// node that cannot run, or std::invalid_argument for inputs that do not match.
+std::vector<Tensor> run_model(const Model &m, const std::vector<Tensor> &inputs,
+                              const NodeRunner &run = {});
+// The same run's every value: per tensor id, its value in this run (graph inputs and node
+// outputs; nothing for constants, which are the model's).
+std::vector<std::optional<Tensor>> run_values(const Model &m, const std::vector<Tensor> &inputs,
+                                              const NodeRunner &run = {});
 
 // Node `n` of `m` run by its kernel on `in` (one per input, null for a left-out one): its
 // outputs named, typed, shaped and laid out as the model declares them (KernelError if the

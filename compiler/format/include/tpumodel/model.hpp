@@ -99,6 +99,11 @@ class FormatError : public std::runtime_error {
         : std::runtime_error(origin + ": " + what) {}
 };
 
+// Whether node `n` of `m` is one of the layers a model compiled for int8 runs in int8 (given
+// its calibrated range): a card dense or conv2d_layer of computed float data by constant
+// weights.
+bool int8_layer_form(const Model &m, const Node &n);
+
 // The structural rules of docs/tpumodel.md: ids in range, every tensor produced once and
 // before it is used, constants' data of their size, known dtypes and ranks, bounded shapes.
 void validate(const Model &m, const std::string &origin);

@@ -22,6 +22,9 @@ struct CompileOptions {
     // ones). Inputs with a fully static shape in the model need none.
     std::map<std::string, std::vector<std::int64_t>> input_shapes;
     tpumodel::Precision precision = tpumodel::Precision::Fp32;
+    // int8's calibration samples: whole samples of the one graph input in its ONNX order (the
+    // batch axis's size times, flattened); needed for, and only taken with, Precision::Int8.
+    std::vector<float> calibration;
 };
 
 // What the compiler did, for the report.

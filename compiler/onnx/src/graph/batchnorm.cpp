@@ -8,7 +8,8 @@
 // - split_batchnorms: any other as the elementwise ops it is made of, Y = (X - mean) k + B with
 //   k = scale / sqrt(var + epsilon), each [C] vector seen as [C, 1, ..., 1] (a Reshape, a view)
 //   to broadcast along axis 1; with all four vectors constant, k and b' = B - mean k are
-//   computed in double as above and Y = X k + b'.
+//   computed in double as above and Y = X k + b' (on an NHWC image, which the layout pass
+//   makes of such a BatchNormalization's 4-D data, k and b' are [C] rows of its last axis).
 #include "passes.hpp"
 
 #include <cmath>
@@ -60,24 +61,40 @@ bool foldable(const Model &m, const Node &conv, const Node &bn) {
     return true;
 }
 
-// The split of a BatchNormalization: float data in ONNX's order, rank 2 or more, the four
-// vectors present, inference mode.
+// The data's channels: axis 1 in ONNX's order, the last axis of an NHWC image.
+std::int64_t channels(const Tensor &x) {
+    return x.layout == tpumodel::Layout::Nhwc ? x.shape.back() : x.shape[1];
+}
+
+// The split of a BatchNormalization: float data of rank 2 or more, in ONNX's order or an NHWC
+// image with constant vectors, the four vectors present, inference mode.
 bool splittable(const Model &m, const Node &bn) {
     if (bn.op != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1 ||
         bn.get_int("training_mode", 0) != 0)
         return false;
     const Tensor &x = m.tensors[bn.inputs[0]];
-    if (x.dtype != tpumodel::DType::Float || x.layout != tpumodel::Layout::Plain ||
-        x.shape.size() < 2)
+    if (x.dtype != tpumodel::DType::Float || x.shape.size() < 2 ||
+        (x.layout != tpumodel::Layout::Plain && !constant_batchnorm(m, bn)))
         return false;
     for (std::size_t i = 1; i < 5; ++i)
         if (bn.inputs[i] == no_tensor ||
-            m.tensors[bn.inputs[i]].element_count() != std::uint64_t(x.shape[1]))
+            m.tensors[bn.inputs[i]].element_count() != std::uint64_t(channels(x)))
             return false;
     return true;
 }
 
 } // namespace
+
+bool constant_batchnorm(const Model &m, const Node &bn) {
+    if (bn.op != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1 ||
+        bn.get_int("training_mode", 0) != 0 || m.tensors[bn.inputs[0]].shape.size() < 2)
+        return false;
+    for (std::size_t i = 1; i < 5; ++i)
+        if (bn.inputs[i] == no_tensor ||
+            !constant_vector(m, bn.inputs[i], channels(m.tensors[bn.inputs[0]])))
+            return false;
+    return true;
+}
 
 void split_batchnorms(Model &m) {
     std::vector<Node> nodes;
@@ -90,13 +107,13 @@ void split_batchnorms(Model &m) {
         const std::string &base = bn.name;
         const std::uint32_t x = bn.inputs[0], y = bn.outputs[0];
         const std::vector<std::int64_t> shape = m.tensors[x].shape;
+        const bool nhwc = m.tensors[x].layout == tpumodel::Layout::Nhwc;
         std::vector<std::int64_t> column(shape.size() - 1, 1); // [C, 1, ..., 1]
         column[0] = shape[1];
+        if (nhwc) // [C]: a row of the image's last axis
+            column = {shape.back()};
         const float epsilon = bn.get_float("epsilon", 1e-5f);
-        bool constants = true;
-        for (std::size_t i = 1; i < 5; ++i)
-            constants = constants && constant_vector(m, bn.inputs[i], shape[1]);
-        if (constants) {
+        if (constant_batchnorm(m, bn)) {
             const std::vector<float> scale = floats(m.tensors[bn.inputs[1]]),
                                      shift = floats(m.tensors[bn.inputs[2]]),
                                      mean = floats(m.tensors[bn.inputs[3]]),
@@ -108,6 +125,7 @@ void split_batchnorms(Model &m) {
                 b[c] = float(double(shift[c]) - double(mean[c]) * s);
             }
             const std::uint32_t scaled = add_float_tensor(m, base + "_scaled", shape);
+            m.tensors[scaled].layout = m.tensors[x].layout;
             nodes.push_back(op_node(base + "_scale", "Mul",
                                     {x, m.add_tensor(float_constant(base + "_k", column, k))},
                                     scaled));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// layout.cpp - tensors in the card's layouts. Images (4-D tensors between Conv, pooling and
-// elementwise nodes, including those with a constant scalar) become NHWC; Conv weights HWIO; Gemm
+// layout.cpp - tensors in the card's layouts. Images (4-D tensors between Conv, pooling,
+// elementwise nodes, including those with a constant scalar, and BatchNormalizations with
+// constant vectors) become NHWC; Conv weights HWIO; Gemm
 // weights [K, N] (transB folded). A graph input or output keeps ONNX's NCHW through a Transpose
 // node at the edge; so do an image made by a node that does not take NHWC and any other consumer
 // of an image, except a Flatten (or a Reshape to [N, C*H*W]) that only feeds Gemm/MatMul with
@@ -40,7 +41,7 @@ std::vector<std::uint32_t> image_operands(const Model &m, const Node &n) {
             return {}; // weights computed at run time stay in ONNX's layout
         return {n.inputs[0], n.outputs[0]};
     }
-    if (pointwise_ops.count(n.op))
+    if (pointwise_ops.count(n.op) || constant_batchnorm(m, n))
         return {n.inputs[0], n.outputs[0]};
     if (binary_ops.count(n.op) && n.inputs.size() == 2 && is_image(m, n.inputs[1]) &&
         m.tensors[n.inputs[0]].shape == m.tensors[n.inputs[1]].shape)
@@ -163,13 +164,15 @@ tpumodel::Node transpose_node(const std::string &name, std::uint32_t from, std::
 void convert_layouts(Model &m, CompileSummary &summary) {
     weights_to_kn(m);
 
-    // The images: seeded by the image ops, spread through pointwise and same-shape binary ops.
+    // The images: seeded by the image ops and BatchNormalizations with constant vectors (which
+    // the card then runs per channel as rows of the last axis), spread through pointwise and
+    // same-shape binary ops.
     std::vector<bool> nhwc(m.tensors.size(), false);
     for (bool changed = true; changed;) {
         changed = false;
         for (const Node &n : m.nodes) {
             const std::vector<std::uint32_t> ids = image_operands(m, n);
-            bool any = image_ops.count(n.op) != 0;
+            bool any = image_ops.count(n.op) != 0 || (!ids.empty() && constant_batchnorm(m, n));
             for (std::uint32_t id : ids)
                 any = any || nhwc[id];
             for (std::uint32_t id : ids)

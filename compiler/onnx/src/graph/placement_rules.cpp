@@ -425,10 +425,17 @@ CardDecision card_decision(const Model &m, const Node &n) {
     if (it == rules().end())
         return cpu("no card op for " + n.op);
     for (const std::vector<std::uint32_t> *ids : {&n.inputs, &n.outputs})
-        for (std::uint32_t id : *ids)
-            if (id != tpumodel::no_tensor && !m.tensors[id].constant && m.tensors[id].shape.empty())
+        for (std::uint32_t id : *ids) {
+            if (id == tpumodel::no_tensor || m.tensors[id].constant)
+                continue;
+            if (m.tensors[id].shape.empty())
                 return cpu("a scalar tensor '" + m.tensors[id].name +
                            "': the card's tensors have 1 to 8 dimensions");
+            if (m.tensors[id].element_count() == 0)
+                return cpu("an empty tensor '" + m.tensors[id].name + "' " +
+                           m.tensors[id].shape_string() +
+                           ": the card's tensors have at least one element");
+        }
     return it->second(m, n);
 }
 

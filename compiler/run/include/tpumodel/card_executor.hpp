@@ -6,7 +6,10 @@
 // their tensors copied off the card and back on as needed. A model compiled for bf16 runs its
 // matmuls and convolutions (dense, conv2d_layer, matmul) on bf16 operands, the card's fast
 // path: constant weights rounded to bf16 once, activations cast on the card before each;
-// biases, outputs and every other op stay fp32. ONNX's quantised ops run on the card's int8
+// biases, outputs and every other op stay fp32. A model compiled for int8 (with calibration)
+// runs those of them with constant weights on the card's int8 path (int8_layers.hpp: the data
+// quantised by a cast on the card, the weights per channel at load, fp32 out); every other op
+// stays fp32. ONNX's quantised ops run on the card's int8
 // path (compiler/run/src/quant_ops.cpp), uint8 tensors held there as int8 u - 128: the
 // executor shifts them as it copies them on and off.
 #pragma once
@@ -34,8 +37,8 @@ class ExecError : public std::runtime_error {
 class Executor {
   public:
     // Loads `model` on `device`: uploads its constants, allocates the card's tensors and
-    // prepares each card node. Throws ExecError naming the first node it cannot bind, or for a
-    // model compiled for int8 (not run yet).
+    // prepares each card node. Throws ExecError naming the first node it cannot bind (an int8
+    // model's layer without its calibrated range among them).
     Executor(tpurt::Device &device, Model model);
 
     // The graph outputs for `inputs` (one per graph input, in order, of its dtype and shape,
@@ -57,11 +60,15 @@ class Executor {
     tpurt::Tensor &on_card(std::uint32_t id); // the tensor's card copy, allocated on first use
     // Its bf16 copy: a constant's rounded once, another's cast by `casts` (the first reader's).
     const tpurt::Tensor &in_bf16(std::uint32_t id, std::vector<tpurt::OpSequence> &casts);
+    // Its int8 copy, x / scale cast on the card by `casts` (the first reader's).
+    const tpurt::Tensor &in_int8(std::uint32_t id, float scale,
+                                 std::vector<tpurt::OpSequence> &casts);
 
     tpurt::Device *device_;
     Model model_;
     std::vector<std::optional<tpurt::Tensor>> card_; // per tensor id: its copy on the card
     std::vector<std::optional<tpurt::Tensor>> bf16_; // and its bf16 copy (bf16 models)
+    std::vector<std::optional<tpurt::Tensor>> int8_; // or its int8 copy (int8 models)
     std::vector<Step> steps_;
 };
 

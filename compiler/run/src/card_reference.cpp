@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// card_reference.cpp - a compiled model in the card's arithmetic on the CPU (card_reference.hpp):
+// dense and conv2d_layer nodes by the golden models, the exact card ops and CPU nodes by the
+// reference kernels.
+#include "tpumodel/card_reference.hpp"
+
+#include "card_ops.hpp"
+#include "op_text.hpp"
+
+#include "tpumodel/card_executor.hpp"
+#include "tpumodel/cpu_executor.hpp"
+
+#include <tpurt/bf16.hpp>
+#include <tpurt/golden/reference_conv2d.hpp>
+#include <tpurt/golden/reference_dense.hpp>
+
+#include <cstring>
+#include <set>
+#include <span>
+
+namespace tpumodel::card {
+
+namespace {
+
+// The card ops whose results are the CPU kernels' bit for bit.
+bool exact_card_op(const Node &n) {
+    static const std::set<std::string> ops = {"view",        "permute", "pool2d",
+                                              "elementwise", "divide",  "slice_copy"};
+    return ops.contains(n.card_op) || (n.card_op == "unary" && n.op == "Relu");
+}
+
+std::vector<float> floats(const Tensor &t) {
+    std::vector<float> v(t.element_count());
+    std::memcpy(v.data(), t.data.data(), v.size() * sizeof(float));
+    return v;
+}
+
+// The operand bytes of a matmul or convolution of `type` (fp32 or bf16, rounded to nearest even).
+std::vector<std::byte> operand(const Tensor &t, tpurt::DType type) {
+    const std::vector<float> v = floats(t);
+    if (type == tpurt::DType::Fp32)
+        return std::vector<std::byte>(reinterpret_cast<const std::byte *>(v.data()),
+                                      reinterpret_cast<const std::byte *>(v.data() + v.size()));
+    std::vector<std::byte> out(v.size() * sizeof(tpurt::Bf16));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const tpurt::Bf16 b = tpurt::Bf16::from_float(v[i]);
+        std::memcpy(out.data() + i * sizeof b, &b, sizeof b);
+    }
+    return out;
+}
+
+tpurt::Activation activation(const Node &n) {
+    const std::string a = n.get_string("activation", "");
+    if (a.empty())
+        return tpurt::Activation::None;
+    if (a == "Relu")
+        return tpurt::Activation::Relu;
+    cannot(n, "fused activation " + a);
+}
+
+// dense or conv2d_layer of node n on its inputs: fp32 out, as the executor binds them.
+Tensor layer(const Model &m, const Node &n, const std::vector<const Tensor *> &in) {
+    const Tensor &x = *in.at(0), &w = *in.at(1);
+    if (x.dtype != DType::Float || w.dtype != DType::Float)
+        cannot(n, "no bit-exact model of other than float32 operands here");
+    const tpurt::DType type =
+        m.precision == Precision::Bf16 ? tpurt::DType::Bf16 : tpurt::DType::Fp32;
+    const std::vector<float> bias = in.size() > 2 && in[2] ? floats(*in[2]) : std::vector<float>{};
+    Tensor y = m.tensors[n.outputs.at(0)];
+    std::vector<std::byte> out;
+    if (n.card_op == "dense") {
+        const tpurt::DenseLayer l{.m = std::uint32_t(x.shape.at(0)),
+                                  .k = std::uint32_t(x.shape.at(1)),
+                                  .n = std::uint32_t(w.shape.at(1)),
+                                  .in_type = type,
+                                  .out_type = tpurt::DType::Fp32,
+                                  .activation = activation(n)};
+        out = tpurt::reference_dense(l, operand(x, type), operand(w, type), bias);
+    } else {
+        const std::vector<std::int64_t> strides = n.get_ints("strides", {1, 1});
+        const std::vector<std::int64_t> pads = window_pads(m, n, {w.shape[0], w.shape[1]});
+        const tpurt::Conv2dShape s{.batch = std::uint32_t(x.shape.at(0)),
+                                   .height = std::uint32_t(x.shape.at(1)),
+                                   .width = std::uint32_t(x.shape.at(2)),
+                                   .channels = std::uint32_t(x.shape.at(3)),
+                                   .kernel_h = std::uint32_t(w.shape[0]),
+                                   .kernel_w = std::uint32_t(w.shape[1]),
+                                   .filters = std::uint32_t(w.shape.at(3)),
+                                   .stride_h = std::uint32_t(strides.at(0)),
+                                   .stride_w = std::uint32_t(strides.at(1)),
+                                   .pad_h = std::uint32_t(pads[0]),
+                                   .pad_w = std::uint32_t(pads[1])};
+        out = tpurt::reference_conv2d_layer(
+            type, operand(x, type), operand(w, type), bias,
+            {.function = activation(n), .out_type = tpurt::DType::Fp32}, s);
+    }
+    y.data.resize(out.size());
+    std::memcpy(y.data.data(), out.data(), out.size());
+    return y;
+}
+
+} // namespace
+
+std::vector<Tensor> reference_run(const Model &m, const std::vector<Tensor> &inputs) {
+    if (m.precision == Precision::Int8)
+        throw ExecError("a model compiled for int8: no CPU model of its card arithmetic here");
+    return cpu::run_model(m, inputs, [&](const Node &n, const std::vector<const Tensor *> &in) {
+        if (n.placement == Placement::Card && (n.card_op == "dense" || n.card_op == "conv2d_layer"))
+            return std::vector<Tensor>{layer(m, n, in)};
+        if (n.placement == Placement::Card && !exact_card_op(n))
+            cannot(n, "no bit-exact CPU model of this card op here");
+        return cpu::run_node(m, n, in);
+    });
+}
+
+} // namespace tpumodel::card
