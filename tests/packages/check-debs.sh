@@ -95,8 +95,13 @@ if find_deb "tpu-modules-$kabi"; then
 	fi
 	dpkg-deb -f "$deb" Depends | grep -q "linux-image-$kabi" ||
 		fail "tpu-modules-$kabi does not depend on linux-image-$kabi"
-	dpkg-deb -I "$deb" postinst | grep -q "depmod -a $kabi" ||
-		fail "tpu-modules-$kabi: postinst does not run depmod"
+	# One depmod each way (a minute in a TCG guest), before the module is loaded.
+	for script in postinst postrm; do
+		n=$(dpkg-deb -I "$deb" "$script" | grep -c "^[[:space:]]*depmod .*$kabi" || true)
+		[ "$n" -eq 1 ] || fail "tpu-modules-$kabi: $script runs depmod $n times, not once"
+	done
+	dpkg-deb -I "$deb" postinst | grep -E "^[[:space:]]*(depmod|/usr/libexec/tpu-common/tpu-module load)" |
+		head -n1 | grep -q depmod || fail "tpu-modules-$kabi: postinst loads tpu.ko before depmod"
 fi
 
 # The repository index.

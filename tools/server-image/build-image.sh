@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Builds the server image in two layers, each cached in $TPU_CACHE/server-image/ keyed by a hash of
 # its inputs, and prints the image's directory on stdout (progress on stderr):
-#   base-<key>/root  a Debian 12 root made by mmdebstrap from deb.debian.org (bookworm,
-#       bookworm-updates, bookworm-security, and bookworm-backports for the guest kernel) with the
-#       packages of packages.list, the kernel, and what the stack's packages need from Debian
+#   base-<key>/root  a Debian 12 root made by mmdebstrap (build-base.sh) with the packages of
+#       packages.list, the kernel, and what the stack's packages need from Debian
 #       (stack-depends.py); it changes only when those do
 #   <key>/   a copy of the base with the stack's packages (stack-packages.list) installed by
 #       apt-get from the local repository SERVER_REPO (install-stack.sh), configured by
@@ -89,39 +88,15 @@ flock 9
 
 # ---- the base: Debian's packages ---------------------------------------------------------------
 deps=()
-[ ${#stack[@]} -eq 0 ] || mapfile -t deps < <("$here/stack-depends.py" "$repo/Packages" "${stack[@]}")
+if [ ${#stack[@]} -gt 0 ]; then
+	needed=$("$here/stack-depends.py" "$repo/Packages" "${stack[@]}")
+	mapfile -t deps <<<"$needed"
+fi
 pkgs=$(grep -v -e '^#' -e '^[[:space:]]*$' "$here/packages.list" | paste -sd, -)
 pkgs+=",linux-image-$abi"
 [ ${#deps[@]} -eq 0 ] || pkgs+=,$(IFS=,; echo "${deps[*]}")
-base_key=$( {
-	cd "$here" && sha256sum build-image.sh initramfs-setup.sh
-	echo "packages $pkgs"
-} | sha256sum | cut -c1-16)
-base=$cache/server-image/base-$base_key
-if [ -f "$base/.done" ]; then
-	touch "$base/.done"
-else
-	start=$(date +%s)
-	rm -rf "$base"
-	mkdir -p "$base.tmp"
-	trap 'rm -rf "$base.tmp"' EXIT
-	mirror=http://deb.debian.org/debian
-	say "base $base_key: mmdebstrap of bookworm with linux-image-$abi and ${#deps[@]} packages the stack needs"
-	# Documentation and translations left out (copyright files kept): a smaller, faster image.
-	mmdebstrap --mode=root --variant=apt --format=directory --include="$pkgs" \
-		--aptopt='Acquire::Retries "3"' --dpkgopt=force-unsafe-io \
-		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-		--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
-		--dpkgopt='path-exclude=/usr/share/info/*' \
-		--essential-hook="'$here/initramfs-setup.sh' \"\$1\"" \
-		bookworm "$base.tmp/root" "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
-		"deb http://deb.debian.org/debian-security bookworm-security main" \
-		"deb $mirror bookworm-backports main" >&2
-	touch "$base.tmp/.done"
-	mv "$base.tmp" "$base"
-	trap - EXIT
-	say "base built in $(($(date +%s) - start)) s: $base"
-fi
+base=$("$here/build-base.sh" "$pkgs")
+base_key=$(basename "$(dirname "$base")")
 
 # ---- the image: the stack on a copy of the base ------------------------------------------------
 key=$( {
@@ -143,7 +118,7 @@ work=$out.tmp
 rm -rf "$work" "$out"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
-cp -a "$base/root" "$work/root"
+cp -a "$base" "$work/root"
 if [ ${#stack[@]} -gt 0 ]; then
 	say "installing ${stack[*]} from $repo"
 	"$here/with-mounts.sh" "$work/root" "$here/install-stack.sh" "$work/root" "$repo" "${stack[@]}"
