@@ -39,11 +39,13 @@ std::uint32_t tiled_chunk_rows(const PoolGradProblem &p, const ArrayLimits &limi
     const std::uint64_t row_m = std::uint64_t{p.out_width()} * p.channels; // values per window row
     const std::uint64_t row_n = std::uint64_t{p.width} * p.channels;       // values per image row
     const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
-    // d, y, avail and the hits (m values each), x and dx (n each), staging (n).
+    // d, y, avail and the hits (m values each), x and dx (n each), staging (n); the bf16 path's
+    // rounding of dy (Block::round_vpu_work_bytes: 8 m and its constants) fits in the same.
     const std::uint64_t ub_per_row = 4 * (4 * row_m + 2 * row_n) + staged * row_n;
-    if (data_ub + ub_per_row > limits.ub_bytes)
+    const std::uint32_t first = data_ub + Block::round_vpu_work_bytes(0);
+    if (first + ub_per_row > limits.ub_bytes)
         return 0;
-    std::uint64_t rows = (limits.ub_bytes - data_ub) / ub_per_row;
+    std::uint64_t rows = (limits.ub_bytes - first) / ub_per_row;
     rows = std::min(rows, max_dim / row_n);                        // widening, rounding, DMA
     rows = std::min<std::uint64_t>(rows, max_dim / p.out_width()); // VECTOR rows
     rows = std::min<std::uint64_t>(rows, limits.acc_bytes / (4 * row_n));
@@ -123,12 +125,12 @@ std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size
 
 // The tiled path of MAX with x, y and dx in bf16: the same hits, but computed by bf16 VECTORs on
 // x and y as they come (the widening to fp32 is exact, so bf16 EQ is fp32 EQ), and dx = hit x
-// bf16(dy) in bf16, so only dy (a quarter of dx's elements for 2 x 2 windows) is rounded through
-// the accumulators instead of every element of dx. That is bf16(hit x dy) bit for bit (hit is 0
-// or 1, the rounding keeps the sign and NaN goes to 0x7fc0 either way), except where a finite dy
-// of at least 2^128 - 2^119 rounds to infinity: there the window's other elements get NaN (0 x
-// inf) instead of a signed zero. avail = (y == y): NaN only where y is NaN, and no x equals a NaN
-// y, so no hit there either way.
+// bf16(dy) in bf16, so only dy (a quarter of dx's elements for 2 x 2 windows) is rounded, on the
+// vector unit (Block::round_to_bf16_vpu), instead of every element of dx. That is bf16(hit x dy)
+// bit for bit (hit is 0 or 1, the rounding keeps the sign and NaN goes to 0x7fc0 either way),
+// except where a finite dy of at least 2^128 - 2^119 rounds to infinity: there the window's other
+// elements get NaN (0 x inf) instead of a signed zero. avail = (y == y): NaN only where y is NaN,
+// and no x equals a NaN y, so no hit there either way.
 std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t chunk,
                                          const ArrayLimits &limits, std::size_t max_program_bytes) {
     const std::uint32_t kh = p.window_h, kw = p.window_w, c = p.channels;
@@ -137,10 +139,13 @@ std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t
     const auto m = static_cast<std::uint32_t>(chunk * row_m),
                n = static_cast<std::uint32_t>(chunk * row_n);
     const bool dy_fp32 = p.dy_type == DType::Fp32;
-    // dy as it comes (fp32: 4 m bytes), then bf16 regions: dy, y, avail, hits (m each), x and
-    // dx (n each).
-    const std::uint32_t d = data_ub, db = d + (dy_fp32 ? 4 * m : 0), y = db + 2 * m, a = y + 2 * m,
-                        hits = a + 2 * m, x = hits + 2 * m, dx = x + 2 * n;
+    // fp32 dy as it comes (4 m bytes) and the work area of its rounding, which ends with the
+    // bf16 dy (Block::round_to_bf16_vpu); a bf16 dy straight into db. Then bf16 regions: y,
+    // avail, hits (m each), x and dx (n each).
+    const std::uint32_t d = data_ub, work = d + 4 * m,
+                        db = dy_fp32 ? work + Block::round_vpu_work_bytes(m) - 2 * m : data_ub,
+                        y = db + 2 * m, a = y + 2 * m, hits = a + 2 * m, x = hits + 2 * m,
+                        dx = x + 2 * n;
     const std::uint32_t pixel = 2 * c, window = kw * pixel;
     const auto per_pixel = [&](Block &b, VectorOp op, std::uint32_t a_addr, std::uint32_t a_stride,
                                std::uint32_t b_addr, std::uint32_t b_stride, std::uint32_t dst,
@@ -174,7 +179,7 @@ std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t
         Block b(limits.mxu_cols);
         if (dy_fp32) {
             b.load(p.dy_addr + w0 * row_m * 4, d, 1, values);
-            b.round_to_bf16(d, db, values);
+            b.round_to_bf16_vpu(d, work, m, values);
         } else {
             b.builder().dma_in(bf16_rows(p.dy_addr + w0 * row_m * 2, 2 * row_m, db, rows, row_m));
         }
