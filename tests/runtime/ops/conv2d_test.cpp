@@ -15,7 +15,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -133,6 +135,94 @@ TEST_CASE("bf16 convolutions round like the direct loop in tap order", "[conv2d]
 TEST_CASE("fp32 convolutions are exact", "[conv2d][fp32]") {
     check_fp32(default_card, shapes[1], 21);
     check_fp32(default_card, shapes[3], 22);
+}
+
+// K of the MATMULs of a compiled convolution (all the same here).
+std::uint32_t matmul_k(const tpu_engine_config &cfg, DType type, const Conv2dShape &s) {
+    const tpurt::Conv2dPlan plan = tpurt::compile_conv2d(
+        {.type = type, .shape = s, .input_addr = 0, .weight_addr = 0, .output_addr = 0},
+        runtime_test::limits_of(cfg));
+    for (const tpurt::Program &program : plan.programs)
+        for (const tpu_insn &insn : program.insns)
+            if (insn.hdr.opcode == TPU_OP_MATMUL)
+                return insn.mxu.cols;
+    return 0;
+}
+
+TEST_CASE("one-channel convolutions compute several pixels a MATMUL row, bit for bit",
+          "[conv2d][pack]") {
+    // 28 x 28 x 1 into 32 filters (the demo's first layer): 4 pixels a row against a 4 x 128
+    // tile; 6 pixels of 20 filters; a small card (8 x 8: 2 pixels of 4 filters); stride 2 down.
+    struct Case {
+        tpu_engine_config cfg;
+        Conv2dShape s;
+        std::uint32_t pixels; // a MATMUL row
+    };
+    const Case cases[] = {
+        {default_card,
+         {.batch = 3,
+          .height = 28,
+          .width = 28,
+          .channels = 1,
+          .kernel_h = 3,
+          .kernel_w = 3,
+          .filters = 32,
+          .pad_h = 1,
+          .pad_w = 1},
+         4},
+        {default_card,
+         {.batch = 2,
+          .height = 9,
+          .width = 12,
+          .channels = 1,
+          .kernel_h = 5,
+          .kernel_w = 3,
+          .filters = 20,
+          .stride_h = 2,
+          .pad_h = 2,
+          .pad_w = 1},
+         6},
+        {engine_config(8, 8, 4096, 2048),
+         {.batch = 2,
+          .height = 7,
+          .width = 6,
+          .channels = 1,
+          .kernel_h = 3,
+          .kernel_w = 3,
+          .filters = 4,
+          .pad_h = 1,
+          .pad_w = 1},
+         2},
+    };
+    std::uint64_t seed = 41;
+    for (const Case &c : cases) {
+        for (DType type : {DType::Int8, DType::Bf16, DType::Fp32})
+            CHECK(matmul_k(c.cfg, type, c.s) == c.pixels);
+        check_int8(c.cfg, c.s, seed++);
+        check_bf16(c.cfg, c.s, seed++);
+        check_fp32(c.cfg, c.s, seed++);
+    }
+}
+
+// The packing's one difference (conv2d_compiler.cpp, pack_pixels()): an infinite input pixel
+// makes the other pixels of the MATMUL rows that read it NaN (0 x inf), not only its own outputs.
+TEST_CASE("one-channel packed convolution: an infinite input makes its MATMUL rows NaN",
+          "[conv2d][pack]") {
+    const Conv2dShape s{.height = 1, .width = 8, .channels = 1, .kernel_w = 1, .filters = 32};
+    std::vector<tpurt::Bf16> input(8, tpurt::Bf16::from_float(1.0f));
+    input[5] = tpurt::Bf16::from_float(std::numeric_limits<float>::infinity());
+    const std::vector<tpurt::Bf16> weights(32, tpurt::Bf16::from_float(0.5f));
+    const auto run =
+        run_conv2d_on_engine(default_card, DType::Bf16, s, input.data(), weights.data());
+    std::vector<float> out(8 * 32);
+    std::memcpy(out.data(), run.output.data(), out.size() * 4);
+    for (std::size_t pixel = 0; pixel < 8; ++pixel) {
+        CAPTURE(pixel);
+        // 4 pixels a row: pixels 4..7 share the row with pixel 5's infinity.
+        CHECK(std::isnan(out[pixel * 32]) == (pixel >= 4 && pixel != 5));
+        if (pixel < 4 || pixel == 5)
+            CHECK(out[pixel * 32] == (pixel < 4 ? 0.5f : INFINITY));
+    }
 }
 
 TEST_CASE("a small card splits images into blocks of output rows", "[conv2d][small]") {

@@ -39,6 +39,10 @@ struct Geometry {
     std::uint64_t padded_row; // bytes of one padded row in the unified buffer
     std::uint64_t slot_rows;  // padded rows an image of a stack takes (padded_h up to stride_h)
     std::uint64_t tile_c, tile_f;
+    // Output pixels one MATMUL row computes (pack_pixels() below): 1, or with one channel P
+    // pixels side by side against a block-diagonal tile of P copies of a tap's weights, built
+    // per tap at tile_addr.
+    std::uint64_t pack = 1, tile_addr = 0;
     std::uint64_t block_rows; // output rows of the largest block
     // The epilogue's staging area at the top of the unified buffer: bias (tile_f fp32) at
     // stage_addr, then up to stage_pixels activated pixels of a filter tile.
@@ -83,18 +87,20 @@ class BlockEmitter {
 
     // Instructions of a stack of `images` whole images (HALT not included).
     std::uint64_t stack_instructions(std::uint64_t images) const {
-        return images + g_.f_tiles(s_) * (2 * taps() * g_.c_tiles(s_) + bias_insns() +
+        return images + g_.f_tiles(s_) * (tap_insns() * taps() * g_.c_tiles(s_) + bias_insns() +
                                           images * out_insns(g_.oh * g_.ow));
     }
 
     // Instructions of the largest row block (HALT included).
     std::uint64_t block_instructions() const {
-        return 2 + g_.f_tiles(s_) * (2 * taps() * g_.c_tiles(s_) + bias_insns() +
+        return 2 + g_.f_tiles(s_) * (tap_insns() * taps() * g_.c_tiles(s_) + bias_insns() +
                                      out_insns(g_.block_rows * g_.ow));
     }
 
   private:
     std::uint64_t taps() const { return std::uint64_t{s_.kernel_h} * s_.kernel_w; }
+    // A tap's instructions: LOAD_W and MATMUL, and packed the DMA of its tile's diagonal.
+    std::uint64_t tap_insns() const { return g_.pack > 1 ? 3 : 2; }
     std::uint64_t bias_insns() const { return p_.epilogue && p_.epilogue->bias_addr ? 1 : 0; }
     // Instructions writing `pixels` pixels of one filter tile out.
     std::uint64_t out_insns(std::uint64_t pixels) const {
@@ -226,22 +232,43 @@ class BlockEmitter {
         const std::uint64_t c_rows = std::min<std::uint64_t>(g_.tile_c, s_.channels - c0);
         const std::uint64_t w_row = std::uint64_t{s_.filters} * g_.elem;
         const std::uint64_t tap_row = (ky * s_.kernel_w + kx) * s_.channels + c0;
-        out.load_weights(
-            HostWeightLoad{.type = p_.type,
-                           .host_addr = p_.weight_addr + tap_row * w_row + f0 * g_.elem,
-                           .host_stride = w_row,
-                           .rows = static_cast<std::uint32_t>(c_rows),
-                           .cols = static_cast<std::uint32_t>(f_cols)});
+        const std::uint64_t weights = p_.weight_addr + tap_row * w_row + f0 * g_.elem;
+        const std::uint64_t p = g_.pack;
+        if (p > 1) {
+            // The tap's one row of weights P times down the diagonal of its P x P F tile, whose
+            // other elements stay zero: row j holds them at columns j F ... j F + F - 1.
+            const std::uint64_t tile_row = p * f_cols * g_.elem;
+            const auto tile =
+                static_cast<std::uint32_t>(g_.tile_addr + (ky * s_.kernel_w + kx) * p * tile_row);
+            out.dma_in({.type = p_.type,
+                        .host_addr = weights,
+                        .host_stride = 0,
+                        .local_addr = tile,
+                        .local_stride = static_cast<std::uint32_t>(tile_row + f_cols * g_.elem),
+                        .rows = static_cast<std::uint32_t>(p),
+                        .cols = static_cast<std::uint32_t>(f_cols)});
+            out.load_weights(WeightLoad{.type = p_.type,
+                                        .src_addr = tile,
+                                        .src_stride = static_cast<std::uint32_t>(tile_row),
+                                        .rows = static_cast<std::uint32_t>(p),
+                                        .cols = static_cast<std::uint32_t>(p * f_cols)});
+        } else {
+            out.load_weights(HostWeightLoad{.type = p_.type,
+                                            .host_addr = weights,
+                                            .host_stride = w_row,
+                                            .rows = static_cast<std::uint32_t>(c_rows),
+                                            .cols = static_cast<std::uint32_t>(f_cols)});
+        }
         out.matmul({.type = p_.type,
                     .src_addr = static_cast<std::uint32_t>(ky * g_.padded_row + kx * g_.pixel +
                                                            c0 * g_.elem),
-                    .src_stride = static_cast<std::uint32_t>(s_.stride_w * g_.pixel),
-                    .rows = static_cast<std::uint32_t>(pixels),
-                    .cols = static_cast<std::uint32_t>(c_rows),
+                    .src_stride = static_cast<std::uint32_t>(p * s_.stride_w * g_.pixel),
+                    .rows = static_cast<std::uint32_t>(pixels / p),
+                    .cols = static_cast<std::uint32_t>(p * c_rows),
                     .acc_addr = 0,
-                    .acc_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
+                    .acc_stride = static_cast<std::uint32_t>(p * f_cols * g_.acc_elem),
                     .accumulate = !first,
-                    .row_group = static_cast<std::uint32_t>(g_.ow),
+                    .row_group = static_cast<std::uint32_t>(g_.ow / p),
                     .group_stride = static_cast<std::uint32_t>(s_.stride_h * g_.padded_row)});
     }
 
@@ -249,6 +276,25 @@ class BlockEmitter {
     const Conv2dShape &s_;
     const Geometry &g_;
 };
+
+// Output pixels a MATMUL row computes: with one channel, stride 1 across and one filter tile, P
+// adjacent pixels of an output row (P dividing OW, P F columns, P <= 32 rows: one bf16 block)
+// against a P x P F tile holding the tap's weights w[f] at (j, j F + f) and zeros elsewhere,
+// instead of a K = 1 MATMUL row per pixel. Pixel j's column sees its own product at k = j and
+// products with zero weights elsewhere, which change no sum of finite values (a step from +0
+// keeps +0; int8 adds 0; bf16 adds E + O, where the zero chain stays +0 and a -0 from the other
+// chain becomes +0 as it does against O = +0 unpacked), so the results are bit for bit those of
+// one pixel a row; an infinite or NaN input pixel makes the other pixels of its MATMUL rows NaN
+// (0 x inf), where unpacked only its own outputs see it. The accumulators hold the same layout.
+std::uint64_t pack_pixels(const Conv2dShape &s, std::uint64_t ow, const ArrayLimits &limits) {
+    if (s.channels != 1 || s.stride_w != 1 || s.filters > limits.mxu_cols)
+        return 1;
+    std::uint64_t p =
+        std::min<std::uint64_t>({limits.mxu_cols / s.filters, limits.mxu_rows, TPU_BF16_BLOCK_K});
+    while (p > 1 && ow % p != 0)
+        --p;
+    return p;
+}
 
 // The most whole images one stack holds: their slots in the window, the output rows their
 // MATMULs walk in one MATMUL and in the accumulators, their instructions in one program.
@@ -298,6 +344,7 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
         g.tile_c -= g.tile_c % TPU_BF16_BLOCK_K;
     }
     g.tile_f = std::min<std::uint64_t>(s.filters, limits.mxu_cols);
+    g.pack = pack_pixels(s, g.ow, limits);
     if (std::uint64_t{s.width} * s.channels > max_dim)
         throw Error(ErrorCode::Unsupported,
                     "conv2d: an input row of " + std::to_string(s.width * s.channels) +
@@ -325,6 +372,15 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
         window_bytes = g.stage_addr;
         g.stage_pixels =
             std::min<std::uint64_t>((limits.ub_bytes - g.stage_addr - bias) / pixel_bytes, max_dim);
+    }
+
+    if (g.pack > 1) { // the packed taps' tiles below the staging area
+        const std::uint64_t tiles =
+            std::uint64_t{s.kernel_h} * s.kernel_w * g.pack * g.pack * g.tile_f * g.elem;
+        if (tiles + 64 > window_bytes)
+            g.pack = 1;
+        else
+            window_bytes = g.tile_addr = (window_bytes - tiles) / 64 * 64;
     }
 
     // The most output rows whose pixels fit a MATMUL and the accumulators (one filter tile),
