@@ -230,9 +230,12 @@ class BlockEmitter {
     void tap(ProgramBuilder &out, std::uint64_t ky, std::uint64_t kx, std::uint64_t c0,
              std::uint64_t f0, std::uint64_t f_cols, std::uint64_t pixels, bool first) const {
         const std::uint64_t c_rows = std::min<std::uint64_t>(g_.tile_c, s_.channels - c0);
-        const std::uint64_t w_row = std::uint64_t{s_.filters} * g_.elem;
-        const std::uint64_t tap_row = (ky * s_.kernel_w + kx) * s_.channels + c0;
-        const std::uint64_t weights = p_.weight_addr + tap_row * w_row + f0 * g_.elem;
+        const std::uint64_t w_row = p_.weight_channel_stride ? p_.weight_channel_stride
+                                                             : std::uint64_t{s_.filters} * g_.elem;
+        const std::uint64_t w_tap =
+            p_.weight_tap_stride ? p_.weight_tap_stride : std::uint64_t{s_.channels} * w_row;
+        const std::uint64_t weights =
+            p_.weight_addr + (ky * s_.kernel_w + kx) * w_tap + c0 * w_row + f0 * g_.elem;
         const std::uint64_t p = g_.pack;
         if (p > 1) {
             // The tap's one row of weights P times down the diagonal of its P x P F tile, whose
