@@ -245,8 +245,10 @@ TEST_CASE("a small card splits images into blocks of output rows", "[conv2d][sma
 }
 
 TEST_CASE("a batch of small images is stacked into one tall image per MATMUL", "[conv2d][stack]") {
-    // 6 images of 5x5 with padding 1: slots of 7 padded rows, so one MATMUL per tap walks
-    // 5 x 7 + 5 output rows, of which the 2 between two images are dropped.
+    // 6 images of 5x5 with padding 1: slots of 7 padded rows, so one MATMUL per tap walks a
+    // stack of 2 images as 7 + 5 output rows, of which the 2 between the images are dropped. A
+    // batch of four or more images goes in at least four stacks (here three of ceil(6 / 4) = 2),
+    // which take the two halves of the window and of the accumulators in turn.
     const Conv2dShape s{.batch = 6,
                         .height = 5,
                         .width = 5,
@@ -263,18 +265,19 @@ TEST_CASE("a batch of small images is stacked into one tall image per MATMUL", "
     std::size_t matmuls = 0;
     for (const union tpu_insn &insn : run.plan.programs[0].insns)
         if (insn.hdr.opcode == TPU_OP_MATMUL) {
+            CHECK(insn.mxu.rows == (7 + 5) * 5);
+            CHECK(insn.mxu.acc_addr == matmuls / 9 % 2 * (default_card.acc_bytes / 2));
             ++matmuls;
-            CHECK(insn.mxu.rows == (5 * 7 + 5) * 5);
         }
-    CHECK(matmuls == 9);
-    CHECK(run.macs == std::uint64_t{5 * 7 + 5} * 5 * 9 * 3 * 4);
+    CHECK(matmuls == 3 * 9);
+    CHECK(run.macs == 3 * std::uint64_t{7 + 5} * 5 * 9 * 3 * 4);
     std::vector<float> ref(s.output_elements());
     tpurt::reference_conv2d(std::span<const tpurt::Bf16>(x), std::span<const tpurt::Bf16>(w),
                             std::span<float>(ref), s);
     REQUIRE(std::memcmp(run.output.data(), ref.data(), run.output.size()) == 0);
-    // Stacks cut by the accumulators (2 images: 7 + 5 output rows of 5 pixels of a 4-filter
-    // tile, 960 bytes of 1,100; 3 would need 1,520) and strides whose slots round the padded
-    // height up (9 + 4 = 13 rows, slots of 14 = 7 output rows at stride 2).
+    // Stacks cut by the accumulators (halves of 512 of 1,100 bytes: 1 image, 5 output rows of 5
+    // pixels of a 4-filter tile, 400 bytes; 2 would need 960) and strides whose slots round the
+    // padded height up (9 + 4 = 13 rows, slots of 14 = 7 output rows at stride 2).
     check_bf16(engine_config(128, 128, 1u << 16, 1100), s, 53);
     check_int8(default_card,
                {.batch = 5,

@@ -43,6 +43,10 @@ struct Geometry {
     // pixels side by side against a block-diagonal tile of P copies of a tap's weights, built
     // per tap at tile_addr.
     std::uint64_t pack = 1, tile_addr = 0;
+    // Stacks of whole images take two halves of the window and of the accumulators in turn
+    // (bytes from the start of each; 0: one stack uses them whole), so that the next stack's
+    // input and MATMULs can run beside this one's epilogue (the graphs' schedule moves them).
+    std::uint64_t window_half = 0, acc_half = 0;
     std::uint64_t block_rows; // output rows of the largest block
     // The epilogue's staging area at the top of the unified buffer: bias (tile_f fp32) at
     // stage_addr, then up to stage_pixels activated pixels of a filter tile.
@@ -65,8 +69,8 @@ class BlockEmitter {
     Program emit(std::uint32_t image, std::uint64_t oy0, std::uint64_t rows) const {
         ProgramBuilder out;
         load_input(out, image, oy0, rows, 0);
-        compute(out, rows * g_.ow, [&](std::uint64_t f0, std::uint64_t f_cols) {
-            write_out(out, (std::uint64_t{image} * g_.oh + oy0) * g_.ow, rows * g_.ow, 0, f0,
+        compute(out, rows * g_.ow, {}, [&](std::uint64_t f0, std::uint64_t f_cols) {
+            write_out(out, (std::uint64_t{image} * g_.oh + oy0) * g_.ow, rows * g_.ow, {}, 0, f0,
                       f_cols);
         });
         return out.halt().finish();
@@ -80,8 +84,9 @@ class BlockEmitter {
     // from the job's start and no image sees another's.
     Program emit_stacks(std::uint32_t first, std::uint32_t count, std::uint32_t stack) const {
         ProgramBuilder out;
-        for (std::uint32_t i = first; i < first + count; i += stack)
-            emit_stack(out, i, std::min(stack, first + count - i));
+        for (std::uint32_t i = first, k = 0; i < first + count; i += stack, ++k)
+            emit_stack(out, i, std::min(stack, first + count - i),
+                       {.window = k % 2 * g_.window_half, .acc = k % 2 * g_.acc_half});
         return out.halt().finish();
     }
 
@@ -98,6 +103,12 @@ class BlockEmitter {
     }
 
   private:
+    // Where a stack's window and accumulators start (bytes into the unified buffer and the
+    // accumulators).
+    struct Place {
+        std::uint64_t window = 0, acc = 0;
+    };
+
     std::uint64_t taps() const { return std::uint64_t{s_.kernel_h} * s_.kernel_w; }
     // A tap's instructions: LOAD_W and MATMUL, and packed the DMA of its tile's diagonal.
     std::uint64_t tap_insns() const { return g_.pack > 1 ? 3 : 2; }
@@ -107,15 +118,16 @@ class BlockEmitter {
         return p_.epilogue ? 2 * ((pixels + g_.stage_pixels - 1) / g_.stage_pixels) : 1;
     }
 
-    void emit_stack(ProgramBuilder &out, std::uint32_t first, std::uint32_t images) const {
+    void emit_stack(ProgramBuilder &out, std::uint32_t first, std::uint32_t images,
+                    const Place &at) const {
         const std::uint64_t slot = g_.slot_rows * g_.padded_row;
         const std::uint64_t slot_pixels = g_.slot_rows / s_.stride_h * g_.ow;
         for (std::uint32_t i = 0; i < images; ++i)
-            load_input(out, first + i, 0, g_.oh, i * slot);
-        compute(out, g_.stack_rows(images, s_.stride_h) * g_.ow,
+            load_input(out, first + i, 0, g_.oh, at.window + i * slot);
+        compute(out, g_.stack_rows(images, s_.stride_h) * g_.ow, at,
                 [&](std::uint64_t f0, std::uint64_t f_cols) {
                     for (std::uint32_t i = 0; i < images; ++i)
-                        write_out(out, std::uint64_t{first + i} * g_.oh * g_.ow, g_.oh * g_.ow,
+                        write_out(out, std::uint64_t{first + i} * g_.oh * g_.ow, g_.oh * g_.ow, at,
                                   i * slot_pixels, f0, f_cols);
                 });
     }
@@ -123,14 +135,15 @@ class BlockEmitter {
     // Per filter tile: every tap's channel tiles into the accumulators over `pixels` output
     // pixels (row groups of one output row), then `finish(f0, f_cols)` writes the tile out.
     template <typename Finish>
-    void compute(ProgramBuilder &out, std::uint64_t pixels, Finish &&finish) const {
+    void compute(ProgramBuilder &out, std::uint64_t pixels, const Place &at,
+                 Finish &&finish) const {
         for (std::uint64_t f0 = 0; f0 < s_.filters; f0 += g_.tile_f) {
             const std::uint64_t f_cols = std::min<std::uint64_t>(g_.tile_f, s_.filters - f0);
             bool first = true;
             for (std::uint64_t ky = 0; ky < s_.kernel_h; ++ky)
                 for (std::uint64_t kx = 0; kx < s_.kernel_w; ++kx)
                     for (std::uint64_t c0 = 0; c0 < s_.channels; c0 += g_.tile_c) {
-                        tap(out, ky, kx, c0, f0, f_cols, pixels, first);
+                        tap(out, ky, kx, c0, f0, f_cols, pixels, at, first);
                         first = false;
                     }
             if (p_.epilogue && p_.epilogue->bias_addr)
@@ -140,19 +153,22 @@ class BlockEmitter {
     }
 
     // `pixels` output pixels from output pixel `first_pixel` on, held in the accumulators from
-    // pixel `acc_pixel` on: as accumulators, or through the epilogue.
+    // pixel `acc_pixel` of the stack's on: as accumulators, or through the epilogue.
     void write_out(ProgramBuilder &out, std::uint64_t first_pixel, std::uint64_t pixels,
-                   std::uint64_t acc_pixel, std::uint64_t f0, std::uint64_t f_cols) const {
+                   const Place &at, std::uint64_t acc_pixel, std::uint64_t f0,
+                   std::uint64_t f_cols) const {
         if (p_.epilogue)
-            return activate_out(out, first_pixel, pixels, acc_pixel, f0, f_cols);
+            return activate_out(out, first_pixel, pixels, at.acc + acc_pixel * f_cols * g_.acc_elem,
+                                f0, f_cols);
         const std::uint64_t out_pixel = std::uint64_t{s_.filters} * g_.acc_elem;
-        out.dma_out_acc({.type = accumulator_type(p_.type),
-                         .host_addr = p_.output_addr + first_pixel * out_pixel + f0 * g_.acc_elem,
-                         .host_stride = out_pixel,
-                         .local_addr = static_cast<std::uint32_t>(acc_pixel * f_cols * g_.acc_elem),
-                         .local_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
-                         .rows = static_cast<std::uint32_t>(pixels),
-                         .cols = static_cast<std::uint32_t>(f_cols)});
+        out.dma_out_acc(
+            {.type = accumulator_type(p_.type),
+             .host_addr = p_.output_addr + first_pixel * out_pixel + f0 * g_.acc_elem,
+             .host_stride = out_pixel,
+             .local_addr = static_cast<std::uint32_t>(at.acc + acc_pixel * f_cols * g_.acc_elem),
+             .local_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
+             .rows = static_cast<std::uint32_t>(pixels),
+             .cols = static_cast<std::uint32_t>(f_cols)});
     }
 
     // The filter tile's bias at the bottom of the epilogue's staging area.
@@ -170,7 +186,7 @@ class BlockEmitter {
     // A finished filter tile through ACTIVATE into the output, stage_pixels pixels at a time,
     // staged above the input window (above the bias, when there is one).
     void activate_out(ProgramBuilder &out, std::uint64_t first_pixel, std::uint64_t pixels,
-                      std::uint64_t acc_pixel, std::uint64_t f0, std::uint64_t f_cols) const {
+                      std::uint64_t acc, std::uint64_t f0, std::uint64_t f_cols) const {
         const MatmulEpilogue &e = *p_.epilogue;
         const auto cols = static_cast<std::uint32_t>(f_cols);
         const std::uint32_t bias_bytes = e.bias_addr ? cols * 4 : 0;
@@ -183,7 +199,7 @@ class BlockEmitter {
                 {.out_type = e.out_type,
                  .function = e.function,
                  .src_int32 = p_.type == DType::Int8,
-                 .acc_addr = static_cast<std::uint32_t>((acc_pixel + p0) * f_cols * g_.acc_elem),
+                 .acc_addr = static_cast<std::uint32_t>(acc + p0 * f_cols * g_.acc_elem),
                  .acc_stride = static_cast<std::uint32_t>(f_cols * g_.acc_elem),
                  .dst_addr = stage + bias_bytes,
                  .dst_stride = row_bytes,
@@ -228,7 +244,8 @@ class BlockEmitter {
     // One kernel tap's channel tile: its weights from host memory, then the MATMUL walking
     // `pixels` output pixels (row group = one output row) from the window's start.
     void tap(ProgramBuilder &out, std::uint64_t ky, std::uint64_t kx, std::uint64_t c0,
-             std::uint64_t f0, std::uint64_t f_cols, std::uint64_t pixels, bool first) const {
+             std::uint64_t f0, std::uint64_t f_cols, std::uint64_t pixels, const Place &at,
+             bool first) const {
         const std::uint64_t c_rows = std::min<std::uint64_t>(g_.tile_c, s_.channels - c0);
         const std::uint64_t w_row = p_.weight_channel_stride ? p_.weight_channel_stride
                                                              : std::uint64_t{s_.filters} * g_.elem;
@@ -263,12 +280,12 @@ class BlockEmitter {
                                             .cols = static_cast<std::uint32_t>(f_cols)});
         }
         out.matmul({.type = p_.type,
-                    .src_addr = static_cast<std::uint32_t>(ky * g_.padded_row + kx * g_.pixel +
-                                                           c0 * g_.elem),
+                    .src_addr = static_cast<std::uint32_t>(at.window + ky * g_.padded_row +
+                                                           kx * g_.pixel + c0 * g_.elem),
                     .src_stride = static_cast<std::uint32_t>(p * s_.stride_w * g_.pixel),
                     .rows = static_cast<std::uint32_t>(pixels / p),
                     .cols = static_cast<std::uint32_t>(p * c_rows),
-                    .acc_addr = 0,
+                    .acc_addr = static_cast<std::uint32_t>(at.acc),
                     .acc_stride = static_cast<std::uint32_t>(p * f_cols * g_.acc_elem),
                     .accumulate = !first,
                     .row_group = static_cast<std::uint32_t>(g_.ow / p),
@@ -302,16 +319,18 @@ std::uint64_t pack_pixels(const Conv2dShape &s, std::uint64_t ow, const ArrayLim
 // The most whole images one stack holds: their slots in the window, the output rows their
 // MATMULs walk in one MATMUL and in the accumulators, their instructions in one program.
 std::uint64_t stack_images(const Conv2dShape &s, const Geometry &g, const BlockEmitter &emitter,
-                           std::uint64_t window_bytes, const ArrayLimits &limits,
+                           std::uint64_t window_bytes, std::uint64_t acc_bytes,
                            std::size_t max_program_bytes) {
     const std::uint64_t max_insns = max_program_bytes / TPU_INSN_SIZE - 1;
     const auto fits = [&](std::uint64_t images) {
         const std::uint64_t pixels = g.stack_rows(images, s.stride_h) * g.ow;
         const std::uint64_t last = (g.oh - 1) * s.stride_h + s.kernel_h; // rows the last reads
         return ((images - 1) * g.slot_rows + last) * g.padded_row <= window_bytes &&
-               pixels <= max_dim && pixels * g.tile_f * g.acc_elem <= limits.acc_bytes &&
+               pixels <= max_dim && pixels * g.tile_f * g.acc_elem <= acc_bytes &&
                emitter.stack_instructions(images) <= max_insns;
     };
+    if (!fits(1))
+        return 0;
     std::uint64_t images = 1;
     while (images < s.batch && fits(images + 1))
         ++images;
@@ -404,9 +423,19 @@ Conv2dPlan compile_conv2d(const Conv2dProblem &problem, const ArrayLimits &limit
     Conv2dPlan plan;
     plan.block_rows = static_cast<std::uint32_t>(rows);
     if (rows == g.oh && emitter.stack_instructions(1) + 1 <= max_program_bytes / TPU_INSN_SIZE) {
-        // Whole images, stacked: as many stacks per program (one job) as it holds.
-        const std::uint64_t stack =
-            stack_images(s, g, emitter, window_bytes, limits, max_program_bytes);
+        // Whole images, stacked: as many stacks per program (one job) as it holds; at least four
+        // stacks, in the two halves in turn, where a batch has four images and they fit.
+        g.window_half = window_bytes / 2 / 64 * 64;
+        g.acc_half = limits.acc_bytes / 2 / 64 * 64;
+        std::uint64_t stack =
+            s.batch < 4 ? 0
+                        : std::min<std::uint64_t>(stack_images(s, g, emitter, g.window_half,
+                                                               g.acc_half, max_program_bytes),
+                                                  (s.batch + 3) / 4);
+        if (stack == 0) {
+            g.window_half = g.acc_half = 0;
+            stack = stack_images(s, g, emitter, window_bytes, limits.acc_bytes, max_program_bytes);
+        }
         const std::uint64_t per_stack = emitter.stack_instructions(stack);
         const std::uint64_t stacks =
             std::max<std::uint64_t>(1, (max_program_bytes / TPU_INSN_SIZE - 1) / per_stack);
