@@ -27,15 +27,15 @@ struct Span {
 struct Node {
     std::uint32_t units = 0;
     std::uint64_t cost = 1;
-    bool fixed = false;   // keeps its place against every other instruction
-    bool barrier = false; // SYNC, TIMESTAMP: starts once every earlier one has finished
-    bool mxu = false;     // LOAD_W or MATMUL: kept in order among themselves
-    std::array<Span, 3> spans{};
+    bool fixed = false;          // keeps its place against every other instruction
+    bool barrier = false;        // SYNC, TIMESTAMP: starts once every earlier one has finished
+    bool mxu = false;            // LOAD_W or MATMUL: kept in order among themselves
+    std::array<Span, 3> spans{}; // MATMUL, ACTIVATE and VECTOR have three, the others fewer
     unsigned span_count = 0;
 
     void add(Space space, bool write, std::uint64_t first, std::uint64_t rows, std::uint64_t stride,
              std::uint64_t row_bytes) {
-        if (rows == 0 || row_bytes == 0 || span_count == spans.size())
+        if (rows == 0 || row_bytes == 0)
             return;
         spans[span_count++] = {space, write, first, first + (rows - 1) * stride + row_bytes};
     }
