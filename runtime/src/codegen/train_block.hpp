@@ -2,9 +2,10 @@
 // train_block.hpp - what the training-op compilers share: the unified-buffer layout of their
 // constants, the start of every program (the constant 1 as a 1 x 1 fp32 weight), Block (one
 // tile's instructions on fp32 operands: functions and constants through the accumulators,
-// VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA, and bf16 operands widened on
-// the way in and rounded on the way out through a Staging area). Tiles go into programs through a
-// ProgramSplitter (program_splitter.hpp) with start_program() as the prologue.
+// VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA, bf16 operands widened on the
+// way in and rounded on the way out through a Staging area, and the same rounding on the vector
+// unit alone). Tiles go into programs through a ProgramSplitter (program_splitter.hpp) with
+// start_program() as the prologue.
 #pragma once
 
 #include "codegen/isa_limits.hpp"
