@@ -2,9 +2,10 @@
 // train_block.hpp - what the training-op compilers share: the unified-buffer layout of their
 // constants, the start of every program (the constant 1 as a 1 x 1 fp32 weight), Block (one
 // tile's instructions on fp32 operands: functions and constants through the accumulators,
-// VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA, and bf16 operands widened on
-// the way in and rounded on the way out through a Staging area). Tiles go into programs through a
-// ProgramSplitter (program_splitter.hpp) with start_program() as the prologue.
+// VECTOR with the four kinds of b, REDUCE, TRANSPOSE, dense DMA, bf16 operands widened on the
+// way in and rounded on the way out through a Staging area, and the same rounding on the vector
+// unit alone). Tiles go into programs through a ProgramSplitter (program_splitter.hpp) with
+// start_program() as the prologue.
 #pragma once
 
 #include "codegen/isa_limits.hpp"
@@ -13,6 +14,7 @@
 #include "tpurt/error.hpp"
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -303,11 +305,70 @@ class Block {
                      .rows = n,
                      .cols = 1});
     }
+    // The bytes round_to_bf16_vpu() needs at `work` for up to `capacity` values.
+    static constexpr std::uint32_t round_vpu_work_bytes(std::uint32_t capacity) {
+        return 16 + 8 * capacity;
+    }
+    // round_to_bf16()'s bits (nearest even, -0 kept, NaN 0x7fc0) on the vector unit alone, about
+    // 7 n / 128 cycles instead of the n of a MATMUL row per value. The n fp32 values at src
+    // (overwritten) times 1 (NaN becomes 0x7fc00000, everything else stays), then as int32 bits
+    // b: t = b + 0x7fff + bit 16 of b (wrapping: the carry of a rounding up runs into the
+    // exponent, the largest finite values' into infinity; 0x7fc00000 gives 0x7fc0), whose upper
+    // half is the bf16 value. Bit 16 is the sign of b x 2^15; the upper halves are row 1 of the
+    // TRANSPOSE of the n x 2 bf16 halves. `work` holds round_vpu_work_bytes(capacity) bytes,
+    // n <= capacity; the bf16 values end it (its last 2 capacity bytes).
+    void round_to_bf16_vpu(std::uint32_t src, std::uint32_t work, std::uint32_t capacity,
+                           std::uint32_t n) {
+        const std::uint32_t half = work, one = work + 4, minus_one = work + 8,
+                            not_bit16 = work + 16, halves = not_bit16 + 4 * capacity;
+        constant(std::bit_cast<float>(0x8000u), half);
+        constant(std::bit_cast<float>(1u), one);
+        constant(0.0f, minus_one);
+        int32(VectorOp::Sub, minus_one, 0, one, minus_one, 1); // 0 - 1
+        b_.vector({.type = DType::Fp32,
+                   .op = VectorOp::Mul,
+                   .a_addr = src,
+                   .a_stride = 4 * n,
+                   .b_addr = one_ub,
+                   .b_stride = 0,
+                   .dst_addr = src,
+                   .dst_stride = 4 * n,
+                   .rows = 1,
+                   .cols = n,
+                   .b_column = true});
+        int32(VectorOp::Mul, src, 4 * n, half, not_bit16, n);           // bit 16 as the sign
+        int32(VectorOp::Gt, not_bit16, 4 * n, minus_one, not_bit16, n); // 1 - bit 16
+        int32(VectorOp::Add, src, 4 * n, half, src, n);                 // b + 0x8000
+        int32(VectorOp::Sub, src, 4 * n, not_bit16, src, n, false);     // - (1 - bit 16)
+        b_.transpose({.type = DType::Bf16,
+                      .src_addr = src,
+                      .src_stride = 4,
+                      .dst_addr = halves,
+                      .dst_stride = 2 * capacity,
+                      .rows = n,
+                      .cols = 2});
+    }
     // The builder itself, for instructions on other dtypes.
     ProgramBuilder &builder() { return b_; }
     Program finish() { return b_.finish(); }
 
   private:
+    // dst = a op b over n int32 values (a_stride: one row of them, or 0 for one value): b the
+    // scalar at b, or (scalar false) n values like a.
+    void int32(VectorOp op, std::uint32_t a, std::uint32_t a_stride, std::uint32_t b,
+               std::uint32_t dst, std::uint32_t n, bool scalar = true) {
+        b_.vector({.type = DType::Int32,
+                   .op = op,
+                   .a_addr = a,
+                   .a_stride = a_stride,
+                   .b_addr = b,
+                   .b_stride = scalar ? 0 : a_stride,
+                   .dst_addr = dst,
+                   .dst_stride = a_stride,
+                   .rows = 1,
+                   .cols = n,
+                   .b_column = scalar});
+    }
     // dst[i] = f(scale x acc[i]) for the n accumulators of one column, as `out`.
     void activate_column(Activation f, float scale, std::uint32_t dst, std::uint32_t n, DType out) {
         b_.activate({.out_type = out,

@@ -6,6 +6,7 @@
 #include "device/device_state.hpp"
 #include "exec/graph_state.hpp"
 #include "exec/program_fusion.hpp"
+#include "exec/program_schedule.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/stream.hpp"
 
@@ -47,6 +48,11 @@ std::shared_ptr<GraphState> make_graph(Device &device, std::string name,
     std::vector<ExecutableArg> args;
     std::vector<Program> programs;
     OpLaunch &joined = graph->launch;
+    const DeviceInfo &info = device.info();
+    ScheduleTarget schedule{.limits = info.limits,
+                            .clock_mhz = info.clock_mhz ? info.clock_mhz : 700,
+                            .dma_mbps = 44800,
+                            .arg_bases = {}};
     for (const OpLaunch &l : launches) {
         const Executable &exe = *l.executable;
         std::vector<std::uint64_t> placeholders;
@@ -54,14 +60,14 @@ std::shared_ptr<GraphState> make_graph(Device &device, std::string name,
             placeholders.push_back(Executable::placeholder(args.size()));
             args.push_back({l.name() + "." + arg.name, arg.bytes});
         }
-        for (std::size_t p = 0; p < exe.program_count(); ++p)
-            programs.push_back(exe.patched(p, placeholders));
-        graph->eager_jobs += exe.program_count();
         joined.bases.insert(joined.bases.end(), l.bases.begin(), l.bases.end());
+        schedule.arg_bases = joined.bases;
+        for (std::size_t p = 0; p < exe.program_count(); ++p)
+            programs.push_back(schedule_program(exe.patched(p, placeholders), schedule));
+        graph->eager_jobs += exe.program_count();
         for (const std::shared_ptr<Buffer> &b : l.buffers)
             keep(joined.buffers, b);
     }
-    const DeviceInfo &info = device.info();
     if (!info.has_vector_unit())
         throw Error(ErrorCode::Unsupported,
                     "graph " + graph->name +

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // composite_ops.cpp - the ops made of other ops' launches or with an executable and scratch of
 // their own, registered by name on top of their typed prepare functions: divide (elementwise
-// DIV), matmul_tn, matmul_nt and column_sums (a TRANSPOSE into scratch, then the matmul or
-// sum), the pooling gradients (scratch of the padded image), batched_matmul, the convolution
-// gradients and grouped convolutions. Each composite op is named, its operands and attributes
-// declared, and its prepare() calls the typed form (exec/op_registry.hpp).
+// DIV), matmul_tn and matmul_nt (a TRANSPOSE into scratch, then the matmul), column_sums (the
+// reduction over columns), the pooling gradients (scratch of the padded image), batched_matmul, the
+// convolution gradients and grouped convolutions. Each composite op is named, its operands and
+// attributes declared, and its prepare() calls the typed form (exec/op_registry.hpp).
 #include "exec/op_registry.hpp"
 #include "tpurt/ops/grouped_conv2d.hpp"
 #include "tpurt/ops/shape_ops.hpp"

@@ -279,7 +279,7 @@ TEST_CASE("a profiled CNN training step records every op of the step") {
     };
     // Two blocks, two dense layers, Adam: per block forward the conv2d layer (bias and relu in
     // its epilogue) and maxpool; per dense layer dense; the loss; per dense layer backward two
-    // matmuls (their operands transposed first) and the bias's column sums (transpose, sum), the
+    // matmuls (their operands transposed first) and the bias's column sums (one launch), the
     // hidden layer's relu_grad; per block relu_grad, the bias's sum, maxpool_grad, the weight
     // gradient and, for the second, the input gradient (one executable each); one adam over
     // every parameter (card_params.hpp: one flat buffer per kind of tensor).
@@ -289,7 +289,7 @@ TEST_CASE("a profiled CNN training step records every op of the step") {
                                                                 {"softmax_cross_entropy ", 1},
                                                                 {"matmul ", 4},
                                                                 {"transpose ", 4},
-                                                                {"sum ", 4},
+                                                                {"column sum ", 4},
                                                                 {"relu_grad ", 3},
                                                                 {"maxpool_grad ", 2},
                                                                 {"conv2d_weight_grad ", 2},

@@ -226,10 +226,12 @@ void check_elementwise(const tpu_engine_config &cfg, DType type, VectorOp op, st
     }
 }
 
+// `columns`: the reduction over each column (ReduceProblem::columns), checked as the row
+// reduction of a transposed on the host.
 void check_reduce(const tpu_engine_config &cfg, DType type, ReduceOp op, std::uint32_t rows,
-                  std::uint32_t cols, std::uint64_t pad) {
-    INFO(tpurt::dtype_name(type) << (op == ReduceOp::Sum ? " sum " : " max ") << rows << "x"
-                                 << cols);
+                  std::uint32_t cols, std::uint64_t pad, bool columns = false) {
+    INFO(tpurt::dtype_name(type) << (op == ReduceOp::Sum ? " sum " : " max ") << rows << "x" << cols
+                                 << (columns ? " over columns" : ""));
     const std::uint64_t elem = tpurt::element_size(type), row = cols * elem, stride = row + pad;
     const DType out_type = tpurt::reduce_result_type(type, op);
     const std::uint64_t out_elem = tpurt::element_size(out_type);
@@ -240,19 +242,29 @@ void check_reduce(const tpu_engine_config &cfg, DType type, ReduceOp op, std::ui
                                                  .cols = cols,
                                                  .a_addr = a_va,
                                                  .dst_addr = d_va,
-                                                 .a_stride = stride},
+                                                 .a_stride = stride,
+                                                 .columns = columns},
                                                 limits_of(cfg));
+    const std::uint32_t outs = columns ? cols : rows;
     tpu::test::HostMemory memory;
     tpu::test::Card card(memory, cfg);
     tpu::test::AddressSpace space = card.address_space(1);
     space.map(a_va, rows * stride, tpu::test::kRead);
-    space.map(d_va, rows * out_elem, tpu::test::kWrite);
+    space.map(d_va, outs * out_elem, tpu::test::kWrite);
     put(space, a_va, a, rows, row, stride);
     run(programs, space, card);
-    std::vector<std::byte> got(rows * out_elem), want(rows * out_elem);
+    std::vector<std::byte> got(outs * out_elem), want(outs * out_elem);
     space.read(d_va, got.data(), got.size());
-    for (std::uint32_t r = 0; r < rows; ++r) {
-        const std::byte *x = &a[std::size_t{r} * row];
+    // The rows reduced on the host: a's, or its transpose's.
+    std::vector<std::byte> at(a.size());
+    for (std::uint32_t r = 0; r < rows; ++r)
+        for (std::uint32_t c = 0; c < cols; ++c)
+            std::memcpy(&at[(std::size_t{c} * rows + r) * elem],
+                        &a[(std::size_t{r} * cols + c) * elem], elem);
+    const std::vector<std::byte> &in = columns ? at : a;
+    const std::uint32_t in_cols = columns ? rows : cols;
+    for (std::uint32_t r = 0; r < outs; ++r) {
+        const std::byte *x = &in[std::size_t{r} * in_cols * elem];
         std::byte *w = &want[r * out_elem];
         if (type == DType::Int8 || type == DType::Int32) {
             const auto value = [&](std::uint32_t c) -> std::int64_t {
@@ -264,12 +276,12 @@ void check_reduce(const tpu_engine_config &cfg, DType type, ReduceOp op, std::ui
             };
             if (op == ReduceOp::Sum) {
                 std::uint32_t sum = 0; // int32 with wrap-around
-                for (std::uint32_t c = 0; c < cols; ++c)
+                for (std::uint32_t c = 0; c < in_cols; ++c)
                     sum += static_cast<std::uint32_t>(value(c));
                 std::memcpy(w, &sum, 4);
             } else {
                 std::int64_t m = value(0);
-                for (std::uint32_t c = 1; c < cols; ++c)
+                for (std::uint32_t c = 1; c < in_cols; ++c)
                     m = value(c) > m ? value(c) : m;
                 if (type == DType::Int8)
                     *w = static_cast<std::byte>(static_cast<std::int8_t>(m));
@@ -290,7 +302,7 @@ void check_reduce(const tpu_engine_config &cfg, DType type, ReduceOp op, std::ui
                 return f;
             };
             float acc = value(0);
-            for (std::uint32_t c = 1; c < cols; ++c)
+            for (std::uint32_t c = 1; c < in_cols; ++c)
                 acc = op == ReduceOp::Sum ? acc + value(c) : apply(VectorOp::Max, acc, value(c));
             if (op == ReduceOp::Max && type == DType::Bf16) {
                 const std::uint16_t v =
@@ -470,6 +482,16 @@ TEST_CASE("row reductions equal the reference", "[vector][reduce]") {
             check_reduce(card, type, op, 70, 333, 0);
             check_reduce(tiny, type, op, 50, 60, 4);
         }
+}
+
+TEST_CASE("column reductions equal the row reductions of the transpose", "[vector][reduce]") {
+    // The demo's bias gradients (12544 x 32 fp32, 64 x 128 bf16) in one block; on the small card
+    // blocks of columns in two halves of the buffer in turn.
+    check_reduce(card, DType::Fp32, ReduceOp::Sum, 12544, 32, 0, true);
+    check_reduce(card, DType::Bf16, ReduceOp::Sum, 64, 128, 0, true);
+    for (DType type : {DType::Int8, DType::Bf16, DType::Int32, DType::Fp32})
+        for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max})
+            check_reduce(tiny, type, op, 50, 60, 4, true);
 }
 
 TEST_CASE("a reduction's row may fill the unified buffer with its result", "[vector][reduce]") {

@@ -15,7 +15,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,94 @@ TEST_CASE("fp32 convolutions are exact", "[conv2d][fp32]") {
     check_fp32(default_card, shapes[3], 22);
 }
 
+// K of the MATMULs of a compiled convolution (all the same here).
+std::uint32_t matmul_k(const tpu_engine_config &cfg, DType type, const Conv2dShape &s) {
+    const tpurt::Conv2dPlan plan = tpurt::compile_conv2d(
+        {.type = type, .shape = s, .input_addr = 0, .weight_addr = 0, .output_addr = 0},
+        runtime_test::limits_of(cfg));
+    for (const tpurt::Program &program : plan.programs)
+        for (const tpu_insn &insn : program.insns)
+            if (insn.hdr.opcode == TPU_OP_MATMUL)
+                return insn.mxu.cols;
+    return 0;
+}
+
+TEST_CASE("one-channel convolutions compute several pixels a MATMUL row, bit for bit",
+          "[conv2d][pack]") {
+    // 28 x 28 x 1 into 32 filters (the demo's first layer): 4 pixels a row against a 4 x 128
+    // tile; 6 pixels of 20 filters; a small card (8 x 8: 2 pixels of 4 filters); stride 2 down.
+    struct Case {
+        tpu_engine_config cfg;
+        Conv2dShape s;
+        std::uint32_t pixels; // a MATMUL row
+    };
+    const Case cases[] = {
+        {default_card,
+         {.batch = 3,
+          .height = 28,
+          .width = 28,
+          .channels = 1,
+          .kernel_h = 3,
+          .kernel_w = 3,
+          .filters = 32,
+          .pad_h = 1,
+          .pad_w = 1},
+         4},
+        {default_card,
+         {.batch = 2,
+          .height = 9,
+          .width = 12,
+          .channels = 1,
+          .kernel_h = 5,
+          .kernel_w = 3,
+          .filters = 20,
+          .stride_h = 2,
+          .pad_h = 2,
+          .pad_w = 1},
+         6},
+        {engine_config(8, 8, 4096, 2048),
+         {.batch = 2,
+          .height = 7,
+          .width = 6,
+          .channels = 1,
+          .kernel_h = 3,
+          .kernel_w = 3,
+          .filters = 4,
+          .pad_h = 1,
+          .pad_w = 1},
+         2},
+    };
+    std::uint64_t seed = 41;
+    for (const Case &c : cases) {
+        for (DType type : {DType::Int8, DType::Bf16, DType::Fp32})
+            CHECK(matmul_k(c.cfg, type, c.s) == c.pixels);
+        check_int8(c.cfg, c.s, seed++);
+        check_bf16(c.cfg, c.s, seed++);
+        check_fp32(c.cfg, c.s, seed++);
+    }
+}
+
+// The packing's one difference (conv2d_compiler.cpp, pack_pixels()): an infinite input pixel
+// makes the other pixels of the MATMUL rows that read it NaN (0 x inf), not only its own outputs.
+TEST_CASE("one-channel packed convolution: an infinite input makes its MATMUL rows NaN",
+          "[conv2d][pack]") {
+    const Conv2dShape s{.height = 1, .width = 8, .channels = 1, .kernel_w = 1, .filters = 32};
+    std::vector<tpurt::Bf16> input(8, tpurt::Bf16::from_float(1.0f));
+    input[5] = tpurt::Bf16::from_float(std::numeric_limits<float>::infinity());
+    const std::vector<tpurt::Bf16> weights(32, tpurt::Bf16::from_float(0.5f));
+    const auto run =
+        run_conv2d_on_engine(default_card, DType::Bf16, s, input.data(), weights.data());
+    std::vector<float> out(8 * 32);
+    std::memcpy(out.data(), run.output.data(), out.size() * 4);
+    for (std::size_t pixel = 0; pixel < 8; ++pixel) {
+        CAPTURE(pixel);
+        // 4 pixels a row: pixels 4..7 share the row with pixel 5's infinity.
+        CHECK(std::isnan(out[pixel * 32]) == (pixel >= 4 && pixel != 5));
+        if (pixel < 4 || pixel == 5)
+            CHECK(out[pixel * 32] == (pixel < 4 ? 0.5f : INFINITY));
+    }
+}
+
 TEST_CASE("a small card splits images into blocks of output rows", "[conv2d][small]") {
     // 4x4 array (channel and filter tiles of 4), 96 bytes of accumulators (2 output rows of 3
     // pixels of a 4-filter tile), 256 bytes of unified buffer: 4 programs per image, blocks that
@@ -155,8 +245,10 @@ TEST_CASE("a small card splits images into blocks of output rows", "[conv2d][sma
 }
 
 TEST_CASE("a batch of small images is stacked into one tall image per MATMUL", "[conv2d][stack]") {
-    // 6 images of 5x5 with padding 1: slots of 7 padded rows, so one MATMUL per tap walks
-    // 5 x 7 + 5 output rows, of which the 2 between two images are dropped.
+    // 6 images of 5x5 with padding 1: slots of 7 padded rows, so one MATMUL per tap walks a
+    // stack of 2 images as 7 + 5 output rows, of which the 2 between the images are dropped. A
+    // batch of four or more images goes in at least four stacks (here three of ceil(6 / 4) = 2),
+    // which take the two halves of the window and of the accumulators in turn.
     const Conv2dShape s{.batch = 6,
                         .height = 5,
                         .width = 5,
@@ -173,18 +265,19 @@ TEST_CASE("a batch of small images is stacked into one tall image per MATMUL", "
     std::size_t matmuls = 0;
     for (const union tpu_insn &insn : run.plan.programs[0].insns)
         if (insn.hdr.opcode == TPU_OP_MATMUL) {
+            CHECK(insn.mxu.rows == (7 + 5) * 5);
+            CHECK(insn.mxu.acc_addr == matmuls / 9 % 2 * (default_card.acc_bytes / 2));
             ++matmuls;
-            CHECK(insn.mxu.rows == (5 * 7 + 5) * 5);
         }
-    CHECK(matmuls == 9);
-    CHECK(run.macs == std::uint64_t{5 * 7 + 5} * 5 * 9 * 3 * 4);
+    CHECK(matmuls == 3 * 9);
+    CHECK(run.macs == 3 * std::uint64_t{7 + 5} * 5 * 9 * 3 * 4);
     std::vector<float> ref(s.output_elements());
     tpurt::reference_conv2d(std::span<const tpurt::Bf16>(x), std::span<const tpurt::Bf16>(w),
                             std::span<float>(ref), s);
     REQUIRE(std::memcmp(run.output.data(), ref.data(), run.output.size()) == 0);
-    // Stacks cut by the accumulators (2 images: 7 + 5 output rows of 5 pixels of a 4-filter
-    // tile, 960 bytes of 1,100; 3 would need 1,520) and strides whose slots round the padded
-    // height up (9 + 4 = 13 rows, slots of 14 = 7 output rows at stride 2).
+    // Stacks cut by the accumulators (halves of 512 of 1,100 bytes: 1 image, 5 output rows of 5
+    // pixels of a 4-filter tile, 400 bytes; 2 would need 960) and strides whose slots round the
+    // padded height up (9 + 4 = 13 rows, slots of 14 = 7 output rows at stride 2).
     check_bf16(engine_config(128, 128, 1u << 16, 1100), s, 53);
     check_int8(default_card,
                {.batch = 5,

@@ -133,15 +133,14 @@ Bytes card_weight_grad(const tpu_engine_config &cfg, DType type, const Case &k,
     p.dy_addr = va(1);
     p.dw_addr = va(2);
     p.xt_addr = va(3);
-    p.dyt_addr = va(4);
-    p.g_addr = va(5);
-    p.dys_addr = va(6);
+    p.g_addr = va(4);
+    p.dys_addr = va(5);
     const std::size_t e = tpurt::element_size(type);
-    const auto out = run_bytes_on_engine(
-        cfg, tpurt::compile_conv2d_weight_grad(p, limits_of(cfg)),
-        {bytes_of(type, x), bytes_of(type, dy), Bytes(std::size_t{k.kh} * k.kw * k.c * k.f * 4),
-         Bytes(x.size() * e), Bytes(l.weight_grad.weight_elements() * e), Bytes(l.g_elements * 4),
-         Bytes(std::max<std::size_t>(l.dys_elements * e, 4))});
+    const auto out = run_bytes_on_engine(cfg, tpurt::compile_conv2d_weight_grad(p, limits_of(cfg)),
+                                         {bytes_of(type, x), bytes_of(type, dy),
+                                          Bytes(std::size_t{k.kh} * k.kw * k.c * k.f * 4),
+                                          Bytes(x.size() * e), Bytes(l.g_elements * 4),
+                                          Bytes(std::max<std::size_t>(l.dys_elements * e, 4))});
     return out[2];
 }
 

@@ -37,9 +37,9 @@ struct ConvGradProblem {
     Conv2dShape shape;        // the forward convolution, kernel_h x kernel_w taps (undilated)
     std::uint32_t dilation_h = 1, dilation_w = 1;
     // Input gradient: dy, weights -> dx (accumulator type); scratch dys (strides > 1), kernel.
-    // Weight gradient: x, dy -> dw (accumulator type); scratch dys (strides > 1), xt, dyt, g.
+    // Weight gradient: x, dy -> dw (accumulator type); scratch dys (strides > 1), xt, g.
     std::uint64_t x_addr = 0, dy_addr = 0, weight_addr = 0, dx_addr = 0, dw_addr = 0;
-    std::uint64_t dys_addr = 0, kernel_addr = 0, xt_addr = 0, dyt_addr = 0, g_addr = 0;
+    std::uint64_t dys_addr = 0, kernel_addr = 0, xt_addr = 0, g_addr = 0;
 };
 
 // The stride-1 problems a ConvGradProblem lowers to. Throws Error(InvalidArgument) for empty
@@ -49,8 +49,9 @@ struct ConvGradLowering {
     bool spread = false;     // strides above 1: dy spread into dys
     std::uint32_t out_h = 0; // the forward output: dy [N, out_h, out_w, F]
     std::uint32_t out_w = 0;
-    Conv2dShape input_grad;  // dys [N, HS, WS, F] x kernel [KH', KW', F, C] -> dx
-    Conv2dShape weight_grad; // xt [C, H, W, N] x dyt [HS, WS, N, F] -> g [C, KH', KW', F]
+    Conv2dShape input_grad; // dys [N, HS, WS, F] x kernel [KH', KW', F, C] -> dx
+    // xt [C, H, W, N] x dys read as [HS, WS, N, F] -> g [C, KH', KW', F]
+    Conv2dShape weight_grad;
     std::uint64_t dys_elements = 0, kernel_elements = 0, g_elements = 0;
 };
 ConvGradLowering lower_conv_grad(const ConvGradProblem &problem);

@@ -52,6 +52,10 @@ struct ReduceProblem {
     std::uint32_t cols = 0;
     std::uint64_t a_addr = 0, dst_addr = 0;
     std::uint64_t a_stride = 0; // bytes between rows of a; 0: dense. dst is dense
+    // Over a's columns instead (dst: cols values): blocks of columns into the unified buffer,
+    // TRANSPOSEd there and reduced as rows, the same operations as a TRANSPOSE of a into memory
+    // and the reduction of its rows, without the round trip (rows <= 65535).
+    bool columns = false;
 };
 
 struct UnaryProblem {

@@ -83,6 +83,11 @@ struct Conv2dProblem {
     std::uint64_t input_addr = 0; // device virtual addresses, densely packed
     std::uint64_t weight_addr = 0;
     std::uint64_t output_addr = 0;
+    // Bytes between the weights of two taps (ky KW + kx) and of two input channels; 0: densely
+    // packed HWIO (C F and F elements). A convolution's weight gradient reads dy [N, OH, OW, F]
+    // in place as its weights [OH, OW, N, F].
+    std::uint64_t weight_tap_stride = 0;
+    std::uint64_t weight_channel_stride = 0;
     // ACTIVATE on the accumulators (bias fp32[F] at its bias_addr); none: the accumulators.
     std::optional<MatmulEpilogue> epilogue = std::nullopt;
 };

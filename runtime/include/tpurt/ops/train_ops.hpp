@@ -113,8 +113,9 @@ MatmulStats matmul_nt(Device &device, const Tensor &a, const Tensor &b, Tensor &
 void matmul_nt(Stream &stream, const Tensor &a, const Tensor &b, const Tensor &c);
 
 // out[c] = sum over r of a[r][c] (the bias gradient of a dense layer's output gradient a[M, N]):
-// TRANSPOSE into a scratch tensor then REDUCE SUM, in ascending r, of the exactly widened
-// values (an OpSequence, as the matmuls above); out has N elements (fp32 for bf16 / fp32 a).
+// blocks of columns TRANSPOSEd in the unified buffer then REDUCE SUM, in ascending r, of the
+// exactly widened values (an OpSequence of one launch; M <= 65535); out has N elements (fp32
+// for bf16 / fp32 a).
 OpSequence prepare_column_sums(Device &device, const Tensor &a, const Tensor &out);
 MatmulStats column_sums(Device &device, const Tensor &a, Tensor &out,
                         std::chrono::nanoseconds timeout = Job::default_timeout);

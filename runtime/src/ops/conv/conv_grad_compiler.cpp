@@ -153,27 +153,26 @@ std::vector<Program> compile_conv2d_weight_grad(const ConvGradProblem &p,
     std::vector<Program> parts;
     if (l.spread)
         append(parts, spread_dy(p, l, limits));
-    // x as [C, H, W, N] and dys as the kernel [HS, WS, N, F].
+    // x as [C, H, W, N]; dys [N, HS, WS, F] is the kernel [HS, WS, N, F] as it lies: taps F
+    // elements apart, its channels (the images) HS WS F.
     append(parts, compile_permute({.type = p.type,
                                    .shape = {s.batch, s.height, s.width, s.channels},
                                    .perm = {3, 1, 2, 0},
                                    .a_addr = p.x_addr,
                                    .dst_addr = p.xt_addr},
                                   limits));
-    append(parts, compile_permute({.type = p.type,
-                                   .shape = {s.batch, w.kernel_h, w.kernel_w, s.filters},
-                                   .perm = {1, 2, 0, 3},
-                                   .a_addr = l.spread ? p.dys_addr : p.dy_addr,
-                                   .dst_addr = p.dyt_addr},
-                                  limits));
     std::vector<Program> programs = joined(parts);
-    std::vector<Program> conv = compile_conv2d({.type = p.type,
-                                                .shape = w,
-                                                .input_addr = p.xt_addr,
-                                                .weight_addr = p.dyt_addr,
-                                                .output_addr = p.g_addr},
-                                               limits)
-                                    .programs;
+    const std::uint64_t e = element_size(p.type), dy_tap = std::uint64_t{s.filters} * e;
+    std::vector<Program> conv =
+        compile_conv2d({.type = p.type,
+                        .shape = w,
+                        .input_addr = p.xt_addr,
+                        .weight_addr = l.spread ? p.dys_addr : p.dy_addr,
+                        .output_addr = p.g_addr,
+                        .weight_tap_stride = dy_tap,
+                        .weight_channel_stride = std::uint64_t{w.kernel_h} * w.kernel_w * dy_tap},
+                       limits)
+            .programs;
     std::optional<Program> direct = detail::direct_weight_grad(p, l, limits);
     if (direct && detail::mxu_busy_cycles({*direct}) < detail::mxu_busy_cycles(conv)) {
         programs.push_back(std::move(*direct));
@@ -182,7 +181,7 @@ std::vector<Program> compile_conv2d_weight_grad(const ConvGradProblem &p,
     append(programs, std::move(conv));
     // dw[ky][kx] = g[:, ky dh, kx dw, :]: C rows of F accumulators per tap.
     const DType acc = accumulator_type(p.type);
-    const std::uint64_t e = element_size(acc), row = std::uint64_t{s.filters} * e;
+    const std::uint64_t row = std::uint64_t{s.filters} * element_size(acc);
     const std::uint64_t kh = l.input_grad.kernel_h, kw = l.input_grad.kernel_w;
     std::vector<detail::BlockCopy> taps;
     for (std::uint64_t ky = 0; ky < s.kernel_h; ++ky)

@@ -114,7 +114,6 @@ std::shared_ptr<const Executable> executable(Device &device, const char *op,
             arg(p.dy_addr, "dy", dy_bytes);
             arg(p.dw_addr, "dw", s.weight_elements() * ae);
             arg(p.xt_addr, "x as [C, H, W, N]", s.input_elements() * e);
-            arg(p.dyt_addr, "dy as [HS, WS, N, F]", l.weight_grad.weight_elements() * e);
             arg(p.g_addr, "g", l.g_elements * ae);
         }
         if (l.spread)
@@ -176,12 +175,11 @@ OpLaunch prepare_conv2d_weight_grad(Device &device, const Tensor &x, const Tenso
     const Conv2dShape &s = c.problem.shape, &w = c.lowering.weight_grad;
     // Written in full by the programs (permutes, the convolution's output).
     Tensor xt = detail::scratch_tensor(device, type, {s.channels, s.height, s.width, s.batch});
-    Tensor dyt = detail::scratch_tensor(device, type, {w.kernel_h, w.kernel_w, s.batch, s.filters});
     Tensor g = detail::scratch_tensor(device, accumulator_type(type),
                                       {s.channels, w.out_height(), w.out_width(), s.filters});
     const std::optional<Tensor> spread = spread_scratch(device, c);
     return launch_of(executable(device, op.c_str(), c.problem, c.lowering, false),
-                     {&x, &dy, &dw, &xt, &dyt, &g, spread ? &*spread : nullptr});
+                     {&x, &dy, &dw, &xt, &g, spread ? &*spread : nullptr});
 }
 
 MatmulStats conv2d_input_grad(Device &device, const Tensor &dy, const Tensor &weights, Tensor &dx,

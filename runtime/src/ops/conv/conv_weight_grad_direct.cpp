@@ -4,7 +4,7 @@
 // xp the zero-padded xt in the unified buffer. Per run of P output pixels of a row (K = P N rows
 // of dyt, one LOAD_W) one MATMUL per kernel row adds into its taps' C x F accumulators (KW C rows
 // in row groups of C, one tap apart), and the accumulators are dw as it lies in memory. The
-// lowering as a convolution of xt by dyt (conv_grad_compiler.cpp) walks the C images as one tall
+// lowering as a convolution of xt by dy (conv_grad_compiler.cpp) walks the C images as one tall
 // image and computes the rows between them too (5x the MACs for the demo's second layer); this one
 // does only the net's MACs, in the same order for every output: (oy, ox) ascending, n ascending
 // within, bf16 blocks of 32 n (so every sum and every rounding is the convolution's, padding's zero
@@ -38,7 +38,8 @@ std::optional<Program> direct_weight_grad(const ConvGradProblem &p, const ConvGr
     const auto u32 = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
     const std::uint64_t dyt = xp_bytes, image_row = std::uint64_t{s.width} * n * e;
     ProgramBuilder b;
-    // xt's rows into the padded image of each channel, then dyt as it is.
+    // xt's rows into the padded image of each channel, then dy [N, OH, OW, F] as dyt
+    // [OH, OW, N, F]: image i's pixels F elements wide, N F apart from row i on.
     for (std::uint64_t ch = 0; ch < c; ++ch)
         b.dma_in({.type = p.type,
                   .host_addr = p.xt_addr + ch * s.height * image_row,
@@ -47,13 +48,14 @@ std::optional<Program> direct_weight_grad(const ConvGradProblem &p, const ConvGr
                   .local_stride = u32(pw * n * e),
                   .rows = s.height,
                   .cols = u32(s.width * n)});
-    b.dma_in({.type = p.type,
-              .host_addr = p.dyt_addr,
-              .host_stride = f * e,
-              .local_addr = u32(dyt),
-              .local_stride = u32(f * e),
-              .rows = u32(oh * ow * n),
-              .cols = u32(f)});
+    for (std::uint64_t i = 0; i < n; ++i)
+        b.dma_in({.type = p.type,
+                  .host_addr = p.dy_addr + i * oh * ow * f * e,
+                  .host_stride = f * e,
+                  .local_addr = u32(dyt + i * f * e),
+                  .local_stride = u32(n * f * e),
+                  .rows = u32(oh * ow),
+                  .cols = u32(f)});
     for (std::uint64_t oy = 0; oy < oh; ++oy)
         for (std::uint64_t ox = 0; ox < ow; ox += run) {
             const std::uint64_t k = std::min(run, ow - ox) * n;

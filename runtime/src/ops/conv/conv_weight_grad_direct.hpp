@@ -13,8 +13,8 @@
 
 namespace tpurt::detail {
 
-// The program writing dw from the permuted xt [C, H, W, N] and dyt [OH, OW, N, F] (the
-// problem's scratch, written before it runs), or nothing when the problem is not one it takes
+// The program writing dw from the permuted xt [C, H, W, N] (the problem's scratch, written before
+// it runs) and dy, or nothing when the problem is not one it takes
 // (strides or dilations above 1, int8, a batch above the array's rows, filters above its columns,
 // bf16 with a batch not a multiple of 32, operands beyond the unified buffer or the
 // accumulators).

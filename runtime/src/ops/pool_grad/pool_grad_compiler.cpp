@@ -32,6 +32,11 @@ struct Sizes {
     std::uint32_t x, dy, dx; // element bytes
 };
 
+// Whether the tiled path is tiled_max_grad_bf16's (x, y and dx in bf16).
+bool max_bf16(const PoolGradProblem &p) {
+    return p.op == PoolOp::Max && p.x_type == DType::Bf16 && p.dx_type == DType::Bf16;
+}
+
 // Window rows (one window high, the whole image wide) per chunk of the tiled path: each
 // instruction's operand within the card's limits and the chunk's buffers within the unified
 // buffer and the accumulators. 0: not even one fits.
@@ -39,11 +44,16 @@ std::uint32_t tiled_chunk_rows(const PoolGradProblem &p, const ArrayLimits &limi
     const std::uint64_t row_m = std::uint64_t{p.out_width()} * p.channels; // values per window row
     const std::uint64_t row_n = std::uint64_t{p.width} * p.channels;       // values per image row
     const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
-    // d, y, avail and the hits (m values each), x and dx (n each), staging (n).
-    const std::uint64_t ub_per_row = 4 * (4 * row_m + 2 * row_n) + staged * row_n;
-    if (data_ub + ub_per_row > limits.ub_bytes)
+    // fp32: d, y, avail and the hits (m values each), x and dx (n each), staging (n). bf16
+    // (tiled_max_grad_bf16): dy and its rounding (12 m, Block::round_vpu_work_bytes), or a bf16
+    // dy (2 m), y, avail and the hits (2 m each), x and dx of each window row (2 n each).
+    const std::uint64_t ub_per_row = max_bf16(p) ? (p.dy_type == DType::Fp32 ? 12 : 2) * row_m +
+                                                       6 * row_m + 4ull * p.window_h * row_n
+                                                 : 4 * (4 * row_m + 2 * row_n) + staged * row_n;
+    const std::uint32_t first = data_ub + Block::round_vpu_work_bytes(0) + 64; // + alignment
+    if (first + ub_per_row > limits.ub_bytes)
         return 0;
-    std::uint64_t rows = (limits.ub_bytes - data_ub) / ub_per_row;
+    std::uint64_t rows = (limits.ub_bytes - first) / ub_per_row;
     rows = std::min(rows, max_dim / row_n);                        // widening, rounding, DMA
     rows = std::min<std::uint64_t>(rows, max_dim / p.out_width()); // VECTOR rows
     rows = std::min<std::uint64_t>(rows, limits.acc_bytes / (4 * row_n));
@@ -123,12 +133,12 @@ std::vector<Program> tiled_pool_grad(const PoolGradProblem &p, const Sizes &size
 
 // The tiled path of MAX with x, y and dx in bf16: the same hits, but computed by bf16 VECTORs on
 // x and y as they come (the widening to fp32 is exact, so bf16 EQ is fp32 EQ), and dx = hit x
-// bf16(dy) in bf16, so only dy (a quarter of dx's elements for 2 x 2 windows) is rounded through
-// the accumulators instead of every element of dx. That is bf16(hit x dy) bit for bit (hit is 0
-// or 1, the rounding keeps the sign and NaN goes to 0x7fc0 either way), except where a finite dy
-// of at least 2^128 - 2^119 rounds to infinity: there the window's other elements get NaN (0 x
-// inf) instead of a signed zero. avail = (y == y): NaN only where y is NaN, and no x equals a NaN
-// y, so no hit there either way.
+// bf16(dy) in bf16, so only dy (a quarter of dx's elements for 2 x 2 windows) is rounded, on the
+// vector unit (Block::round_to_bf16_vpu), instead of every element of dx. That is bf16(hit x dy)
+// bit for bit (hit is 0 or 1, the rounding keeps the sign and NaN goes to 0x7fc0 either way),
+// except where a finite dy of at least 2^128 - 2^119 rounds to infinity: there the window's other
+// elements get NaN (0 x inf) instead of a signed zero. avail = (y == y): NaN only where y is NaN,
+// and no x equals a NaN y, so no hit there either way.
 std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t chunk,
                                          const ArrayLimits &limits, std::size_t max_program_bytes) {
     const std::uint32_t kh = p.window_h, kw = p.window_w, c = p.channels;
@@ -137,10 +147,14 @@ std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t
     const auto m = static_cast<std::uint32_t>(chunk * row_m),
                n = static_cast<std::uint32_t>(chunk * row_n);
     const bool dy_fp32 = p.dy_type == DType::Fp32;
-    // dy as it comes (fp32: 4 m bytes), then bf16 regions: dy, y, avail, hits (m each), x and
-    // dx (n each).
-    const std::uint32_t d = data_ub, db = d + (dy_fp32 ? 4 * m : 0), y = db + 2 * m, a = y + 2 * m,
-                        hits = a + 2 * m, x = hits + 2 * m, dx = x + 2 * n;
+    // A chunk's set of buffers: fp32 dy as it comes (4 m bytes) and the work area of its
+    // rounding, which ends with the bf16 dy (Block::round_to_bf16_vpu); a bf16 dy straight into
+    // db. Then bf16 regions: y, avail, hits (m each), and per window row x and dx (n each).
+    // Chunks take two sets in turn where both fit, so that the next chunk's loads have bytes of
+    // their own and can run while this one computes (the graphs' schedule moves them there).
+    const std::uint32_t round_bytes = dy_fp32 ? 4 * m + Block::round_vpu_work_bytes(m) : 2 * m;
+    const std::uint32_t set_bytes = (round_bytes + 6 * m + 4 * kh * n + 63) / 64 * 64;
+    const std::uint32_t sets = data_ub + 2 * set_bytes <= limits.ub_bytes ? 2 : 1;
     const std::uint32_t pixel = 2 * c, window = kw * pixel;
     const auto per_pixel = [&](Block &b, VectorOp op, std::uint32_t a_addr, std::uint32_t a_stride,
                                std::uint32_t b_addr, std::uint32_t b_stride, std::uint32_t dst,
@@ -171,10 +185,13 @@ std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t
     for (std::uint32_t w0 = 0; w0 < windows; w0 += chunk) {
         const std::uint32_t rows = std::min(chunk, windows - w0), q = rows * ow;
         const auto values = static_cast<std::uint32_t>(rows * row_m);
+        const std::uint32_t d = data_ub + w0 / chunk % sets * set_bytes, work = d + 4 * m,
+                            db = d + round_bytes - 2 * m, y = db + 2 * m, a = y + 2 * m,
+                            hits = a + 2 * m, xs = hits + 2 * m, dxs = xs + 2 * kh * n;
         Block b(limits.mxu_cols);
         if (dy_fp32) {
             b.load(p.dy_addr + w0 * row_m * 4, d, 1, values);
-            b.round_to_bf16(d, db, values);
+            b.round_to_bf16_vpu(d, work, m, values);
         } else {
             b.builder().dma_in(bf16_rows(p.dy_addr + w0 * row_m * 2, 2 * row_m, db, rows, row_m));
         }
@@ -182,6 +199,7 @@ std::vector<Program> tiled_max_grad_bf16(const PoolGradProblem &p, std::uint32_t
         per_pixel(b, VectorOp::Eq, y, pixel, y, pixel, a, pixel, q);
         for (std::uint32_t r = 0; r < kh; ++r) {
             const std::uint64_t first_row = std::uint64_t{w0} * kh + r;
+            const std::uint32_t x = xs + 2 * r * n, dx = dxs + 2 * r * n;
             b.builder().dma_in(
                 bf16_rows(p.x_addr + first_row * row_n * 2, kh * row_n * 2, x, rows, row_n));
             for (std::uint32_t j = 0; j < kw; ++j) {
@@ -312,10 +330,9 @@ std::vector<Program> compile_pool_grad(const PoolGradProblem &p, const ArrayLimi
     if (kh == sh && kw == sw && std::uint64_t{oh} * sh == p.height &&
         std::uint64_t{ow} * sw == p.width && std::uint64_t{p.width} * c <= max_dim)
         if (const std::uint32_t chunk = tiled_chunk_rows(p, limits))
-            return max && p.x_type == DType::Bf16 && p.dx_type == DType::Bf16
-                       ? tiled_max_grad_bf16(p, chunk, limits, max_program_bytes)
-                       : tiled_pool_grad(p, {x_size, dy_size, dx_size}, chunk, limits,
-                                         max_program_bytes);
+            return max_bf16(p) ? tiled_max_grad_bf16(p, chunk, limits, max_program_bytes)
+                               : tiled_pool_grad(p, {x_size, dy_size, dx_size}, chunk, limits,
+                                                 max_program_bytes);
     const std::uint32_t staged = staging_bytes({p.x_type, p.dy_type, p.dx_type});
     const std::uint64_t in_row = std::uint64_t{p.width} * c, out_row = std::uint64_t{ow} * c;
     const std::uint64_t slots = max ? 4 + kw : 1; // fp32 rows of out_row values

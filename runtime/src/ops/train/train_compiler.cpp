@@ -224,10 +224,16 @@ std::vector<Program> compile_optimizer(const OptimizerProblem &p, const ArrayLim
     const bool adam = p.kind == OptimizerKind::Adam;
     // The hyperparameters at const_ub, in the order of OptimizerProblem's comment.
     const auto hp = [](std::uint32_t i) { return const_ub + 4 * i; };
+    // Chunks take two sets of buffers in turn where both fit, so that the next chunk's loads
+    // have bytes of their own and can run while this one computes (the graphs' schedule moves
+    // them there).
+    const std::uint64_t set_bytes = (26 * chunk + 63) / 64 * 64;
+    const std::uint64_t sets = data_ub + 2 * set_bytes <= below.ub_bytes ? 2 : 1;
     ProgramSplitter programs(max_program_bytes, start_program());
     for (std::uint64_t e0 = 0; e0 < p.elements; e0 += chunk) {
         const auto n = static_cast<std::uint32_t>(std::min(chunk, p.elements - e0));
-        const std::uint32_t w = data_ub, g = w + 4 * n, m = g + 4 * n, v = m + 4 * n, t = v + 4 * n,
+        const auto w = static_cast<std::uint32_t>(data_ub + e0 / chunk % sets * set_bytes);
+        const std::uint32_t g = w + 4 * n, m = g + 4 * n, v = m + 4 * n, t = v + 4 * n,
                             u = t + 4 * n, h = u + 4 * n;
         const std::uint64_t at = e0 * 4;
         Block b;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // train_ops.cpp - the training ops made of other ops (see train_ops.hpp): divide (the
-// elementwise op's DIV), the backward matmuls and the column sums as sequences of registered
-// ops (a TRANSPOSE into a scratch tensor first), and their blocking and stream forms.
+// elementwise op's DIV) and the backward matmuls as sequences of registered ops (a TRANSPOSE into
+// a scratch tensor first), and their blocking and stream forms (column_sums' too, whose launch
+// reduce_rows_op.cpp makes).
 #include "tpurt/ops/train_ops.hpp"
 
 #include "memory/scratch.hpp"
@@ -67,20 +68,6 @@ OpSequence prepare_matmul_nt(Device &device, const Tensor &a, const Tensor &b, c
     require_transposed_product("matmul_nt", a, false, b, true, c);
     const Tensor bt = transposed_scratch(device, b, "matmul_nt");
     return {{prepare_transpose(device, b, bt), prepare_matmul(device, a, bt, c)}};
-}
-
-OpSequence prepare_column_sums(Device &device, const Tensor &a, const Tensor &out) {
-    const std::string op = "column_sums";
-    if (a.rank() != 2)
-        refuse(op, "a " + a.layout().describe() + " is not a matrix");
-    const DType out_type = reduce_result_type(a.dtype(), ReduceOp::Sum);
-    if (out.dtype() != out_type || out.element_count() != a.size(1) || !out.is_contiguous())
-        refuse(op, "out " + out.layout().describe() + " must be a densely packed " +
-                       dtype_name(out_type) + " tensor of " + std::to_string(a.size(1)) +
-                       " elements, one per column of a " + a.layout().describe());
-    const Tensor at = transposed_scratch(device, a, "column_sums");
-    return {
-        {prepare_transpose(device, a, at), prepare_reduce_rows(device, ReduceOp::Sum, at, out)}};
 }
 
 MatmulStats divide(Device &device, const Tensor &a, const Tensor &b, Tensor &out,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// reduce_rows_op.cpp - the row reduction kernel (compile_reduce() as an executable: a, dst)
-// and the reduce_rows op on tensors: the sum or maximum over the last dimension.
+// reduce_rows_op.cpp - the reduction kernel (compile_reduce() as an executable: a, dst), the
+// reduce_rows op on tensors (the sum or maximum over the last dimension) and column_sums' launch
+// (the sum over the first of a matrix: the bias gradient).
 #include "exec/op_registry.hpp"
 #include "ops/vector/rows.hpp"
 #include "tpurt/codegen/vector_compiler.hpp"
 #include "tpurt/ops/tensor_ops.hpp"
+#include "tpurt/ops/train_ops.hpp"
 
 #include <string>
 
@@ -22,14 +24,16 @@ struct ReduceKernel {
         const std::uint64_t row = std::uint64_t{p.cols} * element_size(p.type);
         args.bind(p.a_addr, "a", (p.rows - 1) * spelled_out(p.a_stride, row) + row);
         args.bind(p.dst_addr, "dst",
-                  std::uint64_t{p.rows} * element_size(reduce_result_type(p.type, p.op)));
+                  std::uint64_t{p.columns ? p.cols : p.rows} *
+                      element_size(reduce_result_type(p.type, p.op)));
     }
     static std::vector<Program> compile(const Problem &p, const ArrayLimits &limits) {
         return compile_reduce(p, limits);
     }
-    // "sum fp32 64x128", "rowmax int8 64x128".
+    // "sum fp32 64x128", "rowmax int8 64x128", "column sum fp32 64x128".
     static std::string profile_name(const Problem &p) {
-        return std::string(p.op == ReduceOp::Sum ? "sum " : "rowmax ") + dtype_name(p.type) + " " +
+        return std::string(p.columns ? "column " : "") +
+               (p.op == ReduceOp::Sum ? "sum " : "rowmax ") + dtype_name(p.type) + " " +
                std::to_string(p.rows) + "x" + std::to_string(p.cols);
     }
 };
@@ -82,6 +86,28 @@ MatmulStats reduce_rows(Device &device, ReduceOp op, const Tensor &a, Tensor &ou
 }
 void reduce_rows(Stream &stream, ReduceOp op, const Tensor &a, const Tensor &out) {
     detail::enqueue<ReduceRowsOp>(stream, {&a, &out}, {op});
+}
+
+OpSequence prepare_column_sums(Device &device, const Tensor &a, const Tensor &out) {
+    const std::string op = "column_sums";
+    using detail::refuse;
+    if (a.rank() != 2)
+        refuse(op, "a " + a.layout().describe() + " is not a matrix");
+    const DType out_type = reduce_result_type(a.dtype(), ReduceOp::Sum);
+    if (out.dtype() != out_type || out.element_count() != a.size(1) || !out.is_contiguous())
+        refuse(op, "out " + out.layout().describe() + " must be a densely packed " +
+                       dtype_name(out_type) + " tensor of " + std::to_string(a.size(1)) +
+                       " elements, one per column of a " + a.layout().describe());
+    detail::require_vector_unit(device.info());
+    const detail::Rows ra = detail::rows_of(op, "a", a.layout());
+    const ReduceProblem problem{.type = a.dtype(),
+                                .op = ReduceOp::Sum,
+                                .rows = ra.rows,
+                                .cols = ra.cols,
+                                .a_stride = ra.stride,
+                                .columns = true};
+    return {
+        {launch_of(detail::kernel_executable<detail::ReduceKernel>(device, problem), {&a, &out})}};
 }
 
 } // namespace tpurt

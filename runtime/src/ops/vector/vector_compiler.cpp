@@ -315,9 +315,78 @@ std::vector<Program> compile_pool(const PoolProblem &p, const ArrayLimits &limit
     return programs.finish();
 }
 
+namespace {
+
+// ReduceProblem::columns: per block of c columns, a's rows of them in (rows x c, dense), their
+// TRANSPOSE (c x rows) and its rows reduced; blocks in two halves of the buffer in turn.
+std::vector<Program> reduce_columns(const ReduceProblem &p, const ArrayLimits &limits,
+                                    std::size_t max_program_bytes) {
+    const std::uint64_t elem = element_size(p.type);
+    const std::uint64_t out_elem = element_size(reduce_result_type(p.type, p.op));
+    const std::uint64_t a_stride = stride_of(p.a_stride, p.cols * elem, "reduction", "A");
+    // A block of c columns: the rows in, transposed, the results (from a 4-byte boundary).
+    const auto block_bytes = [&](std::uint64_t c) {
+        return (2 * p.rows * c * elem + 3) / 4 * 4 + c * out_elem;
+    };
+    std::uint64_t cols = std::min<std::uint64_t>(p.cols, max_dim);
+    while (cols > 0 && 2 * block_bytes(cols) > limits.ub_bytes)
+        cols /= 2;
+    if (p.rows > max_dim || cols == 0)
+        throw Error(ErrorCode::Unsupported,
+                    "a reduction over columns of " + std::to_string(p.rows) + " " +
+                        dtype_name(p.type) + " elements does not fit one REDUCE (at most " +
+                        std::to_string(max_dim) + " and a unified buffer of " +
+                        std::to_string(limits.ub_bytes) + " bytes)");
+    const DType out_type = reduce_result_type(p.type, p.op);
+    const auto half = static_cast<std::uint32_t>(limits.ub_bytes / 2 / 64 * 64);
+    ProgramSplitter programs(max_program_bytes);
+    for (std::uint32_t c0 = 0, k = 0; c0 < p.cols; c0 += cols, ++k) {
+        const auto c = static_cast<std::uint32_t>(std::min<std::uint64_t>(cols, p.cols - c0));
+        const std::uint32_t in = k % 2 * half,
+                            t = in + static_cast<std::uint32_t>(p.rows * c * elem),
+                            out = static_cast<std::uint32_t>((t + p.rows * c * elem + 3) / 4 * 4);
+        ProgramBuilder block;
+        block.dma_in({.type = p.type,
+                      .host_addr = p.a_addr + c0 * elem,
+                      .host_stride = a_stride,
+                      .local_addr = in,
+                      .local_stride = static_cast<std::uint32_t>(c * elem),
+                      .rows = p.rows,
+                      .cols = c});
+        block.transpose({.type = p.type,
+                         .src_addr = in,
+                         .src_stride = static_cast<std::uint32_t>(c * elem),
+                         .dst_addr = t,
+                         .dst_stride = static_cast<std::uint32_t>(p.rows * elem),
+                         .rows = p.rows,
+                         .cols = c});
+        block.reduce({.type = p.type,
+                      .op = p.op,
+                      .a_addr = t,
+                      .a_stride = static_cast<std::uint32_t>(p.rows * elem),
+                      .dst_addr = out,
+                      .dst_stride = static_cast<std::uint32_t>(out_elem),
+                      .rows = c,
+                      .cols = p.rows});
+        block.dma_out({.type = out_type,
+                       .host_addr = p.dst_addr + c0 * out_elem,
+                       .host_stride = c * out_elem,
+                       .local_addr = out,
+                       .local_stride = static_cast<std::uint32_t>(c * out_elem),
+                       .rows = 1,
+                       .cols = c});
+        programs.add(block.finish());
+    }
+    return programs.finish();
+}
+
+} // namespace
+
 std::vector<Program> compile_reduce(const ReduceProblem &p, const ArrayLimits &limits,
                                     std::size_t max_program_bytes) {
     check_shape("reduction", p.type, p.rows, p.cols);
+    if (p.columns)
+        return reduce_columns(p, limits, max_program_bytes);
     const std::uint32_t elem = static_cast<std::uint32_t>(element_size(p.type));
     const DType out_type = reduce_result_type(p.type, p.op);
     const std::uint32_t out_elem = static_cast<std::uint32_t>(element_size(out_type));
