@@ -129,8 +129,34 @@ template <class F> bool with_float_op(uint8_t code, F f) {
     }
 }
 
-// Float VECTOR rows go in chunks of this many elements: a chunk's operands are all loaded
-// before any of its results is stored (a loop the compiler vectorises).
+// f(op) with op the INT32 operation of opcode `code` (int_op's, wrapping modulo 2^32) as a
+// function object of its own type, as with_float_op does for floats.
+template <class F> bool with_int32_op(uint8_t code, F f) {
+    switch (code) {
+    case TPU_VOP_ADD:
+        return f([](int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); });
+    case TPU_VOP_SUB:
+        return f([](int32_t a, int32_t b) { return int32_t(uint32_t(a) - uint32_t(b)); });
+    case TPU_VOP_MUL:
+        return f([](int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); });
+    case TPU_VOP_MAX:
+        return f([](int32_t a, int32_t b) { return a > b ? a : b; });
+    case TPU_VOP_MIN:
+        return f([](int32_t a, int32_t b) { return a < b ? a : b; });
+    case TPU_VOP_GATE:
+        return f([](int32_t a, int32_t b) { return a > 0 ? b : 0; });
+    case TPU_VOP_GT:
+        return f([](int32_t a, int32_t b) { return int32_t(a > b); });
+    case TPU_VOP_DIV: // int_op's edge cases: x / 0 = 0, INT32_MIN / -1 wraps
+        return f(
+            [](int32_t a, int32_t b) { return int32_t(int_op(TPU_DT_INT32, TPU_VOP_DIV, a, b)); });
+    default: // TPU_VOP_EQ
+        return f([](int32_t a, int32_t b) { return int32_t(a == b); });
+    }
+}
+
+// FP32, BF16 and INT32 VECTOR rows go in chunks of this many elements: a chunk's operands are
+// all loaded before any of its results is stored (a loop the compiler vectorises).
 constexpr uint32_t kVectorChunk = 64;
 
 // Whether the byte ranges [p, p + p_len) and [q, q + q_len) share no byte.
@@ -145,36 +171,52 @@ bool chunk_safe(const uint8_t *dst, uint64_t len, const uint8_t *src, uint64_t s
     return (src_len == len && dst <= src) || apart(uintptr_t(dst), len, uintptr_t(src), src_len);
 }
 
-// dst[i] = op(a[i], b[i]) (b[0] for every i if b_scalar) over n <= kVectorChunk elements of a
-// float Dtype, all operands read before any result is stored.
+// An element of Dtype (FP32, BF16: as float; INT32) loaded and stored.
+template <uint8_t Dtype> auto load_value(const uint8_t *p) {
+    if constexpr (Dtype == TPU_DT_INT32)
+        return load<int32_t>(p);
+    else
+        return load_float(Dtype, p);
+}
+
+template <uint8_t Dtype, class T> void store_value(uint8_t *p, T x) {
+    if constexpr (Dtype == TPU_DT_INT32)
+        store(p, x);
+    else
+        store_float(Dtype, p, x);
+}
+
+// dst[i] = op(a[i], b[i]) (b[0] for every i if b_scalar) over n <= kVectorChunk elements of
+// Dtype (FP32, BF16 or INT32), all operands read before any result is stored.
 template <uint8_t Dtype, class Op>
-void float_chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst, uint32_t n,
-                 Op op) {
+void chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst, uint32_t n, Op op) {
     constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
-    float x[kVectorChunk], y[kVectorChunk];
+    using T = decltype(load_value<Dtype>(nullptr));
+    T x[kVectorChunk], y[kVectorChunk];
     for (uint32_t i = 0; i < n; i++)
-        x[i] = load_float(Dtype, a + elem * i);
+        x[i] = load_value<Dtype>(a + elem * i);
     if (b_scalar) {
-        const float v = load_float(Dtype, b);
+        const T v = load_value<Dtype>(b);
         for (uint32_t i = 0; i < n; i++)
             x[i] = op(x[i], v);
     } else {
         for (uint32_t i = 0; i < n; i++)
-            y[i] = load_float(Dtype, b + elem * i);
+            y[i] = load_value<Dtype>(b + elem * i);
         for (uint32_t i = 0; i < n; i++)
             x[i] = op(x[i], y[i]);
     }
     for (uint32_t i = 0; i < n; i++)
-        store_float(Dtype, dst + elem * i, x[i]);
+        store_value<Dtype>(dst + elem * i, x[i]);
 }
 
 // VECTOR's element loop, row by row and in ascending columns (an operand may overlap the
-// destination): Dtype TPU_DT_FP32 or TPU_DT_BF16 with op a float operation, else integers of
-// insn.dtype with op an int_op. Float rows whose operands cannot see a result of the same row
-// (chunk_safe) go a chunk at a time.
+// destination): Dtype TPU_DT_FP32 or TPU_DT_BF16 with op a float operation, TPU_DT_INT32 with op
+// an INT32 one (with_int32_op), else (TPU_DT_INT8) integers with op an int_op. FP32, BF16 and
+// INT32 rows whose operands cannot see a result of the same row (chunk_safe) go a chunk at a time.
 template <uint8_t Dtype, class Op>
 bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort, Op op) {
     constexpr bool kFloat = Dtype == TPU_DT_FP32 || Dtype == TPU_DT_BF16;
+    constexpr bool kChunked = kFloat || Dtype == TPU_DT_INT32;
     const uint32_t elem = dtype_bytes(insn.dtype);
     const uint64_t b_step = insn.b_col ? 0 : elem;
     // Dense rows (b dense too, or one value for all) are one row: the same elements in the
@@ -192,21 +234,20 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
         const uint8_t *a = at(ub, insn.a, r, 0, elem);
         const uint8_t *b = at(ub, insn.b, r, 0, elem);
         uint8_t *dst = at(ub, insn.dst, r, 0, elem);
-        if constexpr (kFloat) {
+        if constexpr (kChunked) {
             const uint64_t bytes = elem * cols;
             if (chunk_safe(dst, bytes, a, bytes) &&
                 chunk_safe(dst, bytes, b, insn.b_col ? elem : bytes)) {
                 for (uint64_t c = 0; c < cols; c += kVectorChunk) {
                     const auto n = uint32_t(std::min<uint64_t>(kVectorChunk, cols - c));
-                    float_chunk<Dtype>(a + elem * c, b + b_step * c, insn.b_col, dst + elem * c, n,
-                                       op);
+                    chunk<Dtype>(a + elem * c, b + b_step * c, insn.b_col, dst + elem * c, n, op);
                 }
                 continue;
             }
         }
         for (uint64_t c = 0; c < cols; c++, a += elem, b += b_step, dst += elem) {
-            if constexpr (kFloat)
-                store_float(Dtype, dst, op(load_float(Dtype, a), load_float(Dtype, b)));
+            if constexpr (kChunked)
+                store_value<Dtype>(dst, op(load_value<Dtype>(a), load_value<Dtype>(b)));
             else
                 store_int(insn.dtype, dst, op(load_int(insn.dtype, a), load_int(insn.dtype, b)));
         }
@@ -349,8 +390,11 @@ bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort)
     case TPU_DT_BF16:
         return with_float_op(
             insn.op, [&](auto op) { return vector_rows<TPU_DT_BF16>(insn, ub, abort, op); });
+    case TPU_DT_INT32:
+        return with_int32_op(
+            insn.op, [&](auto op) { return vector_rows<TPU_DT_INT32>(insn, ub, abort, op); });
     default:
-        return vector_rows<TPU_DT_INT32>(insn, ub, abort, [&](int32_t a, int32_t b) {
+        return vector_rows<TPU_DT_INT8>(insn, ub, abort, [&](int32_t a, int32_t b) {
             return int_op(insn.dtype, insn.op, a, b);
         });
     }
