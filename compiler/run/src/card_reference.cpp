@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // card_reference.cpp - a compiled model in the card's arithmetic on the CPU (card_reference.hpp):
-// dense and conv2d_layer nodes by the golden models, the exact card ops and CPU nodes by the
-// reference kernels.
+// dense, conv2d_layer, mean and reduce_axis nodes by the golden models, the exact card ops and
+// CPU nodes by the reference kernels.
 #include "tpumodel/card_reference.hpp"
 
 #include "card_ops.hpp"
@@ -9,10 +9,12 @@
 
 #include "tpumodel/card_executor.hpp"
 #include "tpumodel/cpu_executor.hpp"
+#include "tpumodel/reduction.hpp"
 
 #include <tpurt/bf16.hpp>
 #include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/golden/reference_dense.hpp>
+#include <tpurt/golden/reference_reduce.hpp>
 
 #include <cstring>
 #include <set>
@@ -99,6 +101,40 @@ Tensor layer(const Model &m, const Node &n, const std::vector<const Tensor *> &i
     return y;
 }
 
+// mean or reduce_axis of node n over the middle axis of its input's [outer, length, inner]
+// view, as card_ops.cpp binds it: a global pool's NHWC image as [N, H x W, C], a reduction's
+// run of neighbouring axes.
+Tensor reduction(const Model &m, const Node &n, const std::vector<const Tensor *> &in) {
+    const Tensor &x = *in.at(0);
+    if (x.dtype != DType::Float)
+        cannot(n, "no bit-exact model of a reduction of other than float32 here");
+    cpu::AxisRun run;
+    if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool") {
+        if (x.shape.size() != 4)
+            cannot(n, "an input of rank other than 4");
+        run = {.outer = std::uint64_t(x.shape[0]),
+               .length = std::uint64_t(x.shape[1] * x.shape[2]),
+               .inner = std::uint64_t(x.shape[3])};
+    } else {
+        const Tensor *axes = in.size() > 1 ? in[1] : nullptr;
+        const std::optional<cpu::AxisRun> r =
+            cpu::contiguous_run(x.shape, cpu::reduced_axes(n, x.shape.size(), axes));
+        if (!r)
+            cannot(n, "a reduction over other than one run of neighbouring axes");
+        run = *r;
+    }
+    const tpurt::ReduceKind kind = n.card_op == "mean" ? tpurt::ReduceKind::Mean
+                                   : n.op == "ReduceMax" || n.op == "GlobalMaxPool"
+                                       ? tpurt::ReduceKind::Max
+                                       : tpurt::ReduceKind::Sum;
+    const std::vector<float> r =
+        tpurt::reference_reduce_axis(floats(x), run.outer, run.length, run.inner, kind);
+    Tensor y = m.tensors[n.outputs.at(0)];
+    y.data.resize(r.size() * sizeof(float));
+    std::memcpy(y.data.data(), r.data(), y.data.size());
+    return y;
+}
+
 } // namespace
 
 std::vector<Tensor> reference_run(const Model &m, const std::vector<Tensor> &inputs) {
@@ -107,6 +143,8 @@ std::vector<Tensor> reference_run(const Model &m, const std::vector<Tensor> &inp
     return cpu::run_model(m, inputs, [&](const Node &n, const std::vector<const Tensor *> &in) {
         if (n.placement == Placement::Card && (n.card_op == "dense" || n.card_op == "conv2d_layer"))
             return std::vector<Tensor>{layer(m, n, in)};
+        if (n.placement == Placement::Card && (n.card_op == "mean" || n.card_op == "reduce_axis"))
+            return std::vector<Tensor>{reduction(m, n, in)};
         if (n.placement == Placement::Card && !exact_card_op(n))
             cannot(n, "no bit-exact CPU model of this card op here");
         return cpu::run_node(m, n, in);

@@ -3,9 +3,11 @@
 // tpumodel::card::Executor must equal bit for bit: its dense and conv2d_layer nodes through
 // libtpurt's golden models of the card (tpurt::reference_dense, reference_conv2d_layer: the
 // array's products and summation order, the epilogue's bias and ReLU), in fp32, or for a model
-// compiled for bf16 on operands rounded to bf16 (nearest even) as the executor casts them; the
-// nodes whose card op computes exactly what the CPU kernel computes (views, permute, pool2d,
-// ReLU, IEEE elementwise and divide, slice_copy) and the CPU nodes through their kernels.
+// compiled for bf16 on operands rounded to bf16 (nearest even) as the executor casts them; its
+// mean and reduce_axis nodes (global pools, reductions) through tpurt::reference_reduce_axis
+// (REDUCE's binary32 sum in ascending order, a mean's scale by 1.0f / length); the nodes whose
+// card op computes exactly what the CPU kernel computes (views, permute, pool2d, ReLU, IEEE
+// elementwise and divide, slice_copy) and the CPU nodes through their kernels.
 // cpu::run_model() is ONNX's meaning; this is the card's.
 #pragma once
 
