@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// precision_test.cpp - PyTorch's MLP, Fashion-MNIST CNN and torchvision's ResNet-18
-// (pytorch_models.py) compiled in fp32 and bf16 and run on the in-process card: equal to the
-// CPU model of the card's arithmetic (tpumodel::card::reference_run) bit for bit; and the MLP
-// and CNN compiled in bf16 and in int8 (calibrated on 500 training images): their labels on the
-// 10,000 Fashion-MNIST test images within 1 point of the fp32 versions' (>= 99% agreement).
+// precision_test.cpp - PyTorch's MLP, Fashion-MNIST CNN, torchvision's ResNet-18 and a
+// transformer encoder layer (pytorch_models.py) compiled in fp32 and bf16 and run on the
+// in-process card: equal to the CPU model of the card's arithmetic (tpumodel::card::reference_run)
+// bit for bit; and the MLP and CNN compiled in bf16 and in int8 (calibrated on 500 training
+// images): their labels on the 10,000 Fashion-MNIST test images within 1 point of the fp32
+// versions' (>= 99% agreement).
 #include "onnx_builder.hpp"
 #include "pytorch_models.hpp"
 
@@ -107,15 +108,18 @@ TEST_CASE("PyTorch's MLP and CNN on the card equal the CPU model of the card's a
                               batches(pytorch_model(name), test_set(), 40));
 }
 
-// pytorch_models.py's own sample (1x3x64x64, seeded) through the 41 card nodes.
-TEST_CASE("torchvision's ResNet-18 on the card equals the CPU model of the card's arithmetic",
+// pytorch_models.py's own samples (seeded): ResNet-18's 1x3x64x64 through its 41 card nodes,
+// the encoder layer's 2x8x64 through its batched matmuls, softmax and layer norms.
+TEST_CASE("ResNet-18 and a transformer layer on the card equal the CPU model of the card",
           "[card-reference]") {
     tpurt::Device dev = tpurt::Device::open_in_process({});
-    const PytorchModel &p = pytorch_model("resnet18");
-    tpumodel::Tensor x = float_tensor(p.shape, p.x);
-    x.name = p.input;
-    for (tpumodel::Precision precision : {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16})
-        check_bit_for_bit(dev, p, precision, {x});
+    for (const char *name : {"resnet18", "encoder"}) {
+        const PytorchModel &p = pytorch_model(name);
+        tpumodel::Tensor x = float_tensor(p.shape, p.x);
+        x.name = p.input;
+        for (tpumodel::Precision precision : {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16})
+            check_bit_for_bit(dev, p, precision, {x});
+    }
 }
 
 TEST_CASE("bf16 and int8 versions of PyTorch's MLP and CNN agree with fp32 on Fashion-MNIST",
