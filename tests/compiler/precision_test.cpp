@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// precision_test.cpp - PyTorch's MLP and Fashion-MNIST CNN (pytorch_models.py) compiled in fp32
-// and bf16 and run on the in-process card: equal to the CPU model of the card's arithmetic
-// (tpumodel::card::reference_run) bit for bit; and compiled in bf16 and in int8 (calibrated on
-// 500 training images) their labels on the 10,000 Fashion-MNIST test images within 1 point of
-// the fp32 versions' (>= 99% agreement).
+// precision_test.cpp - PyTorch's MLP, Fashion-MNIST CNN, torchvision's ResNet-18 and a
+// transformer encoder layer (pytorch_models.py) compiled in fp32 and bf16 and run on the
+// in-process card: equal to the CPU model of the card's arithmetic (tpumodel::card::reference_run)
+// bit for bit; and the MLP and CNN compiled in bf16 and in int8 (calibrated on 500 training
+// images): their labels on the 10,000 Fashion-MNIST test images within 1 point of the fp32
+// versions' (>= 99% agreement).
 #include "onnx_builder.hpp"
 #include "pytorch_models.hpp"
 
@@ -76,32 +77,49 @@ const tpu_data::Dataset &test_set() {
     return d;
 }
 
+// Model p compiled for `precision` on each of `inputs`, on the in-process card and by
+// reference_run: CHECKs that no output value differs in a bit.
+void check_bit_for_bit(tpurt::Device &dev, const PytorchModel &p, tpumodel::Precision precision,
+                       const std::vector<tpumodel::Tensor> &inputs) {
+    INFO(p.name << " in " << tpumodel::precision_name(precision));
+    const tpumodel::Model m = compile(p, precision);
+    tpumodel::card::Executor exe(dev, m);
+    std::size_t differ = 0, values = 0;
+    for (const tpumodel::Tensor &x : inputs) {
+        const std::vector<float> card = float_values(exe.run({x}).at(0));
+        const std::vector<float> cpu = float_values(tpumodel::card::reference_run(m, {x}).at(0));
+        REQUIRE(card.size() == cpu.size());
+        for (std::size_t i = 0; i < card.size(); ++i)
+            differ += std::bit_cast<std::uint32_t>(card[i]) != std::bit_cast<std::uint32_t>(cpu[i]);
+        values += card.size();
+    }
+    INFO(differ << " of " << values << " outputs differ");
+    CHECK(differ == 0);
+}
+
 } // namespace
 
 TEST_CASE("PyTorch's MLP and CNN on the card equal the CPU model of the card's arithmetic",
           "[card-reference]") {
     tpurt::Device dev = tpurt::Device::open_in_process({});
     for (const char *name : {"mlp", "cnn"})
-        for (tpumodel::Precision precision :
-             {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16}) {
-            INFO(name << " in " << tpumodel::precision_name(precision));
-            const PytorchModel &p = pytorch_model(name);
-            const tpumodel::Model m = compile(p, precision);
-            tpumodel::card::Executor exe(dev, m);
-            std::size_t differ = 0, logits = 0;
-            for (const tpumodel::Tensor &x : batches(p, test_set(), 40)) {
-                const std::vector<float> card = float_values(exe.run({x}).at(0));
-                const std::vector<float> cpu =
-                    float_values(tpumodel::card::reference_run(m, {x}).at(0));
-                REQUIRE(card.size() == cpu.size());
-                for (std::size_t i = 0; i < card.size(); ++i)
-                    differ += std::bit_cast<std::uint32_t>(card[i]) !=
-                              std::bit_cast<std::uint32_t>(cpu[i]);
-                logits += card.size();
-            }
-            INFO(differ << " of " << logits << " logits differ");
-            CHECK(differ == 0);
-        }
+        for (tpumodel::Precision precision : {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16})
+            check_bit_for_bit(dev, pytorch_model(name), precision,
+                              batches(pytorch_model(name), test_set(), 40));
+}
+
+// pytorch_models.py's own samples (seeded): ResNet-18's 1x3x64x64 through its 41 card nodes,
+// the encoder layer's 2x8x64 through its batched matmuls, softmax and layer norms.
+TEST_CASE("ResNet-18 and a transformer layer on the card equal the CPU model of the card",
+          "[card-reference]") {
+    tpurt::Device dev = tpurt::Device::open_in_process({});
+    for (const char *name : {"resnet18", "encoder"}) {
+        const PytorchModel &p = pytorch_model(name);
+        tpumodel::Tensor x = float_tensor(p.shape, p.x);
+        x.name = p.input;
+        for (tpumodel::Precision precision : {tpumodel::Precision::Fp32, tpumodel::Precision::Bf16})
+            check_bit_for_bit(dev, p, precision, {x});
+    }
 }
 
 TEST_CASE("bf16 and int8 versions of PyTorch's MLP and CNN agree with fp32 on Fashion-MNIST",

@@ -2,10 +2,12 @@
 // table_shape.cpp - the conformance cases of the ops over a tensor's axes: reduce_axis (sum and
 // max over the first, a middle and the last axis), mean, permute (any order, ranks 2-4) and
 // slice_copy (an axis's range into another place of out, the rest of out kept),
-// exact against golden models written here from codegen/axis_compiler.hpp: REDUCE's sum in
-// ascending order along the axis (int32 wrapping; binary32 for bf16 and fp32), the mean that
-// fp32 sum times 1.0f / length, permutations exact copies.
+// exact against golden models of codegen/axis_compiler.hpp: REDUCE's sum in ascending order
+// along the axis (int32 wrapping, written here; binary32 for bf16 and fp32 and the mean that
+// fp32 sum times 1.0f / length, golden/reference_reduce.hpp), permutations exact copies.
 #include "conformance.hpp"
+
+#include <tpurt/golden/reference_reduce.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -73,18 +75,11 @@ void reduce_golden(Arrays &x, DType type, const Shape &s, std::size_t axis, bool
         }
         return;
     }
-    const std::vector<float> v = x.floats(0);
-    std::vector<float> r(outer * inner);
-    for (std::size_t o = 0; o < outer; ++o)
-        for (std::size_t i = 0; i < inner; ++i) {
-            float sum = 0, m = -std::numeric_limits<float>::infinity();
-            for (std::size_t l = 0; l < length; ++l) {
-                sum += v[at(o, l, i)];
-                m = v[at(o, l, i)] > m ? v[at(o, l, i)] : m;
-            }
-            r[o * inner + i] = max ? m : mean ? sum * (1.0f / static_cast<float>(length)) : sum;
-        }
-    x.store(1, r);
+    using tpurt::ReduceKind;
+    x.store(1, tpurt::reference_reduce_axis(x.floats(0), outer, length, inner,
+                                            max    ? ReduceKind::Max
+                                            : mean ? ReduceKind::Mean
+                                                   : ReduceKind::Sum));
 }
 
 Shape without(Shape s, std::size_t axis) {

@@ -3,10 +3,11 @@
 // fused softmax_cross_entropy, activation_grad (relu bit for bit; sigmoid, tanh, gelu within
 // ACTIVATE's bounds), sgd_momentum_step and adam_step (their binary32 steps bit for bit, the
 // bf16 copy too), layer_norm and layer_norm_grad (codegen/layer_norm_compiler.hpp's binary32
-// steps bit for bit, several tiles of rows included), and the max and
-// average pooling gradients (bit for bit against golden/reference_pool_grad.hpp).
+// steps bit for bit: golden/reference_layer_norm.hpp, several tiles of rows included), and the max
+// and average pooling gradients (bit for bit against golden/reference_pool_grad.hpp).
 #include "conformance.hpp"
 
+#include <tpurt/golden/reference_layer_norm.hpp>
 #include <tpurt/golden/reference_pool_grad.hpp>
 
 #include <cmath>
@@ -193,60 +194,6 @@ void add_optimizers(std::vector<Case> &cases, std::size_t n, bool bf16_copy) {
                      }});
 }
 
-// layer_norm_compiler.hpp's binary32 steps, one operation at a time: sums from the first
-// element (REDUCE), ACTIVATE's x * 1 + 0 before a scale, RSQRT as a square root and a division.
-float row_sum(const float *v, std::size_t n) {
-    float s = v[0];
-    for (std::size_t i = 1; i < n; ++i)
-        s += v[i];
-    return s;
-}
-
-struct LayerNormSteps {
-    std::vector<float> y, dx, dgamma, dbeta;
-};
-
-LayerNormSteps layer_norm_steps(const std::vector<float> &x, const std::vector<float> &gamma,
-                                const std::vector<float> &beta, const std::vector<float> &dy,
-                                std::size_t rows, std::size_t cols, float eps) {
-    const float inv = 1.0f / static_cast<float>(cols);
-    LayerNormSteps out{std::vector<float>(x.size()), std::vector<float>(x.size()),
-                       std::vector<float>(cols, 0.0f), std::vector<float>(cols, 0.0f)};
-    std::vector<float> d(cols), q(cols), g(cols), t(cols);
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float *xr = &x[r * cols];
-        const float *dyr = dy.empty() ? nullptr : &dy[r * cols];
-        const float mean = (row_sum(xr, cols) + 0.0f) * inv;
-        for (std::size_t c = 0; c < cols; ++c) {
-            d[c] = xr[c] - mean;
-            q[c] = d[c] * d[c];
-        }
-        const float var = (row_sum(q.data(), cols) + 0.0f) * inv;
-        const float rstd = 1.0f / std::sqrt((var + eps) + 0.0f);
-        for (std::size_t c = 0; c < cols; ++c) {
-            d[c] = d[c] * rstd; // xh
-            const float scaled = d[c] * gamma[c];
-            out.y[r * cols + c] = beta.empty() ? 0.0f : scaled + beta[c];
-            if (!dyr)
-                continue;
-            out.dbeta[c] += dyr[c];
-            const float p = dyr[c] * d[c];
-            out.dgamma[c] += p;
-            g[c] = dyr[c] * gamma[c];
-            t[c] = g[c] * d[c];
-        }
-        if (!dyr)
-            continue;
-        const float a = (row_sum(g.data(), cols) + 0.0f) * inv;
-        const float b = (row_sum(t.data(), cols) + 0.0f) * inv;
-        for (std::size_t c = 0; c < cols; ++c) {
-            const float u = d[c] * b;
-            out.dx[r * cols + c] = ((g[c] - a) - u) * rstd;
-        }
-    }
-    return out;
-}
-
 void add_layer_norm(std::vector<Case> &cases, std::size_t rows, std::size_t cols) {
     cases.push_back(
         {"layer_norm",
@@ -256,9 +203,9 @@ void add_layer_norm(std::vector<Case> &cases, std::size_t rows, std::size_t cols
           in("beta", DType::Fp32, {cols}, uniform(-1, 1)), out("y", DType::Fp32, {rows, cols})},
          {{"eps", "1e-5"}},
          [=](Arrays &a) {
-             a.store(
-                 3,
-                 layer_norm_steps(a.floats(0), a.floats(1), a.floats(2), {}, rows, cols, 1e-5f).y);
+             a.store(3, tpurt::reference_layer_norm(a.floats(0), a.floats(1), a.floats(2), {}, rows,
+                                                    cols, 1e-5f)
+                            .y);
          }});
     cases.push_back(
         {"layer_norm_grad",
@@ -269,8 +216,8 @@ void add_layer_norm(std::vector<Case> &cases, std::size_t rows, std::size_t cols
           out("dgamma", DType::Fp32, {cols}), out("dbeta", DType::Fp32, {cols})},
          {{"eps", "1e-5"}},
          [=](Arrays &a) {
-             const LayerNormSteps s =
-                 layer_norm_steps(a.floats(0), a.floats(1), {}, a.floats(2), rows, cols, 1e-5f);
+             const tpurt::LayerNormReference s = tpurt::reference_layer_norm(
+                 a.floats(0), a.floats(1), {}, a.floats(2), rows, cols, 1e-5f);
              a.store(3, s.dx);
              a.store(4, s.dgamma);
              a.store(5, s.dbeta);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // card_reference.cpp - a compiled model in the card's arithmetic on the CPU (card_reference.hpp):
-// dense and conv2d_layer nodes by the golden models, the exact card ops and CPU nodes by the
-// reference kernels.
+// dense, conv2d_layer, matmul, batched_matmul, mean, reduce_axis, softmax and layer_norm nodes
+// by libtpurt's golden models, the exact card ops and CPU nodes by the reference kernels.
 #include "tpumodel/card_reference.hpp"
 
 #include "card_ops.hpp"
@@ -9,10 +9,16 @@
 
 #include "tpumodel/card_executor.hpp"
 #include "tpumodel/cpu_executor.hpp"
+#include "tpumodel/reduction.hpp"
 
 #include <tpurt/bf16.hpp>
+#include <tpurt/golden/reference.hpp>
 #include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/golden/reference_dense.hpp>
+#include <tpurt/golden/reference_fp32.hpp>
+#include <tpurt/golden/reference_layer_norm.hpp>
+#include <tpurt/golden/reference_reduce.hpp>
+#include <tpurt/golden/reference_softmax.hpp>
 
 #include <cstring>
 #include <set>
@@ -33,6 +39,14 @@ std::vector<float> floats(const Tensor &t) {
     std::vector<float> v(t.element_count());
     std::memcpy(v.data(), t.data.data(), v.size() * sizeof(float));
     return v;
+}
+
+// node n's first output holding v.
+Tensor float_output(const Model &m, const Node &n, const std::vector<float> &v) {
+    Tensor y = m.tensors[n.outputs.at(0)];
+    y.data.resize(v.size() * sizeof(float));
+    std::memcpy(y.data.data(), v.data(), y.data.size());
+    return y;
 }
 
 // The operand bytes of a matmul or convolution of `type` (fp32 or bf16, rounded to nearest even).
@@ -99,6 +113,92 @@ Tensor layer(const Model &m, const Node &n, const std::vector<const Tensor *> &i
     return y;
 }
 
+// mean or reduce_axis of node n over the middle axis of its input's [outer, length, inner]
+// view, as card_ops.cpp binds it: a global pool's NHWC image as [N, H x W, C], a reduction's
+// run of neighbouring axes.
+Tensor reduction(const Model &m, const Node &n, const std::vector<const Tensor *> &in) {
+    const Tensor &x = *in.at(0);
+    if (x.dtype != DType::Float)
+        cannot(n, "no bit-exact model of a reduction of other than float32 here");
+    cpu::AxisRun run;
+    if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool") {
+        if (x.shape.size() != 4)
+            cannot(n, "an input of rank other than 4");
+        run = {.outer = std::uint64_t(x.shape[0]),
+               .length = std::uint64_t(x.shape[1] * x.shape[2]),
+               .inner = std::uint64_t(x.shape[3])};
+    } else {
+        const Tensor *axes = in.size() > 1 ? in[1] : nullptr;
+        const std::optional<cpu::AxisRun> r =
+            cpu::contiguous_run(x.shape, cpu::reduced_axes(n, x.shape.size(), axes));
+        if (!r)
+            cannot(n, "a reduction over other than one run of neighbouring axes");
+        run = *r;
+    }
+    const tpurt::ReduceKind kind = n.card_op == "mean" ? tpurt::ReduceKind::Mean
+                                   : n.op == "ReduceMax" || n.op == "GlobalMaxPool"
+                                       ? tpurt::ReduceKind::Max
+                                       : tpurt::ReduceKind::Sum;
+    return float_output(
+        m, n, tpurt::reference_reduce_axis(floats(x), run.outer, run.length, run.inner, kind));
+}
+
+// matmul or batched_matmul of node n, as card_ops.cpp binds it: a [..., M, K] by b [..., K, N]
+// (the same leading axes) or by b [K, N] shared by every matrix; a bf16 model's 2-D matmul on
+// operands rounded to bf16 (the executor's fast path), a batched one in fp32.
+Tensor matmul(const Model &m, const Node &n, const std::vector<const Tensor *> &in) {
+    const Tensor &a = *in.at(0), &b = *in.at(1);
+    if (a.dtype != DType::Float || b.dtype != DType::Float || a.shape.size() < 2 ||
+        b.shape.size() < 2)
+        cannot(n, "no bit-exact model of a matmul of other than float32 matrices here");
+    const auto rows = std::uint32_t(a.shape[a.shape.size() - 2]), k = std::uint32_t(a.shape.back()),
+               cols = std::uint32_t(b.shape.back());
+    const std::size_t batch = a.element_count() / (std::size_t(rows) * k);
+    const bool shared = b.shape.size() == 2;
+    const bool bf16 = m.precision == Precision::Bf16 && n.card_op == "matmul";
+    const std::vector<float> av = floats(a), bv = floats(b);
+    std::vector<tpurt::Bf16> ab, bb;
+    if (bf16)
+        for (const auto &[from, to] : {std::pair{&av, &ab}, std::pair{&bv, &bb}})
+            for (float v : *from)
+                to->push_back(tpurt::Bf16::from_float(v));
+    std::vector<float> c(batch * rows * cols);
+    const std::size_t as = std::size_t(rows) * k, bs = shared ? 0 : std::size_t(k) * cols,
+                      cs = std::size_t(rows) * cols;
+    for (std::size_t i = 0; i < batch; ++i) {
+        const std::span<float> out = std::span(c).subspan(i * cs, cs);
+        if (bf16)
+            tpurt::reference_matmul(std::span<const tpurt::Bf16>(ab).subspan(i * as, as),
+                                    std::span<const tpurt::Bf16>(bb).subspan(i * bs), out, rows, k,
+                                    cols);
+        else
+            tpurt::reference_matmul(std::span<const float>(av).subspan(i * as, as),
+                                    std::span<const float>(bv).subspan(i * bs), out, rows, k, cols);
+    }
+    return float_output(m, n, c);
+}
+
+// layer_norm over the axes from `axis` on ([outer, inner] views), or softmax over the last axis.
+Tensor normalisation(const Model &m, const Node &n, const std::vector<const Tensor *> &in) {
+    const Tensor &x = *in.at(0);
+    if (x.dtype != DType::Float)
+        cannot(n, "no bit-exact model of other than float32 data here");
+    const auto rank = std::int64_t(x.shape.size());
+    std::int64_t axis = n.card_op == "softmax" ? rank - 1 : n.get_int("axis", -1);
+    axis = axis < 0 ? axis + rank : axis;
+    std::size_t outer = 1, inner = 1;
+    for (std::int64_t i = 0; i < rank; ++i)
+        (i < axis ? outer : inner) *= std::size_t(x.shape[std::size_t(i)]);
+    if (n.card_op == "softmax")
+        return float_output(m, n, tpurt::reference_softmax(floats(x), outer, inner));
+    if (in.size() < 3 || !in[1] || !in[2])
+        cannot(n, "a layer normalisation without its scale and bias");
+    return float_output(m, n,
+                        tpurt::reference_layer_norm(floats(x), floats(*in[1]), floats(*in[2]), {},
+                                                    outer, inner, n.get_float("epsilon", 1e-5f))
+                            .y);
+}
+
 } // namespace
 
 std::vector<Tensor> reference_run(const Model &m, const std::vector<Tensor> &inputs) {
@@ -107,6 +207,13 @@ std::vector<Tensor> reference_run(const Model &m, const std::vector<Tensor> &inp
     return cpu::run_model(m, inputs, [&](const Node &n, const std::vector<const Tensor *> &in) {
         if (n.placement == Placement::Card && (n.card_op == "dense" || n.card_op == "conv2d_layer"))
             return std::vector<Tensor>{layer(m, n, in)};
+        if (n.placement == Placement::Card && (n.card_op == "mean" || n.card_op == "reduce_axis"))
+            return std::vector<Tensor>{reduction(m, n, in)};
+        if (n.placement == Placement::Card &&
+            (n.card_op == "matmul" || n.card_op == "batched_matmul"))
+            return std::vector<Tensor>{matmul(m, n, in)};
+        if (n.placement == Placement::Card && (n.card_op == "layer_norm" || n.card_op == "softmax"))
+            return std::vector<Tensor>{normalisation(m, n, in)};
         if (n.placement == Placement::Card && !exact_card_op(n))
             cannot(n, "no bit-exact CPU model of this card op here");
         return cpu::run_node(m, n, in);

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // layer_norm_test.cpp - layer normalisation's programs (layer_norm_compiler.hpp) run on the
 // engine: the forward pass and the gradients bit for bit against the binary32 steps the header
-// defines, evaluated here on the host one operation at a time; the gradients also against
-// central finite differences of the card's own forward pass. Shapes include a single element,
-// single rows and columns, and tiles and programs split over a small card.
+// defines, evaluated on the host one operation at a time (golden/reference_layer_norm.hpp); the
+// gradients also against central finite differences of the card's own forward pass. Shapes include
+// a single element, single rows and columns, and tiles and programs split over a small card.
 #include "engine_runner.hpp"
 
 #include <tpurt/codegen/layer_norm_compiler.hpp>
 #include <tpurt/error.hpp>
+#include <tpurt/golden/reference_layer_norm.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
@@ -26,55 +27,6 @@ namespace {
 
 const tpu_engine_config big = engine_config(128, 128, 8u << 20, 4u << 20);
 const tpu_engine_config small = engine_config(16, 16, 16u << 10, 8u << 10);
-
-// The header's binary32 steps: sums from the first element, ACTIVATE's x * 1 + 0 before a scale.
-float row_sum(const float *v, std::size_t n) {
-    float s = v[0];
-    for (std::size_t i = 1; i < n; ++i)
-        s += v[i];
-    return s;
-}
-
-struct Reference {
-    std::vector<float> y, dx, dgamma, dbeta;
-};
-
-Reference reference(const std::vector<float> &x, const std::vector<float> &gamma,
-                    const std::vector<float> &beta, const std::vector<float> &dy,
-                    std::uint32_t rows, std::uint32_t cols, float eps) {
-    const float inv = 1.0f / static_cast<float>(cols);
-    Reference out{std::vector<float>(x.size()), std::vector<float>(x.size()),
-                  std::vector<float>(cols, 0.0f), std::vector<float>(cols, 0.0f)};
-    std::vector<float> d(cols), q(cols), g(cols), t(cols);
-    for (std::uint32_t r = 0; r < rows; ++r) {
-        const float *xr = &x[std::size_t{r} * cols];
-        const float *dyr = &dy[std::size_t{r} * cols];
-        const float mean = (row_sum(xr, cols) + 0.0f) * inv;
-        for (std::uint32_t c = 0; c < cols; ++c) {
-            d[c] = xr[c] - mean;
-            q[c] = d[c] * d[c];
-        }
-        const float var = (row_sum(q.data(), cols) + 0.0f) * inv;
-        const float rstd = 1.0f / std::sqrt((var + eps) + 0.0f);
-        for (std::uint32_t c = 0; c < cols; ++c) {
-            d[c] = d[c] * rstd; // xh
-            const float scaled = d[c] * gamma[c];
-            out.y[std::size_t{r} * cols + c] = scaled + beta[c];
-            out.dbeta[c] += dyr[c];
-            const float p = dyr[c] * d[c];
-            out.dgamma[c] += p;
-            g[c] = dyr[c] * gamma[c];
-            t[c] = g[c] * d[c];
-        }
-        const float a = (row_sum(g.data(), cols) + 0.0f) * inv;
-        const float b = (row_sum(t.data(), cols) + 0.0f) * inv;
-        for (std::uint32_t c = 0; c < cols; ++c) {
-            const float u = d[c] * b;
-            out.dx[std::size_t{r} * cols + c] = ((g[c] - a) - u) * rstd;
-        }
-    }
-    return out;
-}
 
 std::vector<float> forward(const tpu_engine_config &cfg, const std::vector<float> &x,
                            const std::vector<float> &gamma, const std::vector<float> &beta,
@@ -143,7 +95,8 @@ TEST_CASE("layer norm and its gradient: bit for bit the binary32 steps") {
         const auto gamma = tpurt::uniform_fp32(k.cols, 2, 0.5f, 1.5f),
                    beta = tpurt::uniform_fp32(k.cols, 3, -1.0f, 1.0f);
         const auto dy = tpurt::uniform_fp32(n, 4, -1.0f, 1.0f);
-        const Reference want = reference(x, gamma, beta, dy, k.rows, k.cols, eps);
+        const tpurt::LayerNormReference want =
+            tpurt::reference_layer_norm(x, gamma, beta, dy, k.rows, k.cols, eps);
         require_bits(forward(*k.cfg, x, gamma, beta, k.rows, k.cols, eps, k.max_program_bytes),
                      want.y);
         const auto got = backward(*k.cfg, x, gamma, dy, k.rows, k.cols, eps, k.max_program_bytes);

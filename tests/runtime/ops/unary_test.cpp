@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // unary_test.cpp - unary functions over arrays (compile_unary) run on the engine and equal
-// docs/hardware.md's ACTIVATE definitions evaluated here step by step in binary32 (EXP's
-// Cody-Waite reduction and polynomial, SIGMOID and TANH from it, GELU, ERF (spec 2.3); RELU,
-// RELU6, NONE),
+// docs/hardware.md's ACTIVATE definitions evaluated step by step in binary32 (EXP's Cody-Waite
+// reduction and polynomial: golden/reference_exp.hpp; here SIGMOID and TANH from it, GELU, ERF
+// (spec 2.3); RELU, RELU6, NONE),
 // for fp32, bf16 and int8 inputs into fp32, bf16 and int8 outputs, with scales (quantising and
 // dequantising casts), zeros (which the op reads as +0), infinities and NaN, in chunks over a
 // small unified buffer and split programs.
@@ -13,6 +13,7 @@
 #include <tpurt/bf16.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/error.hpp>
+#include <tpurt/golden/reference_exp.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 
 #include <catch2/catch.hpp>
@@ -34,50 +35,24 @@ constexpr std::uint64_t a_va = 0x100000000ull, d_va = 0x200000000ull;
 const float nan = std::numeric_limits<float>::quiet_NaN();
 const float inf = std::numeric_limits<float>::infinity();
 
-float horner(std::initializer_list<float> coefficients, float x) {
-    float q = 0;
-    bool first = true;
-    for (float c : coefficients) {
-        q = first ? c : q * x + c;
-        first = false;
-    }
-    return q;
-}
-
-float spec_exp(float x) {
-    if (std::isnan(x))
-        return nan;
-    if (x > 89.0f)
-        return inf;
-    if (x < -104.0f)
-        return 0.0f;
-    const float n = std::nearbyint(x * std::bit_cast<float>(0x3fb8aa3bu));
-    const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-    const float p = horner({1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
-                            1.6666665459e-1f, 5.0000001201e-1f},
-                           r);
-    const float e = (p * (r * r) + r) + 1.0f;
-    const int ni = static_cast<int>(n), h = ni / 2;
-    return (e * std::ldexp(1.0f, h)) * std::ldexp(1.0f, ni - h);
-}
-
 float spec_sigmoid(float x) {
     if (x >= 0)
-        return 1.0f / (1.0f + spec_exp(-x));
-    const float e = spec_exp(x);
+        return 1.0f / (1.0f + tpurt::reference_exp(-x));
+    const float e = tpurt::reference_exp(x);
     return e / (1.0f + e);
 }
 
 float spec_tanh(float x) {
     const float a = std::fabs(x);
     if (a > 0.625f) {
-        const float t = 1.0f - 2.0f / (spec_exp(a + a) + 1.0f);
+        const float t = 1.0f - 2.0f / (tpurt::reference_exp(a + a) + 1.0f);
         return std::signbit(x) ? -t : t;
     }
     const float z = x * x;
-    const float q = horner({-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
-                            1.33314422036e-1f, -3.33332819422e-1f},
-                           z);
+    const float q =
+        tpurt::reference_horner({-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
+                                 1.33314422036e-1f, -3.33332819422e-1f},
+                                z);
     return (q * z) * x + x;
 }
 
@@ -95,16 +70,17 @@ float spec_erf(float x) {
     float r = 1.0f;
     if (a < 1.0f) {
         const float z = a * a;
-        r = a * horner({7.898137119e-5f, -8.024330600e-4f, 5.190050695e-3f, -2.685480751e-2f,
-                        1.128361225e-1f, -3.761262894e-1f, 1.128379226f},
-                       z);
+        r = a * tpurt::reference_horner({7.898137119e-5f, -8.024330600e-4f, 5.190050695e-3f,
+                                         -2.685480751e-2f, 1.128361225e-1f, -3.761262894e-1f,
+                                         1.128379226f},
+                                        z);
     } else if (a < 4.0f) {
         const float u = 1.0f / a;
-        const float q = horner(
+        const float q = tpurt::reference_horner(
             {3.206583485e-2f, -1.871951520e-1f, 4.562140107e-1f, -5.615038872e-1f, 2.593266070e-1f,
              2.187654823e-1f, -3.716936111e-1f, 1.960391551e-2f, 5.618857145e-1f, 1.146692957e-4f},
             u);
-        r = 1.0f - spec_exp(-(a * a)) * q;
+        r = 1.0f - tpurt::reference_exp(-(a * a)) * q;
     }
     return std::signbit(x) ? -r : r;
 }
@@ -124,7 +100,7 @@ float spec(Activation f, float x) {
     case Activation::Tanh:
         return spec_tanh(x);
     case Activation::Exp:
-        return spec_exp(x);
+        return tpurt::reference_exp(x);
     case Activation::Erf:
         return spec_erf(x);
     default: // the spec 1.4 functions: tests/engine/vpu/vpu_train_test.cpp
