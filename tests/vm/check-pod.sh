@@ -15,7 +15,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 logs=${1:?usage: check-pod.sh LOG_DIR}
 pod=$src/tools/pod/pod.sh
-timeout_ms=10000 # the communicator's timeout in part 2
+# The communicator's timeout in part 2: below the 6 s after which mpirun ends the job when a VM
+# died (pod.sh's ssh keep-alive), so that a rank of tpu-pod0 waiting on its neighbour (whose
+# all-reduce failed on the dead link) reports its own failure before mpirun ends it.
+timeout_ms=4000
 margin=30        # seconds for mpirun to end the job after a rank's error
 mkdir -p "$logs"
 rm -f "$logs/allreduce.out" "$logs/killed.out" # a previous run's would satisfy the waits below
