@@ -29,9 +29,9 @@ def main():
     if len(sys.argv) < 3:
         sys.exit("usage: stack-depends.py PACKAGES_FILE PACKAGE...")
     index = {p["Package"]: p for p in stanzas(sys.argv[1])}
-    needed, todo, seen = set(), list(sys.argv[2:]), set()
-    while todo:
-        name = todo.pop()
+    needed, pending, seen = set(), list(sys.argv[2:]), set()
+    while pending:
+        name = pending.pop()
         if name in seen:
             continue
         seen.add(name)
@@ -42,7 +42,7 @@ def main():
             for dep in filter(None, (d.strip() for d in fields.get(field, "").split(","))):
                 first = re.sub(r"\(.*?\)|\[.*?\]|:\w+", "", dep.split("|")[0]).strip()
                 if first in index:
-                    todo.append(first)
+                    pending.append(first)
                 else:
                     needed.add(first)
     print("\n".join(sorted(needed)))

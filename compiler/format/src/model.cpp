@@ -2,6 +2,8 @@
 // model.cpp - the in-memory model's helpers: dtype and enum names, attribute lookups, tensors.
 #include "tpumodel/model.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace tpumodel {
@@ -90,6 +92,12 @@ bool int8_layer_form(const Model &m, const Node &n) {
            (n.card_op == "dense" || n.card_op == "conv2d_layer") && n.inputs.size() >= 2 &&
            m.tensors[n.inputs[0]].dtype == DType::Float && !m.tensors[n.inputs[0]].constant &&
            m.tensors[n.inputs[1]].constant;
+}
+
+std::vector<float> Tensor::floats() const {
+    std::vector<float> v(std::min<std::uint64_t>(element_count(), data.size() / sizeof(float)));
+    std::memcpy(v.data(), data.data(), v.size() * sizeof(float));
+    return v;
 }
 
 std::uint64_t Tensor::element_count() const {

@@ -35,12 +35,6 @@ bool exact_card_op(const Node &n) {
     return ops.contains(n.card_op) || (n.card_op == "unary" && n.op == "Relu");
 }
 
-std::vector<float> floats(const Tensor &t) {
-    std::vector<float> v(t.element_count());
-    std::memcpy(v.data(), t.data.data(), v.size() * sizeof(float));
-    return v;
-}
-
 // node n's first output holding v.
 Tensor float_output(const Model &m, const Node &n, const std::vector<float> &v) {
     Tensor y = m.tensors[n.outputs.at(0)];
@@ -51,7 +45,7 @@ Tensor float_output(const Model &m, const Node &n, const std::vector<float> &v) 
 
 // The operand bytes of a matmul or convolution of `type` (fp32 or bf16, rounded to nearest even).
 std::vector<std::byte> operand(const Tensor &t, tpurt::DType type) {
-    const std::vector<float> v = floats(t);
+    const std::vector<float> v = t.floats();
     if (type == tpurt::DType::Fp32)
         return std::vector<std::byte>(reinterpret_cast<const std::byte *>(v.data()),
                                       reinterpret_cast<const std::byte *>(v.data() + v.size()));
@@ -79,7 +73,7 @@ Tensor layer(const Model &m, const Node &n, const std::vector<const Tensor *> &i
         cannot(n, "no bit-exact model of other than float32 operands here");
     const tpurt::DType type =
         m.precision == Precision::Bf16 ? tpurt::DType::Bf16 : tpurt::DType::Fp32;
-    const std::vector<float> bias = in.size() > 2 && in[2] ? floats(*in[2]) : std::vector<float>{};
+    const std::vector<float> bias = in.size() > 2 && in[2] ? in[2]->floats() : std::vector<float>{};
     Tensor y = m.tensors[n.outputs.at(0)];
     std::vector<std::byte> out;
     if (n.card_op == "dense") {
@@ -140,7 +134,7 @@ Tensor reduction(const Model &m, const Node &n, const std::vector<const Tensor *
                                        ? tpurt::ReduceKind::Max
                                        : tpurt::ReduceKind::Sum;
     return float_output(
-        m, n, tpurt::reference_reduce_axis(floats(x), run.outer, run.length, run.inner, kind));
+        m, n, tpurt::reference_reduce_axis(x.floats(), run.outer, run.length, run.inner, kind));
 }
 
 // matmul or batched_matmul of node n, as card_ops.cpp binds it: a [..., M, K] by b [..., K, N]
@@ -156,7 +150,7 @@ Tensor matmul(const Model &m, const Node &n, const std::vector<const Tensor *> &
     const std::size_t batch = a.element_count() / (std::size_t(rows) * k);
     const bool shared = b.shape.size() == 2;
     const bool bf16 = m.precision == Precision::Bf16 && n.card_op == "matmul";
-    const std::vector<float> av = floats(a), bv = floats(b);
+    const std::vector<float> av = a.floats(), bv = b.floats();
     std::vector<tpurt::Bf16> ab, bb;
     if (bf16)
         for (const auto &[from, to] : {std::pair{&av, &ab}, std::pair{&bv, &bb}})
@@ -190,12 +184,12 @@ Tensor normalisation(const Model &m, const Node &n, const std::vector<const Tens
     for (std::int64_t i = 0; i < rank; ++i)
         (i < axis ? outer : inner) *= std::size_t(x.shape[std::size_t(i)]);
     if (n.card_op == "softmax")
-        return float_output(m, n, tpurt::reference_softmax(floats(x), outer, inner));
+        return float_output(m, n, tpurt::reference_softmax(x.floats(), outer, inner));
     if (in.size() < 3 || !in[1] || !in[2])
         cannot(n, "a layer normalisation without its scale and bias");
     return float_output(m, n,
-                        tpurt::reference_layer_norm(floats(x), floats(*in[1]), floats(*in[2]), {},
-                                                    outer, inner, n.get_float("epsilon", 1e-5f))
+                        tpurt::reference_layer_norm(x.floats(), in[1]->floats(), in[2]->floats(),
+                                                    {}, outer, inner, n.get_float("epsilon", 1e-5f))
                             .y);
 }
 

@@ -9,18 +9,11 @@
 #include <tpu_quant/quantise.hpp>
 
 #include <array>
-#include <cstring>
 #include <span>
 
 namespace tpumodel::card {
 
 namespace {
-
-std::vector<float> floats(const Tensor &t) {
-    std::vector<float> v(t.element_count());
-    std::memcpy(v.data(), t.data.data(), v.size() * sizeof(float));
-    return v;
-}
 
 std::vector<std::size_t> dims(const Tensor &t) {
     return {t.shape.begin(), t.shape.end()};
@@ -45,11 +38,11 @@ tpurt::OpSequence prepare_int8_layer(tpurt::Device &device, const Model &m, cons
     // Weights [..., N]: (all but the last axis) x N, one scale per output channel n.
     const std::size_t channels = std::size_t(w.shape.back());
     const std::size_t rows = std::size_t(w.element_count()) / channels;
-    const std::vector<float> wf = floats(w);
+    const std::vector<float> wf = w.floats();
     const std::vector<float> w_scale = tpu_quant::channel_scales(wf, rows, channels);
     const std::vector<std::int8_t> wq = tpu_quant::quantise_weights(wf, rows, channels, w_scale);
     const std::vector<float> b =
-        has_bias ? floats(m.tensors[n.inputs[2]]) : std::vector<float>(channels, 0.0f);
+        has_bias ? m.tensors[n.inputs[2]].floats() : std::vector<float>(channels, 0.0f);
     const tpu_infer::Int8LayerConstants k =
         tpu_infer::requantisation(int8_data_scale(n), w_scale, b, std::nullopt);
 

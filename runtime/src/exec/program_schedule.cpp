@@ -3,6 +3,8 @@
 // list schedule that reorders them (program_schedule.hpp).
 #include "exec/program_schedule.hpp"
 
+#include "tpurt/dtype.hpp"
+
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -42,7 +44,7 @@ struct Node {
 };
 
 std::uint64_t size_of(std::uint8_t dtype) {
-    return dtype == TPU_DT_INT8 ? 1 : dtype == TPU_DT_BF16 ? 2 : 4;
+    return element_size(static_cast<DType>(dtype));
 }
 
 std::uint64_t vpu_cycles(std::uint64_t elements) {

@@ -51,7 +51,8 @@ struct Tensor {
     bool constant = false;          // an initialiser: `data` holds its elements
     std::vector<std::uint8_t> data; // little-endian, dense, in `layout`'s order
     std::uint64_t element_count() const;
-    std::string shape_string() const; // "[1, 28, 28, 1]"
+    std::string shape_string() const;  // "[1, 28, 28, 1]"
+    std::vector<float> floats() const; // `data` as float32 elements (dtype Float)
 };
 
 using AttributeValue =

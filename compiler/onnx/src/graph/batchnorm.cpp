@@ -24,12 +24,6 @@ using tpumodel::no_tensor;
 using tpumodel::Node;
 using tpumodel::Tensor;
 
-std::vector<float> floats(const Tensor &t) {
-    std::vector<float> v(t.element_count());
-    std::memcpy(v.data(), t.data.data(), v.size() * 4);
-    return v;
-}
-
 Tensor float_constant(const std::string &name, const std::vector<std::int64_t> &shape,
                       const std::vector<float> &v) {
     Tensor t{name, tpumodel::DType::Float, tpumodel::Layout::Plain, shape, true, {}};
@@ -114,10 +108,10 @@ void split_batchnorms(Model &m) {
             column = {shape.back()};
         const float epsilon = bn.get_float("epsilon", 1e-5f);
         if (constant_batchnorm(m, bn)) {
-            const std::vector<float> scale = floats(m.tensors[bn.inputs[1]]),
-                                     shift = floats(m.tensors[bn.inputs[2]]),
-                                     mean = floats(m.tensors[bn.inputs[3]]),
-                                     var = floats(m.tensors[bn.inputs[4]]);
+            const std::vector<float> scale = m.tensors[bn.inputs[1]].floats(),
+                                     shift = m.tensors[bn.inputs[2]].floats(),
+                                     mean = m.tensors[bn.inputs[3]].floats(),
+                                     var = m.tensors[bn.inputs[4]].floats();
             std::vector<float> k(scale.size()), b(scale.size());
             for (std::size_t c = 0; c < k.size(); ++c) {
                 const double s = double(scale[c]) / std::sqrt(double(var[c]) + double(epsilon));
@@ -194,14 +188,14 @@ void fold_batchnorms(Model &m, CompileSummary &summary) {
         const std::int64_t out = w.shape[0];
         const std::size_t per_out = std::size_t(w.element_count() / std::uint64_t(out));
         const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != no_tensor;
-        const std::vector<float> scale = floats(m.tensors[bn.inputs[1]]),
-                                 shift = floats(m.tensors[bn.inputs[2]]),
-                                 mean = floats(m.tensors[bn.inputs[3]]),
-                                 var = floats(m.tensors[bn.inputs[4]]);
+        const std::vector<float> scale = m.tensors[bn.inputs[1]].floats(),
+                                 shift = m.tensors[bn.inputs[2]].floats(),
+                                 mean = m.tensors[bn.inputs[3]].floats(),
+                                 var = m.tensors[bn.inputs[4]].floats();
         const double epsilon = bn.get_float("epsilon", 1e-5f);
-        std::vector<float> weights = floats(w), bias(std::size_t(out), 0.0f);
+        std::vector<float> weights = w.floats(), bias(std::size_t(out), 0.0f);
         if (has_bias)
-            bias = floats(m.tensors[conv.inputs[2]]);
+            bias = m.tensors[conv.inputs[2]].floats();
         for (std::size_t o = 0; o < std::size_t(out); ++o) {
             const double s = double(scale[o]) / std::sqrt(double(var[o]) + epsilon);
             for (std::size_t k = 0; k < per_out; ++k)
