@@ -146,6 +146,12 @@ TEST_CASE("bf16 matmul follows the card's pair numerics with subnormal and large
                tpurt::wide_range_bf16(std::size_t{s.k} * s.n, 22));
 }
 
+// Buffers of many pages each way (128 KiB in, 4 MiB out) at an eighth of [large]'s reference
+// cost: what the DMA-path variants (swiotlb, IOMMU, the synchronous worker) run instead of it.
+TEST_CASE("1024x128x1024 int8 matmul over multi-page buffers is exact", "[int8][pages]") {
+    check_int8({1024, 128, 1024}, 41);
+}
+
 TEST_CASE("1024^3 matmuls are exact", "[large]") {
     check_int8({1024, 1024, 1024}, 31);
     check_bf16_random({1024, 1024, 1024}, 32);
