@@ -5,7 +5,7 @@
 // tables that list them, the ops excluded by name and the device the cases run on.
 #pragma once
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/device.hpp>
 #include <tpurt/types/dtype.hpp>
 

@@ -5,7 +5,7 @@
 
 #include "link_time.hpp"
 
-#include <tpurt/job.hpp>
+#include <tpurt/card/job.hpp>
 
 #include <algorithm>
 #include <array>

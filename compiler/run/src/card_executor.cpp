@@ -12,7 +12,7 @@
 
 #include "tpumodel/cpu_executor.hpp"
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/ops/op_registry.hpp>
 

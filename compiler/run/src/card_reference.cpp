@@ -11,7 +11,7 @@
 #include "tpumodel/cpu_executor.hpp"
 #include "tpumodel/reduction.hpp"
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/golden/reference.hpp>
 #include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/golden/reference_dense.hpp>

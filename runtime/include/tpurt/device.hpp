@@ -6,7 +6,7 @@
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -15,7 +15,7 @@
 
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/codegen/program_builder.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/ops/matmul.hpp"
 
 #include <chrono>

@@ -36,7 +36,7 @@
 #include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/graph.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/tensor.hpp"
 
 #include <chrono>

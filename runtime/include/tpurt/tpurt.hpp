@@ -11,7 +11,7 @@
 // (tpurt/golden/*.hpp) and the deterministic test matrices (tpurt/testing/test_patterns.hpp).
 #pragma once
 
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/card/vpu_ops.hpp"
@@ -21,7 +21,7 @@
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
 #include "tpurt/graph.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/ops/conv2d.hpp"
 #include "tpurt/ops/dense.hpp"
 #include "tpurt/ops/grouped_conv2d.hpp"

@@ -3,7 +3,7 @@
 // bound in (errors first, so that every later part's exceptions translate).
 #include "bindings.hpp"
 
-#include <tpurt/job.hpp>
+#include <tpurt/card/job.hpp>
 
 namespace tpurt_python {
 

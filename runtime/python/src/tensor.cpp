@@ -10,7 +10,7 @@
 
 #include <pybind11/stl.h>
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/error.hpp>
 
 #include <cstring>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // job.cpp - waiting for submitted jobs (the backend's job queue) and turning their completion
 // into statistics or a JobError.
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 
 #include "backend/backend.hpp"
 #include "memory/buffer_pool.hpp"

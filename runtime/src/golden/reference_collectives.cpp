@@ -5,7 +5,7 @@
 #include "tpurt/golden/reference_collectives.hpp"
 
 #include "collectives/lanes.hpp"
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 
 #include <bit>
 #include <cmath>

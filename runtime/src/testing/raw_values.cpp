@@ -3,7 +3,7 @@
 // (testing/raw_values.hpp).
 #include "tpurt/testing/raw_values.hpp"
 
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 
 #include <bit>
 #include <cmath>

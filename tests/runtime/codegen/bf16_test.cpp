@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // bf16_test.cpp - fp32 -> bf16 rounds to nearest even and keeps specials; bf16 -> fp32 is exact.
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -7,7 +7,7 @@
 #include "codegen/train_block.hpp"
 #include "engine_runner.hpp"
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -9,7 +9,7 @@
 
 #include <tpu_test/card.hpp>
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/testing/test_patterns.hpp>

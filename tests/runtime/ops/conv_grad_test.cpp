@@ -9,7 +9,7 @@
 // rounding). Odd sizes, C and F not multiples of 8, a small card that tiles everything.
 #include "engine_runner.hpp"
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/conv_grad_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/golden/reference_conv_grad.hpp>

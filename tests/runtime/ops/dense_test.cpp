@@ -8,7 +8,7 @@
 
 #include <tpu_test/reference.hpp>
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/golden/reference_dense.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 

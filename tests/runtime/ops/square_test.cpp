@@ -5,7 +5,7 @@
 // binary32 product rounded to nearest even, fp32) for every dtype, dense and with strided rows.
 #include "engine_runner.hpp"
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/ops/op_registry.hpp>
 
 #include <catch2/catch.hpp>

@@ -8,7 +8,7 @@
 // many tiles and programs.
 #include "engine_runner.hpp"
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/train_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/golden/reference_pool_grad.hpp>

@@ -11,7 +11,7 @@
 
 #include <tpu_test/card.hpp>
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/train_compiler.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/golden/reference_pool_grad.hpp>

@@ -10,7 +10,7 @@
 
 #include <tpu_test/card.hpp>
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/golden/reference_exp.hpp>

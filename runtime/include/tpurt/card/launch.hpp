@@ -9,7 +9,7 @@
 
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/executable.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/ops/matmul.hpp"
 #include "tpurt/tensor.hpp"
 

@@ -7,7 +7,7 @@
 // Loops run in i-k-j order (cache-friendly, still the card's k order for every output).
 #pragma once
 
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 
 #include <cstdint>
 #include <span>

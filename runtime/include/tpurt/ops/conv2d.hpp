@@ -33,7 +33,7 @@
 // reference_conv2d_layer() (golden/reference_conv2d.hpp) computes exactly this.
 #pragma once
 
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
 #include "tpurt/codegen/program_builder.hpp"

@@ -8,7 +8,7 @@
 // fp32 first and `scale` requantises them.
 #pragma once
 
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"

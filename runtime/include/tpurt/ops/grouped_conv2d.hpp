@@ -14,7 +14,7 @@
 
 #include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/ops/tensor_ops.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"

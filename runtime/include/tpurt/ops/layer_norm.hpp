@@ -9,7 +9,7 @@
 #include "tpurt/card/launch.hpp"
 #include "tpurt/codegen/layer_norm_compiler.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 

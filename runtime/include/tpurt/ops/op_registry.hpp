@@ -10,7 +10,7 @@
 #include "tpurt/device.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/executable.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 

@@ -10,7 +10,7 @@
 #include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/shape_executables.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 

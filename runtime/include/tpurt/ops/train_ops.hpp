@@ -20,7 +20,7 @@
 #include "tpurt/card/launch.hpp"
 #include "tpurt/codegen/train_compiler.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/job.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/ops/matmul.hpp"
 #include "tpurt/ops/tensor_ops.hpp"
 #include "tpurt/stream.hpp"

@@ -5,7 +5,7 @@
 // accumulation, and full-precision fp32 values. The same seed gives the same data on every machine.
 #pragma once
 
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // DType::Int8, and so on for Bf16, std::int32_t and float).
 #pragma once
 
-#include "tpurt/bf16.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/types/dtype.hpp"
 
 #include <cstdint>

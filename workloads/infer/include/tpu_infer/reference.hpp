@@ -9,7 +9,7 @@
 
 #include "tpu_infer/network.hpp"
 
-#include <tpurt/bf16.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <cstddef>
 #include <cstdint>
