@@ -5,6 +5,7 @@
 // norm: each gradient within 2e-5 of its parameter's largest, 1.4e-6 measured), a captured step
 // equal bit for bit to the eager one in one job, a grouped convolution refused by name, and Adam on
 // the digits lowering the loss of a residual net with layer norm.
+#include <data_parallel.hpp>
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
 #include <tpu_nn/card_trainer.hpp>
@@ -110,6 +111,38 @@ TEST_CASE("a spec model's captured step equals its eager steps in one job") {
     CHECK(jobs <= 3); // the copies in and the replay (the eager step: dozens)
 }
 
+TEST_CASE("a spec model trains data-parallel on 2 in-process cards as on one") {
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec("cnn-8x8x1-c4-res-d8-10"), 5);
+    const std::vector<float> x = uniform(2 * 8 * 64, 6);
+    std::vector<std::uint8_t> labels;
+    for (std::size_t i = 0; i < 16; ++i)
+        labels.push_back(std::uint8_t((7 * i) % 10));
+    std::vector<double> losses[2];
+    std::vector<float> weights[2];
+    tpu_train::OptimizerConfig sgd;
+    sgd.lr = 0.05f;
+    for (std::size_t cards = 1; cards <= 2; ++cards) {
+        tpu_train::DataParallel<tpu_nn::CardTrainer> dp(
+            cards == 1 ? std::vector{tpurt::Device::open_in_process({.threads = 1})}
+                       : tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1}),
+            net, sgd, tpu_train::Precision::Fp32); // SGD: a gradient's scale shows
+        for (std::size_t s = 0; s < 2; ++s) {
+            losses[cards - 1].push_back(
+                dp.step(x.data() + s * 8 * 64, labels.data() + s * 8, 8, 64).loss);
+            dp.check_replicas();
+        }
+        weights[cards - 1] = dp.card(0).params().flat().w.to_vector<float>();
+    }
+    for (std::size_t s = 0; s < 2; ++s)
+        CHECK(std::abs(losses[1][s] - losses[0][s]) <= 1e-5 * losses[0][s]);
+    float largest = 0.0f, diff = 0.0f;
+    for (std::size_t i = 0; i < weights[0].size(); ++i) {
+        largest = std::max(largest, std::abs(weights[0][i]));
+        diff = std::max(diff, std::abs(weights[1][i] - weights[0][i]));
+    }
+    CHECK(diff <= 1e-4f * largest);
+}
+
 TEST_CASE("the card trainer refuses what the card cannot train, naming the node") {
     tpurt::Device dev = tpurt::Device::open_in_process({.threads = 1});
     const tpu_nn::Graph g = tpu_nn::graph_from_spec("cnn-8x8x2-conv4g2-d-10");
@@ -118,6 +151,10 @@ TEST_CASE("the card trainer refuses what the card cannot train, naming the node"
                                                 "the card"));
     CHECK_THROWS_WITH(tpu_nn::CardTrainer(dev, g, {}, adam(1e-3f)),
                       Catch::Matchers::Contains("0 parameter values for 4 parameters"));
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec("cnn-8x8x1-c4-d-10"), 1);
+    CHECK_THROWS_WITH(tpu_nn::CardTrainer(dev, net, adam(1e-3f), tpu_train::Precision::Bf16),
+                      Catch::Matchers::Contains("model cnn-8x8x1-c4-d-10: a spec model trains in "
+                                                "fp32 on the card (--precision fp32)"));
 }
 
 TEST_CASE("a residual spec model with layer norm learns the digits on the card") {

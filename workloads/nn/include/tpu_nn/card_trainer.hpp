@@ -6,9 +6,12 @@
 // adam_step job, the CPU optimisers' state names in checkpoints). A node read by several
 // (a residual's input) has its gradient written by the last of them and the others' added to
 // it. step() captures the step once per batch size (a tpurt::Graph) and replays it behind the
-// copies of the batch in, unless OptimizerConfig::captured is false.
+// copies of the batch in, unless OptimizerConfig::captured is false. It is a Card of
+// tpu_train::DataParallel (workloads/train/data_parallel.hpp): tpu-train --model <spec>, on one
+// card or several.
 #pragma once
 
+#include "tpu_nn/cpu_executor.hpp"
 #include "tpu_nn/graph.hpp"
 #include "tpu_nn/params.hpp"
 
@@ -29,6 +32,10 @@ class CardTrainer {
     // std::invalid_argument naming the first node the card cannot train.
     CardTrainer(tpurt::Device &device, const Graph &graph, const ParamValues &values,
                 const tpu_train::OptimizerConfig &opt);
+    // The graph and weights of `net`, in `precision`: fp32 only yet (bf16 throws
+    // std::invalid_argument saying so).
+    CardTrainer(tpurt::Device &device, const CpuExecutor &net,
+                const tpu_train::OptimizerConfig &opt, tpu_train::Precision precision);
 
     // Forward, loss and backward of one batch (x: batch x the input shape, labels: batch),
     // leaving the gradients on the card; step() adds the optimiser's update.
@@ -38,10 +45,24 @@ class CardTrainer {
     // The logits (batch x classes) of the forward pass alone.
     std::vector<float> logits(const float *x, std::size_t batch);
 
+    // A step in parts, for data-parallel training (data_parallel.hpp): the copies in, the
+    // forward pass and the loss with its gradient scaled by 1 / mean_over (the rows of the whole
+    // batch of which this is a part); the backward pass in one part (all parameters); the
+    // optimiser's update; and the wait and read-back of this part's loss and logits.
+    void queue_forward_loss(const float *x, const std::uint8_t *labels, std::size_t batch,
+                            std::size_t mean_over);
+    std::size_t backward_parts() const { return 1; }
+    tpu_train::ParamRange queue_backward(std::size_t k);
+    void queue_update() { params_.step(); }
+    tpu_train::StepResult result(const std::uint8_t *labels);
+    tpu_train::CardParams &params() { return params_; }
+    const tpu_train::CardParams &params() const { return params_; }
+
     // The gradients of the last backward pass and the current weights, in Graph::params()
-    // order (read back after the stream's work).
+    // order (read back after the stream's work); copy_to puts the weights into `net`.
     ParamValues gradients();
     ParamValues values();
+    void copy_to(CpuExecutor &net);
 
     void set_lr(float lr) { params_.set_lr(lr); }
     std::uint64_t steps() const { return params_.steps(); }
@@ -61,8 +82,12 @@ class CardTrainer {
         std::optional<tpurt::Graph> step;
     };
     Work &work(std::size_t batch);
+    // The copies of a batch in (targets unless null), and the ops of the passes.
+    Work &queue_copies(const float *x, const std::uint8_t *labels, std::size_t batch);
     void queue_forward(Work &w);
-    void queue_loss_backward(Work &w);
+    void queue_loss(Work &w, std::size_t mean_over);
+    void queue_backward_ops(Work &w);
+    Work &current();
     tpurt::Tensor tensor(std::size_t batch, const Shape &shape);
 
     tpurt::Device &device_;
@@ -71,6 +96,7 @@ class CardTrainer {
     std::vector<std::vector<Route>> routes_; // per node and input slot
     std::vector<bool> backward_;             // nodes whose vjp runs
     std::map<std::size_t, Work> work_;
+    Work *current_ = nullptr; // the batch of the last queue_forward_loss()
     bool captured_ = true;
 };
 

@@ -33,6 +33,9 @@ class CpuExecutor {
     void backward(const std::vector<float> &dlogits);
 
     std::vector<tpu_model::Param> params();
+    // The parameters as checkpoint tensors (params.hpp); load checks every name and shape.
+    void save(tpu_model::Checkpoint &c) const { save_params(graph_, values_, c); }
+    void load(const tpu_model::Checkpoint &c) { values_ = load_params(graph_, c); }
     const Graph &graph() const { return graph_; }
     ParamValues &values() { return values_; }
     const ParamValues &values() const { return values_; }

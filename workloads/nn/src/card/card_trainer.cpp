@@ -57,6 +57,28 @@ CardTrainer::CardTrainer(tpurt::Device &device, const Graph &graph, const ParamV
     }
 }
 
+namespace {
+
+const CpuExecutor &fp32_only(const CpuExecutor &net, tpu_train::Precision precision) {
+    if (precision != tpu_train::Precision::Fp32)
+        throw std::invalid_argument("model " + net.graph().name() +
+                                    ": a spec model trains in fp32 on the card (--precision "
+                                    "fp32); its bf16 lowering is not written yet");
+    return net;
+}
+
+} // namespace
+
+CardTrainer::CardTrainer(tpurt::Device &device, const CpuExecutor &net,
+                         const tpu_train::OptimizerConfig &opt, tpu_train::Precision precision)
+    : CardTrainer(device, fp32_only(net, precision).graph(), net.values(), opt) {}
+
+void CardTrainer::copy_to(CpuExecutor &net) {
+    if (net.graph().params().size() != graph_.params().size())
+        throw std::invalid_argument("CardTrainer::copy_to: a network of another graph");
+    net.values() = values();
+}
+
 tpurt::Tensor CardTrainer::tensor(std::size_t batch, const Shape &shape) {
     std::vector<std::size_t> dims{batch};
     dims.insert(dims.end(), shape.begin(), shape.end());
@@ -109,13 +131,16 @@ void CardTrainer::queue_forward(Work &w) {
     }
 }
 
-void CardTrainer::queue_loss_backward(Work &w) {
-    tpurt::Stream &s = params_.stream();
+void CardTrainer::queue_loss(Work &w, std::size_t mean_over) {
     const NodeId out = graph_.output();
-    tpurt::softmax_cross_entropy(s, w.acts[out], w.targets, w.loss, *w.grads[out],
-                                 1.0f / float(w.loss.element_count()));
+    tpurt::softmax_cross_entropy(params_.stream(), w.acts[out], w.targets, w.loss, *w.grads[out],
+                                 1.0f / float(mean_over));
+}
+
+void CardTrainer::queue_backward_ops(Work &w) {
+    tpurt::Stream &s = params_.stream();
     const std::vector<Node> &nodes = graph_.nodes();
-    for (NodeId n = out; n > 0; --n) {
+    for (NodeId n = graph_.output(); n > 0; --n) {
         if (!backward_[n])
             continue;
         CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], &*w.grads[n], {}};
@@ -138,41 +163,72 @@ void CardTrainer::queue_loss_backward(Work &w) {
     }
 }
 
-tpu_train::StepResult CardTrainer::forward_backward(const float *x, const std::uint8_t *labels,
-                                                    std::size_t batch) {
+CardTrainer::Work &CardTrainer::queue_copies(const float *x, const std::uint8_t *labels,
+                                             std::size_t batch) {
     Work &w = work(batch);
     tpurt::Stream &s = params_.stream();
-    tpu_train::copy_targets(s, w.targets, labels, batch, "CardTrainer");
+    if (labels != nullptr)
+        tpu_train::copy_targets(s, w.targets, labels, batch, "CardTrainer");
     tpu_train::copy_in(s, w.x, std::span<const float>(x, w.x.element_count()));
+    return w;
+}
+
+void CardTrainer::queue_forward_loss(const float *x, const std::uint8_t *labels, std::size_t batch,
+                                     std::size_t mean_over) {
+    Work &w = queue_copies(x, labels, batch);
+    current_ = &w;
     queue_forward(w);
-    queue_loss_backward(w);
-    return tpu_train::step_result(s, w.loss, w.acts[graph_.output()], labels);
+    queue_loss(w, mean_over);
+}
+
+CardTrainer::Work &CardTrainer::current() {
+    if (current_ == nullptr)
+        throw std::logic_error("CardTrainer: no batch queued");
+    return *current_;
+}
+
+tpu_train::ParamRange CardTrainer::queue_backward(std::size_t k) {
+    if (k != 0)
+        throw std::out_of_range("CardTrainer::queue_backward: part " + std::to_string(k) + " of 1");
+    queue_backward_ops(current());
+    return {0, params_.size()};
+}
+
+tpu_train::StepResult CardTrainer::result(const std::uint8_t *labels) {
+    const Work &w = current();
+    return tpu_train::step_result(params_.stream(), w.loss, w.acts[graph_.output()], labels);
+}
+
+tpu_train::StepResult CardTrainer::forward_backward(const float *x, const std::uint8_t *labels,
+                                                    std::size_t batch) {
+    queue_forward_loss(x, labels, batch, batch);
+    queue_backward(0);
+    return result(labels);
 }
 
 tpu_train::StepResult CardTrainer::step(const float *x, const std::uint8_t *labels,
                                         std::size_t batch) {
-    Work &w = work(batch);
-    tpurt::Stream &s = params_.stream();
-    tpu_train::copy_targets(s, w.targets, labels, batch, "CardTrainer");
-    tpu_train::copy_in(s, w.x, std::span<const float>(x, w.x.element_count()));
+    Work &w = queue_copies(x, labels, batch);
+    current_ = &w;
     if (!captured_) {
         queue_forward(w);
-        queue_loss_backward(w);
+        queue_loss(w, batch);
+        queue_backward_ops(w);
         params_.step();
     } else {
         if (!w.step)
             w.step = params_.capture_step(graph_.name().empty() ? "nn step" : graph_.name(), [&] {
                 queue_forward(w);
-                queue_loss_backward(w);
+                queue_loss(w, batch);
+                queue_backward_ops(w);
             });
         params_.replay_step(*w.step);
     }
-    return tpu_train::step_result(s, w.loss, w.acts[graph_.output()], labels);
+    return result(labels);
 }
 
 std::vector<float> CardTrainer::logits(const float *x, std::size_t batch) {
-    Work &w = work(batch);
-    tpu_train::copy_in(params_.stream(), w.x, std::span<const float>(x, w.x.element_count()));
+    Work &w = queue_copies(x, nullptr, batch);
     queue_forward(w);
     params_.stream().synchronize();
     return w.acts[graph_.output()].to_vector<float>();
