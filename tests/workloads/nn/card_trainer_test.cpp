@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -193,4 +194,47 @@ TEST_CASE("a residual spec model with layer norm learns the digits on the card")
                 g.name().c_str(), first, last, 100 * accuracy);
     CHECK(last < 0.3 * first);
     CHECK(accuracy > 0.85);
+}
+
+// Not in ctest (hidden tag; about two minutes): the three spec models on Fashion-MNIST,
+// 300 Adam steps of 64 each on the in-process card, then the test set.
+//   build/host/tests/workloads/workloads_tests "[fashion]"
+TEST_CASE("spec models learn Fashion-MNIST on the card", "[.][fashion]") {
+    tpu_data::Dataset train = tpu_data::load_fashion_mnist(
+        tpu_data::datasets_dir() + "/fashion-mnist", tpu_data::Split::train);
+    tpu_data::Dataset test = tpu_data::load_fashion_mnist(
+        tpu_data::datasets_dir() + "/fashion-mnist", tpu_data::Split::test);
+    const tpu_data::Normalization norm = tpu_data::compute_normalization(train);
+    tpu_data::normalize(train, norm);
+    tpu_data::normalize(test, norm);
+    test = tpu_data::slice(test, 0, 2000);
+    for (const char *spec : {"cnn-28x28x1-c16k5-c32k5-d128-10", "cnn-28x28x1-c16-c32-c64-d128-10",
+                             "cnn-28x28x1-c16-res-res-d64-10"}) {
+        const tpu_nn::Graph g = tpu_nn::graph_from_spec(spec);
+        tpurt::Device dev = tpurt::Device::open_in_process({});
+        tpu_nn::CardTrainer card(dev, g, tpu_nn::initial_values(g, 1), adam(1e-3f));
+        tpu_data::Batches batches(train, 64, 1);
+        tpu_data::Batch b;
+        batches.start_epoch(0);
+        double first = 0.0, last = 0.0;
+        const auto start = std::chrono::steady_clock::now();
+        for (std::size_t step = 0; step < 300 && batches.next(b); ++step) {
+            const double loss = card.step(b.features.data(), b.labels.data(), b.size).loss;
+            first += step < 20 ? loss / 20 : 0.0;
+            last += step >= 280 ? loss / 20 : 0.0;
+        }
+        const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+        std::size_t correct = 0;
+        for (std::size_t at = 0; at < test.count; at += 250) {
+            const std::vector<float> logits = card.logits(test.sample(at), 250);
+            correct +=
+                tpu_model::softmax_cross_entropy(logits, 250, 10, test.labels.data() + at).correct;
+        }
+        const double accuracy = double(correct) / double(test.count);
+        std::printf("Fashion-MNIST on the card, %s, 300 steps of 64 in %.1f s: loss %.3f -> "
+                    "%.3f, accuracy %.1f%% on 2000 test images\n",
+                    spec, seconds.count(), first, last, 100 * accuracy);
+        CHECK(last < 0.5 * first);
+        CHECK(accuracy > 0.75);
+    }
 }
