@@ -39,6 +39,6 @@ void vjp(const CardCall &c) {
 
 } // namespace
 
-const CardRule activation_card{no_check, forward, vjp, false};
+const CardRule activation_card{no_check, forward, vjp, false, Needs::Any, Needs::Any, false, false};
 
 } // namespace tpu_nn

@@ -18,6 +18,6 @@ void vjp(const CardCall &c) {
 
 } // namespace
 
-const CardRule add_card{no_check, forward, vjp, false};
+const CardRule add_card{no_check, forward, vjp, false, Needs::Output, Needs::Any, false, false};
 
 } // namespace tpu_nn

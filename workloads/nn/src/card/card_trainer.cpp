@@ -11,9 +11,9 @@
 namespace tpu_nn {
 
 CardTrainer::CardTrainer(tpurt::Device &device, const Graph &graph, const ParamValues &values,
-                         const tpu_train::OptimizerConfig &opt)
-    : device_(device), graph_(graph), params_(device, opt, tpu_train::Precision::Fp32),
-      captured_(opt.captured) {
+                         const tpu_train::OptimizerConfig &opt, tpu_train::Precision precision)
+    : device_(device), graph_(graph), params_(device, opt, precision),
+      dtype_(tpu_train::compute_dtype(precision)), captured_(opt.captured) {
     const std::vector<Node> &nodes = graph_.nodes();
     if (graph_.node(graph_.output()).shape.size() != 1)
         throw std::invalid_argument("CardTrainer: the output (the logits) must be a vector");
@@ -35,7 +35,8 @@ CardTrainer::CardTrainer(tpurt::Device &device, const Graph &graph, const ParamV
             throw std::invalid_argument("CardTrainer: parameter " + p.name + " has " +
                                         std::to_string(values[i].size()) + " values, not " +
                                         std::to_string(elements(p.shape)));
-        params_.add(graph_.param_key(i), values[i], p.shape, true);
+        // Weights are read in the compute dtype, biases and layer norms' scales in fp32.
+        params_.add(graph_.param_key(i), values[i], p.shape, p.init == Init::He);
     }
     params_.place();
     // Backward from the output: the last reader of a node writes its gradient, earlier ones
@@ -55,23 +56,38 @@ CardTrainer::CardTrainer(tpurt::Device &device, const Graph &graph, const ParamV
                 written[i] = true;
         }
     }
+    plan_types();
 }
 
-namespace {
-
-const CpuExecutor &fp32_only(const CpuExecutor &net, tpu_train::Precision precision) {
-    if (precision != tpu_train::Precision::Fp32)
-        throw std::invalid_argument("model " + net.graph().name() +
-                                    ": a spec model trains in fp32 on the card (--precision "
-                                    "fp32); its bf16 lowering is not written yet");
-    return net;
+void CardTrainer::plan_types() {
+    const std::vector<Node> &nodes = graph_.nodes();
+    types_.assign(nodes.size(), Types{});
+    types_[0].act = dtype_;
+    // A node's output is fp32 where its op makes it so, for the logits, and where every
+    // reader needs fp32 (a convolution before a layer norm: no bf16 rounding in between) unless
+    // its op keeps its input's dtype.
+    std::vector<bool> fp32_readers(nodes.size(), true);
+    for (NodeId n = 1; n < nodes.size(); ++n)
+        for (NodeId i : nodes[n].inputs)
+            fp32_readers[i] = fp32_readers[i] && card_rule(nodes[n].kind).in == Needs::Fp32;
+    for (NodeId n = 1; n < nodes.size(); ++n) {
+        const CardRule &r = card_rule(nodes[n].kind);
+        Types &t = types_[n];
+        const bool fp32 = r.fp32_out || n == graph_.output() ||
+                          (fp32_readers[n] && graph_.consumers(n) > 0 && r.in != Needs::Output);
+        t.act = fp32 ? tpurt::DType::Fp32 : dtype_;
+        t.grad = r.dout == Needs::Compute ? dtype_ : tpurt::DType::Fp32;
+        for (NodeId i : nodes[n].inputs)
+            t.in.push_back(r.in == Needs::Compute  ? dtype_
+                           : r.in == Needs::Fp32   ? tpurt::DType::Fp32
+                           : r.in == Needs::Output ? t.act
+                                                   : types_[i].act);
+    }
+    for (NodeId n = 1; n < nodes.size(); ++n)
+        for (NodeId i : nodes[n].inputs)
+            types_[n].din.push_back(card_rule(nodes[n].kind).fp32_din || i == 0 ? tpurt::DType::Fp32
+                                                                                : types_[i].grad);
 }
-
-} // namespace
-
-CardTrainer::CardTrainer(tpurt::Device &device, const CpuExecutor &net,
-                         const tpu_train::OptimizerConfig &opt, tpu_train::Precision precision)
-    : CardTrainer(device, fp32_only(net, precision).graph(), net.values(), opt) {}
 
 void CardTrainer::copy_to(CpuExecutor &net) {
     if (net.graph().params().size() != graph_.params().size())
@@ -79,10 +95,10 @@ void CardTrainer::copy_to(CpuExecutor &net) {
     net.values() = values();
 }
 
-tpurt::Tensor CardTrainer::tensor(std::size_t batch, const Shape &shape) {
+tpurt::Tensor CardTrainer::tensor(tpurt::DType type, std::size_t batch, const Shape &shape) {
     std::vector<std::size_t> dims{batch};
     dims.insert(dims.end(), shape.begin(), shape.end());
-    return tpurt::Tensor::empty(device_, tpurt::DType::Fp32, std::move(dims));
+    return tpurt::Tensor::empty(device_, type, std::move(dims));
 }
 
 CardTrainer::Work &CardTrainer::work(std::size_t batch) {
@@ -93,27 +109,43 @@ CardTrainer::Work &CardTrainer::work(std::size_t batch) {
         return it->second;
     const std::vector<Node> &nodes = graph_.nodes();
     const std::size_t classes = nodes[graph_.output()].shape[0];
-    Work w{tensor(batch, nodes[0].shape),
-           tensor(batch, {classes}),
-           tensor(batch, {}),
+    const tpurt::DType fp32 = tpurt::DType::Fp32;
+    Work w{tensor(dtype_, batch, nodes[0].shape),
+           tensor(fp32, batch, {classes}),
+           tensor(fp32, batch, {}),
+           {},
+           {},
            {},
            {},
            {},
            std::nullopt};
     w.acts.push_back(w.x);
     w.grads.push_back(std::nullopt);
+    w.inputs.emplace_back();
     w.scratch.emplace_back();
+    w.merged.emplace_back();
+    auto maybe = [&](bool needed, tpurt::DType type, const Shape &shape) {
+        return needed ? std::optional(tensor(type, batch, shape)) : std::nullopt;
+    };
     for (NodeId n = 1; n < nodes.size(); ++n) {
-        w.acts.push_back(tensor(batch, nodes[n].shape));
-        w.grads.push_back(tensor(batch, nodes[n].shape));
-        std::vector<std::optional<tpurt::Tensor>> &s = w.scratch.emplace_back();
+        const Types &t = types_[n];
+        w.acts.push_back(tensor(t.act, batch, nodes[n].shape));
+        w.grads.push_back(tensor(t.grad, batch, nodes[n].shape));
+        w.inputs.emplace_back();
+        w.scratch.emplace_back();
+        w.merged.emplace_back();
         for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
             const NodeId i = nodes[n].inputs[k];
-            const bool needed = routes_[n].empty() ? false
-                                                   : routes_[n][k] == Route::Add ||
-                                                         (routes_[n][k] == Route::None &&
-                                                          card_rule(nodes[n].kind).always_din);
-            s.push_back(needed ? std::optional(tensor(batch, nodes[i].shape)) : std::nullopt);
+            const Shape &shape = nodes[i].shape;
+            const Route r = n <= graph_.output() ? routes_[n][k] : Route::None;
+            const bool in_place = r == Route::Write && t.din[k] == types_[i].grad;
+            const bool unwanted =
+                r == Route::None && backward_[n] && card_rule(nodes[n].kind).always_din;
+            w.inputs.back().push_back(maybe(t.in[k] != types_[i].act, t.in[k], shape));
+            w.scratch.back().push_back(
+                maybe((r != Route::None && !in_place) || unwanted, t.din[k], shape));
+            w.merged.back().push_back(
+                maybe(r == Route::Add && t.din[k] != types_[i].grad, types_[i].grad, shape));
         }
     }
     return work_.emplace(batch, std::move(w)).first->second;
@@ -121,10 +153,15 @@ CardTrainer::Work &CardTrainer::work(std::size_t batch) {
 
 void CardTrainer::queue_forward(Work &w) {
     const std::vector<Node> &nodes = graph_.nodes();
+    tpurt::Stream &s = params_.stream();
     for (NodeId n = 1; n <= graph_.output(); ++n) {
-        CardCall c{params_.stream(), nodes[n].attrs, {}, {}, w.acts[n], nullptr, {}};
-        for (NodeId i : nodes[n].inputs)
-            c.in.push_back(&w.acts[i]);
+        CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], nullptr, {}};
+        for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
+            const std::optional<tpurt::Tensor> &converted = w.inputs[n][k];
+            if (converted)
+                tpurt::cast(s, w.acts[nodes[n].inputs[k]], *converted);
+            c.in.push_back(converted ? &*converted : &w.acts[nodes[n].inputs[k]]);
+        }
         for (std::size_t p : nodes[n].params)
             c.params.push_back({&params_[p].c, &params_[p].g});
         card_rule(nodes[n].kind).forward(c);
@@ -146,20 +183,30 @@ void CardTrainer::queue_backward_ops(Work &w) {
         CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], &*w.grads[n], {}};
         for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
             const NodeId i = nodes[n].inputs[k];
-            c.in.push_back(&w.acts[i]);
+            const std::optional<tpurt::Tensor> &converted = w.inputs[n][k];
+            c.in.push_back(converted ? &*converted : &w.acts[i]);
             const std::optional<tpurt::Tensor> &scratch = w.scratch[n][k];
-            c.din.push_back(routes_[n][k] == Route::Write ? &*w.grads[i]
-                            : scratch                     ? &*scratch
-                                                          : nullptr);
+            c.din.push_back(scratch                         ? &*scratch
+                            : routes_[n][k] == Route::Write ? &*w.grads[i]
+                                                            : nullptr);
         }
         for (std::size_t p : nodes[n].params)
             c.params.push_back({&params_[p].c, &params_[p].g});
         card_rule(nodes[n].kind).vjp(c);
-        for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k)
-            if (routes_[n][k] == Route::Add) {
-                const tpurt::Tensor &g = *w.grads[nodes[n].inputs[k]];
-                tpurt::add(s, g, *w.scratch[n][k], g);
+        for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
+            const std::optional<tpurt::Tensor> &scratch = w.scratch[n][k], &merged = w.merged[n][k];
+            const tpurt::Tensor *g =
+                routes_[n][k] == Route::None ? nullptr : &*w.grads[nodes[n].inputs[k]];
+            if (g == nullptr || !scratch)
+                continue;
+            if (routes_[n][k] == Route::Write) {
+                tpurt::cast(s, *scratch, *g); // the vjp's dtype into the gradient's
+                continue;
             }
+            if (merged)
+                tpurt::cast(s, *scratch, *merged);
+            tpurt::add(s, *g, merged ? *merged : *scratch, *g);
+        }
     }
 }
 

@@ -37,6 +37,6 @@ void vjp(const CardCall &c) {
 
 } // namespace
 
-const CardRule conv2d_card{check, forward, vjp, false};
+const CardRule conv2d_card{check, forward, vjp, false, Needs::Compute, Needs::Compute, false, true};
 
 } // namespace tpu_nn

@@ -20,6 +20,7 @@ void vjp(const CardCall &c) {
 
 } // namespace
 
-const CardRule dense_card{no_check, forward, vjp, false};
+const CardRule dense_card{no_check,       forward,        vjp,   false,
+                          Needs::Compute, Needs::Compute, false, true};
 
 } // namespace tpu_nn

@@ -18,6 +18,6 @@ void vjp(const CardCall &c) {
 
 } // namespace
 
-const CardRule flatten_card{no_check, forward, vjp, false};
+const CardRule flatten_card{no_check, forward, vjp, false, Needs::Any, Needs::Any, false, false};
 
 } // namespace tpu_nn

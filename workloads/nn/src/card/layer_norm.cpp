@@ -19,6 +19,6 @@ void vjp(const CardCall &c) {
 
 } // namespace
 
-const CardRule layer_norm_card{no_check, forward, vjp, true};
+const CardRule layer_norm_card{no_check, forward, vjp, true, Needs::Fp32, Needs::Fp32, true, true};
 
 } // namespace tpu_nn

@@ -29,6 +29,6 @@ void vjp(const CardCall &c) {
 
 } // namespace
 
-const CardRule pool_card{no_check, forward, vjp, false};
+const CardRule pool_card{no_check, forward, vjp, false, Needs::Output, Needs::Any, false, false};
 
 } // namespace tpu_nn
