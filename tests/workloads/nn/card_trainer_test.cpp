@@ -4,9 +4,11 @@
 // weights and batch (fp32: each gradient within 2e-5 of its parameter's largest; bf16 mixed
 // precision: within what bf16 rounding moves the CPU's own, check_bf16), a captured step (fp32
 // and bf16) equal bit for bit to the eager one in one job, data-parallel steps on two cards
-// following one card's (the CardTrainer as tpu-train --model <spec> drives it), a grouped
+// following one card's (the CardTrainer as tpu-train --model <spec> drives it), the logits of
+// today's CNN name equal CardCnn's bit for bit (fp32 and bf16), a grouped
 // convolution refused by name, and Adam on the digits lowering the loss of a residual net with
 // layer norm.
+#include <card_cnn.hpp>
 #include <data_parallel.hpp>
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
@@ -180,6 +182,27 @@ TEST_CASE("a spec model's captured step equals its eager steps in one job") {
         CHECK(ends[0] == ends[1]);
         CHECK(ends[0] != start);
         CHECK(jobs <= 3); // the copies in and the replay (the eager step: dozens)
+    }
+}
+
+TEST_CASE("the graph of today's CNN name gives CardCnn's logits on the card bit for bit") {
+    const tpu_model::CnnShape shape{8, 8, 1, {4, 8}, {16}, 10};
+    tpu_model::CpuCnn cnn(shape, 2);
+    for (tpu_model::Param &p : cnn.params()) // biases off zero
+        if (p.key.ends_with(".b"))
+            for (float &b : *p.value = uniform(p.value->size(), 12))
+                b *= 0.1f;
+    tpu_model::Checkpoint c;
+    cnn.save(c);
+    tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(shape.name()), 1);
+    net.load(c);
+    const std::vector<float> x = uniform(6 * 64, 8);
+    for (const tpu_train::Precision precision :
+         {tpu_train::Precision::Fp32, tpu_train::Precision::Bf16}) {
+        tpurt::Device dev = tpurt::Device::open_in_process({.threads = 1});
+        tpu_train::CardCnn hand_written(dev, cnn, adam(1e-3f), precision);
+        tpu_nn::CardTrainer graph(dev, net, adam(1e-3f), precision);
+        CHECK(graph.logits(x.data(), 6) == hand_written.logits(x.data(), 6));
     }
 }
 
