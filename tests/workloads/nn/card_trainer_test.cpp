@@ -286,7 +286,7 @@ TEST_CASE("a residual spec model with layer norm learns the digits on the card")
     CHECK(accuracy > 0.85);
 }
 
-// Not in ctest (hidden tag; about four minutes): the three spec models on
+// Not in ctest (hidden tag; four to six minutes): the three spec models on
 // Fashion-MNIST, 300 Adam steps of 64 each on the in-process card in fp32 and in bf16, then the
 // first 2,000 images of the test set.
 //   build/host/tests/workloads/workloads_tests "[fashion]"
