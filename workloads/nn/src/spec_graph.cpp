@@ -27,9 +27,8 @@ class Builder {
         case LayerKind::Residual: {
             const NodeId in = x_;
             const std::size_t c = g_.node(in).shape.back();
-            Window k = l.window;
-            NodeId t = g_.activation(norm(conv(in, c, k, 1)), Act::Relu);
-            x_ = g_.activation(g_.add_nodes(in, norm(conv(t, c, k, 1))), Act::Relu);
+            const NodeId t = g_.activation(norm(conv(in, c, l.window, 1)), Act::Relu);
+            x_ = g_.activation(g_.add_nodes(in, norm(conv(t, c, l.window, 1))), Act::Relu);
             return;
         }
         case LayerKind::Pool:
