@@ -4,7 +4,7 @@
 #   - every package is there, at the project's version (debian/changelog)
 #   - each holds what it should (dpkg-deb -c): libtpurt.so.0 and its soname link in libtpurt0;
 #     headers, libtpurt.so, libtpurt.a, tpurt.pc and the CMake package in libtpurt-dev; each tool
-#     in tpu-tools; the DKMS tree with dkms.conf at the package's version in tpu-dkms; the udev
+#     in tpu-tools, the pod programs in tpu-pod-tools (depending on Open MPI); the DKMS tree with dkms.conf at the package's version in tpu-dkms; the udev
 #     rule, the group's creation, the module helper and the data sets' links in tpu-common;
 #     tpu.ko for the guest kernel, with its vermagic and PCI alias (modinfo), in tpu-modules-KABI
 #   - the apt repository index lists them all
@@ -52,6 +52,8 @@ holds libtpurt-dev "$lib/libtpurt.so -> libtpurt.so.0" "$lib/libtpurt.a" \
 tools=(tpu-smi tpu-prof tpu-train tpu-train-cpu tpu-eval tpu-quantise tpu-serve tpu-loadgen
        tpu-compile tpu-export)
 holds tpu-tools "${tools[@]/#/usr/bin/}"
+holds tpu-pod-tools usr/bin/tpu-pod-allreduce usr/bin/tpu-train-mpi \
+	usr/share/man/man1/tpu-pod-allreduce.1.gz usr/share/man/man1/tpu-train-mpi.1.gz
 dkms_src=usr/src/tpu-$version
 holds tpu-dkms "$dkms_src/dkms.conf" "$dkms_src/Kbuild" "$dkms_src/tpu_drv.c" \
 	"$dkms_src/include/tpu_hw.h" "$dkms_src/include/uapi/drm/tpu_accel.h"
@@ -82,6 +84,11 @@ fi
 if find_deb tpu-tools; then
 	dpkg-deb -f "$deb" Depends | grep -q 'libc6' || fail "tpu-tools: no shlibs dependencies"
 fi
+if find_deb tpu-pod-tools; then
+	deps=$(dpkg-deb -f "$deb" Depends)
+	grep -q 'libopenmpi3' <<<"$deps" || fail "tpu-pod-tools does not depend on libopenmpi3: $deps"
+	grep -q 'openmpi-bin' <<<"$deps" || fail "tpu-pod-tools does not depend on openmpi-bin (mpirun)"
+fi
 if find_deb "tpu-modules-$kabi"; then
 	dpkg-deb -x "$deb" "$scratch/mod"
 	ko=$(find "$scratch/mod/lib/modules/$kabi/updates" -name 'tpu.ko*' | head -n1)
@@ -108,7 +115,8 @@ fi
 for f in Packages Packages.gz Release; do
 	[ -s "$dir/$f" ] || fail "the repository has no $f"
 done
-for p in tpu-common tpu-dkms libtpurt0 libtpurt-dev tpu-tools python3-tpurt "tpu-modules-$kabi"; do
+for p in tpu-common tpu-dkms libtpurt0 libtpurt-dev tpu-tools tpu-pod-tools python3-tpurt \
+	"tpu-modules-$kabi"; do
 	grep -qx "Package: $p" "$dir/Packages" 2>/dev/null || fail "Packages does not list $p"
 done
 

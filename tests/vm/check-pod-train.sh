@@ -54,7 +54,7 @@ start_pod() {
 }
 # mpirun of tpu-train-mpi on the 4 cards in tpu-pod0, with more options.
 train_pod() {
-	ssh_vm 0 mpirun --hostfile pod-hosts -np 4 ./tpu-train-mpi "${train[@]}" --data-dir datasets \
+	ssh_vm 0 mpirun --hostfile pod-hosts -np 4 tpu-train-mpi "${train[@]}" --data-dir datasets \
 		--timeout-ms $timeout_ms "$@" </dev/null
 }
 # The checkpoint of tpu-pod0's run in DIR, copied to FILE, against the reference's.

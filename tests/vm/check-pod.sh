@@ -37,7 +37,7 @@ booted=$(date +%s)
 
 # 1. The all-reduce, exact, its modelled time next to the formula.
 status=0
-ssh0 mpirun --hostfile pod-hosts -np 4 ./tpu-pod-allreduce </dev/null | tee "$logs/allreduce.out" ||
+ssh0 mpirun --hostfile pod-hosts -np 4 tpu-pod-allreduce </dev/null | tee "$logs/allreduce.out" ||
 	{ echo "check-pod: mpirun of the all-reduce failed" >&2; status=1; }
 grep -q '^# wrong elements: 0$' "$logs/allreduce.out" ||
 	{ echo "check-pod: the all-reduce was not exact" >&2; status=1; }
@@ -49,7 +49,7 @@ rows=$(awk '$1 ~ /^[0-9]+$/ && $5 == "|" { n++; r = $8; if (r < 0.95 || r > 1.05
 reduced=$(date +%s)
 
 # 2. tpu-pod1 killed while the all-reduces repeat.
-ssh0 mpirun --hostfile pod-hosts -np 4 ./tpu-pod-allreduce --repeat 1000000 \
+ssh0 mpirun --hostfile pod-hosts -np 4 tpu-pod-allreduce --repeat 1000000 \
 	--timeout-ms $timeout_ms </dev/null > "$logs/killed.out" 2>&1 &
 run=$!
 until grep -q '^tpu-pod-allreduce: repeating' "$logs/killed.out"; do

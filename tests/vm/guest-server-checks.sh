@@ -64,7 +64,7 @@ fi
 
 # ---- the stack's packages: where they went, Python on the card, removal and reinstallation ----
 kabi=$(uname -r)
-stack_pkgs=(tpu-common "tpu-modules-$kabi" libtpurt0 tpu-tools python3-tpurt)
+stack_pkgs=(tpu-common "tpu-modules-$kabi" libtpurt0 tpu-tools tpu-pod-tools python3-tpurt)
 for p in "${stack_pkgs[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || fail "package $p is not installed"
 	echo "server check: dpkg -L $p:"
@@ -121,15 +121,16 @@ apt_local() {
 		-o Dir::Etc::SourceParts=/nonexistent "$@"
 }
 apt_local update >/dev/null || fail "apt-get update from /srv/tpu-repo failed"
-removed=("tpu-modules-$kabi" libtpurt0 tpu-tools python3-tpurt)
+removed=("tpu-modules-$kabi" libtpurt0 tpu-tools tpu-pod-tools python3-tpurt)
 apt_local remove -y "${removed[@]}" >/tmp/apt-remove.log 2>&1 ||
 	{ cat /tmp/apt-remove.log >&2; fail "apt-get remove ${removed[*]} failed"; }
 grep 'tpu-module' /tmp/apt-remove.log | sed 's/^/server check: apt-get remove: /' || true
 [ ! -d /sys/module/tpu ] || fail "tpu.ko is still loaded after apt-get remove"
 [ -z "$(ls /dev/accel 2>/dev/null)" ] || fail "accel nodes left after apt-get remove: $(ls /dev/accel)"
 ! command -v tpu-smi >/dev/null || fail "tpu-smi is still installed"
+! command -v tpu-train-mpi >/dev/null || fail "tpu-train-mpi is still installed"
 ! python3 -c 'import tpurt' 2>/dev/null || fail "python3 still imports tpurt"
-ok "apt-get remove ${removed[*]}: tpu.ko unloaded, no accel node, no tpu-smi, no tpurt"
+ok "apt-get remove ${removed[*]}: tpu.ko unloaded, no accel node, no tpu-smi, tpu-train-mpi or tpurt"
 apt_local install -y "${removed[@]}" >/tmp/apt-install.log 2>&1 ||
 	{ cat /tmp/apt-install.log >&2; fail "apt-get install ${removed[*]} failed"; }
 grep 'tpu-module' /tmp/apt-install.log | sed 's/^/server check: apt-get install: /' || true

@@ -8,8 +8,9 @@
 # the host's 127.0.0.1:<ssh port + i>. Once every VM answers SSH with its cards present, each gets
 # the host's key (SSH between the VMs as tpu), /etc/hosts entries of the pod, a hostfile
 # ~/pod-hosts (one slot a card), Open MPI's settings for the pod network
-# (~/.openmpi/mca-params.conf), ~/tpu-pod-allreduce and ~/tpu-train-mpi (tools/pod, from
-# build/guest) and, with --datasets, Fashion-MNIST in ~/datasets/fashion-mnist.
+# (~/.openmpi/mca-params.conf) and, with --datasets, Fashion-MNIST in ~/datasets/fashion-mnist.
+# The programs mpirun runs, tpu-pod-allreduce and tpu-train-mpi, are the image's: the
+# tpu-pod-tools package (make packages before make server-image).
 #
 #   pod.sh start [options]             boot the pod and set it up, leave it running
 #   pod.sh stop [--dir DIR]            power the pod's VMs off (killed after 60 s)
@@ -90,10 +91,6 @@ for f in "$dir"/pod*.pid; do
 	[ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null &&
 		{ say "a pod is running from $dir: pod.sh stop --dir $dir first"; exit 2; }
 done
-progs=("$src"/build/guest/tools/pod/tpu-{pod-allreduce,train-mpi})
-for prog in "${progs[@]}"; do
-	[ -x "$prog" ] || { say "no $prog: run 'make guest' (it needs libopenmpi-dev)"; exit 2; }
-done
 data=$cache/datasets/fashion-mnist
 data_files=({train,t10k}-{images-idx3,labels-idx1}-ubyte.gz)
 if [ $datasets -eq 1 ]; then
@@ -132,10 +129,8 @@ for ((i = 0; i < pods; i++)); do
 done
 say "$pods VMs up with $cards card(s) each after $(($(date +%s) - start)) s"
 
-# The programs without their debug information (a third of the bytes to copy).
-for prog in "${progs[@]}"; do
-	strip --strip-debug -o "$dir/$(basename "$prog")" "$prog"
-done
+ssh_vm 0 "command -v tpu-pod-allreduce >/dev/null && command -v tpu-train-mpi >/dev/null" </dev/null ||
+	{ say "the image has no tpu-pod-tools (tpu-pod-allreduce, tpu-train-mpi): run 'make packages', then 'make server-image'"; exit 1; }
 
 # The pod's set-up in every VM: names, the key for SSH between them (its keep-alive ends the
 # ssh by which mpirun runs a VM's daemon 6 s after that VM died: else mpirun's output would stay
@@ -168,10 +163,6 @@ for ((i = 0; i < pods; i++)); do
 	oob_tcp_if_include = 10.99.0.0/24
 	mpi_yield_when_idle = 1
 	EOF
-	for prog in "${progs[@]}"; do
-		name=$(basename "$prog")
-		ssh_vm "$i" "cat > ~/$name && chmod +x ~/$name" < "$dir/$name"
-	done
 	[ $datasets -eq 1 ] || continue
 	ssh_vm "$i" "mkdir -p ~/datasets/fashion-mnist" </dev/null
 	for f in "${data_files[@]}"; do
@@ -179,15 +170,15 @@ for ((i = 0; i < pods; i++)); do
 	done
 done
 say "set up: log in with tools/server-image/server-ssh.sh --port $port (tpu-pod0); in it:"
-say "  mpirun --hostfile ~/pod-hosts -np $((pods * cards)) ~/tpu-pod-allreduce"
+say "  mpirun --hostfile ~/pod-hosts -np $((pods * cards)) tpu-pod-allreduce"
 [ $datasets -eq 0 ] ||
-	say "  mpirun --hostfile ~/pod-hosts -np $((pods * cards)) ~/tpu-train-mpi --model cnn --data-dir ~/datasets"
+	say "  mpirun --hostfile ~/pod-hosts -np $((pods * cards)) tpu-train-mpi --model cnn --data-dir ~/datasets"
 if [ "$action" = start ]; then
 	trap - EXIT
 	exit 0
 fi
 
-[ $# -gt 0 ] || set -- mpirun --hostfile pod-hosts -np $((pods * cards)) ./tpu-pod-allreduce
+[ $# -gt 0 ] || set -- mpirun --hostfile pod-hosts -np $((pods * cards)) tpu-pod-allreduce
 printf -v cmd '%q ' "$@"
 set +e
 ssh_vm 0 "$cmd" </dev/null

@@ -220,7 +220,7 @@ int run(const Options &o) {
 
 int main(int argc, char **argv) {
     Options o;
-    CLI::App app{"An all-reduce over every card of a pod, one MPI rank per card "
+    CLI::App app{"tpu-pod-allreduce: an all-reduce over every card of a pod, one MPI rank per card "
                  "(mpirun -np <cards> tpu-pod-allreduce)"};
     app.add_option("-b,--bytes", o.bytes, "bytes of each rank's buffer")
         ->check(CLI::Range(std::uint64_t{16}, std::uint64_t{256} << 20));

@@ -19,8 +19,8 @@
 #                or build/packages). Without a Packages file there the stack's packages are
 #                skipped, with a message.
 # --dev-driver   instead of the packages (no repository): driver/tpu.ko, its udev
-#                rule and build/guest's tpu-smi put into the root by dev-driver.sh (an error with
-#                a repository present).
+#                rule, build/guest's tpu-smi and (where built) its pod programs put into the root
+#                by dev-driver.sh (an error with a repository present).
 # SERVER_IMAGE_SIZE: the ext4 file system's size (default 8G; the file is sparse).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,6 +70,10 @@ if [ $dev_driver -eq 1 ]; then
 	done
 	modinfo -F vermagic "$src/driver/tpu.ko" | grep -q "^$abi " ||
 		{ say "driver/tpu.ko is not built for $abi: run 'make module'"; exit 2; }
+	# The pod's programs (tpu-pod-tools' in a packaged image) where the guest tree has them.
+	for f in "$src"/build/guest/tools/pod/tpu-{pod-allreduce,train-mpi}; do
+		[ -f "$f" ] && dev_files+=("$f")
+	done
 fi
 
 # The host's SSH key, made once; its public half goes into the image (and so into the key).

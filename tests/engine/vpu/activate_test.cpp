@@ -205,8 +205,8 @@ TEST_CASE("ACTIVATE: bias, scale and every function, fp32 out", "[activate]") {
         case TPU_ACT_NONE:
             CHECK(got == in);
             break;
-        case TPU_ACT_RELU:
-            CHECK(got == (in > 0 ? in : 0.0f));
+        case TPU_ACT_RELU: // bits: -0 and below give +0
+            CHECK(std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(in > 0 ? in : 0.0f));
             break;
         case TPU_ACT_RELU6:
             CHECK(got == std::min(6.0f, in > 0 ? in : 0.0f));
@@ -225,6 +225,17 @@ TEST_CASE("ACTIVATE: bias, scale and every function, fp32 out", "[activate]") {
             break;
         }
     }
+}
+
+TEST_CASE("ACTIVATE RELU gives +0 for a result that rounds to -0", "[activate]") {
+    const uint32_t mode = GENERATE(from_range(std::begin(kModes), std::end(kModes)));
+    Rig rig(mode);
+    std::vector<float> x(kRows * kCols, 1.0f), b(kCols, 0.0f);
+    x[0] = -0x1p-149f; // the accumulator keeps it; scaled by 1/4 it rounds to -0
+    const ActivateRun r = run_activate(rig, x, b, TPU_DT_FP32, TPU_ACT_RELU, 0.25f);
+    CHECK(std::bit_cast<uint32_t>(r.acc[0]) == std::bit_cast<uint32_t>(-0x1p-149f));
+    CHECK(std::bit_cast<uint32_t>(out_fp32(r, 0)) == 0u);
+    CHECK(out_fp32(r, 1) == 0.25f);
 }
 
 TEST_CASE("ACTIVATE converts to INT8, INT32 and BF16 like the fp32 result", "[activate]") {

@@ -206,9 +206,11 @@ TEST_CASE("POOL: max and average over HWC windows", "[vpu]") {
     auto [win, stride] =
         GENERATE(std::pair<uint8_t, uint8_t>{2, 2}, std::pair<uint8_t, uint8_t>{3, 2},
                  std::pair<uint8_t, uint8_t>{3, 1});
+    // 70 channels: more than one of the engine's 64-channel chunks of an output pixel.
+    const uint32_t ch = GENERATE(3u, 70u);
     Rig rig(mode);
     std::mt19937_64 rng(200 + dt);
-    const uint32_t es = size_of(dt), ch = 3, in_h = 9, in_w = 11;
+    const uint32_t es = size_of(dt), in_h = 9, in_w = 11;
     std::vector<uint8_t> img = random_elements(rng, dt, uint64_t(in_h) * in_w * ch);
     rig.put(0, img);
     PoolShape s;
@@ -219,7 +221,7 @@ TEST_CASE("POOL: max and average over HWC windows", "[vpu]") {
     s.out_w = uint16_t((in_w - win) / stride + 1);
     const uint32_t in_row = in_w * ch * es, out_row = s.out_w * ch * es;
     for (uint16_t op : {uint16_t(TPU_POOL_MAX), uint16_t(TPU_POOL_AVG)}) {
-        CAPTURE(mode, int(dt), int(win), int(stride), op);
+        CAPTURE(mode, int(dt), int(win), int(stride), ch, op);
         Program p{
             dma_in(dt, in_h, in_w * ch, Rig::kHost, in_row, 0, in_row),
             pool(dt, op, s, 0, in_row, 0x8000, out_row),

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "isa/decode_checks.hpp"
@@ -193,19 +194,19 @@ void chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst, uint
     constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
     using T = decltype(load_value<Dtype>(nullptr));
     T x[kVectorChunk], y[kVectorChunk];
-    for (uint32_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         x[i] = load_value<Dtype>(a + elem * i);
     if (b_scalar) {
         const T v = load_value<Dtype>(b);
-        for (uint32_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             x[i] = op(x[i], v);
     } else {
-        for (uint32_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             y[i] = load_value<Dtype>(b + elem * i);
-        for (uint32_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             x[i] = op(x[i], y[i]);
     }
-    for (uint32_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         store_value<Dtype>(dst + elem * i, x[i]);
 }
 
@@ -262,13 +263,15 @@ constexpr uint32_t kActivateChunk = 256;
 
 template <bool Int32, bool Bias, uint8_t Func>
 void activate_values(const uint8_t *src, const uint8_t *bias, float scale, float *x, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         float v = Int32 ? float(load<int32_t>(src + 4 * i)) : load<float>(src + 4 * i);
         if constexpr (Bias)
             v = v + load<float>(bias + 4 * i);
         v = v * scale;
+        // ReLU: NaN passes, -0 and below give +0 (one compare and select, so the loop
+        // vectorises).
         if constexpr (Func == TPU_ACT_RELU)
-            v = v > 0.0f || is_nan(v) ? v : 0.0f;
+            v = v <= 0.0f ? 0.0f : v;
         x[i] = v;
     }
 }
@@ -295,19 +298,19 @@ ActivateSteps activate_steps(const ActivateInsn &insn) {
 void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
     switch (dtype) {
     case TPU_DT_INT8:
-        for (uint32_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             store(dst + i, to_int8(x[i]));
         break;
     case TPU_DT_INT32:
-        for (uint32_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             store(dst + 4 * i, to_int32(x[i]));
         break;
     case TPU_DT_BF16:
-        for (uint32_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             store(dst + 2 * i, to_bf16(x[i]));
         break;
     default:
-        for (uint32_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             store(dst + 4 * i, to_fp32_bits(x[i]));
         break;
     }
@@ -347,6 +350,53 @@ bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<b
     return true;
 }
 
+// POOL of FP32 or BF16 with source and destination apart, so the order of output elements
+// cannot matter: an output pixel's channels kPoolChunk at a time, each step one loop over them
+// (which the compiler vectorises), each channel's window still in row-major order. An abort is
+// seen between chunks.
+constexpr uint32_t kPoolChunk = 64;
+
+template <uint8_t Dtype>
+bool pool_channels(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+    constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
+    const float count = float(insn.win_h * insn.win_w);
+    float acc[kPoolChunk];
+    for (uint64_t oy = 0; oy < insn.out_h; oy++) {
+        for (uint64_t ox = 0; ox < insn.out_w; ox++) {
+            uint8_t *dst = at(ub, insn.dst, oy, ox * insn.channels, elem);
+            for (uint64_t c0 = 0; c0 < insn.channels; c0 += kPoolChunk) {
+                if (stop_requested(abort))
+                    return false;
+                const auto n = uint32_t(std::min<uint64_t>(kPoolChunk, insn.channels - c0));
+                auto in = [&](uint64_t i, uint64_t j) {
+                    return at(ub, insn.src, oy * insn.stride_h + i,
+                              (ox * insn.stride_w + j) * insn.channels + c0, elem);
+                };
+                const uint8_t *first = in(0, 0);
+                for (size_t k = 0; k < n; k++)
+                    acc[k] = load_value<Dtype>(first + elem * k);
+                for (uint64_t i = 0; i < insn.win_h; i++) {
+                    for (uint64_t j = i == 0 ? 1 : 0; j < insn.win_w; j++) {
+                        const uint8_t *p = in(i, j);
+                        if (insn.average)
+                            for (size_t k = 0; k < n; k++)
+                                acc[k] = acc[k] + load_value<Dtype>(p + elem * k);
+                        else
+                            for (size_t k = 0; k < n; k++)
+                                acc[k] = max_of(acc[k], load_value<Dtype>(p + elem * k));
+                    }
+                }
+                if (insn.average)
+                    for (size_t k = 0; k < n; k++)
+                        acc[k] = acc[k] / count;
+                for (size_t k = 0; k < n; k++)
+                    store_value<Dtype>(dst + elem * (c0 + k), acc[k]);
+            }
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
@@ -374,7 +424,7 @@ bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
             const auto n = uint32_t(std::min<uint64_t>(chunk, cols - n0));
             steps.values(src + 4 * n0, bias ? bias + 4 * n0 : nullptr, insn.scale, x, n);
             if (steps.other_function)
-                for (uint32_t i = 0; i < n; i++)
+                for (size_t i = 0; i < n; i++)
                     x[i] = vpu_math::activate(insn.func, x[i]);
             store_values(insn.dtype, x, dst + n0 * elem, n);
         }
@@ -434,6 +484,10 @@ bool reduce(const ReduceInsn &insn, uint8_t *ub, const std::atomic<bool> &abort)
 
 bool pool(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     const uint32_t elem = dtype_bytes(insn.dtype);
+    if (is_float(insn.dtype) && apart(insn.src.addr, insn.src.end() - insn.src.addr, insn.dst.addr,
+                                      insn.dst.end() - insn.dst.addr))
+        return insn.dtype == TPU_DT_BF16 ? pool_channels<TPU_DT_BF16>(insn, ub, abort)
+                                         : pool_channels<TPU_DT_FP32>(insn, ub, abort);
     const float count = float(insn.win_h * insn.win_w);
     for (uint64_t oy = 0; oy < insn.out_h; oy++) {
         for (uint64_t ox = 0; ox < insn.out_w; ox++) {
