@@ -11,13 +11,6 @@ namespace tpu_nn {
 
 namespace {
 
-// Normal(0, 1) by Box-Muller from two uniforms, as the CPU models draw theirs.
-float normal(tpu_data::SplitMix64 &rng) {
-    const double u1 = (double(rng.next() >> 11) + 1.0) / 9007199254740993.0;
-    const double u2 = double(rng.next() >> 11) / 9007199254740992.0;
-    return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-}
-
 std::vector<std::uint32_t> dims(const Shape &s) {
     return {s.begin(), s.end()};
 }
@@ -34,7 +27,7 @@ ParamValues initial_values(const Graph &g, std::uint64_t seed) {
         if (p.init == Init::He) {
             const float scale = std::sqrt(2.0f / float(p.fan_in));
             for (float &w : x)
-                w = normal(rng) * scale;
+                w = rng.normal() * scale;
         }
     }
     return v;
