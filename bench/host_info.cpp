@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "mxu/kernels/amx.hpp"
+#include "mxu/kernels/amx/amx.hpp"
 #include "mxu/kernels/kernels.hpp"
 
 namespace tpu::bench {

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Installing libtpurt (`make install PREFIX=...`, i.e. cmake --install build/host --prefix ...):
 #   lib/libtpurt.so.0.1.0 (soname libtpurt.so.0), lib/libtpurt.so, lib/libtpurt.a
-#   include/tpurt/*.hpp, ops/, tpurt.h   the stable API (tpurt.hpp includes it)
+#   include/tpurt/*.hpp, types/, card/, ops/, tpurt.h   the stable API (tpurt.hpp includes it)
 #   include/tpurt/codegen/, golden/, testing/   compilers, golden models, test matrices
 #   include/tpu_hw.h               the card's hardware contract, which the API's headers use
 #   include/drm/tpu_accel.h        the driver's uapi, for raw ioctls next to the runtime

@@ -7,7 +7,7 @@
 
 #include <tpurt/bf16.hpp>
 #include <tpurt/device.hpp>
-#include <tpurt/dtype.hpp>
+#include <tpurt/types/dtype.hpp>
 
 #include <cstddef>
 #include <cstdint>

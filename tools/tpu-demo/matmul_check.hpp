@@ -3,7 +3,7 @@
 #pragma once
 
 #include <tpurt/device.hpp>
-#include <tpurt/dtype.hpp>
+#include <tpurt/types/dtype.hpp>
 
 #include <cstdint>
 

@@ -5,8 +5,8 @@
 
 #include "tpumodel/model.hpp"
 
+#include <tpurt/card/launch.hpp>
 #include <tpurt/device.hpp>
-#include <tpurt/launch.hpp>
 #include <tpurt/tensor.hpp>
 
 #include <cstdint>

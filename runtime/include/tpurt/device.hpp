@@ -3,7 +3,7 @@
 // tpu.ko), its properties and counters, buffer allocation and job submission.
 #pragma once
 
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/job.hpp"

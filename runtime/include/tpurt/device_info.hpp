@@ -4,7 +4,7 @@
 // placement of the device reported by the driver and sysfs.
 #pragma once
 
-#include "tpurt/dtype.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstdint>
 #include <string>

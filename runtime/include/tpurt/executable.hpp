@@ -13,7 +13,7 @@
 // one copy of the instructions and one store per relocation, and creates no buffer object.
 #pragma once
 
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/ops/matmul.hpp"

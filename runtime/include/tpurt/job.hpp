@@ -2,7 +2,7 @@
 // job.hpp - tpurt::Job, a program submitted to the card, and the statistics its wait returns.
 #pragma once
 
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 #include "tpurt/device_info.hpp"
 
 #include <chrono>

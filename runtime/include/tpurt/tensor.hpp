@@ -6,11 +6,11 @@
 // the same pages.
 #pragma once
 
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/dtype_of.hpp"
 #include "tpurt/error.hpp"
-#include "tpurt/tensor_layout.hpp"
+#include "tpurt/types/dtype_of.hpp"
+#include "tpurt/types/tensor_layout.hpp"
 
 #include <cstddef>
 #include <cstdint>

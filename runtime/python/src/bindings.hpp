@@ -6,7 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <tpurt/dtype.hpp>
+#include <tpurt/types/dtype.hpp>
 
 #include <chrono>
 #include <string>

@@ -6,10 +6,10 @@
 
 #include "tpurt/tpurt.h"
 
+#include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
-#include "tpurt/launch.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "tpurt/codegen/program_builder.hpp"
-#include "tpurt/dtype.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstdint>
 

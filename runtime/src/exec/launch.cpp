@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // launch.cpp - building an op's launch from tensors, running it (or a sequence of launches) and
 // waiting (see launch.hpp).
-#include "tpurt/launch.hpp"
+#include "tpurt/card/launch.hpp"
 
 #include "tpurt/device.hpp"
 

@@ -5,8 +5,8 @@
 // their names.
 #pragma once
 
+#include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/train_compiler.hpp"
-#include "tpurt/vpu_ops.hpp"
 
 #include <cstdint>
 #include <string>

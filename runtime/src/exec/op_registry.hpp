@@ -19,7 +19,7 @@
 #include "exec/op_attributes.hpp"
 #include "exec/op_kernel.hpp"
 #include "ops/op_checks.hpp"
-#include "tpurt/launch.hpp"
+#include "tpurt/card/launch.hpp"
 #include "tpurt/ops/op_registry.hpp"
 #include "tpurt/stream.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // buffer.cpp - buffer objects: created, mapped and released through the device's backend.
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 
 #include "backend/backend.hpp"
 #include "tpurt/error.hpp"

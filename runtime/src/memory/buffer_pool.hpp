@@ -8,7 +8,7 @@
 // shared a program buffer would be ordered where they were not before.
 #pragma once
 
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 
 #include <cstddef>
 #include <cstdint>

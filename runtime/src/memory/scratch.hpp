@@ -9,8 +9,8 @@
 #pragma once
 
 #include "tpurt/device.hpp"
-#include "tpurt/dtype.hpp"
 #include "tpurt/tensor.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstddef>
 #include <vector>

@@ -6,9 +6,9 @@
 #pragma once
 
 #include "tpurt/device_info.hpp"
-#include "tpurt/dtype.hpp"
 #include "tpurt/error.hpp"
-#include "tpurt/tensor_layout.hpp"
+#include "tpurt/types/dtype.hpp"
+#include "tpurt/types/tensor_layout.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // stream.hpp and stream_state.hpp).
 #include "tpurt/stream.hpp"
 
-#include "exec/graph_state.hpp"
+#include "graph/graph_state.hpp"
 #include "stream/stream_state.hpp"
 #include "tpurt/error.hpp"
 

@@ -7,8 +7,8 @@
 
 #include "backend/backend.hpp"
 #include "memory/buffer_pool.hpp"
+#include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/launch.hpp"
 #include "tpurt/stream.hpp"
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // tensor_layout.cpp - shapes, strides and views of tensors (see tensor_layout.hpp).
-#include "tpurt/tensor_layout.hpp"
+#include "tpurt/types/tensor_layout.hpp"
 
 #include "tpurt/error.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The AMX kernels' walk (mxu/kernels/amx_block.hpp) on a software model of the AMX tile unit,
+// The AMX kernels' walk (mxu/kernels/amx/amx_block.hpp) on a software model of the AMX tile unit,
 // so that on hosts without AMX their activation packing, use of the WeightTile layouts, K, M
 // and N padding, partial tiles and accumulator buffers are still checked against the scalar
 // kernels, bit for bit. The model computes tdpbf16ps as the golden vectors' README states it
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "mxu/bf16_numerics.hpp"
-#include "mxu/kernels/amx_block.hpp"
+#include "mxu/kernels/amx/amx_block.hpp"
 #include "mxu/weight_tile.hpp"
 
 using namespace tpu::engine;

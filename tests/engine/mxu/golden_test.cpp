@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "mxu/kernels/check.hpp"
+#include "mxu/kernels/check/check.hpp"
 #include "mxu/mxu.hpp"
 #include "mxu/systolic_array.hpp"
 #include "mxu/weight_tile.hpp"

@@ -5,7 +5,7 @@
 // moves ahead of the current tile's vector work, and the results stay the same bits; a
 // program whose steps depend on each other keeps its order.
 #include "engine_runner.hpp"
-#include "exec/program_schedule.hpp"
+#include "graph/program_schedule.hpp"
 
 #include <tpu_test/card.hpp>
 #include <tpu_test/host_memory.hpp>

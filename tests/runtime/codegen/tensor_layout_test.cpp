@@ -4,7 +4,7 @@
 // (checked against index arithmetic written out here), the bytes a layout needs, strided
 // scatter and gather against a plain element-by-element loop, and every refusal.
 #include <tpurt/error.hpp>
-#include <tpurt/tensor_layout.hpp>
+#include <tpurt/types/tensor_layout.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mxu/kernels/amx.hpp"
+#include "mxu/kernels/amx/amx.hpp"
 #include "mxu/mxu_types.hpp"
 #include "thread_pool.hpp"
 

@@ -18,10 +18,10 @@
 // output's stride. Exact copies of the elements, any dtype.
 #pragma once
 
+#include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/dtype.hpp"
-#include "tpurt/vpu_ops.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>

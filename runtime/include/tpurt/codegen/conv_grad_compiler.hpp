@@ -23,8 +23,8 @@
 
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/dtype.hpp"
 #include "tpurt/ops/conv2d.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -24,10 +24,10 @@
 // bias, then DMA_OUT to C) as large as the unified buffer holds.
 #pragma once
 
+#include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/dtype.hpp"
-#include "tpurt/vpu_ops.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -8,8 +8,8 @@
 // truncating them. Alignment and on-chip ranges are the card's to check.
 #pragma once
 
-#include "tpurt/dtype.hpp"
-#include "tpurt/vpu_ops.hpp"
+#include "tpurt/card/vpu_ops.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <tpu_hw.h>
 

@@ -20,7 +20,7 @@
 
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/dtype.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <array>
 #include <cstddef>

@@ -24,10 +24,10 @@
 // converted to fp32 exactly.
 #pragma once
 
+#include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/dtype.hpp"
-#include "tpurt/vpu_ops.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "tpurt/collectives.hpp"
-#include "tpurt/dtype.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstdint>
 #include <span>

@@ -5,8 +5,8 @@
 
 #include "tpurt/bf16.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
-#include "tpurt/dtype.hpp"
 #include "tpurt/ops/conv2d.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstddef>
 #include <span>

@@ -34,13 +34,13 @@
 #pragma once
 
 #include "tpurt/bf16.hpp"
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/dtype.hpp"
 #include "tpurt/ops/matmul.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <chrono>
 #include <cstddef>

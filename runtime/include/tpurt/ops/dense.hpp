@@ -9,13 +9,13 @@
 #pragma once
 
 #include "tpurt/bf16.hpp"
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
+#include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/dtype.hpp"
-#include "tpurt/dtype_of.hpp"
 #include "tpurt/ops/matmul.hpp"
-#include "tpurt/vpu_ops.hpp"
+#include "tpurt/types/dtype.hpp"
+#include "tpurt/types/dtype_of.hpp"
 
 #include <chrono>
 #include <cstddef>

@@ -5,10 +5,10 @@
 #pragma once
 
 #include "tpurt/bf16.hpp"
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/dtype.hpp"
 #include "tpurt/job.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <chrono>
 #include <cstddef>

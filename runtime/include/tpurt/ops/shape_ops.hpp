@@ -6,13 +6,13 @@
 // compiler's (shape_executables.hpp).
 #pragma once
 
+#include "tpurt/card/launch.hpp"
+#include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/shape_executables.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/job.hpp"
-#include "tpurt/launch.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
-#include "tpurt/vpu_ops.hpp"
 
 #include <chrono>
 #include <cstddef>

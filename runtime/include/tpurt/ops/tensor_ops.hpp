@@ -14,16 +14,16 @@
 // synchronize() or event wait.
 #pragma once
 
+#include "tpurt/card/launch.hpp"
+#include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/vector_compiler.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/job.hpp"
-#include "tpurt/launch.hpp"
 #include "tpurt/ops/conv2d.hpp"
 #include "tpurt/ops/dense.hpp"
 #include "tpurt/ops/matmul.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
-#include "tpurt/vpu_ops.hpp"
 
 #include <chrono>
 

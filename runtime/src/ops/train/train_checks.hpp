@@ -9,7 +9,7 @@
 #include "ops/op_checks.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/error.hpp"
-#include "tpurt/tensor_layout.hpp"
+#include "tpurt/types/tensor_layout.hpp"
 
 #include <cstdint>
 #include <initializer_list>

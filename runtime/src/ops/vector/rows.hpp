@@ -5,7 +5,7 @@
 #pragma once
 
 #include "ops/op_checks.hpp"
-#include "tpurt/tensor_layout.hpp"
+#include "tpurt/types/tensor_layout.hpp"
 
 #include <cstdint>
 #include <string>

@@ -70,7 +70,7 @@ extern const RowKernels kAmxRowKernels;        // AMX: int8 by tdpbssd, bf16 by 
 // permission), fastest first; the scalar set is always last.
 std::vector<const RowKernels *> cpu_row_kernels();
 
-// Those of cpu_row_kernels() whose kernels pass the start-up check (mxu/kernels/check.hpp).
+// Those of cpu_row_kernels() whose kernels pass the start-up check (mxu/kernels/check/check.hpp).
 // The tests run every set of cpu_row_kernels() and require this list to be the same, so a set
 // that fails its check fails the tests instead of being dropped silently.
 std::vector<const RowKernels *> supported_row_kernels();

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Run-time selection of the MXU kernels from the host CPU's features. A vector kernel set is
 // offered only if its kernels pass the start-up check against the scalar model and the
-// embedded AMX golden cases (mxu/kernels/check.hpp): a CPU whose AMX tiles, vdpbf16ps, or fma
+// embedded AMX golden cases (mxu/kernels/check/check.hpp): a CPU whose AMX tiles, vdpbf16ps, or fma
 // under FTZ/DAZ rounds differently falls back to the next set, down to the portable scalar
-// kernels. The AMX set is considered only where the process may use AMX (mxu/kernels/amx.hpp),
-// and its check runs in a child process first (mxu/kernels/probe.hpp), so that code which never
-// ran on this host cannot take the card down. TPU_ENGINE_KERNELS=<name> picks a slower set that
-// this host runs (to measure or debug it); a name it does not run is reported on stderr and
+// kernels. The AMX set is considered only where the process may use AMX (mxu/kernels/amx/amx.hpp),
+// and its check runs in a child process first (mxu/kernels/check/probe.hpp), so that code which
+// never ran on this host cannot take the card down. TPU_ENGINE_KERNELS=<name> picks a slower set
+// that this host runs (to measure or debug it); a name it does not run is reported on stderr and
 // ignored.
 #include "mxu/kernels/kernels.hpp"
 
@@ -15,9 +15,9 @@
 #include <cstring>
 #include <string>
 
-#include "mxu/kernels/amx.hpp"
-#include "mxu/kernels/check.hpp"
-#include "mxu/kernels/probe.hpp"
+#include "mxu/kernels/amx/amx.hpp"
+#include "mxu/kernels/check/check.hpp"
+#include "mxu/kernels/check/probe.hpp"
 
 namespace tpu::engine {
 

@@ -7,7 +7,7 @@
 // returns an OpSequence of launches, run or queued in order the same way.
 #pragma once
 
-#include "tpurt/buffer.hpp"
+#include "tpurt/card/buffer.hpp"
 #include "tpurt/executable.hpp"
 #include "tpurt/job.hpp"
 #include "tpurt/ops/matmul.hpp"

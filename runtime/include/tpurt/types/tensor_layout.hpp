@@ -5,7 +5,7 @@
 // nothing here needs a device, so it is tested on its own.
 #pragma once
 
-#include "tpurt/dtype.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "tpurt/bf16.hpp"
-#include "tpurt/dtype.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <cstdint>
 

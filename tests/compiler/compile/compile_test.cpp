@@ -3,7 +3,7 @@
 // Relu fused, weights to [K, N]), a CNN (NCHW -> NHWC at the input, Conv weights to HWIO, the
 // flatten order folded into the Gemm's weights), PyTorch's Shape/Gather/Unsqueeze/Concat/Reshape
 // chain folded into a constant shape, CPU fallback with its reasons, and the report.
-#include "graph/placement_rules.hpp"
+#include "graph/placement/placement_rules.hpp"
 #include "onnx_builder.hpp"
 
 #include <tpu_onnx/compile.hpp>

@@ -3,8 +3,8 @@
 // makes it from the captured launches.
 #pragma once
 
+#include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/launch.hpp"
 
 #include <map>
 #include <memory>

@@ -8,7 +8,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/avx/avx512.hpp"
 #include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
@@ -18,8 +18,8 @@
 #pragma GCC target("avx512f,avx512vnni")
 #endif
 
+#include "mxu/kernels/avx/zmm.hpp"
 #include "mxu/kernels/simd_tile.hpp"
-#include "mxu/kernels/zmm.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -5,7 +5,7 @@
 // and int8 by tdpbssd (exact int32 sums with wrap-around, in blocks of 64 k), walked by
 // amx_block.hpp on the hardware's tiles, blocks of fewer rows than a step by the AVX-512
 // kernels; fp32 uses the AVX-512F kernel. The set is offered only
-// where amx_runnable() (mxu/kernels/amx.hpp) and its start-up check pass. Everything after the
+// where amx_runnable() (mxu/kernels/amx/amx.hpp) and its start-up check pass. Everything after the
 // pragma is compiled for AMX + AVX-512F and runs only after those checks.
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -16,7 +16,7 @@
 #include <cstring>
 #include <vector>
 
-#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/avx/avx512.hpp"
 #include "mxu/kernels/kernels.hpp"
 
 #if defined(__clang__)
@@ -27,7 +27,7 @@
 #pragma GCC target("avx512f,amx-tile,amx-bf16,amx-int8")
 #endif
 
-#include "mxu/kernels/amx_block.hpp"
+#include "mxu/kernels/amx/amx_block.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -41,7 +41,7 @@ double op_on(VectorOp op, double a, double b) {
         return b > a ? b : a;
     case VectorOp::Min:
         return b < a ? b : a;
-    default: // the spec 1.4 ops: tests/guest/runtime/test_train_ops.cpp
+    default: // the spec 1.4 ops: tests/guest/runtime/training/test_train_ops.cpp
         break;
     }
     return 0;

@@ -6,7 +6,7 @@
 // as ONNX's rule says):
 //   Y = alpha (A' B') + beta C.
 // Gemms the card's dense takes, and those on other dtypes or ranks, are left as they are.
-#include "graph/placement_rules.hpp"
+#include "graph/placement/placement_rules.hpp"
 #include "passes.hpp"
 
 #include <cstring>

@@ -8,13 +8,13 @@
 // chain (k, k + 2) and one the odd chain (k + 1, k + 3) (weights packed by WeightTile, the
 // activations by the tile walk). Every 32 k the chains are added to the accumulators with
 // MXCSR FTZ|DAZ set. The engine checks all of it on the host CPU before using this set
-// (mxu/kernels/check.hpp). int8 and fp32 use the AVX512-VNNI and AVX-512F kernels. Everything
+// (mxu/kernels/check/check.hpp). int8 and fp32 use the AVX512-VNNI and AVX-512F kernels. Everything
 // after the pragma is compiled for AVX-512F + BF16 and runs only after a CPU check.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include "mxu/bf16_numerics.hpp"
-#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/avx/avx512.hpp"
 #include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
@@ -24,8 +24,8 @@
 #pragma GCC target("avx512f,avx512bf16")
 #endif
 
+#include "mxu/kernels/avx/zmm.hpp"
 #include "mxu/kernels/simd_tile.hpp"
-#include "mxu/kernels/zmm.hpp"
 
 namespace tpu::engine {
 namespace {

@@ -3,8 +3,8 @@
 // and sums land on the cases where implementations could differ, run as MATMULs with
 // ACCUMULATE over K within, across and on the edges of the blocks of the kernels (32 k for
 // bf16, 64 for AMX int8) and of their packing chunks, compared bit for bit with the scalar
-// kernels; then the embedded AMX golden cases (mxu/kernels/golden_cases.inc).
-#include "mxu/kernels/check.hpp"
+// kernels; then the embedded AMX golden cases (mxu/kernels/check/golden_cases.inc).
+#include "mxu/kernels/check/check.hpp"
 
 #include <cstring>
 #include <vector>
@@ -112,7 +112,7 @@ bool matches_golden(const RowKernels &kernels, const golden::Case &c) {
 } // namespace
 
 namespace golden {
-#include "mxu/kernels/golden_cases.inc"
+#include "mxu/kernels/check/golden_cases.inc"
 
 std::span<const Case> cases() {
     return kCases;

@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "mxu/bf16_numerics.hpp"
-#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/avx/avx512.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
@@ -22,7 +22,7 @@
 #pragma GCC target("avx512f")
 #endif
 
-#include "mxu/kernels/zmm.hpp"
+#include "mxu/kernels/avx/zmm.hpp"
 
 namespace tpu::engine::avx512 {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // program_schedule.cpp - the card's cycle model over a program's instructions and the greedy
 // list schedule that reorders them (program_schedule.hpp).
-#include "exec/program_schedule.hpp"
+#include "graph/program_schedule.hpp"
 
-#include "tpurt/dtype.hpp"
+#include "tpurt/types/dtype.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The child-process check: fork, run the check in the child and report through the exit
 // status; the parent waits at most kTimeout and kills a child that has not finished.
-#include "mxu/kernels/probe.hpp"
+#include "mxu/kernels/check/probe.hpp"
 
-#include "mxu/kernels/check.hpp"
+#include "mxu/kernels/check/check.hpp"
 
 #if defined(__linux__)
 #include <signal.h>

@@ -4,9 +4,9 @@
 #include "tpurt/graph.hpp"
 
 #include "device/device_state.hpp"
-#include "exec/graph_state.hpp"
-#include "exec/program_fusion.hpp"
-#include "exec/program_schedule.hpp"
+#include "graph/graph_state.hpp"
+#include "graph/program_fusion.hpp"
+#include "graph/program_schedule.hpp"
 #include "tpurt/error.hpp"
 #include "tpurt/stream.hpp"
 

@@ -2,7 +2,7 @@
 // AMX availability: CPUID leaf 7 (EDX bits 22 amx-bf16, 24 amx-tile, 25 amx-int8; read
 // directly, since not every compiler's __builtin_cpu_supports knows them), then one permission
 // request for the tile data state (Linux 5.16+); both answered once per process.
-#include "mxu/kernels/amx.hpp"
+#include "mxu/kernels/amx/amx.hpp"
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <cpuid.h>

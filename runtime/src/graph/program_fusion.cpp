@@ -2,7 +2,7 @@
 // program_fusion.cpp - joining a captured sequence's programs into few jobs, with a reset between
 // two that share a job of the on-chip bytes the later one reads before it writes them and an
 // earlier one may have written (program_fusion.hpp).
-#include "exec/program_fusion.hpp"
+#include "graph/program_fusion.hpp"
 
 #include "tpurt/error.hpp"
 

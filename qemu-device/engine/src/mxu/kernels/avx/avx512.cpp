@@ -12,7 +12,7 @@
 #include <bit>
 
 #include "mxu/bf16_numerics.hpp"
-#include "mxu/kernels/avx512.hpp"
+#include "mxu/kernels/avx/avx512.hpp"
 #include "mxu/kernels/tiles.hpp"
 
 #if defined(__clang__)
@@ -22,8 +22,8 @@
 #pragma GCC target("avx512f")
 #endif
 
+#include "mxu/kernels/avx/zmm.hpp"
 #include "mxu/kernels/simd_tile.hpp"
-#include "mxu/kernels/zmm.hpp"
 
 namespace tpu::engine {
 namespace {
