@@ -124,7 +124,9 @@ TEST_CASE("a bad model spec is refused naming its token") {
                         "input"));
     CHECK_THAT(refusal("cnn-8x8x1-c4-c4-c4-c4-10"),
                Contains("layer 4 \"c4\": pool: a 2x2 window does not fit the 1x1x4 input"));
-    CHECK_THAT(refusal("cnn-8x8x1-c4g3-10"), Contains("3 groups do not divide 1 channels"));
+    CHECK_THAT(refusal("cnn-8x8x1-c4g3-10"),
+               Contains("3 groups do not divide the 1 input channels"));
+    CHECK_THAT(refusal("cnn-8x8x4-c6g4-10"), Contains("4 groups do not divide the 6 filters"));
     CHECK_THAT(refusal("cnn-8x8x1-c4k3p3-10"), Contains("padding 3x3 must be below the kernel"));
     CHECK_THAT(refusal("cnn-8x8x1-flat-max2-10"), Contains("pooling needs an image"));
     CHECK_THAT(refusal("cnn-8x8x1-max17-10"), Contains("at most 16x16"));

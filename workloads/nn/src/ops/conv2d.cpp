@@ -17,10 +17,12 @@ Shape infer(const Attrs &a, std::span<const Shape> in) {
     const std::size_t h = in[0][0], w = in[0][1], c = in[0][2];
     if (a.units == 0 || k.kh == 0 || k.kw == 0 || k.sh == 0 || k.sw == 0 || a.groups == 0)
         throw std::invalid_argument("filters, kernel size, strides and groups must be >= 1");
-    if (c % a.groups != 0 || a.units % a.groups != 0)
-        throw std::invalid_argument(std::to_string(a.groups) + " groups do not divide " +
-                                    std::to_string(c) + " channels and " + std::to_string(a.units) +
-                                    " filters");
+    if (c % a.groups != 0)
+        throw std::invalid_argument(std::to_string(a.groups) + " groups do not divide the " +
+                                    std::to_string(c) + " input channels");
+    if (a.units % a.groups != 0)
+        throw std::invalid_argument(std::to_string(a.groups) + " groups do not divide the " +
+                                    std::to_string(a.units) + " filters");
     if (k.ph >= k.kh || k.pw >= k.kw)
         throw std::invalid_argument("padding " + std::to_string(k.ph) + "x" + std::to_string(k.pw) +
                                     " must be below the kernel " + std::to_string(k.kh) + "x" +
