@@ -114,9 +114,10 @@ TEST_CASE("today's CNN and MLP names give the CPU models' logits from the same w
     CHECK(net.forward(x.data(), 4) == cnn.forward(x.data(), 4)); // bit for bit
 
     tpu_model::CpuMlp mlp({64, 16, 8, 10}, 4);
+    tpu_model::Checkpoint mlp_checkpoint;
+    mlp.save(mlp_checkpoint);
     tpu_nn::CpuExecutor graph_mlp(tpu_nn::graph_from_spec("mlp-64-16-8-10"), 1);
-    for (std::size_t i = 0; i < mlp.params().size(); ++i)
-        graph_mlp.values()[i] = *mlp.params()[i].value;
+    graph_mlp.load(mlp_checkpoint); // an old MLP checkpoint loads too
     const std::vector<float> rows = uniform(5 * 64, 2, 0.0f, 1.0f);
     CHECK(graph_mlp.forward(rows.data(), 5) == mlp.forward(rows.data(), 5));
 
