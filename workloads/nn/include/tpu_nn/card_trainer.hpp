@@ -52,11 +52,13 @@ class CardTrainer {
 
     // A step in parts, for data-parallel training (data_parallel.hpp): the copies in, the
     // forward pass and the loss with its gradient scaled by 1 / mean_over (the rows of the whole
-    // batch of which this is a part); the backward pass in one part (all parameters); the
-    // optimiser's update; and the wait and read-back of this part's loss and logits.
+    // batch of which this is a part); the backward pass a node with parameters at a time, from
+    // the last (part k: the vjps from the previous part's node down to the k-th such node,
+    // returning its parameters, whose gradients are then complete); the optimiser's update; and
+    // the wait and read-back of this part's loss and logits.
     void queue_forward_loss(const float *x, const std::uint8_t *labels, std::size_t batch,
                             std::size_t mean_over);
-    std::size_t backward_parts() const { return 1; }
+    std::size_t backward_parts() const { return parts_.size(); }
     tpu_train::ParamRange queue_backward(std::size_t k);
     void queue_update() { params_.step(); }
     tpu_train::StepResult result(const std::uint8_t *labels);
@@ -99,7 +101,9 @@ class CardTrainer {
     Work &queue_copies(const float *x, const std::uint8_t *labels, std::size_t batch);
     void queue_forward(Work &w);
     void queue_loss(Work &w, std::size_t mean_over);
-    void queue_backward_ops(Work &w);
+    void queue_backward_ops(Work &w); // every part
+    tpu_train::ParamRange queue_part(Work &w, std::size_t k);
+    void queue_vjp(Work &w, NodeId n);
     Work &current();
     tpurt::Tensor tensor(tpurt::DType type, std::size_t batch, const Shape &shape);
     void plan_types();
@@ -111,6 +115,7 @@ class CardTrainer {
     std::vector<std::vector<Route>> routes_; // per node and input slot
     std::vector<Types> types_;               // per node
     std::vector<bool> backward_;             // nodes whose vjp runs
+    std::vector<NodeId> parts_;              // the nodes with parameters, from the output
     std::map<std::size_t, Work> work_;
     Work *current_ = nullptr; // the batch of the last queue_forward_loss()
     bool captured_ = true;

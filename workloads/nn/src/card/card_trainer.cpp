@@ -47,6 +47,8 @@ CardTrainer::CardTrainer(tpurt::Device &device, const Graph &graph, const ParamV
     written[graph_.output()] = true;
     for (NodeId n = graph_.output(); n > 0; --n) {
         backward_[n] = written[n];
+        if (written[n] && !nodes[n].params.empty())
+            parts_.push_back(n);
         for (NodeId i : nodes[n].inputs) {
             Route r = Route::None;
             if (written[n] && i != 0)
@@ -174,40 +176,53 @@ void CardTrainer::queue_loss(Work &w, std::size_t mean_over) {
                                  1.0f / float(mean_over));
 }
 
-void CardTrainer::queue_backward_ops(Work &w) {
+void CardTrainer::queue_vjp(Work &w, NodeId n) {
     tpurt::Stream &s = params_.stream();
     const std::vector<Node> &nodes = graph_.nodes();
-    for (NodeId n = graph_.output(); n > 0; --n) {
-        if (!backward_[n])
-            continue;
-        CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], &*w.grads[n], {}};
-        for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
-            const NodeId i = nodes[n].inputs[k];
-            const std::optional<tpurt::Tensor> &converted = w.inputs[n][k];
-            c.in.push_back(converted ? &*converted : &w.acts[i]);
-            const std::optional<tpurt::Tensor> &scratch = w.scratch[n][k];
-            c.din.push_back(scratch                         ? &*scratch
-                            : routes_[n][k] == Route::Write ? &*w.grads[i]
-                                                            : nullptr);
-        }
-        for (std::size_t p : nodes[n].params)
-            c.params.push_back({&params_[p].c, &params_[p].g});
-        card_rule(nodes[n].kind).vjp(c);
-        for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
-            const std::optional<tpurt::Tensor> &scratch = w.scratch[n][k], &merged = w.merged[n][k];
-            const tpurt::Tensor *g =
-                routes_[n][k] == Route::None ? nullptr : &*w.grads[nodes[n].inputs[k]];
-            if (g == nullptr || !scratch)
-                continue;
-            if (routes_[n][k] == Route::Write) {
-                tpurt::cast(s, *scratch, *g); // the vjp's dtype into the gradient's
-                continue;
-            }
-            if (merged)
-                tpurt::cast(s, *scratch, *merged);
-            tpurt::add(s, *g, merged ? *merged : *scratch, *g);
-        }
+    CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], &*w.grads[n], {}};
+    for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
+        const NodeId i = nodes[n].inputs[k];
+        const std::optional<tpurt::Tensor> &converted = w.inputs[n][k];
+        c.in.push_back(converted ? &*converted : &w.acts[i]);
+        const std::optional<tpurt::Tensor> &scratch = w.scratch[n][k];
+        c.din.push_back(scratch                         ? &*scratch
+                        : routes_[n][k] == Route::Write ? &*w.grads[i]
+                                                        : nullptr);
     }
+    for (std::size_t p : nodes[n].params)
+        c.params.push_back({&params_[p].c, &params_[p].g});
+    card_rule(nodes[n].kind).vjp(c);
+    for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
+        const std::optional<tpurt::Tensor> &scratch = w.scratch[n][k], &merged = w.merged[n][k];
+        const tpurt::Tensor *g =
+            routes_[n][k] == Route::None ? nullptr : &*w.grads[nodes[n].inputs[k]];
+        if (g == nullptr || !scratch)
+            continue;
+        if (routes_[n][k] == Route::Write) {
+            tpurt::cast(s, *scratch, *g); // the vjp's dtype into the gradient's
+            continue;
+        }
+        if (merged)
+            tpurt::cast(s, *scratch, *merged);
+        tpurt::add(s, *g, merged ? *merged : *scratch, *g);
+    }
+}
+
+tpu_train::ParamRange CardTrainer::queue_part(Work &w, std::size_t k) {
+    if (k >= parts_.size())
+        throw std::out_of_range("CardTrainer::queue_backward: part " + std::to_string(k) + " of " +
+                                std::to_string(parts_.size()));
+    const NodeId last = parts_[k];
+    for (NodeId n = k == 0 ? graph_.output() : parts_[k - 1] - 1; n >= last; --n)
+        if (backward_[n])
+            queue_vjp(w, n);
+    const std::vector<std::size_t> &p = graph_.node(last).params;
+    return {p.front(), p.size()};
+}
+
+void CardTrainer::queue_backward_ops(Work &w) {
+    for (std::size_t k = 0; k < parts_.size(); ++k)
+        queue_part(w, k);
 }
 
 CardTrainer::Work &CardTrainer::queue_copies(const float *x, const std::uint8_t *labels,
@@ -235,10 +250,7 @@ CardTrainer::Work &CardTrainer::current() {
 }
 
 tpu_train::ParamRange CardTrainer::queue_backward(std::size_t k) {
-    if (k != 0)
-        throw std::out_of_range("CardTrainer::queue_backward: part " + std::to_string(k) + " of 1");
-    queue_backward_ops(current());
-    return {0, params_.size()};
+    return queue_part(current(), k);
 }
 
 tpu_train::StepResult CardTrainer::result(const std::uint8_t *labels) {
@@ -249,7 +261,7 @@ tpu_train::StepResult CardTrainer::result(const std::uint8_t *labels) {
 tpu_train::StepResult CardTrainer::forward_backward(const float *x, const std::uint8_t *labels,
                                                     std::size_t batch) {
     queue_forward_loss(x, labels, batch, batch);
-    queue_backward(0);
+    queue_backward_ops(current());
     return result(labels);
 }
 
