@@ -171,6 +171,10 @@ bool is_spec(const Options &o) {
 }
 
 tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train) {
+    if (!o.hidden.empty() || o.filters != Options{}.filters)
+        throw std::invalid_argument("--hidden and --filters shape the mlp and the cnn; a model "
+                                    "spec says its layers itself (" +
+                                    o.model + ")");
     tpu_nn::Graph g = tpu_nn::graph_from_spec(o.model);
     const tpu_nn::Shape &in = g.node(g.input()).shape;
     const std::vector<std::uint32_t> &s = train.sample_shape;

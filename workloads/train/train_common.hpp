@@ -77,7 +77,7 @@ std::string model_name(const std::vector<std::size_t> &sizes);
 tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train);
 // Whether --model is a spec (not "mlp" or "cnn"), and its graph, checked against the training
 // set: the input shape (HxWx1 images for cnn-, their pixel count for mlp-) and the classes;
-// throws std::invalid_argument saying what differs.
+// throws std::invalid_argument saying what differs, or that --hidden or --filters was given.
 bool is_spec(const Options &o);
 tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train);
 

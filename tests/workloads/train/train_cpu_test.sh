@@ -33,4 +33,6 @@ if "$bin" --data digits --model cnn-8x8x1-c8-rez-10 >"$out/bad.log" 2>&1; then e
 grep -q 'token 4 "rez": unknown layer' "$out/bad.log"
 if "$bin" --data digits --model cnn-28x28x1-c8-10 >"$out/shape.log" 2>&1; then exit 1; fi
 grep -q "takes inputs of 28x28x1, digits's are 8x8x1" "$out/shape.log"
+if "$bin" --data digits --model $spec --hidden 64 >"$out/hidden.log" 2>&1; then exit 1; fi
+grep -q "a model spec says its layers itself" "$out/hidden.log"
 echo "tpu-train-cpu: trained, resumed, evaluated (accuracy $acc; $spec: $spec_acc)"
