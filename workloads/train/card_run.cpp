@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// card_run.cpp - a run of tpu-train or tpu-train-mpi (card_run.hpp): trains the MLP or the CNN
-// (--model) on the card (card_mlp.hpp, card_cnn.hpp: forward, loss, backward and optimiser step as
-// card ops), with tpu-train-cpu's options, progress line per epoch, learning curves (curves.csv),
-// test-set evaluation (evaluation.csv) and checkpoints (checkpoint.tpuckpt, the same format:
-// tpu-eval, tpu-serve and tpu-train-cpu read it), in bf16 mixed or fp32 precision (--precision). At
-// the start it times one training step on the card and the same step with the CPU model on this
-// CPU. The CNN's test set is evaluated on the card, the MLP's on the CPU with the card's weights.
+// card_run.cpp - a run of tpu-train or tpu-train-mpi (card_run.hpp): trains the MLP, the CNN or
+// a model spec (--model) on the card (card_mlp.hpp, card_cnn.hpp, tpu_nn/card_trainer.hpp:
+// forward, loss, backward and optimiser step as card ops), with tpu-train-cpu's options, progress
+// line per epoch, learning curves (curves.csv), test-set evaluation (evaluation.csv) and
+// checkpoints (checkpoint.tpuckpt, the same format: tpu-eval, tpu-serve and tpu-train-cpu read it),
+// in bf16 mixed or fp32 precision (--precision). At the start it times one training step on the
+// card and the same step with the CPU model on this CPU. The CNN's and a spec model's test set is
+// evaluated on the card, the MLP's on the CPU with the card's weights.
 // --profile writes the trace of the run's first training steps (libtpurt's profiler) and prints
 // their per-op table.
 // --cards N trains data-parallel on cards --card .. --card + N - 1 (data_parallel.hpp): rank 0
@@ -28,6 +29,7 @@
 
 #include <tpu_data/batches.hpp>
 #include <tpu_data/error.hpp>
+#include <tpu_nn/card_trainer.hpp>
 #include <tpu_report/progress.hpp>
 #include <tpu_report/tensorboard_writer.hpp>
 
@@ -133,6 +135,9 @@ class StepProfile {
 
 // The test set's logits: the CNN's on the card, the MLP's on the CPU with the card's weights.
 tpu_train::Forward test_forward(tpu_train::CardCnn &card, tpu_model::CpuCnn &) {
+    return [&card](const float *x, std::size_t batch) { return card.logits(x, batch); };
+}
+tpu_train::Forward test_forward(tpu_nn::CardTrainer &card, tpu_nn::CpuExecutor &) {
     return [&card](const float *x, std::size_t batch) { return card.logits(x, batch); };
 }
 tpu_train::Forward test_forward(tpu_train::CardMlp &card, tpu_model::CpuMlp &net) {
@@ -437,6 +442,11 @@ int run(const Options &o, RankGroup *group) {
         throw std::invalid_argument("an epoch's last batch has " + std::to_string(tail) +
                                     " samples, fewer than --cards " + std::to_string(o.cards) +
                                     ": change --batch or --limit so that every card gets one");
+    if (tpu_train::is_spec(o)) {
+        tpu_nn::CpuExecutor net(tpu_train::spec_graph(o, train), o.seed);
+        const std::string name = net.graph().name();
+        return train_net<tpu_nn::CardTrainer>(o, group, net, name, train, test, norm);
+    }
     if (o.model == "cnn") {
         const tpu_model::CnnShape shape = tpu_train::cnn_shape(o, train);
         tpu_model::CpuCnn net(shape, o.seed);

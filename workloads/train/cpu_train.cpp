@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
-// cpu_train.cpp - tpu-train-cpu: trains the MLP or the CNN (--model) on a real data set with
-// plain C++ on this CPU, the baseline that training on the card is measured against. Shows a
-// progress line per epoch, writes the learning curves (curves.csv), the test set's evaluation
-// (evaluation.csv) and a checkpoint after every epoch (checkpoint.tpuckpt) into --out, and resumes
-// from one.
+// cpu_train.cpp - tpu-train-cpu: trains the MLP, the CNN or a model spec (--model; tpu_nn's CPU
+// executor) on a real data set with plain C++ on this CPU, the baseline that training on the
+// card is measured against. Shows a progress line per epoch, writes the learning curves
+// (curves.csv), the test set's evaluation (evaluation.csv) and a checkpoint after every epoch
+// (checkpoint.tpuckpt) into --out, and resumes from one.
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
 #include <tpu_data/error.hpp>
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/cpu_cnn.hpp>
 #include <tpu_model/cpu_mlp.hpp>
+#include <tpu_nn/cpu_executor.hpp>
 #include <tpu_report/curve_log.hpp>
 #include <tpu_report/progress.hpp>
 
@@ -99,6 +100,11 @@ int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Da
 int run(const Options &o) {
     tpu_data::Dataset train, test;
     const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
+    if (tpu_train::is_spec(o)) {
+        tpu_nn::CpuExecutor net(tpu_train::spec_graph(o, train), o.seed);
+        const std::string name = net.graph().name();
+        return train_net(o, net, name, train, test, norm);
+    }
     if (o.model == "cnn") {
         const tpu_model::CnnShape shape = tpu_train::cnn_shape(o, train);
         tpu_model::CpuCnn net(shape, o.seed);

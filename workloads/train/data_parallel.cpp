@@ -8,6 +8,8 @@
 #include "card_cnn.hpp"
 #include "card_mlp.hpp"
 
+#include <tpu_nn/card_trainer.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -270,6 +272,12 @@ template <typename Card> void DataParallel<Card>::check_replicas() {
 
 template class DataParallel<CardCnn>;
 template class DataParallel<CardMlp>;
+template class DataParallel<tpu_nn::CardTrainer>;
+template DataParallel<tpu_nn::CardTrainer>::DataParallel(std::vector<tpurt::Device>,
+                                                         const tpu_nn::CpuExecutor &,
+                                                         const OptimizerConfig &, Precision);
+template DataParallel<tpu_nn::CardTrainer>::DataParallel(RankGroup &, const tpu_nn::CpuExecutor &,
+                                                         const OptimizerConfig &, Precision);
 template DataParallel<CardCnn>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuCnn &,
                                              const OptimizerConfig &, Precision);
 template DataParallel<CardMlp>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuMlp &,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// data_parallel.hpp - data-parallel training (tpu-train --cards N): the model (a CardCnn or a
-// CardMlp) replicated on N cards of one inter-chip fabric, each global batch split over them, each
-// card's gradients summed over the links by a tpurt::Communicator and the same optimiser step on
-// every card, so that the replicas stay bit-identical (check_replicas() proves it).
+// data_parallel.hpp - data-parallel training (tpu-train --cards N): the model (a CardCnn, a
+// CardMlp or a spec model's tpu_nn::CardTrainer) replicated on N cards of one inter-chip fabric,
+// each global batch split over them, each card's gradients summed over the links by a
+// tpurt::Communicator and the same optimiser step on every card, so that the replicas stay
+// bit-identical (check_replicas() proves it).
 //
 // The step. Each card gets its rows of the batch (as even as can be, the first cards one more)
 // and scales its loss gradient by 1 / (the global batch), so the sum of the cards' gradients is
@@ -89,7 +90,8 @@ inline std::size_t first_row(std::size_t batch, std::size_t n, std::size_t r) {
 
 template <typename Card> class DataParallel {
   public:
-    // One replica of `net` (a CpuCnn for CardCnn, a CpuMlp for CardMlp) on each of `devices`
+    // One replica of `net` (a CpuCnn for CardCnn, a CpuMlp for CardMlp, a tpu_nn::CpuExecutor
+    // for tpu_nn::CardTrainer) on each of `devices`
     // (rank i on devices[i]); with two or more, a communicator over them, which throws
     // tpurt::Error(InvalidArgument) if they do not form a ring of links.
     template <typename Net>

@@ -4,6 +4,7 @@
 #include "train_common.hpp"
 
 #include <tpu_data/batches.hpp>
+#include <tpu_nn/spec.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -23,8 +24,22 @@ std::string float_text(float v) {
 } // namespace
 
 void add_options(CLI::App &app, Options &o) {
-    app.add_option("--model", o.model, "mlp or cnn")
-        ->check(CLI::IsMember({"mlp", "cnn"}))
+    app.add_option("--model", o.model,
+                   "mlp, cnn, or a model spec such as cnn-28x28x1-c16k5-res-d128-10 "
+                   "(workloads/README.md, \"Model specs\"), which --hidden and --filters do "
+                   "not change")
+        ->check(CLI::Validator(
+            [](std::string &m) -> std::string {
+                if (m == "mlp" || m == "cnn")
+                    return {};
+                try {
+                    tpu_nn::parse_spec(m);
+                } catch (const std::invalid_argument &e) {
+                    return e.what();
+                }
+                return {};
+            },
+            "MODEL"))
         ->capture_default_str();
     app.add_option("--data", o.data, "data set")
         ->check(CLI::IsMember({"fashion-mnist", "digits"}))
@@ -151,6 +166,33 @@ tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train) 
     return s;
 }
 
+bool is_spec(const Options &o) {
+    return o.model != "mlp" && o.model != "cnn";
+}
+
+tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train) {
+    if (!o.hidden.empty() || o.filters != Options{}.filters)
+        throw std::invalid_argument("--hidden and --filters shape the mlp and the cnn; a model "
+                                    "spec says its layers itself (" +
+                                    o.model + ")");
+    tpu_nn::Graph g = tpu_nn::graph_from_spec(o.model);
+    const tpu_nn::Shape &in = g.node(g.input()).shape;
+    const std::vector<std::uint32_t> &s = train.sample_shape;
+    const tpu_nn::Shape data = in.size() == 1  ? tpu_nn::Shape{train.sample_size()}
+                               : s.size() == 3 ? tpu_nn::Shape{s[1], s[2], s[0]}
+                                               : tpu_nn::Shape{};
+    if (in != data)
+        throw std::invalid_argument("model " + g.name() + " takes inputs of " +
+                                    tpu_nn::to_string(in) + ", " + train.name + "'s are " +
+                                    (data.empty() ? "not images" : tpu_nn::to_string(data)));
+    const std::size_t classes = g.node(g.output()).shape.at(0);
+    if (classes != train.classes())
+        throw std::invalid_argument("model " + g.name() + " has " + std::to_string(classes) +
+                                    " classes, " + train.name + " has " +
+                                    std::to_string(train.classes()));
+    return g;
+}
+
 std::pair<double, double> evaluate(const Forward &forward, const tpu_data::Dataset &d,
                                    tpu_eval::ConfusionMatrix *matrix) {
     tpu_data::Batches batches(d, eval_batch, 0, false);
@@ -179,7 +221,7 @@ tpu_model::Checkpoint checkpoint_header(const Options &o, const std::string &mod
     c.notes["lr.schedule"] = o.lr_schedule;
     c.notes["input.mean"] = float_text(norm.mean);
     c.notes["input.stddev"] = float_text(norm.stddev);
-    if (o.model == "cnn") // from the name "cnn-<H>x<W>x<C>-..."
+    if (model.rfind("cnn-", 0) == 0) // from the name "cnn-<H>x<W>x<C>-..."
         c.notes["input.shape"] = model.substr(4, model.find('-', 4) - 4);
     return c;
 }

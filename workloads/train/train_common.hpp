@@ -11,6 +11,7 @@
 #include <tpu_model/cpu_cnn.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_model/lr_schedule.hpp>
+#include <tpu_nn/graph.hpp>
 #include <tpu_report/curve_log.hpp>
 #include <tpu_report/tensorboard_writer.hpp>
 
@@ -28,7 +29,7 @@
 namespace tpu_train {
 
 struct Options {
-    std::string model = "mlp"; // or "cnn"
+    std::string model = "mlp"; // or "cnn", or a model spec (tpu_nn/spec.hpp)
     std::string data = "fashion-mnist";
     std::string data_dir;
     std::vector<std::size_t> hidden;             // empty: the model's default
@@ -74,6 +75,11 @@ std::vector<std::size_t> layer_sizes(const Options &o, const tpu_data::Dataset &
 std::string model_name(const std::vector<std::size_t> &sizes);
 // The CNN's shape for the training set's images (one channel) and --filters, --hidden.
 tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train);
+// Whether --model is a spec (not "mlp" or "cnn"), and its graph, checked against the training
+// set: the input shape (HxWx1 images for cnn-, their pixel count for mlp-) and the classes;
+// throws std::invalid_argument saying what differs, or that --hidden or --filters was given.
+bool is_spec(const Options &o);
+tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train);
 
 // The logits (batch x classes) of a network for `batch` standardised samples.
 using Forward = std::function<std::vector<float>(const float *x, std::size_t batch)>;

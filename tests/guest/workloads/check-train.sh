@@ -4,7 +4,8 @@
 # CPU MLP's and CNN's, short trainings on the digits, the CNN's checkpoint resumed bit for bit and
 # a profiled step), then tpu-train on the digits for two epochs (with its TensorBoard scalars),
 # resumed for a third from its checkpoint, for the MLP (and tpu-eval of its checkpoint on the
-# card: the format is the CPU trainer's) and for the CNN. Outputs go to /tmp and vanish with the VM.
+# card: the format is the CPU trainer's), for the CNN and for a model spec (tpu_nn, bf16). Outputs
+# go to /tmp and vanish with the VM.
 #   check-train.sh GUEST_BUILD_DIR      (run-in-vm.sh --datasets: the digits come from the host)
 set -eu
 b=$1
@@ -34,4 +35,15 @@ grep -q "resumed cnn-8x8x1-c8-c16-d32-10 from .* after epoch 2" "$out/cnn-resume
 test "$(wc -l < "$out/cnn/curves.csv")" -eq 4 || { cat "$out/cnn/curves.csv"; exit 1; }
 acc=$(sed -n 's/^accuracy \([0-9.]*\) .*/\1/p' "$out/cnn-resumed.log")
 awk -v a="$acc" 'BEGIN { exit !(a > 0.7) }' || { echo "CNN accuracy $acc"; exit 1; }
+# A model given as a spec (tpu_nn's graph trainer): a residual block with layer norm, bf16.
+spec=cnn-8x8x1-c8-res-d32-10
+"$b/workloads/train/tpu-train" --model $spec --data digits --epochs 2 --optimizer adam \
+	--lr 0.003 --batch 32 --out "$out/spec" >"$out/spec.log"
+"$b/workloads/train/tpu-train" --model $spec --data digits --epochs 3 --optimizer adam \
+	--lr 0.003 --batch 32 --out "$out/spec" --resume "$out/spec/checkpoint.tpuckpt" \
+	>"$out/spec-resumed.log"
+cat "$out/spec.log" "$out/spec-resumed.log"
+grep -q "resumed $spec from .* after epoch 2" "$out/spec-resumed.log"
+acc=$(sed -n 's/^accuracy \([0-9.]*\) .*/\1/p' "$out/spec-resumed.log")
+awk -v a="$acc" 'BEGIN { exit !(a > 0.8) }' || { echo "$spec accuracy $acc"; exit 1; }
 echo "check-train: passed"

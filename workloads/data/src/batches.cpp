@@ -3,6 +3,7 @@
 #include "tpu_data/batches.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
@@ -23,6 +24,12 @@ std::uint64_t SplitMix64::below(std::uint64_t bound) {
         x = next();
     while (x < threshold);
     return x % bound;
+}
+
+float SplitMix64::normal() {
+    const double u1 = (double(next() >> 11) + 1.0) / 9007199254740993.0;
+    const double u2 = double(next() >> 11) / 9007199254740992.0;
+    return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
 std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, std::uint64_t epoch) {

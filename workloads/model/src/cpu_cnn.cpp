@@ -15,13 +15,6 @@ namespace tpu_model {
 
 namespace {
 
-// Normal(0, 1) from two uniforms (Box-Muller), as the MLP's initialisation draws them.
-float normal(tpu_data::SplitMix64 &rng) {
-    const double u1 = (double(rng.next() >> 11) + 1.0) / 9007199254740993.0;
-    const double u2 = double(rng.next() >> 11) / 9007199254740992.0;
-    return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-}
-
 std::vector<std::size_t> head_sizes(const CnnShape &s) {
     std::vector<std::size_t> sizes = {s.flat_size()};
     sizes.insert(sizes.end(), s.hidden.begin(), s.hidden.end());
@@ -192,7 +185,7 @@ CpuCnn::CpuCnn(const CnnShape &shape, std::uint64_t seed)
         l.w.resize(9 * l.in * l.out);
         const float scale = std::sqrt(2.0f / float(9 * l.in));
         for (float &w : l.w)
-            w = normal(rng) * scale;
+            w = rng.normal() * scale;
         l.b.assign(l.out, 0.0f);
         l.dw.assign(l.w.size(), 0.0f);
         l.db.assign(l.out, 0.0f);

@@ -13,13 +13,6 @@ namespace tpu_model {
 
 namespace {
 
-// Normal(0, 1) from two uniforms (Box-Muller), on the data loader's portable generator.
-float normal(tpu_data::SplitMix64 &rng) {
-    const double u1 = (double(rng.next() >> 11) + 1.0) / 9007199254740993.0;
-    const double u2 = double(rng.next() >> 11) / 9007199254740992.0;
-    return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-}
-
 // y (m x n) = x (m x k) W (k x n) + b
 void dense_forward(const float *x, const Dense &l, std::size_t m, float *y) {
     for (std::size_t i = 0; i < m; ++i) {
@@ -89,7 +82,7 @@ CpuMlp::CpuMlp(const std::vector<std::size_t> &sizes, std::uint64_t seed) {
         l.w.resize(l.in * l.out);
         const float scale = std::sqrt(2.0f / float(l.in));
         for (float &w : l.w)
-            w = normal(rng) * scale;
+            w = rng.normal() * scale;
         l.b.assign(l.out, 0.0f);
         l.dw.assign(l.w.size(), 0.0f);
         l.db.assign(l.out, 0.0f);

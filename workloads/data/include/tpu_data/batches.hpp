@@ -19,6 +19,8 @@ class SplitMix64 {
     std::uint64_t next();
     // Uniform in [0, bound) without modulo bias; bound > 0.
     std::uint64_t below(std::uint64_t bound);
+    // Normal(0, 1) by Box-Muller from the next two outputs (the models' initialisations).
+    float normal();
 
   private:
     std::uint64_t state_;

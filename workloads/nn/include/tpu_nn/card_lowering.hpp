@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// card_lowering.hpp - each op's forward and vector-Jacobian product lowered to libtpurt ops
+// queued on a stream (src/card/<op>.cpp): dense (dense, matmul_tn, column_sums, matmul_nt),
+// conv2d (conv2d_layer, column_sums, conv2d_weight_grad, conv2d_input_grad), pooling (pool2d,
+// max_pool2d_grad / avg_pool2d_grad), flatten (a copy each way), activations
+// (unary, activation_grad), layer norm (layer_norm, layer_norm_grad), add (add, copies back).
+// Tensors carry the batch as their first dimension. Each rule says which dtypes its operands
+// need (the card's ops take bf16 or fp32 operands, with constraints between them): the trainer
+// converts an input or a gradient (a cast on the card) where the producer's dtype differs.
+#pragma once
+
+#include "tpu_nn/graph.hpp"
+
+#include <tpurt/tpurt.hpp>
+
+#include <vector>
+
+namespace tpu_nn {
+
+// A parameter on the card: the tensor the ops read and its gradient (written, not added to:
+// each parameter belongs to one node).
+struct CardParamRef {
+    const tpurt::Tensor *value = nullptr;
+    const tpurt::Tensor *grad = nullptr;
+};
+
+struct CardCall {
+    tpurt::Stream &stream;
+    const Attrs &attrs;
+    std::vector<const tpurt::Tensor *> in;
+    std::vector<CardParamRef> params;
+    const tpurt::Tensor &out;
+    const tpurt::Tensor *dout = nullptr;
+    // Each input's gradient is written (overwritten) there; null where none is wanted, except
+    // for ops that always compute it (layer norm), which get a scratch tensor.
+    std::vector<const tpurt::Tensor *> din;
+};
+
+// The dtype an operand needs: the precision's compute dtype (bf16 in mixed precision: what the
+// matmuls and convolutions read), fp32, the node's output dtype, or whatever it is given.
+enum class Needs { Compute, Fp32, Output, Any };
+
+struct CardRule {
+    // Throws std::invalid_argument for what the card's ops cannot do (named by the caller).
+    void (*check)(const Attrs &);
+    void (*forward)(const CardCall &);
+    void (*vjp)(const CardCall &);
+    bool always_din; // the vjp needs every din, wanted or not
+    Needs in;        // its inputs (also as the vjp reads them)
+    Needs dout;      // its output's gradient (Any: fp32)
+    bool fp32_out;   // its output is fp32 (else the compute dtype)
+    bool fp32_din;   // the vjp writes its input gradients in fp32 (else in any dtype)
+};
+
+const CardRule &card_rule(OpKind kind);
+
+} // namespace tpu_nn
