@@ -5,8 +5,8 @@
 // tables that list them, the ops excluded by name and the device the cases run on.
 #pragma once
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/device.hpp>
+#include <tpurt/types/bf16.hpp>
 #include <tpurt/types/dtype.hpp>
 
 #include <cstddef>

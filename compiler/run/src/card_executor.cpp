@@ -12,9 +12,9 @@
 
 #include "tpumodel/cpu_executor.hpp"
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/ops/op_registry.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <array>
 #include <cstring>

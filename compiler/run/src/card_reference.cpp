@@ -11,7 +11,6 @@
 #include "tpumodel/cpu_executor.hpp"
 #include "tpumodel/reduction.hpp"
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/golden/reference.hpp>
 #include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/golden/reference_dense.hpp>
@@ -19,6 +18,7 @@
 #include <tpurt/golden/reference_layer_norm.hpp>
 #include <tpurt/golden/reference_reduce.hpp>
 #include <tpurt/golden/reference_softmax.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <cstring>
 #include <set>

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "tpurt/card/buffer.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device_info.hpp"
-#include "tpurt/card/job.hpp"
 
 #include <cstddef>
 #include <cstdint>

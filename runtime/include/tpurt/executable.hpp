@@ -14,8 +14,8 @@
 #pragma once
 
 #include "tpurt/card/buffer.hpp"
-#include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/card/job.hpp"
+#include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/ops/matmul.hpp"
 
 #include <chrono>

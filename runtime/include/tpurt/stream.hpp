@@ -33,10 +33,10 @@
 // refer to the same point) and may be used from any thread.
 #pragma once
 
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/graph.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/tensor.hpp"
 
 #include <chrono>

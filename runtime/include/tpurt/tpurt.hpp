@@ -11,8 +11,8 @@
 // (tpurt/golden/*.hpp) and the deterministic test matrices (tpurt/testing/test_patterns.hpp).
 #pragma once
 
-#include "tpurt/types/bf16.hpp"
 #include "tpurt/card/buffer.hpp"
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/collectives.hpp"
@@ -21,7 +21,6 @@
 #include "tpurt/error.hpp"
 #include "tpurt/executable.hpp"
 #include "tpurt/graph.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/ops/conv2d.hpp"
 #include "tpurt/ops/dense.hpp"
 #include "tpurt/ops/grouped_conv2d.hpp"
@@ -34,6 +33,7 @@
 #include "tpurt/profile.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/types/dtype.hpp"
 #include "tpurt/types/dtype_of.hpp"
 #include "tpurt/types/tensor_layout.hpp"

@@ -10,8 +10,8 @@
 
 #include <pybind11/stl.h>
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/error.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <cstring>
 #include <memory>

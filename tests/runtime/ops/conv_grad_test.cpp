@@ -9,12 +9,12 @@
 // rounding). Odd sizes, C and F not multiples of 8, a small card that tiles everything.
 #include "engine_runner.hpp"
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/conv_grad_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/golden/reference_conv_grad.hpp>
 #include <tpurt/ops/conv2d.hpp>
 #include <tpurt/testing/test_patterns.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -8,9 +8,9 @@
 
 #include <tpu_test/reference.hpp>
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/golden/reference_dense.hpp>
 #include <tpurt/testing/test_patterns.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

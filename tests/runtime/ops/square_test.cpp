@@ -5,8 +5,8 @@
 // binary32 product rounded to nearest even, fp32) for every dtype, dense and with strided rows.
 #include "engine_runner.hpp"
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/ops/op_registry.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

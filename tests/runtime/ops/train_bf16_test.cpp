@@ -8,11 +8,11 @@
 // many tiles and programs.
 #include "engine_runner.hpp"
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/train_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/golden/reference_pool_grad.hpp>
 #include <tpurt/testing/test_patterns.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

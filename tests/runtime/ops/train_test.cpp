@@ -11,11 +11,11 @@
 
 #include <tpu_test/card.hpp>
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/train_compiler.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/golden/reference_pool_grad.hpp>
 #include <tpurt/testing/test_patterns.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -10,11 +10,11 @@
 
 #include <tpu_test/card.hpp>
 
-#include <tpurt/types/bf16.hpp>
 #include <tpurt/codegen/vector_compiler.hpp>
 #include <tpurt/error.hpp>
 #include <tpurt/golden/reference_exp.hpp>
 #include <tpurt/testing/test_patterns.hpp>
+#include <tpurt/types/bf16.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -8,8 +8,8 @@
 #pragma once
 
 #include "tpurt/card/buffer.hpp"
-#include "tpurt/executable.hpp"
 #include "tpurt/card/job.hpp"
+#include "tpurt/executable.hpp"
 #include "tpurt/ops/matmul.hpp"
 #include "tpurt/tensor.hpp"
 

@@ -3,9 +3,9 @@
 // numerics and reduction order) and of a convolution layer (its epilogue as reference_dense.hpp's).
 #pragma once
 
-#include "tpurt/types/bf16.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
 #include "tpurt/ops/conv2d.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/types/dtype.hpp"
 
 #include <cstddef>

@@ -33,13 +33,13 @@
 // reference_conv2d_layer() (golden/reference_conv2d.hpp) computes exactly this.
 #pragma once
 
-#include "tpurt/types/bf16.hpp"
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
 #include "tpurt/codegen/program_builder.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/ops/matmul.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/types/dtype.hpp"
 
 #include <chrono>

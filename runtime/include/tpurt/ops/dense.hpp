@@ -8,12 +8,12 @@
 // fp32 first and `scale` requantises them.
 #pragma once
 
-#include "tpurt/types/bf16.hpp"
 #include "tpurt/card/buffer.hpp"
 #include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/matmul_compiler.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/ops/matmul.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/types/dtype.hpp"
 #include "tpurt/types/dtype_of.hpp"
 

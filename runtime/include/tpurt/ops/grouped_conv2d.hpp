@@ -12,9 +12,9 @@
 // prepare (not pooled). Three forms as tensor_ops.hpp's.
 #pragma once
 
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/ops/tensor_ops.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"

@@ -6,10 +6,10 @@
 // packed fp32 tensors of C elements. Each op in the three forms of tensor_ops.hpp.
 #pragma once
 
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/codegen/layer_norm_compiler.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 

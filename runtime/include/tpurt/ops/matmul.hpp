@@ -4,10 +4,10 @@
 // (bit-identical to the k-ascending reference loop).
 #pragma once
 
-#include "tpurt/types/bf16.hpp"
 #include "tpurt/card/buffer.hpp"
-#include "tpurt/device.hpp"
 #include "tpurt/card/job.hpp"
+#include "tpurt/device.hpp"
+#include "tpurt/types/bf16.hpp"
 #include "tpurt/types/dtype.hpp"
 
 #include <chrono>

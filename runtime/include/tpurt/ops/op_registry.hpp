@@ -6,11 +6,11 @@
 // same ops; runtime/README.md ("Adding an op") shows how an op is registered.
 #pragma once
 
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/device.hpp"
 #include "tpurt/device_info.hpp"
 #include "tpurt/executable.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 

@@ -6,11 +6,11 @@
 // compiler's (shape_executables.hpp).
 #pragma once
 
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/shape_executables.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/stream.hpp"
 #include "tpurt/tensor.hpp"
 

@@ -14,11 +14,11 @@
 // synchronize() or event wait.
 #pragma once
 
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/card/vpu_ops.hpp"
 #include "tpurt/codegen/vector_compiler.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/ops/conv2d.hpp"
 #include "tpurt/ops/dense.hpp"
 #include "tpurt/ops/matmul.hpp"

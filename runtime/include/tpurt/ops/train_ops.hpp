@@ -17,10 +17,10 @@
 // an Error (InvalidArgument) naming the op, the operand and its dtype.
 #pragma once
 
+#include "tpurt/card/job.hpp"
 #include "tpurt/card/launch.hpp"
 #include "tpurt/codegen/train_compiler.hpp"
 #include "tpurt/device.hpp"
-#include "tpurt/card/job.hpp"
 #include "tpurt/ops/matmul.hpp"
 #include "tpurt/ops/tensor_ops.hpp"
 #include "tpurt/stream.hpp"
