@@ -6,7 +6,8 @@
 // FpEnvGuard; the decoder has range-checked every operand and applied the work limit.
 //
 // Each returns false if it stopped early because abort was set: checked before every row (POOL:
-// every output element), so a stop comes after at most 65535 elements (POOL: one window).
+// every output element, or every 64 channels of an output pixel for FP32/BF16 with source and
+// destination apart), so a stop comes after at most 65535 elements (POOL: 64 windows).
 #pragma once
 
 #include <atomic>
