@@ -3,12 +3,14 @@
 // the ops' vector-Jacobian rules against central finite differences of the loss for models
 // written only as specs (a 5x5-kernel CNN, a three-block CNN, a residual net with layer norm,
 // and one net of every other op: strides, groups, padded pooling of both kinds, every
-// activation); today's CNN and MLP names give the CPU CNN's and MLP's logits bit for bit from
-// the same weights, and their checkpoints load; an optimiser steps the graph's parameters.
+// activation); today's CNN and MLP names start from a seed with the CPU CNN's and MLP's weights
+// and give their logits bit for bit, and their checkpoints load; an optimiser steps the graph's
+// parameters.
 #include <tpu_data/batches.hpp>
 #include <tpu_model/cpu_cnn.hpp>
 #include <tpu_model/cpu_mlp.hpp>
 #include <tpu_nn/cpu_executor.hpp>
+#include <tpu_nn/params.hpp>
 #include <tpu_nn/spec.hpp>
 
 #include <catch2/catch.hpp>
@@ -103,7 +105,7 @@ TEST_CASE("graph gradients match central finite differences for spec-only models
                           64) < 0.05); // every other op
 }
 
-TEST_CASE("today's CNN and MLP names give the CPU models' logits from the same weights") {
+TEST_CASE("today's CNN and MLP names start as the CPU models and give their logits") {
     const tpu_model::CnnShape shape{8, 8, 2, {3, 4}, {5}, 3};
     tpu_model::CpuCnn cnn(shape, 3);
     tpu_model::Checkpoint c;
@@ -129,6 +131,11 @@ TEST_CASE("today's CNN and MLP names give the CPU models' logits from the same w
         CHECK(mine.tensors[i].name == c.tensors[i].name);
         CHECK(mine.tensors[i].shape == c.tensors[i].shape);
     }
+    // And from the same seed they start with the CPU models' weights.
+    CHECK(tpu_nn::initial_values(net.graph(), 3) == tpu_nn::load_params(net.graph(), c));
+    CHECK(tpu_nn::initial_values(graph_mlp.graph(), 4) ==
+          tpu_nn::load_params(graph_mlp.graph(), mlp_checkpoint));
+
     c.tensors[0].shape[0] = 5;
     CHECK_THROWS_WITH(tpu_nn::load_params(net.graph(), c),
                       Catch::Matchers::Contains("tensor conv0.w is not of this model's shape "

@@ -18,16 +18,20 @@ std::vector<std::uint32_t> dims(const Shape &s) {
 } // namespace
 
 ParamValues initial_values(const Graph &g, std::uint64_t seed) {
-    tpu_data::SplitMix64 rng(seed);
+    bool convolutions = false;
+    for (const Node &n : g.nodes())
+        convolutions = convolutions || n.kind == OpKind::Conv2d;
+    tpu_data::SplitMix64 rng(seed), dense_rng(convolutions ? seed + 1 : seed);
     ParamValues v;
     for (const ParamInfo &p : g.params()) {
         std::vector<float> &x = v.emplace_back(elements(p.shape), 0.0f);
         if (p.init == Init::Ones)
             std::fill(x.begin(), x.end(), 1.0f);
         if (p.init == Init::He) {
+            tpu_data::SplitMix64 &r = g.node(p.node).kind == OpKind::Dense ? dense_rng : rng;
             const float scale = std::sqrt(2.0f / float(p.fan_in));
             for (float &w : x)
-                w = rng.normal() * scale;
+                w = r.normal() * scale;
         }
     }
     return v;

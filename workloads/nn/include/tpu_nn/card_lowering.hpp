@@ -34,6 +34,11 @@ struct CardCall {
     // Each input's gradient is written (overwritten) there; null where none is wanted, except
     // for ops that always compute it (layer norm), which get a scratch tensor.
     std::vector<const tpurt::Tensor *> din;
+    // Dense and conv2d: the activation their epilogue applies (the trainer fuses a ReLU that
+    // reads nothing else), and whether their bias gradient was already written (a conv block's,
+    // at the pooled size).
+    tpurt::Activation epilogue = tpurt::Activation::None;
+    bool bias_grad_written = false;
 };
 
 // The dtype an operand needs: the precision's compute dtype (bf16 in mixed precision: what the
@@ -53,5 +58,14 @@ struct CardRule {
 };
 
 const CardRule &card_rule(OpKind kind);
+
+// The backward of a conv block, relu(conv(x) + b) max-pooled by `pool`, from the pooled output
+// y's gradient dy: the ReLU's gradient from y into `scratch` (fp32, y's shape), the bias's as
+// its column sums, then the convolution output's (`dconv`) by max_pool2d_grad from `conv_out`
+// (after the ReLU). A ReLU and a per-channel bias commute with a window's maximum, so this is
+// the three nodes' vjps with the vector work of two of them done at the pooled size.
+void conv_block_vjp(tpurt::Stream &s, const Attrs &pool, const tpurt::Tensor &conv_out,
+                    const tpurt::Tensor &y, const tpurt::Tensor &dy, const tpurt::Tensor &scratch,
+                    const tpurt::Tensor &bias_grad, const tpurt::Tensor &dconv);
 
 } // namespace tpu_nn

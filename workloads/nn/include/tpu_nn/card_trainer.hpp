@@ -88,6 +88,7 @@ class CardTrainer {
         Slots inputs;  // an input converted to the dtype the node needs
         Slots scratch; // the vjp's gradient of an input where it is not written in place
         Slots merged;  // scratch converted to the gradient's dtype, to be added
+        std::vector<std::optional<tpurt::Tensor>> block; // a conv block's pooled ReLU gradient
         std::optional<tpurt::Graph> step;
     };
     // The dtypes of a node's output and gradient, of what it reads as input k and of the
@@ -105,6 +106,13 @@ class CardTrainer {
     tpu_train::ParamRange queue_part(Work &w, std::size_t k);
     void queue_vjp(Work &w, NodeId n);
     Work &current();
+    // How a node runs fused with its neighbours (plan_fusion()): a dense layer or convolution
+    // with the ReLU that alone reads it in its epilogue (the ReLU's output is then the
+    // producer's, and its vjp reads that, which is positive exactly where its input was); a conv
+    // block, a convolution, its fused ReLU and a max pooling that alone reads it, whose ReLU and
+    // bias gradients are taken at the pooled size in the pooling's vjp (conv_block_vjp).
+    enum class Fused { No, Epilogue, Relu, BlockConv, BlockRelu, BlockPool };
+    void plan_fusion();
     tpurt::Tensor tensor(tpurt::DType type, std::size_t batch, const Shape &shape);
     void plan_types();
 
@@ -114,6 +122,7 @@ class CardTrainer {
     tpurt::DType dtype_;                     // the compute dtype
     std::vector<std::vector<Route>> routes_; // per node and input slot
     std::vector<Types> types_;               // per node
+    std::vector<Fused> fused_;               // per node
     std::vector<bool> backward_;             // nodes whose vjp runs
     std::vector<NodeId> parts_;              // the nodes with parameters, from the output
     std::map<std::size_t, Work> work_;

@@ -16,8 +16,10 @@ namespace tpu_nn {
 
 using ParamValues = std::vector<std::vector<float>>;
 
-// He-initialised weights (normal, stddev sqrt(2 / fan_in), drawn in parameter order from one
-// SplitMix64 of `seed`), zero biases and shifts, unit scales.
+// He-initialised weights (normal, stddev sqrt(2 / fan_in), drawn in parameter order from a
+// SplitMix64 of `seed`; in a graph with convolutions the dense layers' from a second one of
+// seed + 1, so a CNN starts as the CPU CNN of its name did, its dense part as the MLP of seed + 1),
+// zero biases and shifts, unit scales.
 ParamValues initial_values(const Graph &g, std::uint64_t seed);
 
 void save_params(const Graph &g, const ParamValues &values, tpu_model::Checkpoint &c);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // card_trainer.cpp - a graph's training step as card ops on the model's stream: the nodes'
 // forward lowerings in order, the fused loss, their vjp lowerings in reverse order with each
-// input gradient written or added, the optimiser's update; captured once per batch size.
+// input gradient written or added, the optimiser's update; captured once per batch size. A ReLU
+// that alone reads a dense layer or convolution runs in its epilogue, and a conv block's
+// gradients at the pooled size (plan_fusion).
 #include "tpu_nn/card_trainer.hpp"
 #include "tpu_nn/card_lowering.hpp"
 
+#include <algorithm>
 #include <span>
 #include <stdexcept>
 
@@ -59,6 +62,39 @@ CardTrainer::CardTrainer(tpurt::Device &device, const Graph &graph, const ParamV
         }
     }
     plan_types();
+    plan_fusion();
+}
+
+void CardTrainer::plan_fusion() {
+    const std::vector<Node> &nodes = graph_.nodes();
+    fused_.assign(nodes.size(), Fused::No);
+    // The one reader of node n, or 0.
+    auto reader = [&](NodeId n) {
+        if (graph_.consumers(n) != 1)
+            return NodeId(0);
+        for (NodeId r = n + 1; r < nodes.size(); ++r)
+            if (std::find(nodes[r].inputs.begin(), nodes[r].inputs.end(), n) !=
+                nodes[r].inputs.end())
+                return r;
+        return NodeId(0);
+    };
+    for (NodeId a = 1; a < graph_.output(); ++a) {
+        const OpKind kind = nodes[a].kind;
+        const NodeId b = reader(a);
+        if ((kind != OpKind::Dense && kind != OpKind::Conv2d) || b == 0 ||
+            nodes[b].kind != OpKind::Activation || nodes[b].attrs.act != Act::Relu ||
+            types_[b].act != types_[a].act || types_[b].in[0] != types_[a].act)
+            continue;
+        fused_[a] = Fused::Epilogue;
+        fused_[b] = Fused::Relu;
+        const NodeId c = kind == OpKind::Conv2d && b != graph_.output() ? reader(b) : 0;
+        if (c == 0 || nodes[c].kind != OpKind::Pool || nodes[c].attrs.pool != PoolKind::Max ||
+            types_[c].in[0] != types_[b].act || !backward_[c])
+            continue;
+        fused_[a] = Fused::BlockConv;
+        fused_[b] = Fused::BlockRelu;
+        fused_[c] = Fused::BlockPool;
+    }
 }
 
 void CardTrainer::plan_types() {
@@ -120,12 +156,14 @@ CardTrainer::Work &CardTrainer::work(std::size_t batch) {
            {},
            {},
            {},
+           {},
            std::nullopt};
     w.acts.push_back(w.x);
     w.grads.push_back(std::nullopt);
     w.inputs.emplace_back();
     w.scratch.emplace_back();
     w.merged.emplace_back();
+    w.block.emplace_back();
     auto maybe = [&](bool needed, tpurt::DType type, const Shape &shape) {
         return needed ? std::optional(tensor(type, batch, shape)) : std::nullopt;
     };
@@ -136,6 +174,7 @@ CardTrainer::Work &CardTrainer::work(std::size_t batch) {
         w.inputs.emplace_back();
         w.scratch.emplace_back();
         w.merged.emplace_back();
+        w.block.push_back(maybe(fused_[n] == Fused::BlockPool, tpurt::DType::Fp32, nodes[n].shape));
         for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
             const NodeId i = nodes[n].inputs[k];
             const Shape &shape = nodes[i].shape;
@@ -150,6 +189,9 @@ CardTrainer::Work &CardTrainer::work(std::size_t batch) {
                 maybe(r == Route::Add && t.din[k] != types_[i].grad, types_[i].grad, shape));
         }
     }
+    for (NodeId n = 1; n < nodes.size(); ++n)
+        if (fused_[n] == Fused::Relu || fused_[n] == Fused::BlockRelu)
+            w.acts[n] = w.acts[nodes[n].inputs[0]]; // the producer's epilogue applied it
     return work_.emplace(batch, std::move(w)).first->second;
 }
 
@@ -157,7 +199,11 @@ void CardTrainer::queue_forward(Work &w) {
     const std::vector<Node> &nodes = graph_.nodes();
     tpurt::Stream &s = params_.stream();
     for (NodeId n = 1; n <= graph_.output(); ++n) {
+        if (fused_[n] == Fused::Relu || fused_[n] == Fused::BlockRelu)
+            continue;
         CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], nullptr, {}};
+        if (fused_[n] == Fused::Epilogue || fused_[n] == Fused::BlockConv)
+            c.epilogue = tpurt::Activation::Relu;
         for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
             const std::optional<tpurt::Tensor> &converted = w.inputs[n][k];
             if (converted)
@@ -179,7 +225,16 @@ void CardTrainer::queue_loss(Work &w, std::size_t mean_over) {
 void CardTrainer::queue_vjp(Work &w, NodeId n) {
     tpurt::Stream &s = params_.stream();
     const std::vector<Node> &nodes = graph_.nodes();
+    if (fused_[n] == Fused::BlockRelu)
+        return; // in its pooling's conv_block_vjp
+    if (fused_[n] == Fused::BlockPool) {
+        const NodeId conv = nodes[nodes[n].inputs[0]].inputs[0];
+        conv_block_vjp(s, nodes[n].attrs, w.acts[conv], w.acts[n], *w.grads[n], *w.block[n],
+                       params_[nodes[conv].params[1]].g, *w.grads[conv]);
+        return;
+    }
     CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], &*w.grads[n], {}};
+    c.bias_grad_written = fused_[n] == Fused::BlockConv;
     for (std::size_t k = 0; k < nodes[n].inputs.size(); ++k) {
         const NodeId i = nodes[n].inputs[k];
         const std::optional<tpurt::Tensor> &converted = w.inputs[n][k];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// dense.cpp (card) - y = x W + b by dense(); the vjp dW = x^T dy (matmul_tn), db = column sums
-// of dy, dx = dy W^T (matmul_nt).
+// dense.cpp (card) - y = x W + b by dense() (a fused ReLU in its epilogue); the vjp
+// dW = x^T dy (matmul_tn), db = column sums of dy, dx = dy W^T (matmul_nt).
 #include "rules.hpp"
 
 namespace tpu_nn {
@@ -8,7 +8,7 @@ namespace tpu_nn {
 namespace {
 
 void forward(const CardCall &c) {
-    tpurt::dense(c.stream, *c.in[0], *c.params[0].value, c.params[1].value, c.out);
+    tpurt::dense(c.stream, *c.in[0], *c.params[0].value, c.params[1].value, c.out, c.epilogue);
 }
 
 void vjp(const CardCall &c) {

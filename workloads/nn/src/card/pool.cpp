@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // pool.cpp (card) - pool2d forward; the vjp by max_pool2d_grad (from x and y: the window's
-// first maximum) or avg_pool2d_grad.
+// first maximum) or avg_pool2d_grad; a conv block's vjp (conv_block_vjp).
 #include "rules.hpp"
 
 namespace tpu_nn {
@@ -28,6 +28,15 @@ void vjp(const CardCall &c) {
 }
 
 } // namespace
+
+void conv_block_vjp(tpurt::Stream &s, const Attrs &pool, const tpurt::Tensor &conv_out,
+                    const tpurt::Tensor &y, const tpurt::Tensor &dy, const tpurt::Tensor &scratch,
+                    const tpurt::Tensor &bias_grad, const tpurt::Tensor &dconv) {
+    const std::size_t f = y.shape().back();
+    tpurt::activation_grad(s, tpurt::GradFunction::Relu, y, dy, scratch);
+    tpurt::column_sums(s, scratch.reshape({scratch.element_count() / f, f}), bias_grad);
+    tpurt::max_pool2d_grad(s, conv_out, y, scratch, dconv, window(pool));
+}
 
 const CardRule pool_card{no_check, forward, vjp, false, Needs::Output, Needs::Any, false, false};
 
