@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The training API on scikit-learn's digits (small, seconds): the data set as numpy views, the
-# MLP and a small CNN trained on the card lower their loss, logits() agrees with evaluate(), a
-# checkpoint is written, bad options raise ValueError with the choices.
+# MLP, a small CNN and a model spec (5x5 kernels, a residual block) trained on the card lower
+# their loss, logits() agrees with evaluate(), a checkpoint is written, bad options and specs
+# raise ValueError saying what is wrong.
 import numpy as np
 import pytest
 
@@ -21,11 +22,13 @@ def test_dataset_views(digits):
     assert not train.features.flags.writeable
 
 
-@pytest.mark.parametrize("model", ["mlp", "cnn"])
+@pytest.mark.parametrize("model", ["mlp", "cnn", "cnn-8x8x1-c8k5-res-d32-10"])
 def test_training_lowers_the_loss(card, digits, model, tmp_path):
     train, test = digits
-    t = tpurt.Trainer(card, train, model=model, filters=[8, 16], hidden=[32], optimizer="adam",
-                      lr=3e-3, batch=32, epochs=3, precision="fp32")
+    shape = {} if model.startswith("cnn-") else {"filters": [8, 16], "hidden": [32]}
+    t = tpurt.Trainer(card, train, model=model, optimizer="adam", lr=3e-3, batch=32, epochs=3,
+                      precision="fp32", **shape)
+    assert t.name == model if model.startswith("cnn-") else t.name.startswith(model + "-")
     before = t.evaluate(test)
     steps = []
     for _ in range(3):
@@ -41,8 +44,12 @@ def test_training_lowers_the_loss(card, digits, model, tmp_path):
 
 
 def test_bad_options(card, digits):
-    with pytest.raises(ValueError, match="cnn or mlp"):
+    with pytest.raises(ValueError, match='"transformer": a model spec starts with mlp- or cnn-'):
         tpurt.Trainer(card, digits[0], model="transformer")
+    with pytest.raises(ValueError, match="a model spec says its layers itself"):
+        tpurt.Trainer(card, digits[0], model="cnn-8x8x1-c8-d32-10", filters=[8])
+    with pytest.raises(ValueError, match="takes inputs of 28x28x1, digits's are 8x8x1"):
+        tpurt.Trainer(card, digits[0], model="cnn-28x28x1-c8-d32-10")
     with pytest.raises(ValueError, match="adam or sgd"):
         tpurt.Trainer(card, digits[0], optimizer="lbfgs")
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // card_run.cpp - a run of tpu-train or tpu-train-mpi (card_run.hpp): trains the MLP, the CNN or
-// a model spec (--model) on the card (card_mlp.hpp, card_cnn.hpp, tpu_nn/card_trainer.hpp:
+// a model spec (--model) on the card as the graph of its name (tpu_nn/card_trainer.hpp:
 // forward, loss, backward and optimiser step as card ops), with tpu-train-cpu's options, progress
 // line per epoch, learning curves (curves.csv), test-set evaluation (evaluation.csv) and
 // checkpoints (checkpoint.tpuckpt, the same format: tpu-eval, tpu-serve and tpu-train-cpu read it),
 // in bf16 mixed or fp32 precision (--precision). At the start it times one training step on the
-// card and the same step with the CPU model on this CPU. The CNN's and a spec model's test set is
-// evaluated on the card, the MLP's on the CPU with the card's weights.
+// card and the same step with the CPU executor on this CPU. The test set is evaluated on the
+// card.
 // --profile writes the trace of the run's first training steps (libtpurt's profiler) and prints
 // their per-op table.
 // --cards N trains data-parallel on cards --card .. --card + N - 1 (data_parallel.hpp): rank 0
@@ -20,8 +20,6 @@
 // communicator's timeout like every collective, tells a dead rank from a slow evaluation.
 #include "card_run.hpp"
 
-#include "card_cnn.hpp"
-#include "card_mlp.hpp"
 #include "card_recovery.hpp"
 #include "data_parallel.hpp"
 #include "parallel_summary.hpp"
@@ -46,6 +44,9 @@
 #include <vector>
 
 namespace {
+
+using Card = tpu_nn::CardTrainer;
+using Net = tpu_nn::CpuExecutor;
 
 using tpu_train::Options;
 
@@ -72,7 +73,6 @@ template <typename F> double ms_per_step(F &&step, int runs) {
 // One training step of `net` on batch `b`, on the card (the mean of 5) and with the CPU model
 // (the mean of 2: it takes seconds in the guest and varies little), on copies: the training
 // itself is untouched.
-template <typename Card, typename Net>
 void compare_step_times(tpurt::Device &device, const Net &net, const Options &o,
                         const tpu_data::Batch &b, std::size_t classes) {
     const int card_runs = 5, cpu_runs = 2;
@@ -133,23 +133,14 @@ class StepProfile {
     std::string table_;
 };
 
-// The test set's logits: the CNN's on the card, the MLP's on the CPU with the card's weights.
-tpu_train::Forward test_forward(tpu_train::CardCnn &card, tpu_model::CpuCnn &) {
+// The test set's logits, on the card.
+tpu_train::Forward test_forward(tpu_nn::CardTrainer &card) {
     return [&card](const float *x, std::size_t batch) { return card.logits(x, batch); };
-}
-tpu_train::Forward test_forward(tpu_nn::CardTrainer &card, tpu_nn::CpuExecutor &) {
-    return [&card](const float *x, std::size_t batch) { return card.logits(x, batch); };
-}
-tpu_train::Forward test_forward(tpu_train::CardMlp &card, tpu_model::CpuMlp &net) {
-    return [&card, &net](const float *x, std::size_t batch) {
-        card.copy_to(net);
-        return net.forward(x, batch);
-    };
 }
 
 // The devices (--card and the --cards - 1 after it, or the group's rank's) and the model's
 // replicas on them, opened again after a card failure.
-template <typename Card, typename Net> class CardSession {
+class CardSession {
   public:
     CardSession(const Options &o, tpu_train::RankGroup *group, Net &net)
         : o_(o), group_(group), net_(net) {
@@ -247,9 +238,8 @@ class StepScalars {
     tpu_train::ModelledSteps last_parallel_{};
 };
 
-// Trains `net` (a CpuMlp or a CpuCnn) named `model` on the card as a `Card`, replaying from the
-// last recovery point after a card failure (card_recovery.hpp).
-template <typename Card, typename Net>
+// Trains `net`'s graph named `model` on the card, replaying from the last recovery point after a
+// card failure (card_recovery.hpp).
 int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std::string &model,
               const tpu_data::Dataset &train, const tpu_data::Dataset &test,
               const tpu_data::Normalization &norm) {
@@ -270,7 +260,7 @@ int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std
             throw tpu_data::DataError(o.resume, "holds model " + resumed.model + ", not " + model);
         net.load(resumed);
     }
-    CardSession<Card, Net> session(o, group, net);
+    CardSession session(o, group, net);
     tpu_train::RunPosition pos;
     if (!o.resume.empty()) {
         session.replicas().load_optimizer(resumed);
@@ -297,7 +287,7 @@ int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std
     tpu_train::RecoveryBudget budget(o.retries);
     if (o.cards == 1 && batches.next(b)) {
         try {
-            compare_step_times<Card>(session.device(), net, o, b, train.classes());
+            compare_step_times(session.device(), net, o, b, train.classes());
         } catch (const std::exception &e) {
             if (!budget.failed(e, pos, pos))
                 throw;
@@ -325,7 +315,7 @@ int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std
         net.save(point.state); // and no optimiser state: a fresh one
     }
     const tpu_train::Forward forward = [&](const float *x, std::size_t batch) {
-        return test_forward(session.card(), net)(x, batch);
+        return test_forward(session.card())(x, batch);
     };
 
     std::optional<tpu_train::RunLogs> logs;
@@ -442,20 +432,9 @@ int run(const Options &o, RankGroup *group) {
         throw std::invalid_argument("an epoch's last batch has " + std::to_string(tail) +
                                     " samples, fewer than --cards " + std::to_string(o.cards) +
                                     ": change --batch or --limit so that every card gets one");
-    if (tpu_train::is_spec(o)) {
-        tpu_nn::CpuExecutor net(tpu_train::spec_graph(o, train), o.seed);
-        const std::string name = net.graph().name();
-        return train_net<tpu_nn::CardTrainer>(o, group, net, name, train, test, norm);
-    }
-    if (o.model == "cnn") {
-        const tpu_model::CnnShape shape = tpu_train::cnn_shape(o, train);
-        tpu_model::CpuCnn net(shape, o.seed);
-        return train_net<tpu_train::CardCnn>(o, group, net, shape.name(), train, test, norm);
-    }
-    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
-    tpu_model::CpuMlp net(sizes, o.seed);
-    return train_net<tpu_train::CardMlp>(o, group, net, tpu_train::model_name(sizes), train, test,
-                                         norm);
+    tpu_nn::CpuExecutor net(tpu_train::model_graph(o, train), o.seed);
+    const std::string name = net.graph().name();
+    return train_net(o, group, net, name, train, test, norm);
 }
 
 void add_card_options(CLI::App &app, Options &o) {

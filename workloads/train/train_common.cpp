@@ -193,6 +193,13 @@ tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train) {
     return g;
 }
 
+tpu_nn::Graph model_graph(const Options &o, const tpu_data::Dataset &train) {
+    if (is_spec(o))
+        return spec_graph(o, train);
+    return tpu_nn::graph_from_spec(o.model == "cnn" ? cnn_shape(o, train).name()
+                                                    : model_name(layer_sizes(o, train)));
+}
+
 std::pair<double, double> evaluate(const Forward &forward, const tpu_data::Dataset &d,
                                    tpu_eval::ConfusionMatrix *matrix) {
     tpu_data::Batches batches(d, eval_batch, 0, false);

@@ -80,6 +80,8 @@ tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train);
 // throws std::invalid_argument saying what differs, or that --hidden or --filters was given.
 bool is_spec(const Options &o);
 tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train);
+// The graph of --model: a spec's (spec_graph), or that of the mlp's or the cnn's name.
+tpu_nn::Graph model_graph(const Options &o, const tpu_data::Dataset &train);
 
 // The logits (batch x classes) of a network for `batch` standardised samples.
 using Forward = std::function<std::vector<float>(const float *x, std::size_t batch)>;

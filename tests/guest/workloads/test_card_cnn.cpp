@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
-// test_card_cnn.cpp - guest test of training the CNN on the card (workloads/train/card_cnn): one
-// step's loss and every parameter's gradient against the CPU CNN's (whose gradients the host
+// test_card_cnn.cpp - guest test of training the CNN on the card (its graph, tpu_nn::CardTrainer):
+// one step's loss and every parameter's gradient against the CPU CNN's (whose gradients the host
 // tests check against finite differences) for the same weights and batch, in fp32 and in bf16
 // precision, short trainings on the digits in which the test loss falls and the accuracy rises, a
 // checkpoint saved, loaded and resumed bit for bit, and a profiled step whose trace holds every op
 // of the step. Needs the data sets (run-in-vm.sh --datasets).
-#include <card_cnn.hpp>
 #include <train_common.hpp>
 
 #include <tpu_data/batches.hpp>
+#include <tpu_model/cpu_cnn.hpp>
+#include <tpu_nn/card_trainer.hpp>
+#include <tpu_nn/spec.hpp>
 
 #include "runtime_helpers.hpp"
 
@@ -45,6 +47,11 @@ tpu_model::CnnShape digits_cnn() {
     return {8, 8, 1, {8, 16}, {32}, 10};
 }
 
+// The graph of its name, from `seed`: the CPU CNN's weights of that seed.
+tpu_nn::CpuExecutor digits_graph(std::uint64_t seed) {
+    return tpu_nn::CpuExecutor(tpu_nn::graph_from_spec(digits_cnn().name()), seed);
+}
+
 // The largest |a - b| over the largest |b|.
 double relative_error(const std::vector<float> &a, const std::vector<float> &b) {
     REQUIRE(a.size() == b.size());
@@ -57,7 +64,7 @@ double relative_error(const std::vector<float> &a, const std::vector<float> &b) 
     return diff / top;
 }
 
-void train_epochs(tpu_train::CardCnn &card, std::size_t first, std::size_t last) {
+void train_epochs(tpu_nn::CardTrainer &card, std::size_t first, std::size_t last) {
     tpu_data::Batches batches(digits().train, 32, 7);
     tpu_data::Batch b;
     for (std::size_t epoch = first; epoch < last; ++epoch) {
@@ -68,7 +75,7 @@ void train_epochs(tpu_train::CardCnn &card, std::size_t first, std::size_t last)
 }
 
 // Steps first..last - 1 of the first epoch.
-void train_steps(tpu_train::CardCnn &card, std::size_t first, std::size_t last) {
+void train_steps(tpu_nn::CardTrainer &card, std::size_t first, std::size_t last) {
     tpu_data::Batches batches(digits().train, 32, 7);
     tpu_data::Batch b;
     batches.start_epoch(0);
@@ -77,7 +84,7 @@ void train_steps(tpu_train::CardCnn &card, std::size_t first, std::size_t last) 
             card.step(b.features.data(), b.labels.data(), b.size);
 }
 
-std::pair<double, double> card_test(tpu_train::CardCnn &card) {
+std::pair<double, double> card_test(tpu_nn::CardTrainer &card) {
     return tpu_train::evaluate(
         [&card](const float *x, std::size_t batch) { return card.logits(x, batch); }, digits().test,
         nullptr);
@@ -88,7 +95,7 @@ std::pair<double, double> card_test(tpu_train::CardCnn &card) {
 void check_one_step(tpu_train::Precision precision, double loss_eps, double grad_tol) {
     const Digits &d = digits();
     tpu_model::CpuCnn cpu(digits_cnn(), 3);
-    tpu_train::CardCnn card(device(), cpu, {}, precision);
+    tpu_nn::CardTrainer card(device(), digits_graph(3), {}, precision);
     tpu_data::Batches batches(d.train, 40, 3);
     tpu_data::Batch b;
     REQUIRE(batches.next(b));
@@ -114,11 +121,11 @@ void check_one_step(tpu_train::Precision precision, double loss_eps, double grad
 // Three epochs of Adam on the digits in `precision`: an untrained net guesses (about 10 %, loss
 // over 2.3); three epochs reach about 83 % (measured; more epochs go over 90 %, the host test's).
 void check_adam_training(tpu_train::Precision precision) {
-    tpu_model::CpuCnn net(digits_cnn(), 7);
+    const tpu_nn::CpuExecutor net = digits_graph(7);
     tpu_train::OptimizerConfig opt;
     opt.kind = tpu_train::OptimizerKind::Adam;
     opt.lr = 3e-3f;
-    tpu_train::CardCnn card(device(), net, opt, precision);
+    tpu_nn::CardTrainer card(device(), net, opt, precision);
     const auto before = card_test(card);
     train_epochs(card, 0, 3);
     const auto after = card_test(card);
@@ -156,13 +163,13 @@ TEST_CASE("a CNN checkpoint saved on the card, loaded and resumed continues bit 
         opt.kind = kind;
         opt.lr = kind == tpu_train::OptimizerKind::Adam ? 3e-3f : 0.02f;
         INFO((kind == tpu_train::OptimizerKind::Adam ? "Adam" : "SGD"));
-        tpu_model::CpuCnn net(digits_cnn(), 5);
-        tpu_train::CardCnn straight(device(), net, opt);
+        const tpu_nn::CpuExecutor net = digits_graph(5);
+        tpu_nn::CardTrainer straight(device(), net, opt);
         train_steps(straight, 0, 8);
 
-        tpu_train::CardCnn first(device(), net, opt);
+        tpu_nn::CardTrainer first(device(), net, opt);
         train_steps(first, 0, 4);
-        tpu_model::CpuCnn saved = net;
+        tpu_nn::CpuExecutor saved = net;
         first.copy_to(saved);
         tpu_model::Checkpoint c;
         c.model = digits_cnn().name();
@@ -174,14 +181,14 @@ TEST_CASE("a CNN checkpoint saved on the card, loaded and resumed continues bit 
 
         const tpu_model::Checkpoint back = tpu_model::load_checkpoint(path);
         std::remove(path.c_str());
-        tpu_model::CpuCnn loaded(digits_cnn(), 99); // other weights, all overwritten
+        tpu_nn::CpuExecutor loaded = digits_graph(99); // other weights, all overwritten
         loaded.load(back);
-        tpu_train::CardCnn resumed(device(), loaded, opt);
+        tpu_nn::CardTrainer resumed(device(), loaded, opt);
         resumed.load_optimizer(back);
         CHECK(resumed.steps() == first.steps());
         train_steps(resumed, back.step, 8);
 
-        tpu_model::CpuCnn want = net, got = net;
+        tpu_nn::CpuExecutor want = net, got = net;
         straight.copy_to(want);
         resumed.copy_to(got);
         const std::vector<tpu_model::Param> w = want.params(), g = got.params();
@@ -200,12 +207,12 @@ struct Steps {
     std::vector<std::uint64_t> jobs;
 };
 Steps run_steps(bool captured, std::size_t steps) {
-    tpu_model::CpuCnn net(digits_cnn(), 5);
+    const tpu_nn::CpuExecutor net = digits_graph(5);
     tpu_train::OptimizerConfig opt;
     opt.kind = tpu_train::OptimizerKind::Adam;
     opt.lr = 3e-3f;
     opt.captured = captured;
-    tpu_train::CardCnn card(device(), net, opt, tpu_train::Precision::Bf16);
+    tpu_nn::CardTrainer card(device(), net, opt, tpu_train::Precision::Bf16);
     tpu_data::Batches batches(digits().train, 32, 7);
     tpu_data::Batch b;
     batches.start_epoch(0);
@@ -238,11 +245,11 @@ TEST_CASE("captured CNN training steps on the card equal the eager steps bit for
 
 TEST_CASE("a profiled CNN training step records every op of the step") {
     const Digits &d = digits();
-    tpu_model::CpuCnn net(digits_cnn(), 3);
+    const tpu_nn::CpuExecutor net = digits_graph(3);
     tpu_train::OptimizerConfig opt;
     opt.kind = tpu_train::OptimizerKind::Adam;
     opt.captured = false; // the ops one by one: a captured step is one op in the trace
-    tpu_train::CardCnn card(device(), net, opt);
+    tpu_nn::CardTrainer card(device(), net, opt);
     tpu_data::Batches batches(d.train, 32, 3);
     tpu_data::Batch b;
     REQUIRE(batches.next(b));

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
-// test_card_train.cpp - guest test of training the MLP on the card (workloads/train/card_mlp):
+// test_card_train.cpp - guest test of training the MLP on the card (its graph, tpu_nn's trainer):
 // one step's loss and gradients against the CPU MLP's fp32 ones for the same weights and batch
 // (fp32 and bf16 precision on the card), and short trainings on the digits (SGD with momentum,
 // Adam; Adam in bf16) in which the test loss falls and the test accuracy rises. Needs the data sets
 // (run-in-vm.sh --datasets).
-#include <card_mlp.hpp>
 #include <train_common.hpp>
 
 #include <tpu_data/batches.hpp>
+#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_nn/card_trainer.hpp>
+#include <tpu_nn/spec.hpp>
 
 #include "runtime_helpers.hpp"
 
@@ -52,15 +54,21 @@ tpu_train::Forward cpu_forward(tpu_model::CpuMlp &net) {
     return [&net](const float *x, std::size_t batch) { return net.forward(x, batch); };
 }
 
+// The graph of the MLP of `sizes`, from `seed`: the CPU MLP's weights of that seed.
+tpu_nn::CpuExecutor mlp_graph(const std::vector<std::size_t> &sizes, std::uint64_t seed) {
+    return tpu_nn::CpuExecutor(tpu_nn::graph_from_spec(tpu_train::model_name(sizes)), seed);
+}
+
 // Trains a 64-32-10 net on the card for `epochs` and returns the test {loss, accuracy} before
 // and after.
 std::pair<std::pair<double, double>, std::pair<double, double>>
 train_digits(const tpu_train::OptimizerConfig &opt, std::size_t epochs,
              tpu_train::Precision precision = tpu_train::Precision::Fp32) {
     const Digits &d = digits();
-    tpu_model::CpuMlp net({d.train.sample_size(), 32, d.train.classes()}, 7);
+    const std::vector<std::size_t> sizes = {d.train.sample_size(), 32, d.train.classes()};
+    tpu_model::CpuMlp net(sizes, 7);
     const auto before = tpu_train::evaluate(cpu_forward(net), d.test, nullptr);
-    tpu_train::CardMlp card(device(), net, opt, precision);
+    tpu_nn::CardTrainer card(device(), mlp_graph(sizes, 7), opt, precision);
     tpu_data::Batches batches(d.train, 32, 7);
     tpu_data::Batch b;
     for (std::size_t epoch = 0; epoch < epochs; ++epoch) {
@@ -68,8 +76,11 @@ train_digits(const tpu_train::OptimizerConfig &opt, std::size_t epochs,
         while (batches.next(b))
             card.step(b.features.data(), b.labels.data(), b.size);
     }
-    card.copy_to(net);
-    const auto after = tpu_train::evaluate(cpu_forward(net), d.test, nullptr);
+    tpu_nn::CpuExecutor trained = mlp_graph(sizes, 7);
+    card.copy_to(trained);
+    const auto after = tpu_train::evaluate(
+        [&trained](const float *x, std::size_t batch) { return trained.forward(x, batch); }, d.test,
+        nullptr);
     INFO("test loss " << before.first << " -> " << after.first << ", accuracy " << before.second
                       << " -> " << after.second);
     CHECK(std::isfinite(after.first));
@@ -82,7 +93,7 @@ void check_one_step(tpu_train::Precision precision, double loss_eps, double grad
     const Digits &d = digits();
     const std::vector<std::size_t> sizes = {d.train.sample_size(), 48, 24, d.train.classes()};
     tpu_model::CpuMlp cpu(sizes, 3);
-    tpu_train::CardMlp card(device(), cpu, {}, precision);
+    tpu_nn::CardTrainer card(device(), mlp_graph(sizes, 3), {}, precision);
     tpu_data::Batches batches(d.train, 40, 3);
     tpu_data::Batch b;
     REQUIRE(batches.next(b));
@@ -96,10 +107,11 @@ void check_one_step(tpu_train::Precision precision, double loss_eps, double grad
     CHECK(got.loss == Approx(ref.loss).epsilon(loss_eps));
     if (precision == tpu_train::Precision::Fp32) // bf16 may flip a near tie
         CHECK(got.correct == ref.correct);
+    const tpu_nn::ParamValues grads = card.gradients(); // layer0.w, layer0.b, layer1.w, ...
     for (std::size_t i = 0; i < sizes.size() - 1; ++i) {
         INFO("layer " << i);
-        CHECK(relative_error(card.weight_grad(i), cpu.layers()[i].dw) < grad_tol);
-        CHECK(relative_error(card.bias_grad(i), cpu.layers()[i].db) < grad_tol);
+        CHECK(relative_error(grads[2 * i], cpu.layers()[i].dw) < grad_tol);
+        CHECK(relative_error(grads[2 * i + 1], cpu.layers()[i].db) < grad_tol);
     }
 }
 

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 // captured_step_test.cpp - tpu-train's captured training step (OptimizerConfig::captured,
-// card_params.hpp's capture_step / replay_step) on the in-process card: a small CNN and an MLP,
+// card_params.hpp's capture_step / replay_step) on the in-process card: the graphs (tpu_nn's
+// CardTrainer) of a small CNN's and an MLP's names,
 // fp32 and bf16, SGD-momentum and Adam, trained a few steps captured and eagerly from the same
 // seed, a short last batch (a second capture) and a learning-rate change (the graph's
 // parameter) included, end bit for bit alike (losses, weights, optimiser state), and a captured
 // step submits one job where the eager one submits dozens.
-#include <card_cnn.hpp>
-#include <card_mlp.hpp>
-#include <tpu_model/cpu_cnn.hpp>
-#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_nn/card_trainer.hpp>
+#include <tpu_nn/spec.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -23,7 +22,6 @@ namespace {
 using tpu_train::OptimizerKind;
 using tpu_train::Precision;
 
-const tpu_model::CnnShape cnn_shape{8, 8, 1, {4, 8}, {16}, 10};
 constexpr std::size_t features = 8 * 8;
 
 struct Data {
@@ -56,14 +54,13 @@ void append_bits(std::vector<std::uint32_t> &out, const tpurt::Tensor &t) {
         out.push_back(std::bit_cast<std::uint32_t>(f));
 }
 
-template <typename Card, typename Net>
-Run train(const Net &net, bool captured, OptimizerKind kind, Precision precision) {
+Run train(const tpu_nn::CpuExecutor &net, bool captured, OptimizerKind kind, Precision precision) {
     tpurt::Device dev = tpurt::Device::open_in_process({.threads = 1});
     tpu_train::OptimizerConfig opt;
     opt.kind = kind;
     opt.lr = 0.01f;
     opt.captured = captured;
-    Card card(dev, net, opt, precision);
+    tpu_nn::CardTrainer card(dev, net, opt, precision);
     const Data data = random_rows(8 * 4 + 5, 3);
     const std::size_t batches[] = {8, 8, 8, 8, 5}; // the last one short: its own capture
     Run run;
@@ -86,13 +83,14 @@ Run train(const Net &net, bool captured, OptimizerKind kind, Precision precision
     return run;
 }
 
-template <typename Card, typename Net> void check_alike(const Net &net) {
+void check_alike(const std::string &model, std::uint64_t seed) {
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(model), seed);
     for (const OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::Adam})
         for (const Precision precision : {Precision::Fp32, Precision::Bf16}) {
             INFO((kind == OptimizerKind::Sgd ? "SGD" : "Adam")
                  << (precision == Precision::Fp32 ? " fp32" : " bf16"));
-            const Run eager = train<Card>(net, false, kind, precision);
-            const Run captured = train<Card>(net, true, kind, precision);
+            const Run eager = train(net, false, kind, precision);
+            const Run captured = train(net, true, kind, precision);
             CHECK(captured.losses == eager.losses);
             CHECK(captured.correct == eager.correct);
             CHECK(captured.state == eager.state);
@@ -108,10 +106,10 @@ template <typename Card, typename Net> void check_alike(const Net &net) {
 
 TEST_CASE("captured training step: the CNN's equals the eager step bit for bit in one job",
           "[train][captured]") {
-    check_alike<tpu_train::CardCnn>(tpu_model::CpuCnn(cnn_shape, 7));
+    check_alike("cnn-8x8x1-c4-c8-d16-10", 7);
 }
 
 TEST_CASE("captured training step: the MLP's equals the eager step bit for bit in one job",
           "[train][captured]") {
-    check_alike<tpu_train::CardMlp>(tpu_model::CpuMlp({features, 32, 16, 10}, 5));
+    check_alike("mlp-64-32-16-10", 5);
 }

@@ -7,10 +7,10 @@
 // a thread (a RankGroup each, tpu-train-mpi's set-up) trains bit for bit as one process does.
 #include <data_parallel.hpp>
 
-#include <card_cnn.hpp>
 #include <rank_group.hpp>
 #include <tpu_data/batches.hpp>
-#include <tpu_model/cpu_cnn.hpp>
+#include <tpu_nn/card_trainer.hpp>
+#include <tpu_nn/spec.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <catch2/catch.hpp>
@@ -26,10 +26,10 @@
 
 namespace {
 
-using tpu_train::CardCnn;
 using tpu_train::DataParallel;
+using Card = tpu_nn::CardTrainer;
 
-const tpu_model::CnnShape shape{8, 8, 1, {4, 8}, {16}, 10};
+const std::string cnn = "cnn-8x8x1-c4-c8-d16-10";
 constexpr std::size_t features = 8 * 8;
 const tpurt::InProcessConfig one_thread{.threads = 1};
 
@@ -45,7 +45,7 @@ Data random_batches(std::size_t rows, unsigned seed) {
     for (std::size_t i = 0; i < rows * features; ++i)
         d.x.push_back(pixel(rng));
     for (std::size_t i = 0; i < rows; ++i)
-        d.labels.push_back(static_cast<std::uint8_t>(rng() % shape.classes));
+        d.labels.push_back(static_cast<std::uint8_t>(rng() % 10));
     return d;
 }
 
@@ -66,7 +66,7 @@ tpu_train::OptimizerConfig adam() {
 
 // The steps of `batches` (rows taken one after the other from `data`) on `dp`: each step's
 // loss, the first step's gradients, the weights at the end.
-Run steps(DataParallel<CardCnn> &dp, const Data &data, const std::vector<std::size_t> &batches) {
+Run steps(DataParallel<Card> &dp, const Data &data, const std::vector<std::size_t> &batches) {
     Run run;
     std::size_t at = 0;
     for (const std::size_t batch : batches) {
@@ -85,8 +85,8 @@ Run steps(DataParallel<CardCnn> &dp, const Data &data, const std::vector<std::si
 // Steps of the batch sizes `batches` on `devices` driven by this process, Adam, fp32.
 Run train(std::vector<tpurt::Device> devices, const Data &data,
           const std::vector<std::size_t> &batches) {
-    const tpu_model::CpuCnn net(shape, 7);
-    DataParallel<CardCnn> dp(std::move(devices), net, adam(), tpu_train::Precision::Fp32);
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(cnn), 7);
+    DataParallel<Card> dp(std::move(devices), net, adam(), tpu_train::Precision::Fp32);
     const Run run = steps(dp, data, batches);
     const tpu_train::ModelledSteps &m = dp.modelled();
     CHECK(m.steps == batches.size());
@@ -167,8 +167,8 @@ std::vector<Run> train_ranks(std::vector<tpurt::Device> devices, const Data &dat
             try {
                 tpu_train::RankGroup group(d, tpurt::Communicator::init_rank(d, n, id, rank),
                                            cards);
-                const tpu_model::CpuCnn net(shape, 7);
-                DataParallel<CardCnn> dp(group, net, adam(), tpu_train::Precision::Fp32);
+                const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(cnn), 7);
+                DataParallel<Card> dp(group, net, adam(), tpu_train::Precision::Fp32);
                 runs[rank] = steps(dp, data, batches);
             } catch (...) {
                 errors[rank] = std::current_exception();
@@ -203,9 +203,9 @@ TEST_CASE("a rank a thread trains bit for bit as one process driving the 4 cards
 
 TEST_CASE("a data-parallel replica that differs is caught", "[data-parallel][in-process]") {
     const Data data = random_batches(8, 3);
-    const tpu_model::CpuCnn net(shape, 7);
-    DataParallel<CardCnn> dp(tpurt::Device::open_in_process_fabric({.dim_x = 2}, one_thread), net,
-                             {}, tpu_train::Precision::Fp32);
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(cnn), 7);
+    DataParallel<Card> dp(tpurt::Device::open_in_process_fabric({.dim_x = 2}, one_thread), net, {},
+                          tpu_train::Precision::Fp32);
     dp.step(data.x.data(), data.labels.data(), 8, features);
     dp.check_replicas();
     // One bit of one weight of card 1's second block changes.

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: MIT
-// training.cpp - tpurt.Trainer: the MLP or the CNN of tpu-train trained on a card by the same
-// C++ (tpu_card_train's CardCnn and CardMlp: every op of a step on the card, the step captured
-// once and replayed), with its optimisers, precisions and learning-rate schedules, its
-// evaluation and its checkpoints (read by tpu-eval, tpu-serve, tpu-train --resume).
+// training.cpp - tpurt.Trainer: the MLP, the CNN or a model spec of tpu-train trained on a card
+// by the same C++ (tpu_nn's CardTrainer on the graph of the model's name: every op of a step on
+// the card, the step captured once and replayed), with its optimisers, precisions and
+// learning-rate schedules, its evaluation and its checkpoints (read by tpu-eval, tpu-serve,
+// tpu-train --resume).
 #include "dataset.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include "card_cnn.hpp"
-#include "card_mlp.hpp"
 #include "train_common.hpp"
 
 #include <tpu_data/batches.hpp>
 #include <tpu_data/error.hpp>
+#include <tpu_nn/card_trainer.hpp>
 
 #include <memory>
 #include <optional>
@@ -145,30 +145,16 @@ tpu_train::OptimizerConfig optimizer_config(const tpu_train::Options &o) {
     return c;
 }
 
-tpu_model::CpuCnn make_net(const tpu_train::Options &o, const Data &train, tpu_model::CpuCnn *) {
-    return tpu_model::CpuCnn(tpu_train::cnn_shape(o, train.set), o.seed);
-}
-tpu_model::CpuMlp make_net(const tpu_train::Options &o, const Data &train, tpu_model::CpuMlp *) {
-    return tpu_model::CpuMlp(tpu_train::layer_sizes(o, train.set), o.seed);
-}
-// The model's name in checkpoints, e.g. cnn-28x28x1-c32-c64-d128-10 or mlp-784-256-128-10.
-std::string model_name(const tpu_train::Options &o, const Data &train, tpu_model::CpuCnn *) {
-    return tpu_train::cnn_shape(o, train.set).name();
-}
-std::string model_name(const tpu_train::Options &o, const Data &train, tpu_model::CpuMlp *) {
-    return tpu_train::model_name(tpu_train::layer_sizes(o, train.set));
-}
-
-template <typename Card, typename Net> class TrainerOf : public Trainer {
+// The model of `o.model` (mlp, cnn or a spec) as a graph on the card.
+class GraphTrainer : public Trainer {
   public:
-    TrainerOf(tpurt::Device device, std::shared_ptr<const Data> train, tpu_train::Options o)
+    GraphTrainer(tpurt::Device device, std::shared_ptr<const Data> train, tpu_train::Options o)
         : Trainer(std::move(device), std::move(train), std::move(o)),
-          name_(model_name(o_, *train_, static_cast<Net *>(nullptr))),
-          net_(make_net(o_, *train_, static_cast<Net *>(nullptr))),
+          net_(tpu_train::model_graph(o_, train_->set), o_.seed),
           card_(std::in_place, device_, net_, optimizer_config(o_),
                 tpu_train::parse_precision(o_.precision)) {}
 
-    std::string name() const override { return name_; }
+    std::string name() const override { return net_.graph().name(); }
 
   protected:
     tpu_train::StepResult step(const float *x, const std::uint8_t *labels,
@@ -177,13 +163,7 @@ template <typename Card, typename Net> class TrainerOf : public Trainer {
     }
     void set_lr(float lr) override { card_->set_lr(lr); }
     tpu_train::Forward forward() override {
-        if constexpr (std::is_same_v<Card, tpu_train::CardCnn>) // on the card
-            return [this](const float *x, std::size_t n) { return card_->logits(x, n); };
-        else // on the CPU with the card's weights, as tpu-train evaluates the MLP
-            return [this](const float *x, std::size_t n) {
-                card_->copy_to(net_);
-                return net_.forward(x, n);
-            };
+        return [this](const float *x, std::size_t n) { return card_->logits(x, n); };
     }
     void save_state(tpu_model::Checkpoint &c) override {
         card_->copy_to(net_);
@@ -201,9 +181,8 @@ template <typename Card, typename Net> class TrainerOf : public Trainer {
     }
 
   private:
-    std::string name_;
-    Net net_;
-    std::optional<Card> card_;
+    tpu_nn::CpuExecutor net_;
+    std::optional<tpu_nn::CardTrainer> card_;
 };
 
 } // namespace
@@ -211,13 +190,14 @@ template <typename Card, typename Net> class TrainerOf : public Trainer {
 void bind_training(py::module_ &m) {
     py::class_<Trainer>(
         m, "Trainer",
-        "tpu-train's MLP or CNN trained on a card: every op of a training step (forward, loss, "
-        "backward, optimiser) runs on the card, the step captured once and replayed.")
+        "tpu-train's MLP, CNN or a model spec trained on a card: every op of a training step "
+        "(forward, loss, backward, optimiser) runs on the card, the step captured once and "
+        "replayed.")
         .def(py::init([](tpurt::Device device, std::shared_ptr<const Data> train,
-                         const std::string &model, std::vector<std::size_t> filters,
-                         std::vector<std::size_t> hidden, const std::string &optimizer, float lr,
-                         const std::string &lr_schedule, float momentum, std::size_t epochs,
-                         std::size_t batch, std::uint64_t seed,
+                         const std::string &model, std::optional<std::vector<std::size_t>> filters,
+                         std::optional<std::vector<std::size_t>> hidden,
+                         const std::string &optimizer, float lr, const std::string &lr_schedule,
+                         float momentum, std::size_t epochs, std::size_t batch, std::uint64_t seed,
                          const std::string &precision) -> std::unique_ptr<Trainer> {
                  if (!train)
                      throw py::value_error("Trainer needs a training Dataset");
@@ -225,8 +205,11 @@ void bind_training(py::module_ &m) {
                      throw py::value_error("batch and epochs must be at least 1");
                  tpu_train::Options o;
                  o.model = model;
-                 o.filters = std::move(filters);
-                 o.hidden = std::move(hidden);
+                 if (filters)
+                     o.filters = std::move(*filters);
+                 else if (model == "cnn")
+                     o.filters = {32, 64};
+                 o.hidden = hidden.value_or(std::vector<std::size_t>{});
                  o.optimizer = optimizer;
                  o.lr = lr;
                  o.lr_schedule = lr_schedule;
@@ -235,23 +218,19 @@ void bind_training(py::module_ &m) {
                  o.batch = batch;
                  o.seed = seed;
                  o.precision = precision;
-                 if (model == "cnn")
-                     return std::make_unique<TrainerOf<tpu_train::CardCnn, tpu_model::CpuCnn>>(
-                         std::move(device), std::move(train), std::move(o));
-                 if (model == "mlp")
-                     return std::make_unique<TrainerOf<tpu_train::CardMlp, tpu_model::CpuMlp>>(
-                         std::move(device), std::move(train), std::move(o));
-                 throw py::value_error("unknown model '" + model + "': cnn or mlp");
+                 return std::make_unique<GraphTrainer>(std::move(device), std::move(train),
+                                                       std::move(o));
              }),
              py::arg("device"), py::arg("train"), py::arg("model") = "cnn",
-             py::arg("filters") = std::vector<std::size_t>{32, 64},
-             py::arg("hidden") = std::vector<std::size_t>{}, py::arg("optimizer") = "adam",
-             py::arg("lr") = 0.0f, py::arg("lr_schedule") = "constant", py::arg("momentum") = 0.9f,
-             py::arg("epochs") = 1, py::arg("batch") = 64, py::arg("seed") = 1,
-             py::arg("precision") = "bf16",
-             "A model for `train` on `device`: model 'cnn' (3x3 conv blocks of `filters` with "
-             "ReLU and 2x2 max pooling, then dense `hidden` (default [128]) and the classes) or "
-             "'mlp' (hidden default [256, 128]), initialised from `seed`; optimizer 'adam' or "
+             py::arg("filters") = py::none(), py::arg("hidden") = py::none(),
+             py::arg("optimizer") = "adam", py::arg("lr") = 0.0f,
+             py::arg("lr_schedule") = "constant", py::arg("momentum") = 0.9f, py::arg("epochs") = 1,
+             py::arg("batch") = 64, py::arg("seed") = 1, py::arg("precision") = "bf16",
+             "A model for `train` on `device`: model 'cnn' (3x3 conv blocks of `filters`, "
+             "default [32, 64], with ReLU and 2x2 max pooling, then dense `hidden` (default "
+             "[128]) and the classes), 'mlp' (hidden default [256, 128]) or a model spec such as "
+             "'cnn-28x28x1-c16k5-res-d64-10' (workloads/README.md, which says its layers: no "
+             "filters or hidden then), initialised from `seed`; optimizer 'adam' or "
              "'sgd' (with `momentum`), lr 0: the optimiser's default (0.001, 0.02), lr_schedule "
              "'constant' or 'cosine' (to zero over `epochs`), precision 'bf16' (mixed) or "
              "'fp32'. Batches are drawn in tpu-train's seeded order.")
@@ -261,7 +240,7 @@ void bind_training(py::module_ &m) {
              "step (the batch's mean loss and accuracy). Returns (mean loss, accuracy) of the "
              "epoch's batches.")
         .def("evaluate", &Trainer::evaluate, py::arg("dataset"),
-             "(mean loss, accuracy) over a Dataset (the CNN's logits on the card).")
+             "(mean loss, accuracy) over a Dataset (the logits computed on the card).")
         .def("logits", &Trainer::logits, py::arg("x"),
              "The logits [n, classes] of n standardised samples (float32 array, n first).")
         .def("save", &Trainer::save, py::arg("path"),

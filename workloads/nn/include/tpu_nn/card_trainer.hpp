@@ -39,7 +39,8 @@ class CardTrainer {
                 tpu_train::Precision precision = tpu_train::Precision::Fp32);
     // The graph and weights of `net`.
     CardTrainer(tpurt::Device &device, const CpuExecutor &net,
-                const tpu_train::OptimizerConfig &opt, tpu_train::Precision precision)
+                const tpu_train::OptimizerConfig &opt,
+                tpu_train::Precision precision = tpu_train::Precision::Fp32)
         : CardTrainer(device, net.graph(), net.values(), opt, precision) {}
 
     // Forward, loss and backward of one batch (x: batch x the input shape, labels: batch),
