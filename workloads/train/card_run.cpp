@@ -166,7 +166,7 @@ class CardSession {
     // Rank 0 (in a group, this rank): the card that evaluates and whose state is saved.
     tpurt::Device &device() { return replicas_->device(0); }
     Card &card() { return replicas_->card(0); }
-    tpu_train::DataParallel<Card> &replicas() { return *replicas_; }
+    tpu_train::DataParallel &replicas() { return *replicas_; }
     // The modelled time of every step trained, on the devices opened before too.
     tpu_train::ModelledSteps modelled() const {
         tpu_train::ModelledSteps m = earlier_;
@@ -177,7 +177,7 @@ class CardSession {
     const Options &o_;
     tpu_train::RankGroup *group_;
     Net &net_;
-    std::optional<tpu_train::DataParallel<Card>> replicas_;
+    std::optional<tpu_train::DataParallel> replicas_;
     tpu_train::ModelledSteps earlier_;
 };
 
@@ -348,7 +348,7 @@ int train_net(const Options &o, tpu_train::RankGroup *group, Net &net, const std
             if (pos.batch == 0)
                 epoch_start = std::chrono::steady_clock::now();
             while (batches.next(b)) {
-                tpu_train::DataParallel<Card> &replicas = session.replicas();
+                tpu_train::DataParallel &replicas = session.replicas();
                 const float lr = schedule.at(pos.step);
                 replicas.set_lr(lr);
                 const tpu_train::StepResult r =

@@ -5,11 +5,6 @@
 // (data_parallel.hpp).
 #include "data_parallel.hpp"
 
-#include "card_cnn.hpp"
-#include "card_mlp.hpp"
-
-#include <tpu_nn/card_trainer.hpp>
-
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -56,10 +51,8 @@ std::size_t first_difference(const std::vector<float> &a, const std::vector<floa
 
 } // namespace
 
-template <typename Card>
-template <typename Net>
-DataParallel<Card>::DataParallel(std::vector<tpurt::Device> devices, const Net &net,
-                                 const OptimizerConfig &opt, Precision precision) {
+DataParallel::DataParallel(std::vector<tpurt::Device> devices, const tpu_nn::CpuExecutor &net,
+                           const OptimizerConfig &opt, Precision precision) {
     if (devices.empty())
         throw std::invalid_argument("data-parallel training needs at least one card");
     devices = ring_order(std::move(devices));
@@ -73,10 +66,8 @@ DataParallel<Card>::DataParallel(std::vector<tpurt::Device> devices, const Net &
     }
 }
 
-template <typename Card>
-template <typename Net>
-DataParallel<Card>::DataParallel(RankGroup &group, const Net &net, const OptimizerConfig &opt,
-                                 Precision precision)
+DataParallel::DataParallel(RankGroup &group, const tpu_nn::CpuExecutor &net,
+                           const OptimizerConfig &opt, Precision precision)
     : comm_(group.communicator()), group_(&group) {
     devices_.push_back(group.device());
     cards_.emplace_back(devices_.back(), net, opt, precision);
@@ -84,9 +75,8 @@ DataParallel<Card>::DataParallel(RankGroup &group, const Net &net, const Optimiz
     counter_mark_.push_back(std::make_shared<std::uint64_t>(0));
 }
 
-template <typename Card>
-StepResult DataParallel<Card>::step(const float *x, const std::uint8_t *labels, std::size_t batch,
-                                    std::size_t features) {
+StepResult DataParallel::step(const float *x, const std::uint8_t *labels, std::size_t batch,
+                              std::size_t features) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::uint64_t> before, comm_before;
     for (std::size_t r = 0; r < size(); ++r) {
@@ -117,7 +107,7 @@ StepResult DataParallel<Card>::step(const float *x, const std::uint8_t *labels, 
     return result;
 }
 
-template <typename Card> void DataParallel<Card>::queue_all_reduce(Bucket &b) {
+void DataParallel::queue_all_reduce(Bucket &b) {
     std::vector<tpurt::Stream *> streams;
     for (std::size_t r = 0; r < size(); ++r) {
         tpurt::Stream &s = cards_[r].params().stream();
@@ -135,9 +125,8 @@ template <typename Card> void DataParallel<Card>::queue_all_reduce(Bucket &b) {
         });
 }
 
-template <typename Card>
-StepResult DataParallel<Card>::parallel_step(const float *x, const std::uint8_t *labels,
-                                             std::size_t batch, std::size_t features) {
+StepResult DataParallel::parallel_step(const float *x, const std::uint8_t *labels,
+                                       std::size_t batch, std::size_t features) {
     const std::size_t n = ranks(), mine = first_rank();
     if (batch < n)
         throw std::invalid_argument("a batch of " + std::to_string(batch) +
@@ -182,8 +171,7 @@ StepResult DataParallel<Card>::parallel_step(const float *x, const std::uint8_t 
     return total;
 }
 
-template <typename Card>
-std::vector<StepResult> DataParallel<Card>::all_parts(const std::vector<StepResult> &mine) {
+std::vector<StepResult> DataParallel::all_parts(const std::vector<StepResult> &mine) {
     if (!group_)
         return mine;
     const std::uint64_t words[2] = {std::bit_cast<std::uint64_t>(mine.at(0).loss),
@@ -200,25 +188,24 @@ std::vector<StepResult> DataParallel<Card>::all_parts(const std::vector<StepResu
     return parts;
 }
 
-template <typename Card> std::vector<std::uint64_t> DataParallel<Card>::bucket_bytes() const {
+std::vector<std::uint64_t> DataParallel::bucket_bytes() const {
     std::vector<std::uint64_t> bytes;
     for (const Bucket &b : buckets_)
         bytes.push_back(b.grads.at(0).element_count() * tpurt::element_size(b.grads[0].dtype()));
     return bytes;
 }
 
-template <typename Card> void DataParallel<Card>::set_lr(float lr) {
+void DataParallel::set_lr(float lr) {
     for (Card &c : cards_)
         c.set_lr(lr);
 }
 
-template <typename Card> void DataParallel<Card>::load_optimizer(const tpu_model::Checkpoint &c) {
+void DataParallel::load_optimizer(const tpu_model::Checkpoint &c) {
     for (Card &card : cards_)
         card.load_optimizer(c);
 }
 
-template <typename Card>
-void DataParallel<Card>::check_group(const char *what, const std::vector<float> &values) {
+void DataParallel::check_group(const char *what, const std::vector<float> &values) {
     const std::uint64_t words[2] = {hash_of(values), cards_[0].params().steps()};
     const std::vector<std::uint64_t> all = group_->all_gather(words);
     for (std::size_t r = 1; r < ranks(); ++r)
@@ -231,7 +218,7 @@ void DataParallel<Card>::check_group(const char *what, const std::vector<float> 
                                        : " differ from rank 0's (their hashes differ)"));
 }
 
-template <typename Card> void DataParallel<Card>::check_replicas() {
+void DataParallel::check_replicas() {
     if (ranks() == 1)
         return;
     for (Card &c : cards_)
@@ -269,22 +256,5 @@ template <typename Card> void DataParallel<Card>::check_replicas() {
         }
     }
 }
-
-template class DataParallel<CardCnn>;
-template class DataParallel<CardMlp>;
-template class DataParallel<tpu_nn::CardTrainer>;
-template DataParallel<tpu_nn::CardTrainer>::DataParallel(std::vector<tpurt::Device>,
-                                                         const tpu_nn::CpuExecutor &,
-                                                         const OptimizerConfig &, Precision);
-template DataParallel<tpu_nn::CardTrainer>::DataParallel(RankGroup &, const tpu_nn::CpuExecutor &,
-                                                         const OptimizerConfig &, Precision);
-template DataParallel<CardCnn>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuCnn &,
-                                             const OptimizerConfig &, Precision);
-template DataParallel<CardMlp>::DataParallel(std::vector<tpurt::Device>, const tpu_model::CpuMlp &,
-                                             const OptimizerConfig &, Precision);
-template DataParallel<CardCnn>::DataParallel(RankGroup &, const tpu_model::CpuCnn &,
-                                             const OptimizerConfig &, Precision);
-template DataParallel<CardMlp>::DataParallel(RankGroup &, const tpu_model::CpuMlp &,
-                                             const OptimizerConfig &, Precision);
 
 } // namespace tpu_train

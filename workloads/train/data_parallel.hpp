@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// data_parallel.hpp - data-parallel training (tpu-train --cards N): the model (a CardCnn, a
-// CardMlp or a spec model's tpu_nn::CardTrainer) replicated on N cards of one inter-chip fabric,
+// data_parallel.hpp - data-parallel training (tpu-train --cards N): the model (its graph on a
+// card, tpu_nn::CardTrainer) replicated on N cards of one inter-chip fabric,
 // each global batch split over them, each card's gradients summed over the links by a
 // tpurt::Communicator and the same optimiser step on every card, so that the replicas stay
 // bit-identical (check_replicas() proves it).
@@ -39,6 +39,8 @@
 
 #include "card_params.hpp"
 #include "rank_group.hpp"
+
+#include <tpu_nn/card_trainer.hpp>
 
 #include <tpurt/collectives.hpp>
 #include <tpurt/tpurt.hpp>
@@ -88,18 +90,17 @@ inline std::size_t first_row(std::size_t batch, std::size_t n, std::size_t r) {
     return r * (batch / n) + std::min(r, batch % n);
 }
 
-template <typename Card> class DataParallel {
+class DataParallel {
   public:
-    // One replica of `net` (a CpuCnn for CardCnn, a CpuMlp for CardMlp, a tpu_nn::CpuExecutor
-    // for tpu_nn::CardTrainer) on each of `devices`
-    // (rank i on devices[i]); with two or more, a communicator over them, which throws
-    // tpurt::Error(InvalidArgument) if they do not form a ring of links.
-    template <typename Net>
-    DataParallel(std::vector<tpurt::Device> devices, const Net &net, const OptimizerConfig &opt,
-                 Precision precision);
+    using Card = tpu_nn::CardTrainer;
+    // One replica of `net`'s graph and weights on each of `devices` (rank i on devices[i]); with
+    // two or more, a communicator over them, which throws tpurt::Error(InvalidArgument) if they
+    // do not form a ring of links.
+    DataParallel(std::vector<tpurt::Device> devices, const tpu_nn::CpuExecutor &net,
+                 const OptimizerConfig &opt, Precision precision);
     // This process's rank of `group` (kept by reference), its card and communicator.
-    template <typename Net>
-    DataParallel(RankGroup &group, const Net &net, const OptimizerConfig &opt, Precision precision);
+    DataParallel(RankGroup &group, const tpu_nn::CpuExecutor &net, const OptimizerConfig &opt,
+                 Precision precision);
 
     // The cards this process drives.
     std::size_t size() const { return cards_.size(); }

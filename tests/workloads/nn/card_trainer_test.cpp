@@ -267,7 +267,7 @@ TEST_CASE("a spec model trains data-parallel on 2 in-process cards as on one") {
     tpu_train::OptimizerConfig sgd;
     sgd.lr = 0.05f;
     for (std::size_t cards = 1; cards <= 2; ++cards) {
-        tpu_train::DataParallel<tpu_nn::CardTrainer> dp(
+        tpu_train::DataParallel dp(
             cards == 1 ? std::vector{tpurt::Device::open_in_process({.threads = 1})}
                        : tpurt::Device::open_in_process_fabric({.dim_x = 2}, {.threads = 1}),
             net, sgd, tpu_train::Precision::Fp32); // SGD: a gradient's scale shows

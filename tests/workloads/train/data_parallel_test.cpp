@@ -27,7 +27,6 @@
 namespace {
 
 using tpu_train::DataParallel;
-using Card = tpu_nn::CardTrainer;
 
 const std::string cnn = "cnn-8x8x1-c4-c8-d16-10";
 constexpr std::size_t features = 8 * 8;
@@ -66,7 +65,7 @@ tpu_train::OptimizerConfig adam() {
 
 // The steps of `batches` (rows taken one after the other from `data`) on `dp`: each step's
 // loss, the first step's gradients, the weights at the end.
-Run steps(DataParallel<Card> &dp, const Data &data, const std::vector<std::size_t> &batches) {
+Run steps(DataParallel &dp, const Data &data, const std::vector<std::size_t> &batches) {
     Run run;
     std::size_t at = 0;
     for (const std::size_t batch : batches) {
@@ -86,7 +85,7 @@ Run steps(DataParallel<Card> &dp, const Data &data, const std::vector<std::size_
 Run train(std::vector<tpurt::Device> devices, const Data &data,
           const std::vector<std::size_t> &batches) {
     const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(cnn), 7);
-    DataParallel<Card> dp(std::move(devices), net, adam(), tpu_train::Precision::Fp32);
+    DataParallel dp(std::move(devices), net, adam(), tpu_train::Precision::Fp32);
     const Run run = steps(dp, data, batches);
     const tpu_train::ModelledSteps &m = dp.modelled();
     CHECK(m.steps == batches.size());
@@ -168,7 +167,7 @@ std::vector<Run> train_ranks(std::vector<tpurt::Device> devices, const Data &dat
                 tpu_train::RankGroup group(d, tpurt::Communicator::init_rank(d, n, id, rank),
                                            cards);
                 const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(cnn), 7);
-                DataParallel<Card> dp(group, net, adam(), tpu_train::Precision::Fp32);
+                DataParallel dp(group, net, adam(), tpu_train::Precision::Fp32);
                 runs[rank] = steps(dp, data, batches);
             } catch (...) {
                 errors[rank] = std::current_exception();
@@ -204,8 +203,8 @@ TEST_CASE("a rank a thread trains bit for bit as one process driving the 4 cards
 TEST_CASE("a data-parallel replica that differs is caught", "[data-parallel][in-process]") {
     const Data data = random_batches(8, 3);
     const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(cnn), 7);
-    DataParallel<Card> dp(tpurt::Device::open_in_process_fabric({.dim_x = 2}, one_thread), net, {},
-                          tpu_train::Precision::Fp32);
+    DataParallel dp(tpurt::Device::open_in_process_fabric({.dim_x = 2}, one_thread), net, {},
+                    tpu_train::Precision::Fp32);
     dp.step(data.x.data(), data.labels.data(), 8, features);
     dp.check_replicas();
     // One bit of one weight of card 1's second block changes.
