@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: MIT
-// tpu-bench-train - the demo's CNN (conv 32, pool, conv 64, pool, dense 128, dense 10 on 28 x 28
-// x 1 images; Adam; the training step captured) trained on the in-process card (the host's real
-// engine, Device::open_in_process) on a fixed batch of random images: prints the wall time and
-// the modelled card time (the card's cycle counter at its clock) per step, and samples/s of
-// each, as one line of key=value pairs that bench_train.py reads (bench/README.md), and a
-// digest of the run's results (every step's loss bits and the final fp32 weights and optimiser
-// state), equal between two builds exactly when those results are bit for bit the same.
+// tpu-bench-train - the demo's CNN (cnn-28x28x1-c32-c64-d128-10: conv 32, pool, conv 64, pool,
+// dense 128, dense 10; Adam; tpu-train's graph trainer, the step captured) trained on the
+// in-process card (the host's real engine, Device::open_in_process) on a fixed batch of random
+// images: prints the wall time and the modelled card time (the card's cycle counter at its clock)
+// per step, and samples/s of each, as one line of key=value pairs that bench_train.py reads
+// (bench/README.md), and a digest of the run's results (every step's loss bits and the final fp32
+// weights and optimiser state), equal between two builds exactly when those results are bit for bit
+// the same.
 //
 //   tpu-bench-train [--steps N] [--warmup N] [--batch N] [--threads N] [--precision bf16|fp32]
 //                   [--eager]
-#include <card_cnn.hpp>
 #include <card_params.hpp>
-#include <tpu_model/cpu_cnn.hpp>
+#include <tpu_nn/card_trainer.hpp>
+#include <tpu_nn/spec.hpp>
 #include <tpurt/tpurt.hpp>
 
 #include <CLI/CLI.hpp>
@@ -62,8 +63,9 @@ int main(int argc, char **argv) {
     app.add_flag("--eager", eager, "queue every op on its own instead of the captured step");
     CLI11_PARSE(app, argc, argv);
 
-    const tpu_model::CnnShape shape{28, 28, 1, {32, 64}, {128}, 10};
-    const std::size_t features = shape.height * shape.width * shape.channels;
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec("cnn-28x28x1-c32-c64-d128-10"), 1);
+    const std::size_t features = tpu_nn::elements(net.graph().node(0).shape);
+    const std::size_t classes = net.graph().node(net.graph().output()).shape[0];
     std::mt19937 rng(1);
     std::normal_distribution<float> pixel(0.0f, 1.0f);
     std::vector<float> x(batch * features);
@@ -71,7 +73,7 @@ int main(int argc, char **argv) {
         v = pixel(rng);
     std::vector<std::uint8_t> labels(batch);
     for (std::uint8_t &l : labels)
-        l = static_cast<std::uint8_t>(rng() % shape.classes);
+        l = static_cast<std::uint8_t>(rng() % classes);
 
     try {
         tpurt::Device device = tpurt::Device::open_in_process({.threads = threads});
@@ -79,8 +81,7 @@ int main(int argc, char **argv) {
         opt.kind = tpu_train::OptimizerKind::Adam;
         opt.lr = 0.001f;
         opt.captured = !eager;
-        tpu_train::CardCnn card(device, tpu_model::CpuCnn(shape, 1), opt,
-                                tpu_train::parse_precision(precision));
+        tpu_nn::CardTrainer card(device, net, opt, tpu_train::parse_precision(precision));
         for (std::size_t i = 0; i < warmup; ++i)
             card.step(x.data(), labels.data(), batch);
         const tpurt::DeviceCounters before = device.counters();

@@ -4,13 +4,9 @@
 // weights and batch (fp32: each gradient within 2e-5 of its parameter's largest; bf16 mixed
 // precision: within what bf16 rounding moves the CPU's own, check_bf16), a captured step (fp32
 // and bf16) equal bit for bit to the eager one in one job, data-parallel steps on two cards
-// following one card's (the CardTrainer as tpu-train --model <spec> drives it), the graphs of
-// today's CNN and MLP names trained as CardCnn and CardMlp bit for bit (fp32 and bf16, SGD and
-// Adam: losses, logits, weights, optimiser state), a grouped
+// following one card's (the CardTrainer as tpu-train drives it), a grouped
 // convolution refused by name, and Adam on the digits lowering the loss of a residual net with
 // layer norm.
-#include <card_cnn.hpp>
-#include <card_mlp.hpp>
 #include <data_parallel.hpp>
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
@@ -21,7 +17,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -187,73 +182,6 @@ TEST_CASE("a spec model's captured step equals its eager steps in one job") {
         CHECK(ends[0] != start);
         CHECK(jobs <= 3); // the copies in and the replay (the eager step: dozens)
     }
-}
-
-// A few captured steps of `Card` (CardCnn, CardMlp or the graph's CardTrainer) from `net`'s
-// weights, a learning-rate change included: each step's loss, then the logits of a batch (but for
-// CardMlp), the weights and the optimiser state, as bits.
-template <typename Card, typename Net>
-std::vector<std::uint32_t> train_bits(const Net &net, std::size_t features, bool with_logits,
-                                      tpu_train::OptimizerKind kind,
-                                      tpu_train::Precision precision) {
-    tpurt::Device dev = tpurt::Device::open_in_process({.threads = 1});
-    tpu_train::OptimizerConfig opt = adam(1e-2f);
-    opt.kind = kind;
-    Card card(dev, net, opt, precision);
-    const std::vector<float> x = uniform(6 * features, 8);
-    std::vector<std::uint8_t> labels;
-    for (std::size_t i = 0; i < 6; ++i)
-        labels.push_back(std::uint8_t(i * 7 % 10));
-    std::vector<std::uint32_t> bits;
-    for (int step = 0; step < 4; ++step) {
-        if (step == 2)
-            card.set_lr(5e-3f);
-        bits.push_back(
-            std::bit_cast<std::uint32_t>(float(card.step(x.data(), labels.data(), 6).loss)));
-    }
-    if constexpr (requires { card.logits(x.data(), 6); })
-        if (with_logits)
-            for (float v : card.logits(x.data(), 6))
-                bits.push_back(std::bit_cast<std::uint32_t>(v));
-    const tpu_train::CardParam &flat = card.params().flat();
-    for (const tpurt::Tensor *t : {&flat.w, &flat.m, &flat.v})
-        for (float v : t->to_vector<float>())
-            bits.push_back(std::bit_cast<std::uint32_t>(v));
-    return bits;
-}
-
-template <typename Card, typename Net>
-void check_trains_alike(const Net &hand_written, const std::string &name) {
-    tpu_model::Checkpoint c;
-    hand_written.save(c);
-    tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(name), 1);
-    net.load(c);
-    const std::size_t features = tpu_nn::elements(net.graph().node(0).shape);
-    for (const tpu_train::OptimizerKind kind :
-         {tpu_train::OptimizerKind::Sgd, tpu_train::OptimizerKind::Adam})
-        for (const tpu_train::Precision precision :
-             {tpu_train::Precision::Fp32, tpu_train::Precision::Bf16}) {
-            INFO(name << (kind == tpu_train::OptimizerKind::Sgd ? " SGD" : " Adam")
-                      << (precision == tpu_train::Precision::Fp32 ? " fp32" : " bf16"));
-            const bool logits = std::is_same_v<Card, tpu_train::CardCnn>; // CardMlp: no logits()
-            CHECK(train_bits<tpu_nn::CardTrainer>(net, features, logits, kind, precision) ==
-                  train_bits<Card>(hand_written, features, logits, kind, precision));
-        }
-}
-
-TEST_CASE("the graphs of today's CNN and MLP names train on the card bit for bit as CardCnn and "
-          "CardMlp") {
-    // The conv blocks' fusion (card_trainer.hpp, plan_fusion) makes the CNN's: without it the
-    // bias gradients are summed at the full size and the weights differ after one step.
-    const tpu_model::CnnShape shape{8, 8, 1, {4, 8}, {16}, 10};
-    tpu_model::CpuCnn cnn(shape, 2);
-    for (tpu_model::Param &p : cnn.params()) // biases off zero
-        if (p.key.ends_with(".b"))
-            for (float &b : *p.value = uniform(p.value->size(), 12))
-                b *= 0.1f;
-    check_trains_alike<tpu_train::CardCnn>(cnn, shape.name());
-    check_trains_alike<tpu_train::CardMlp>(tpu_model::CpuMlp({64, 32, 16, 10}, 5),
-                                           "mlp-64-32-16-10");
 }
 
 TEST_CASE("a spec model trains data-parallel on 2 in-process cards as on one") {
