@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: MIT
-// cpu_train.cpp - tpu-train-cpu: trains the MLP, the CNN or a model spec (--model; tpu_nn's CPU
-// executor) on a real data set with plain C++ on this CPU, the baseline that training on the
-// card is measured against. Shows a progress line per epoch, writes the learning curves
-// (curves.csv), the test set's evaluation (evaluation.csv) and a checkpoint after every epoch
-// (checkpoint.tpuckpt) into --out, and resumes from one.
+// cpu_train.cpp - tpu-train-cpu: trains the MLP, the CNN or a model spec (--model), each as the
+// graph of its name on tpu_nn's CPU executor, on a real data set with plain C++ on this CPU, the
+// baseline that training on the card is measured against. Shows a progress line per epoch, writes
+// the learning curves (curves.csv), the test set's evaluation (evaluation.csv) and a checkpoint
+// after every epoch (checkpoint.tpuckpt) into --out, and resumes from one.
 #include <tpu_data/batches.hpp>
 #include <tpu_data/dataset.hpp>
 #include <tpu_data/error.hpp>
 #include <tpu_model/checkpoint.hpp>
-#include <tpu_model/cpu_cnn.hpp>
-#include <tpu_model/cpu_mlp.hpp>
 #include <tpu_nn/cpu_executor.hpp>
 #include <tpu_report/curve_log.hpp>
 #include <tpu_report/progress.hpp>
@@ -34,10 +32,10 @@ Optimizer make_optimizer(const Options &o) {
     return tpu_model::SgdMomentum(tpu_train::learning_rate(o), o.momentum);
 }
 
-// Trains `net` (a CpuMlp or a CpuCnn) named `model`.
-template <typename Net>
-int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Dataset &train,
-              const tpu_data::Dataset &test, const tpu_data::Normalization &norm) {
+// Trains `net` named `model`.
+int train_net(const Options &o, tpu_nn::CpuExecutor &net, const std::string &model,
+              tpu_data::Dataset &train, const tpu_data::Dataset &test,
+              const tpu_data::Normalization &norm) {
     const tpu_train::Forward forward = [&net](const float *x, std::size_t batch) {
         return net.forward(x, batch);
     };
@@ -100,19 +98,9 @@ int train_net(const Options &o, Net &net, const std::string &model, tpu_data::Da
 int run(const Options &o) {
     tpu_data::Dataset train, test;
     const tpu_data::Normalization norm = tpu_train::load_data(o, train, test);
-    if (tpu_train::is_spec(o)) {
-        tpu_nn::CpuExecutor net(tpu_train::spec_graph(o, train), o.seed);
-        const std::string name = net.graph().name();
-        return train_net(o, net, name, train, test, norm);
-    }
-    if (o.model == "cnn") {
-        const tpu_model::CnnShape shape = tpu_train::cnn_shape(o, train);
-        tpu_model::CpuCnn net(shape, o.seed);
-        return train_net(o, net, shape.name(), train, test, norm);
-    }
-    const std::vector<std::size_t> sizes = tpu_train::layer_sizes(o, train);
-    tpu_model::CpuMlp net(sizes, o.seed);
-    return train_net(o, net, tpu_train::model_name(sizes), train, test, norm);
+    tpu_nn::CpuExecutor net(tpu_train::model_graph(o, train), o.seed);
+    const std::string name = net.graph().name();
+    return train_net(o, net, name, train, test, norm);
 }
 
 } // namespace

@@ -56,14 +56,18 @@ float derivative(Act a, float x, float y) {
 }
 
 void forward(const CpuCall &c) {
-    for (std::size_t i = 0; i < c.batch * elements(c.out_shape); ++i)
-        c.out[i] = apply(c.attrs.act, c.in[0][i]);
+    const Act a = c.attrs.act;
+    const std::size_t n = c.batch * elements(c.out_shape);
+    for (std::size_t i = 0; i < n; ++i)
+        c.out[i] = apply(a, c.in[0][i]);
 }
 
 void vjp(const CpuCall &c) {
+    const Act a = c.attrs.act;
+    const std::size_t n = c.batch * elements(c.out_shape);
     if (c.din[0] != nullptr)
-        for (std::size_t i = 0; i < c.batch * elements(c.out_shape); ++i)
-            c.din[0][i] += derivative(c.attrs.act, c.in[0][i], c.out[i]) * c.dout[i];
+        for (std::size_t i = 0; i < n; ++i)
+            c.din[0][i] += derivative(a, c.in[0][i], c.out[i]) * c.dout[i];
 }
 
 } // namespace

@@ -21,14 +21,16 @@ std::vector<ParamSlot> params(const Attrs &, std::span<const Shape>) {
 }
 
 void forward(const CpuCall &c) {
-    for (std::size_t i = 0; i < c.batch * elements(c.out_shape); ++i)
+    const std::size_t n = c.batch * elements(c.out_shape);
+    for (std::size_t i = 0; i < n; ++i)
         c.out[i] = c.in[0][i] + c.in[1][i];
 }
 
 void vjp(const CpuCall &c) {
+    const std::size_t n = c.batch * elements(c.out_shape);
     for (float *d : c.din)
         if (d != nullptr)
-            for (std::size_t i = 0; i < c.batch * elements(c.out_shape); ++i)
+            for (std::size_t i = 0; i < n; ++i)
                 d[i] += c.dout[i];
 }
 

@@ -21,8 +21,9 @@ void forward(const CpuCall &c) {
 }
 
 void vjp(const CpuCall &c) {
+    const std::size_t n = c.batch * elements(c.out_shape);
     if (c.din[0] != nullptr)
-        for (std::size_t i = 0; i < c.batch * elements(c.out_shape); ++i)
+        for (std::size_t i = 0; i < n; ++i)
             c.din[0][i] += c.dout[i];
 }
 
