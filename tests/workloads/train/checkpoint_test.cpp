@@ -5,8 +5,8 @@
 #include <tpu_data/batches.hpp>
 #include <tpu_data/error.hpp>
 #include <tpu_model/checkpoint.hpp>
-#include <tpu_model/cpu_cnn.hpp>
-#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_nn/cpu_executor.hpp>
+#include <tpu_nn/spec.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -67,7 +67,8 @@ void train_epochs(Net &net, Opt &opt, const tpu_data::Dataset &d, std::uint64_t 
     }
 }
 
-// `make(seed)` builds the network (an MLP, or a CNN of the toy set's 8 features as 4x2x1 images).
+// `make(seed)` builds the network (an MLP, or a CNN of the toy set's 8 features as 4x2x1
+// images), as graphs on the CPU executor.
 template <typename Make, typename Opt> void check_resume(Make make, Opt fresh_opt) {
     const tpu_data::Dataset d = toy_set();
     auto straight = make(1);
@@ -100,11 +101,11 @@ template <typename Make, typename Opt> void check_resume(Make make, Opt fresh_op
     }
 }
 
-tpu_model::CpuMlp toy_mlp(std::uint64_t seed) {
-    return tpu_model::CpuMlp({8, 6, 3}, seed);
+tpu_nn::CpuExecutor toy_mlp(std::uint64_t seed) {
+    return tpu_nn::CpuExecutor(tpu_nn::graph_from_spec("mlp-8-6-3"), seed);
 }
-tpu_model::CpuCnn toy_cnn(std::uint64_t seed) {
-    return tpu_model::CpuCnn({4, 2, 1, {3}, {4}, 3}, seed);
+tpu_nn::CpuExecutor toy_cnn(std::uint64_t seed) {
+    return tpu_nn::CpuExecutor(tpu_nn::graph_from_spec("cnn-4x2x1-c3-d4-3"), seed);
 }
 
 } // namespace
@@ -172,11 +173,11 @@ TEST_CASE("damaged checkpoints are rejected with what is wrong") {
     CHECK_THROWS_WITH(tpu_model::load_checkpoint("/nonexistent/ckpt"),
                       Catch::Contains("/nonexistent/ckpt: cannot open"));
 
-    tpu_model::CpuMlp net({8, 6, 3}, 1);
+    tpu_nn::CpuExecutor net = toy_mlp(1);
     CHECK_THROWS_WITH(net.load(c), Catch::Contains("no tensor layer0.w"));
     tpu_model::Checkpoint wrong;
     wrong.model = "mlp-8-5-3";
-    tpu_model::CpuMlp(std::vector<std::size_t>{8, 5, 3}, 1).save(wrong);
+    tpu_nn::CpuExecutor(tpu_nn::graph_from_spec("mlp-8-5-3"), 1).save(wrong);
     CHECK_THROWS_WITH(net.load(wrong),
-                      Catch::Contains("tensor layer0.w has 40 values, this model needs 48"));
+                      Catch::Contains("tensor layer0.w is not of this model's shape 8x6"));
 }
