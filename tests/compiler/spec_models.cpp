@@ -67,6 +67,8 @@ SpecModel trained_spec_model(const std::string &spec) {
     m.saved.model = m.cpu.graph().name();
     m.saved.notes["input.mean"] = exact(d.norm.mean);
     m.saved.notes["input.stddev"] = exact(d.norm.stddev);
+    if (spec.starts_with("cnn-")) // as tpu-train notes it: the image's HxWxC
+        m.saved.notes["input.shape"] = spec.substr(4, spec.find('-', 4) - 4);
     m.cpu.save(m.saved);
     return m;
 }

@@ -10,6 +10,7 @@
 #include "spec_models.hpp"
 
 #include <tpu_export/compile_checkpoint.hpp>
+#include <tpu_infer/card_model.hpp>
 #include <tpu_infer/network.hpp>
 #include <tpu_serve/graph_model.hpp>
 #include <tpumodel/card_executor.hpp>
@@ -129,4 +130,33 @@ TEST_CASE("the legacy MLP and CNN checkpoints stay tpu_infer's, other specs are 
     }
     c.notes["quantisation"] = "int8-symmetric-per-channel-v1"; // tpu-quantise's, of either
     CHECK(tpu_infer::reads_checkpoint(c));
+}
+
+TEST_CASE("the legacy MLP and CNN compiled from their checkpoints give tpu_infer's logits bit for "
+          "bit",
+          "[spec-models]") {
+    // The groundwork for retiring tpu_infer's hand-written networks: the same route as any spec,
+    // the native bf16 path's arithmetic.
+    for (const char *spec : {"mlp-64-32-16-10", "cnn-8x8x1-c8-c16-d32-10"}) {
+        INFO(spec);
+        const SpecModel model = trained_spec_model(spec);
+        REQUIRE(tpu_infer::reads_checkpoint(model.saved));
+        const tpumodel::Model m = tpu_export::compile_checkpoint(
+            model.saved, "legacy.ckpt",
+            {.precision = tpumodel::Precision::Bf16, .batch = batch, .calibration = {}});
+        const tpu_infer::Network net =
+            model.saved.find("conv0.w")
+                ? tpu_infer::Network(tpu_infer::float_cnn_from_checkpoint(model.saved, "legacy"))
+                : tpu_infer::Network(tpu_infer::float_mlp_from_checkpoint(model.saved, "legacy"));
+        tpurt::Device dev = tpurt::Device::open_in_process({});
+        const std::vector<float> native =
+            tpu_infer::load_on_card(dev, net, 256)->logits(digits().test.features.data(), images);
+        const std::vector<float> compiled = card_logits(m);
+        REQUIRE(compiled.size() == native.size());
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < native.size(); ++i)
+            differ += std::bit_cast<std::uint32_t>(native[i]) !=
+                      std::bit_cast<std::uint32_t>(compiled[i]);
+        CHECK(differ == 0);
+    }
 }
