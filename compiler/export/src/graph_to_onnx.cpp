@@ -24,7 +24,8 @@ constexpr float gelu_k = 1.5957691216057308f; // 2 sqrt(2 / pi)
 constexpr float gelu_a = 0.044715f;
 
 // A node's output in the ONNX graph: its tensor's name and, for a flatten of an image left in
-// ONNX's (c, h, w) order, the image's shape (H x W x C).
+// ONNX's (c, h, w) order (only dense layers read one: flatten() sees to it), the image's shape
+// (H x W x C).
 struct Value {
     std::string name;
     tpu_nn::Shape chw_of;
@@ -72,8 +73,6 @@ class Exporter {
         const tpu_nn::Node &node = g_.node(n);
         const std::string p = label(n), y = result(n, p);
         const Value &x = out_[node.inputs.at(0)];
-        if (!x.chw_of.empty() && node.kind != tpu_nn::OpKind::Dense)
-            throw ExportError("node " + p + " reads a flatten in ONNX's order (internal)");
         switch (node.kind) {
         case tpu_nn::OpKind::Dense:
             return {dense(node, x, p, y), {}};
@@ -88,8 +87,6 @@ class Exporter {
         case tpu_nn::OpKind::LayerNorm:
             return {layer_norm(node, x.name, p, y), {}};
         case tpu_nn::OpKind::Add:
-            if (!out_[node.inputs.at(1)].chw_of.empty())
-                throw ExportError("node " + p + " reads a flatten in ONNX's order (internal)");
             return {op("Add", {x.name, out_[node.inputs.at(1)].name}, y), {}};
         case tpu_nn::OpKind::Input:
             break;
