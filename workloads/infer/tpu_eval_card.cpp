@@ -50,7 +50,7 @@ tpu_data::Dataset test_images(const std::string &data, const std::string &dir) {
 // model of a node).
 struct Loaded {
     std::string precision;
-    std::size_t inputs = 0, outputs = 0;
+    std::size_t inputs = 0, outputs = 0, batch = 0; // samples per card run
     std::function<std::vector<float>(const float *, std::size_t)> logits, reference;
     std::unique_ptr<tpu_infer::CardModel> native;
     std::unique_ptr<tpumodel::Model> graph;
@@ -76,6 +76,7 @@ void load_compiled(tpurt::Device &dev, Loaded &l, tpumodel::Model m,
     l.executor = std::make_unique<tpumodel::card::Executor>(dev, g);
     l.card = std::make_unique<tpu_serve::GraphRunner>(
         g, [&l](const std::vector<tpumodel::Tensor> &in) { return l.executor->run(in); });
+    l.batch = l.card->batch();
     l.cpu =
         std::make_unique<tpu_serve::GraphRunner>(g, [&g](const std::vector<tpumodel::Tensor> &in) {
             return tpumodel::card::reference_run(g, in);
@@ -108,6 +109,7 @@ Result evaluate(tpurt::Device &dev, const std::string &path, const tpu_data::Dat
         l.outputs = tpu_infer::network_outputs(net);
         l.native = tpu_infer::load_on_card(dev, net, batch);
         l.precision = l.native->precision();
+        l.batch = batch;
         l.logits = [&l](const float *x, std::size_t rows) { return l.native->logits(x, rows); };
         l.reference = [&net](const float *x, std::size_t rows) {
             return tpu_infer::reference_logits(net, x, rows);
@@ -138,7 +140,7 @@ Result evaluate(tpurt::Device &dev, const std::string &path, const tpu_data::Dat
         r.compared = 0;
     }
     std::printf("%s: %s on the card, %s test set (%zu images, batches of %zu)\n", path.c_str(),
-                r.precision.c_str(), test.name.c_str(), test.count, batch);
+                r.precision.c_str(), test.name.c_str(), test.count, l.batch);
     if (!quiet)
         matrix.print(std::cout);
     std::printf("  accuracy %.2f%%, %.0f images/s on the card\n", r.accuracy * 100,
