@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// tpu-export: a trained checkpoint (the MLP or the CNN of tpu-train) written as an ONNX model
-// that onnx.checker accepts and any ONNX runtime runs, and that tpu-compile compiles back for
-// the card (compiler/README.md, "Export").
+// tpu-export: a trained checkpoint (any model spec's of tpu-train or tpu-train-cpu: the MLP, the
+// CNN, ...) written as an ONNX model that onnx.checker accepts and any ONNX runtime runs, and
+// that tpu-compile compiles back for the card (compiler/README.md, "Export").
 #include <tpu_export/export.hpp>
 
 #include <CLI/CLI.hpp>
@@ -12,7 +12,8 @@ int main(int argc, char **argv) {
     CLI::App app{"tpu-export: a trained checkpoint as an ONNX model (opset 17)"};
     std::string checkpoint, out;
     tpu_export::ExportOptions options;
-    app.add_option("checkpoint", checkpoint, "the fp32 checkpoint (tpu-train --save)")
+    app.add_option("checkpoint", checkpoint,
+                   "the fp32 checkpoint of any model spec (tpu-train, tpu-train-cpu)")
         ->required()
         ->check(CLI::ExistingFile);
     app.add_option("-o,--output", out, "the ONNX file to write")->required();

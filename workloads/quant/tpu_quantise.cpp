@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 // tpu-quantise: post-training int8 quantisation of an fp32 MLP or CNN checkpoint. Calibrates the
 // activation ranges on the first --calibration images of the model's training set, quantises the
-// weights per output channel and writes the quantised checkpoint (workloads/README.md).
+// weights per output channel and writes the quantised checkpoint (workloads/README.md). Any
+// other model spec's checkpoint is compiled for int8 in the process, calibrated on the same
+// images (tpu_export::compile_checkpoint), and written as a compiled model (.tpumodel) that
+// tpu-serve and tpu-eval run.
 #include "tpu_quant/quantise.hpp"
 
 #include <tpu_data/dataset.hpp>
+#include <tpu_export/compile_checkpoint.hpp>
 #include <tpu_model/checkpoint.hpp>
+#include <tpu_nn/spec.hpp>
+#include <tpumodel/file.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -59,14 +65,43 @@ void quantise_to(const Net &net, const tpu_data::Dataset &train, std::size_t cal
     std::printf("wrote %s\n", out.c_str());
 }
 
+// A model spec's checkpoint compiled for int8, calibrated on the first training images.
+void compile_int8(const tpu_model::Checkpoint &c, const std::string &path,
+                  const tpu_data::Dataset &train, std::size_t calibration, std::size_t batch,
+                  const std::string &data, const std::string &out) {
+    if (!out.ends_with(".tpumodel"))
+        throw std::runtime_error(out + ": " + c.model +
+                                 " is quantised into a compiled model: name it x.tpumodel");
+    const std::size_t n = std::min(calibration, train.count);
+    const tpumodel::Model m = tpu_export::compile_checkpoint(
+        c, path,
+        {tpumodel::Precision::Int8, batch,
+         std::vector<float>(train.features.begin(),
+                            train.features.begin() + std::ptrdiff_t(n * train.sample_size()))});
+    std::printf("compiled %s for int8 (batch %zu), calibrated on %zu %s images\n", c.model.c_str(),
+                batch, n, data.c_str());
+    tpumodel::save(m, out);
+    std::printf("wrote %s\n", out.c_str());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app{"tpu-quantise: int8 post-training quantisation of an MLP or CNN checkpoint"};
+    CLI::App app{"tpu-quantise: int8 post-training quantisation of a checkpoint: the MLP's and "
+                 "the CNN's into a quantised checkpoint, any other model spec's into an int8 "
+                 "compiled model (.tpumodel)"};
     std::string model, out, data = "fashion-mnist", data_dir;
     std::size_t calibration = 2000;
+    std::size_t batch = 32;
     app.add_option("--model", model, "fp32 checkpoint (tpu-train-cpu, tpu-train)")->required();
-    app.add_option("--out", out, "quantised checkpoint to write")->required();
+    app.add_option("--out", out,
+                   "quantised checkpoint to write; for a model spec other than the MLP and the "
+                   "CNN of 3x3 blocks, the int8 compiled model (x.tpumodel) for tpu-serve and "
+                   "tpu-eval")
+        ->required();
+    app.add_option("--batch", batch, "samples per run of a compiled model (model specs only)")
+        ->check(CLI::Range(1, 65535))
+        ->capture_default_str();
     app.add_option("--data", data, "training set to calibrate on")
         ->check(CLI::IsMember({"fashion-mnist", "digits"}))
         ->capture_default_str();
@@ -85,7 +120,10 @@ int main(int argc, char **argv) {
                                          data + " images have " +
                                          std::to_string(train.sample_size()));
         };
-        if (tpu_infer::is_cnn_checkpoint(c)) {
+        if (!tpu_infer::reads_checkpoint(c)) {
+            check_inputs(tpu_nn::elements(tpu_nn::parse_spec(c.model).input));
+            compile_int8(c, model, train, calibration, batch, data, out);
+        } else if (tpu_infer::is_cnn_checkpoint(c)) {
             const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(c, model);
             check_inputs(net.inputs());
             quantise_to(net, train, calibration, data, out);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // tpu-serve: serves a checkpointed model on the card over HTTP with the Open Inference Protocol
 // (KServe v2 REST) and dynamic batching; Prometheus metrics at /metrics. An fp32 checkpoint runs
-// as bf16, a quantised one (tpu-quantise) as int8; a compiled model (x.tpumodel, tpu-compile)
-// as it was compiled, its signature taken from its graph (graph_model.hpp). A batch the card loses
+// as bf16, a quantised one (tpu-quantise) as int8; a compiled model (x.tpumodel, tpu-compile,
+// tpu-quantise of a model spec) as it was compiled, its signature taken from its graph
+// (graph_model.hpp). A model spec's checkpoint that tpu_infer does not read (c16k5, res, ...) is
+// compiled in the process for bf16 at --max-batch (tpu_export::compile_checkpoint) and served
+// as a compiled model. A batch the card loses
 // (a reset, a hung job) is run again on the model loaded again, or answered 503 with Retry-After
 // (RecoveringRunner). SIGTERM or SIGINT stops it cleanly: no new connections, the queued batches
 // finish, exit status 0.
@@ -10,6 +13,7 @@
 #include "tpu_serve/recovering_runner.hpp"
 #include "tpu_serve/server.hpp"
 
+#include <tpu_export/compile_checkpoint.hpp>
 #include <tpu_infer/card_model.hpp>
 #include <tpu_infer/reference.hpp>
 #include <tpumodel/card_executor.hpp>
@@ -35,8 +39,9 @@ int main(int argc, char **argv) {
     std::size_t max_batch = 32;
     unsigned delay_us = 2000;
     app.add_option("--model", model_path,
-                   "checkpoint: fp32 (served as bf16) or quantised (int8); or a compiled model "
-                   "(.tpumodel)")
+                   "checkpoint: fp32 (served as bf16; a model spec other than the MLP and the "
+                   "CNN of 3x3 blocks is compiled for bf16 here) or quantised (int8); or a "
+                   "compiled model (.tpumodel)")
         ->required();
     app.add_option("--name", name, "model name in the URLs (default: the checkpoint's)");
     app.add_option("--host", opt.host, "address to listen on")->capture_default_str();
@@ -81,7 +86,7 @@ int main(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
     try {
-        const bool compiled = model_path.ends_with(".tpumodel");
+        bool compiled = model_path.ends_with(".tpumodel");
         tpu_infer::Network net;
         tpumodel::Model graph;
         tpu_serve::ModelSignature sig;
@@ -90,6 +95,13 @@ int main(int argc, char **argv) {
             const std::string stem = model_path.substr(model_path.find_last_of('/') + 1);
             sig = tpu_serve::graph_signature(graph,
                                              name.empty() ? stem.substr(0, stem.size() - 9) : name);
+        } else if (const tpu_model::Checkpoint c = tpu_model::load_checkpoint(model_path);
+                   !tpu_infer::reads_checkpoint(c)) {
+            compiled = true;
+            graph = tpu_export::compile_checkpoint(
+                c, model_path,
+                {.precision = tpumodel::Precision::Bf16, .batch = max_batch, .calibration = {}});
+            sig = tpu_serve::graph_signature(graph, name.empty() ? c.model : name);
         } else {
             net = tpu_infer::load_network(model_path);
             sig.name = name.empty() ? tpu_infer::network_name(net) : name;

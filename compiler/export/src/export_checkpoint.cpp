@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-// export_checkpoint.cpp - a checkpoint file exported as a checked ONNX file (export.hpp).
+// export_checkpoint.cpp - a checkpoint exported as a checked ONNX model, in memory or into a
+// file (export.hpp).
 #include "tpu_export/export.hpp"
 
 #include "tpu_data/file_write.hpp"
+
+#include <tpu_nn/spec.hpp>
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -31,24 +34,35 @@ void check(onnx::ModelProto &model, const std::string &path) {
     }
 }
 
+tpu_nn::Graph spec_graph(const tpu_model::Checkpoint &c, const std::string &path) {
+    try {
+        return tpu_nn::graph_from_spec(c.model);
+    } catch (const std::invalid_argument &e) {
+        throw ExportError(path + ": its model is not a model spec: " + e.what());
+    }
+}
+
 } // namespace
+
+onnx::ModelProto checkpoint_to_onnx(const tpu_model::Checkpoint &c, const std::string &path,
+                                    const ExportOptions &options) {
+    if (c.notes.count(tpu_infer::quantisation_note))
+        throw ExportError(path +
+                          ": is a quantised checkpoint; export the fp32 checkpoint it was made "
+                          "from and compile it with tpu-compile --dtype int8");
+    const tpu_nn::Graph g = spec_graph(c, path);
+    const tpu_nn::ParamValues values = tpu_nn::load_params(g, c);
+    onnx::ModelProto model = graph_to_onnx(g, values, tpu_infer::input_transform(c, path), options);
+    check(model, path);
+    return model;
+}
 
 ExportSummary export_checkpoint(const std::string &checkpoint, const std::string &onnx_path,
                                 const ExportOptions &options) {
-    const tpu_infer::Network net = tpu_infer::load_network(checkpoint);
-    onnx::ModelProto model;
-    if (const auto *mlp = std::get_if<tpu_infer::FloatMlp>(&net))
-        model = mlp_to_onnx(*mlp, options);
-    else if (const auto *cnn = std::get_if<tpu_infer::FloatCnn>(&net))
-        model = cnn_to_onnx(*cnn, options);
-    else
-        throw ExportError(checkpoint +
-                          ": is a quantised checkpoint; export the fp32 checkpoint it was made "
-                          "from and compile it with tpu-compile --dtype int8");
-    check(model, onnx_path);
-
+    const tpu_model::Checkpoint c = tpu_model::load_checkpoint(checkpoint);
+    const onnx::ModelProto model = checkpoint_to_onnx(c, checkpoint, options);
     ExportSummary s;
-    s.model = tpu_infer::network_name(net);
+    s.model = c.model;
     s.nodes = std::size_t(model.graph().node_size());
     for (const onnx::TensorProto &t : model.graph().initializer())
         s.parameters += std::size_t(t.float_data_size());

@@ -151,6 +151,13 @@ TEST_CASE("tpu-export refuses quantised and broken checkpoints", "[export]") {
                       Catch::Contains("int8.ckpt: is a quantised checkpoint") &&
                           Catch::Contains("--dtype int8"));
 
+    tpu_model::Checkpoint unnamed;
+    unnamed.model = "resnet50";
+    CHECK_THROWS_WITH(
+        tpu_export::export_checkpoint(save(unnamed, "unnamed.ckpt"), scratch_path("u.onnx"), {}),
+        Catch::Contains("unnamed.ckpt: its model is not a model spec") &&
+            Catch::Contains("resnet50"));
+
     const std::string garbage = scratch_path("garbage.ckpt");
     std::ofstream(garbage) << "not a checkpoint";
     CHECK_THROWS_WITH(tpu_export::export_checkpoint(garbage, scratch_path("g.onnx"), {}),

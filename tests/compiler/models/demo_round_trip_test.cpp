@@ -10,6 +10,7 @@
 // compiled for int8 it is as accurate as the stack's own int8 quantisation (tpu-quantise).
 #include "demo_cnn.hpp"
 #include "onnx_builder.hpp"
+#include "served_logits.hpp"
 
 #include <tpu_data/dataset.hpp>
 #include <tpu_export/export.hpp>
@@ -17,20 +18,15 @@
 #include <tpu_onnx/compile.hpp>
 #include <tpu_quant/quantise.hpp>
 #include <tpu_serve/graph_model.hpp>
-#include <tpu_serve/server.hpp>
 #include <tpumodel/card_executor.hpp>
 
 #include <tpurt/device.hpp>
-
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <thread>
 
 using namespace compiler_test;
 
@@ -49,9 +45,6 @@ std::size_t correct(const std::vector<float> &logits, const tpu_data::Dataset &d
                              logits.begin() - std::ptrdiff_t(r * 10)) == d.labels[r];
     return right;
 }
-
-// tpu-serve's batches on the HTTP path: requests of at most this many images.
-constexpr std::size_t serve_batch = 32;
 
 tpumodel::Model compile_demo_cnn(const std::string &ckpt) {
     const std::string onnx = scratch_path("demo_cnn.onnx");
@@ -72,43 +65,6 @@ std::size_t differing(const std::vector<float> &a, const std::vector<float> &b) 
             UNSCOPED_INFO("first difference: image " << i / 10 << " logit " << i % 10 << ": "
                                                      << a[i] << " and " << b[i]);
     return differ;
-}
-
-// The logits tpu-serve's HTTP server (KServe v2 JSON, in the process, on port 0) answers for
-// `images` images of x, in requests of serve_batch images, with `sig` and `run` behind it.
-std::vector<float> served_logits(tpu_serve::ModelSignature sig, tpu_serve::Batcher::RunFn run,
-                                 const float *x, std::size_t images) {
-    tpu_serve::ServerOptions options;
-    options.port = 0;
-    tpu_serve::Server server(sig, std::move(run), serve_batch, std::chrono::microseconds(0),
-                             options);
-    const int port = server.bind();
-    std::thread serving([&] { server.serve(); });
-    httplib::Client client("127.0.0.1", port);
-    std::vector<float> logits;
-    for (std::size_t first = 0; first < images; first += serve_batch) {
-        const std::size_t n = std::min(serve_batch, images - first);
-        const nlohmann::json request = {
-            {"inputs",
-             {{{"name", sig.input},
-               {"shape", {n, 1, 28, 28}},
-               {"datatype", "FP32"},
-               {"data", std::vector<float>(x + first * 784, x + (first + n) * 784)}}}}};
-        const auto answer =
-            client.Post("/v2/models/" + sig.name + "/infer", request.dump(), "application/json");
-        REQUIRE(answer);
-        INFO(answer->body);
-        REQUIRE(answer->status == 200);
-        const nlohmann::json out = nlohmann::json::parse(answer->body)["outputs"];
-        const auto logit = std::find_if(
-            out.begin(), out.end(), [](const nlohmann::json &o) { return o["name"] == "logits"; });
-        REQUIRE(logit != out.end());
-        for (const nlohmann::json &v : (*logit)["data"])
-            logits.push_back(v.get<float>());
-    }
-    server.stop();
-    serving.join();
-    return logits;
 }
 
 } // namespace
@@ -156,18 +112,18 @@ TEST_CASE("tpu-serve answers the demo's CNN compiled back with its native logits
     tpurt::Device native_card = tpurt::Device::open_in_process({});
     const std::unique_ptr<tpu_infer::CardModel> model =
         tpu_infer::load_on_card(native_card, net, serve_batch);
-    const std::vector<float> native = served_logits(
-        sig, [&](const float *x, std::size_t rows) { return model->logits(x, rows); },
-        test.features.data(), served);
+    const std::vector<float> native =
+        served_logits(sig, [&](const float *x, std::size_t rows) { return model->logits(x, rows); },
+                      test.features.data(), served, {1, 28, 28});
 
     tpurt::Device compiled_card = tpurt::Device::open_in_process({});
     tpumodel::card::Executor exe(compiled_card, m);
     const tpu_serve::GraphRunner runner(
         m, [&](const std::vector<tpumodel::Tensor> &in) { return exe.run(in); });
-    const std::vector<float> compiled = served_logits(
-        tpu_serve::graph_signature(m, "compiled"),
-        [&](const float *x, std::size_t rows) { return runner.run(x, rows); }, test.features.data(),
-        served);
+    const std::vector<float> compiled =
+        served_logits(tpu_serve::graph_signature(m, "compiled"),
+                      [&](const float *x, std::size_t rows) { return runner.run(x, rows); },
+                      test.features.data(), served, {1, 28, 28});
 
     REQUIRE(native.size() == served * 10);
     const std::size_t differ = differing(compiled, native);

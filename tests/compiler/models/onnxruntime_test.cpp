@@ -5,13 +5,15 @@
 // stack's own CPU models give from the checkpoint (>= 99.9% agreement) with logits within
 // 1e-4 + 1e-3 |ref| (ONNX Runtime sums convolutions and Gemms in its own order). PyTorch's
 // exports (pytorch_models.py) run by ONNX Runtime give what PyTorch gives within
-// 1e-5 + 1e-4 |ref|. The demo's CNN trained by the demo's trainer (demo_cnn.hpp) and exported:
-// ONNX Runtime's labels are those of the native checkpoint on the card (bf16) on >= 99.9% of the
-// test set. Hidden from the default run; ctest runs them as "compiler: ONNX Runtime ..."
-// where CMake found node.
+// 1e-5 + 1e-4 |ref|. Model specs (spec_models.hpp) exported: tpu_nn's CPU executor's labels
+// and logits, as for the MLP and the CNN, on the digits' test set. The demo's CNN trained by the
+// demo's trainer (demo_cnn.hpp) and exported: ONNX Runtime's labels are those of the native
+// checkpoint on the card (bf16) on >= 99.9% of the test set. Hidden from the default run; ctest
+// runs them as "compiler: ONNX Runtime ..." where CMake found node.
 #include "demo_cnn.hpp"
 #include "onnx_builder.hpp"
 #include "pytorch_models.hpp"
+#include "spec_models.hpp"
 
 #include <tpu_data/dataset.hpp>
 #include <tpu_export/export.hpp>
@@ -155,6 +157,22 @@ TEST_CASE("ONNX Runtime runs exported models as the stack does", "[.onnxruntime]
         check_agreement(
             run_onnxruntime(scratch_path("ort_cnn.onnx"), count + ",1,28,28", test.features),
             native_logits(cnn, test, 10), 10);
+    }
+}
+
+TEST_CASE("ONNX Runtime runs exported model specs as tpu_nn's CPU executor does",
+          "[.onnxruntime]") {
+    const Digits &d = digits();
+    const std::size_t images = d.test.count;
+    for (const std::string &spec : digit_specs()) {
+        INFO(spec);
+        SpecModel model = trained_spec_model(spec);
+        const std::string ckpt = scratch_path("ort_spec.ckpt"),
+                          onnx = scratch_path("ort_spec.onnx");
+        tpu_model::save_checkpoint(model.saved, ckpt);
+        tpu_export::export_checkpoint(ckpt, onnx, {}); // onnx::checker and strict inference
+        check_agreement(run_onnxruntime(onnx, std::to_string(images) + ",1,8,8", d.test.features),
+                        model.logits(images), 10);
     }
 }
 

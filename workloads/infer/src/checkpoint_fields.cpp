@@ -67,14 +67,6 @@ float note_float(const tpu_model::Checkpoint &c, const std::string &path, const 
                                         "' is not a finite number");
 }
 
-InputTransform input_transform(const tpu_model::Checkpoint &c, const std::string &path) {
-    InputTransform t{note_float(c, path, "input.mean", 0.0f),
-                     note_float(c, path, "input.stddev", 1.0f)};
-    if (!(t.stddev > 0))
-        throw tpu_data::DataError(path, "note input.stddev must be positive");
-    return t;
-}
-
 std::vector<std::pair<std::size_t, std::size_t>>
 layer_sizes(const tpu_model::Checkpoint &c, const std::string &path, const char *weight_suffix) {
     std::vector<std::pair<std::size_t, std::size_t>> sizes;
@@ -172,3 +164,15 @@ std::string format_float(float v) {
 }
 
 } // namespace tpu_infer::detail
+
+namespace tpu_infer {
+
+InputTransform input_transform(const tpu_model::Checkpoint &c, const std::string &path) {
+    InputTransform t{detail::note_float(c, path, "input.mean", 0.0f),
+                     detail::note_float(c, path, "input.stddev", 1.0f)};
+    if (!(t.stddev > 0))
+        throw tpu_data::DataError(path, "note input.stddev must be positive");
+    return t;
+}
+
+} // namespace tpu_infer

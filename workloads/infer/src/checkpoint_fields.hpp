@@ -32,7 +32,6 @@ void check_scales(const std::vector<float> &scales, const std::string &path,
 // The note `name` as a finite float, or `fallback` when absent.
 float note_float(const tpu_model::Checkpoint &c, const std::string &path, const char *name,
                  float fallback);
-InputTransform input_transform(const tpu_model::Checkpoint &c, const std::string &path);
 
 // The layer sizes of "layer<i><weight_suffix>" tensors 0, 1, ... (consecutive, each in x out,
 // chained).

@@ -84,7 +84,7 @@ bool is_cnn_checkpoint(const tpu_model::Checkpoint &c) {
 
 FloatCnn float_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
     detail::require_fp32(c, path);
-    FloatCnn net{c.model, detail::input_transform(c, path), image_shape(c, path), {}, {}};
+    FloatCnn net{c.model, input_transform(c, path), image_shape(c, path), {}, {}};
     const std::vector<std::size_t> filters = conv_filters(c, path, net.image, ".w");
     if (filters.empty())
         throw tpu_data::DataError(path, "has no convolutions (no tensor conv0.w)");
@@ -105,12 +105,9 @@ FloatCnn float_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::st
 
 Int8Cnn int8_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
     detail::require_int8(c, path);
-    Int8Cnn net{c.model,
-                detail::input_transform(c, path),
-                image_shape(c, path),
-                detail::calibration_samples(c),
-                {},
-                {}};
+    Int8Cnn net{
+        c.model, input_transform(c, path), image_shape(c, path), detail::calibration_samples(c), {},
+        {}};
     const std::vector<std::size_t> filters = conv_filters(c, path, net.image, ".wq");
     if (filters.empty())
         throw tpu_data::DataError(path, "has no convolutions (no tensor conv0.wq)");

@@ -5,19 +5,52 @@
 
 #include "checkpoint_fields.hpp"
 
+#include <tpu_nn/spec.hpp>
+
+#include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace tpu_infer {
 
 FloatMlp float_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
     detail::require_fp32(c, path);
-    return FloatMlp{c.model, detail::input_transform(c, path), detail::float_dense_layers(c, path)};
+    return FloatMlp{c.model, input_transform(c, path), detail::float_dense_layers(c, path)};
 }
 
 Int8Mlp int8_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
     detail::require_int8(c, path);
-    return Int8Mlp{c.model, detail::input_transform(c, path), detail::calibration_samples(c),
+    return Int8Mlp{c.model, input_transform(c, path), detail::calibration_samples(c),
                    detail::int8_dense_layers(c, path)};
+}
+
+namespace {
+
+// A CNN block as FloatCnn has them: 3x3, stride 1, padding 1, one group.
+bool cnn_block(const tpu_nn::Layer &l) {
+    const tpu_nn::Window &k = l.window;
+    return l.kind == tpu_nn::LayerKind::Block && l.groups == 1 && k.kh == 3 && k.kw == 3 &&
+           k.sh == 1 && k.sw == 1 && k.ph == 1 && k.pw == 1;
+}
+
+bool dense(const tpu_nn::Layer &l) {
+    return l.kind == tpu_nn::LayerKind::Dense;
+}
+
+} // namespace
+
+bool reads_checkpoint(const tpu_model::Checkpoint &c) {
+    if (c.notes.count(quantisation_note))
+        return true;
+    tpu_nn::Spec spec;
+    try {
+        spec = tpu_nn::parse_spec(c.model);
+    } catch (const std::invalid_argument &) {
+        return true;
+    }
+    const auto first_dense = std::find_if(spec.layers.begin(), spec.layers.end(), dense);
+    return std::all_of(spec.layers.begin(), first_dense, cnn_block) &&
+           std::all_of(first_dense, spec.layers.end(), dense);
 }
 
 Network load_network(const std::string &path) {

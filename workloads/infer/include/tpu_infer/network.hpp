@@ -23,6 +23,9 @@ struct InputTransform {
     float stddev = 1.0f;
     float apply(float x) const { return (x - mean) / stddev; }
 };
+// The checkpoint's input standardisation (its notes; absent: mean 0, stddev 1). Throws
+// tpu_data::DataError naming the file for a note that is not a number, or a stddev <= 0.
+InputTransform input_transform(const tpu_model::Checkpoint &c, const std::string &path);
 
 // y = x W + b (W in x out, row-major), ReLU after every layer but the last.
 struct FloatDense {
@@ -127,6 +130,12 @@ FloatMlp float_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::st
 Int8Mlp int8_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
 FloatCnn float_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
 Int8Cnn int8_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
+// Whether these networks read `c`: a quantised checkpoint (tpu-quantise's of an MLP or CNN),
+// or a model name that is an MLP ("mlp-784-256-10"), a CNN of 3x3 conv blocks and dense layers
+// only ("cnn-28x28x1-c16-c32-d128-10") or no model spec at all (load_network then says what is
+// wrong). Any other spec ("c16k5", "res", "ln", "gelu", ...) is compiled instead
+// (tpu_export::compile_checkpoint; tpu-serve, tpu-eval, tpu-quantise).
+bool reads_checkpoint(const tpu_model::Checkpoint &c);
 // A checkpoint holds a CNN iff it has a tensor conv0.w (fp32) or conv0.wq (quantised).
 bool is_cnn_checkpoint(const tpu_model::Checkpoint &c);
 Network load_network(const std::string &path);
