@@ -153,17 +153,18 @@ std::string model_name(const std::vector<std::size_t> &sizes) {
     return model;
 }
 
-tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train) {
+std::string cnn_name(const Options &o, const tpu_data::Dataset &train) {
     if (train.sample_shape.size() != 3 || train.sample_shape[0] != 1)
         throw std::invalid_argument("the CNN takes images of one channel");
-    tpu_model::CnnShape s;
-    s.height = train.sample_shape[1];
-    s.width = train.sample_shape[2];
-    s.channels = 1;
-    s.filters = o.filters;
-    s.hidden = hidden_sizes(o);
-    s.classes = train.classes();
-    return s;
+    std::string n = "cnn-" + std::to_string(train.sample_shape[1]) + "x" +
+                    std::to_string(train.sample_shape[2]) + "x1";
+    for (std::size_t f : o.filters)
+        n += "-c" + std::to_string(f);
+    n += "-d";
+    const std::vector<std::size_t> hidden = hidden_sizes(o);
+    for (std::size_t i = 0; i < hidden.size(); ++i)
+        n += (i > 0 ? "-" : "") + std::to_string(hidden[i]);
+    return n + "-" + std::to_string(train.classes());
 }
 
 bool is_spec(const Options &o) {
@@ -196,7 +197,7 @@ tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train) {
 tpu_nn::Graph model_graph(const Options &o, const tpu_data::Dataset &train) {
     if (is_spec(o))
         return spec_graph(o, train);
-    return tpu_nn::graph_from_spec(o.model == "cnn" ? cnn_shape(o, train).name()
+    return tpu_nn::graph_from_spec(o.model == "cnn" ? cnn_name(o, train)
                                                     : model_name(layer_sizes(o, train)));
 }
 

@@ -8,9 +8,9 @@
 #include <tpu_data/dataset.hpp>
 #include <tpu_eval/metrics.hpp>
 #include <tpu_model/checkpoint.hpp>
-#include <tpu_model/cpu_cnn.hpp>
-#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_model/loss.hpp>
 #include <tpu_model/lr_schedule.hpp>
+#include <tpu_model/optimizer.hpp>
 #include <tpu_nn/graph.hpp>
 #include <tpu_report/curve_log.hpp>
 #include <tpu_report/tensorboard_writer.hpp>
@@ -73,8 +73,9 @@ tpu_data::Normalization load_data(const Options &o, tpu_data::Dataset &train,
 // {inputs, hidden..., classes} for the training set, and the model's name ("mlp-784-256-...").
 std::vector<std::size_t> layer_sizes(const Options &o, const tpu_data::Dataset &train);
 std::string model_name(const std::vector<std::size_t> &sizes);
-// The CNN's shape for the training set's images (one channel) and --filters, --hidden.
-tpu_model::CnnShape cnn_shape(const Options &o, const tpu_data::Dataset &train);
+// The CNN's name for the training set's images (one channel) and --filters, --hidden, e.g.
+// cnn-28x28x1-c16-c32-d128-10.
+std::string cnn_name(const Options &o, const tpu_data::Dataset &train);
 // Whether --model is a spec (not "mlp" or "cnn"), and its graph, checked against the training
 // set: the input shape (HxWx1 images for cnn-, their pixel count for mlp-) and the classes;
 // throws std::invalid_argument saying what differs, or that --hidden or --filters was given.

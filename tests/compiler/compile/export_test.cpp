@@ -7,8 +7,8 @@
 #include "onnx_builder.hpp"
 
 #include <tpu_export/export.hpp>
-#include <tpu_model/cpu_cnn.hpp>
-#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_nn/cpu_executor.hpp>
+#include <tpu_nn/spec.hpp>
 #include <tpu_onnx/compile.hpp>
 #include <tpumodel/cpu_executor.hpp>
 
@@ -76,7 +76,7 @@ std::vector<float> raw_pixels(std::size_t n, std::uint32_t seed) {
 } // namespace
 
 TEST_CASE("an exported MLP computes the checkpoint's logits", "[export]") {
-    tpu_model::CpuMlp mlp({20, 12, 7, 5}, 11);
+    tpu_nn::CpuExecutor mlp(tpu_nn::graph_from_spec("mlp-20-12-7-5"), 11);
     give_biases(mlp.params(), 100);
     tpu_model::Checkpoint c;
     c.model = "mlp-20-12-7-5";
@@ -98,18 +98,11 @@ TEST_CASE("an exported MLP computes the checkpoint's logits", "[export]") {
 TEST_CASE("an exported CNN computes the checkpoint's logits", "[export]") {
     // Two channels and a non-square image, so that the (h, w, c) -> (c, h, w) reordering of the
     // first dense layer and the OIHW weights are both exercised.
-    tpu_model::CnnShape shape;
-    shape.height = 10;
-    shape.width = 8;
-    shape.channels = 2;
-    shape.filters = {4, 6};
-    shape.hidden = {9};
-    shape.classes = 5;
-    tpu_model::CpuCnn cnn(shape, 5);
+    tpu_nn::CpuExecutor cnn(tpu_nn::graph_from_spec("cnn-10x8x2-c4-c6-d9-5"), 5);
     give_biases(cnn.params(), 200);
     tpu_model::Checkpoint c;
-    c.model = shape.name();
-    c.notes["input.shape"] = shape.input_shape();
+    c.model = cnn.graph().name();
+    c.notes["input.shape"] = "10x8x2";
     cnn.save(c);
     const std::string onnx_path = scratch_path("cnn.onnx");
     const tpu_export::ExportSummary s =
@@ -117,7 +110,7 @@ TEST_CASE("an exported CNN computes the checkpoint's logits", "[export]") {
     CHECK(s.input_shape == "2x2x10x8");
     CHECK(s.output_shape == "2x5");
 
-    // The same pixels in the stack's NHWC for the CPU CNN and in ONNX's NCHW for the export.
+    // The same pixels in the stack's NHWC for the graph and in ONNX's NCHW for the export.
     const std::size_t batch = 2, h = 10, w = 8, ch = 2;
     const std::vector<float> nhwc = raw_pixels(batch * h * w * ch, 9);
     std::vector<float> nchw(nhwc.size());
@@ -138,7 +131,6 @@ TEST_CASE("an exported CNN computes the checkpoint's logits", "[export]") {
 }
 
 TEST_CASE("tpu-export refuses quantised and broken checkpoints", "[export]") {
-    tpu_model::CpuMlp mlp({4, 3}, 1);
     tpu_model::Checkpoint c;
     c.model = "mlp-4-3";
     c.tensors.push_back({"layer0.wq", {4, 3}, std::vector<float>(12, 1.0f)});

@@ -18,8 +18,8 @@
 #include <tpu_data/dataset.hpp>
 #include <tpu_export/export.hpp>
 #include <tpu_infer/card_model.hpp>
-#include <tpu_model/cpu_cnn.hpp>
-#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_nn/cpu_executor.hpp>
+#include <tpu_nn/spec.hpp>
 
 #include <tpurt/device.hpp>
 
@@ -130,7 +130,7 @@ TEST_CASE("ONNX Runtime runs exported models as the stack does", "[.onnxruntime]
     const std::string count = std::to_string(test.count);
 
     SECTION("the MLP") {
-        tpu_model::CpuMlp mlp({784, 64, 10}, 21);
+        tpu_nn::CpuExecutor mlp(tpu_nn::graph_from_spec("mlp-784-64-10"), 21);
         give_biases(mlp.params());
         tpu_model::Checkpoint c;
         c.model = "mlp-784-64-10";
@@ -143,12 +143,11 @@ TEST_CASE("ONNX Runtime runs exported models as the stack does", "[.onnxruntime]
             native_logits(mlp, test, 10), 10);
     }
     SECTION("the CNN") {
-        tpu_model::CnnShape shape; // cnn-28x28x1-c16-c32-d128-10, the demo's
-        tpu_model::CpuCnn cnn(shape, 22);
+        tpu_nn::CpuExecutor cnn(tpu_nn::graph_from_spec("cnn-28x28x1-c16-c32-d128-10"), 22);
         give_biases(cnn.params());
         tpu_model::Checkpoint c;
-        c.model = shape.name();
-        c.notes["input.shape"] = shape.input_shape();
+        c.model = cnn.graph().name();
+        c.notes["input.shape"] = "28x28x1";
         cnn.save(c);
         save(c, scratch_path("ort_cnn.ckpt"));
         tpu_export::export_checkpoint(scratch_path("ort_cnn.ckpt"), scratch_path("ort_cnn.onnx"),

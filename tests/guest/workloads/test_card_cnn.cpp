@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 // test_card_cnn.cpp - guest test of training the CNN on the card (its graph, tpu_nn::CardTrainer):
-// one step's loss and every parameter's gradient against the CPU CNN's (whose gradients the host
-// tests check against finite differences) for the same weights and batch, in fp32 and in bf16
+// one step's loss and every parameter's gradient against the CPU executor's (whose gradients the
+// host tests check against finite differences) for the same weights and batch, in fp32 and in bf16
 // precision, short trainings on the digits in which the test loss falls and the accuracy rises, a
 // checkpoint saved, loaded and resumed bit for bit, and a profiled step whose trace holds every op
 // of the step. Needs the data sets (run-in-vm.sh --datasets).
 #include <train_common.hpp>
 
 #include <tpu_data/batches.hpp>
-#include <tpu_model/cpu_cnn.hpp>
 #include <tpu_nn/card_trainer.hpp>
 #include <tpu_nn/spec.hpp>
 
@@ -42,14 +41,11 @@ const Digits &digits() {
     return d;
 }
 
-// The digits' 8x8x1 images, two small conv blocks (8x8 -> 4x4 -> 2x2), a hidden dense layer.
-tpu_model::CnnShape digits_cnn() {
-    return {8, 8, 1, {8, 16}, {32}, 10};
-}
-
-// The graph of its name, from `seed`: the CPU CNN's weights of that seed.
+// The digits' 8x8x1 images, two small conv blocks (8x8 -> 4x4 -> 2x2), a hidden dense layer,
+// as a graph from `seed`.
+const std::string digits_cnn = "cnn-8x8x1-c8-c16-d32-10";
 tpu_nn::CpuExecutor digits_graph(std::uint64_t seed) {
-    return tpu_nn::CpuExecutor(tpu_nn::graph_from_spec(digits_cnn().name()), seed);
+    return tpu_nn::CpuExecutor(tpu_nn::graph_from_spec(digits_cnn), seed);
 }
 
 // The largest |a - b| over the largest |b|.
@@ -90,11 +86,11 @@ std::pair<double, double> card_test(tpu_nn::CardTrainer &card) {
         nullptr);
 }
 
-// One step of the digits CNN on the card in `precision` against the CPU CNN's fp32 step: the
+// One step of the digits CNN on the card in `precision` against the CPU executor's fp32 step: the
 // loss to `loss_eps` relative, every gradient to `grad_tol` of its largest element.
 void check_one_step(tpu_train::Precision precision, double loss_eps, double grad_tol) {
     const Digits &d = digits();
-    tpu_model::CpuCnn cpu(digits_cnn(), 3);
+    tpu_nn::CpuExecutor cpu = digits_graph(3);
     tpu_nn::CardTrainer card(device(), digits_graph(3), {}, precision);
     tpu_data::Batches batches(d.train, 40, 3);
     tpu_data::Batch b;
@@ -138,12 +134,12 @@ void check_adam_training(tpu_train::Precision precision) {
 
 } // namespace
 
-TEST_CASE("one CNN training step's loss and gradients on the card equal the CPU CNN's") {
+TEST_CASE("one CNN training step's loss and gradients on the card equal the CPU executor's") {
     // fp32 on both sides, sums in other orders.
     check_one_step(tpu_train::Precision::Fp32, 1e-4, 1e-3);
 }
 
-TEST_CASE("one bf16 CNN training step on the card is close to the CPU CNN's fp32 step") {
+TEST_CASE("one bf16 CNN training step on the card is close to the CPU executor's fp32 step") {
     // bf16 inputs, weights and gradients (8 significant bits, fp32 sums); an error in an op's
     // indexing or dtype handling would be of the order of the gradient itself.
     check_one_step(tpu_train::Precision::Bf16, 2e-2, 5e-2);
@@ -172,7 +168,7 @@ TEST_CASE("a CNN checkpoint saved on the card, loaded and resumed continues bit 
         tpu_nn::CpuExecutor saved = net;
         first.copy_to(saved);
         tpu_model::Checkpoint c;
-        c.model = digits_cnn().name();
+        c.model = digits_cnn;
         c.step = first.steps();
         saved.save(c);
         first.save_optimizer(c);

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 // test_card_train.cpp - guest test of training the MLP on the card (its graph, tpu_nn's trainer):
-// one step's loss and gradients against the CPU MLP's fp32 ones for the same weights and batch
+// one step's loss and gradients against the CPU executor's fp32 ones for the same weights and batch
 // (fp32 and bf16 precision on the card), and short trainings on the digits (SGD with momentum,
 // Adam; Adam in bf16) in which the test loss falls and the test accuracy rises. Needs the data sets
 // (run-in-vm.sh --datasets).
 #include <train_common.hpp>
 
 #include <tpu_data/batches.hpp>
-#include <tpu_model/cpu_mlp.hpp>
 #include <tpu_nn/card_trainer.hpp>
 #include <tpu_nn/spec.hpp>
 
@@ -49,12 +48,12 @@ double relative_error(const std::vector<float> &a, const std::vector<float> &b) 
     return diff / top;
 }
 
-// The CPU MLP's logits for the evaluation.
-tpu_train::Forward cpu_forward(tpu_model::CpuMlp &net) {
+// The logits of `net` on the CPU for the evaluation.
+tpu_train::Forward cpu_forward(tpu_nn::CpuExecutor &net) {
     return [&net](const float *x, std::size_t batch) { return net.forward(x, batch); };
 }
 
-// The graph of the MLP of `sizes`, from `seed`: the CPU MLP's weights of that seed.
+// The graph of the MLP of `sizes`, from `seed`.
 tpu_nn::CpuExecutor mlp_graph(const std::vector<std::size_t> &sizes, std::uint64_t seed) {
     return tpu_nn::CpuExecutor(tpu_nn::graph_from_spec(tpu_train::model_name(sizes)), seed);
 }
@@ -66,9 +65,9 @@ train_digits(const tpu_train::OptimizerConfig &opt, std::size_t epochs,
              tpu_train::Precision precision = tpu_train::Precision::Fp32) {
     const Digits &d = digits();
     const std::vector<std::size_t> sizes = {d.train.sample_size(), 32, d.train.classes()};
-    tpu_model::CpuMlp net(sizes, 7);
+    tpu_nn::CpuExecutor net = mlp_graph(sizes, 7);
     const auto before = tpu_train::evaluate(cpu_forward(net), d.test, nullptr);
-    tpu_nn::CardTrainer card(device(), mlp_graph(sizes, 7), opt, precision);
+    tpu_nn::CardTrainer card(device(), net, opt, precision);
     tpu_data::Batches batches(d.train, 32, 7);
     tpu_data::Batch b;
     for (std::size_t epoch = 0; epoch < epochs; ++epoch) {
@@ -76,24 +75,21 @@ train_digits(const tpu_train::OptimizerConfig &opt, std::size_t epochs,
         while (batches.next(b))
             card.step(b.features.data(), b.labels.data(), b.size);
     }
-    tpu_nn::CpuExecutor trained = mlp_graph(sizes, 7);
-    card.copy_to(trained);
-    const auto after = tpu_train::evaluate(
-        [&trained](const float *x, std::size_t batch) { return trained.forward(x, batch); }, d.test,
-        nullptr);
+    card.copy_to(net);
+    const auto after = tpu_train::evaluate(cpu_forward(net), d.test, nullptr);
     INFO("test loss " << before.first << " -> " << after.first << ", accuracy " << before.second
                       << " -> " << after.second);
     CHECK(std::isfinite(after.first));
     return {before, after};
 }
 
-// One step of a 64-48-24-10 MLP on the card in `precision` against the CPU MLP's fp32 step:
+// One step of a 64-48-24-10 MLP on the card in `precision` against the CPU executor's fp32 step:
 // the loss to `loss_eps` relative, every gradient to `grad_tol` of its largest element.
 void check_one_step(tpu_train::Precision precision, double loss_eps, double grad_tol) {
     const Digits &d = digits();
     const std::vector<std::size_t> sizes = {d.train.sample_size(), 48, 24, d.train.classes()};
-    tpu_model::CpuMlp cpu(sizes, 3);
-    tpu_nn::CardTrainer card(device(), mlp_graph(sizes, 3), {}, precision);
+    tpu_nn::CpuExecutor cpu = mlp_graph(sizes, 3);
+    tpu_nn::CardTrainer card(device(), cpu, {}, precision);
     tpu_data::Batches batches(d.train, 40, 3);
     tpu_data::Batch b;
     REQUIRE(batches.next(b));
@@ -107,22 +103,23 @@ void check_one_step(tpu_train::Precision precision, double loss_eps, double grad
     CHECK(got.loss == Approx(ref.loss).epsilon(loss_eps));
     if (precision == tpu_train::Precision::Fp32) // bf16 may flip a near tie
         CHECK(got.correct == ref.correct);
-    const tpu_nn::ParamValues grads = card.gradients(); // layer0.w, layer0.b, layer1.w, ...
-    for (std::size_t i = 0; i < sizes.size() - 1; ++i) {
-        INFO("layer " << i);
-        CHECK(relative_error(grads[2 * i], cpu.layers()[i].dw) < grad_tol);
-        CHECK(relative_error(grads[2 * i + 1], cpu.layers()[i].db) < grad_tol);
+    const tpu_nn::ParamValues grads = card.gradients();
+    const std::vector<tpu_model::Param> params = cpu.params();
+    REQUIRE(grads.size() == params.size());
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        INFO("parameter " << params[i].key);
+        CHECK(relative_error(grads[i], *params[i].grad) < grad_tol);
     }
 }
 
 } // namespace
 
-TEST_CASE("one training step's loss and gradients on the card equal the CPU MLP's") {
+TEST_CASE("one training step's loss and gradients on the card equal the CPU executor's") {
     // fp32 on both sides; the card sums in another order and its exp and log are its own.
     check_one_step(tpu_train::Precision::Fp32, 1e-4, 1e-3);
 }
 
-TEST_CASE("one bf16 MLP training step on the card is close to the CPU MLP's fp32 step") {
+TEST_CASE("one bf16 MLP training step on the card is close to the CPU executor's fp32 step") {
     // bf16 inputs, weights and gradients (8 significant bits) into fp32 sums; an error in an
     // op's indexing or dtype handling would be of the order of the gradient itself.
     // Measured: the first layer's gradients 7-8 % of their largest off (ReLU masks flip where a

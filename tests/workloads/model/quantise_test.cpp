@@ -7,7 +7,8 @@
 #include <tpu_infer/network.hpp>
 #include <tpu_infer/reference.hpp>
 #include <tpu_model/checkpoint.hpp>
-#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_nn/cpu_executor.hpp>
+#include <tpu_nn/spec.hpp>
 #include <tpu_quant/quantise.hpp>
 #include <tpurt/testing/test_patterns.hpp>
 
@@ -21,9 +22,9 @@
 
 namespace {
 
-// A random fp32 MLP 16 -> 12 -> 8 -> 4 (He-initialised by CpuMlp, random biases).
+// A random fp32 MLP 16 -> 12 -> 8 -> 4 (He-initialised as its graph, random biases).
 tpu_infer::FloatMlp toy_mlp() {
-    tpu_model::CpuMlp net({16, 12, 8, 4}, 7);
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec("mlp-16-12-8-4"), 7);
     tpu_model::Checkpoint c;
     c.model = "mlp-16-12-8-4";
     c.notes["input.mean"] = "0.25";
@@ -179,7 +180,7 @@ TEST_CASE("a quantised checkpoint round-trips and damaged ones are refused") {
 }
 
 TEST_CASE("fp32 checkpoints: the input transform from the notes, bad notes refused") {
-    tpu_model::CpuMlp net({4, 3, 2}, 1);
+    const tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec("mlp-4-3-2"), 1);
     tpu_model::Checkpoint c;
     c.model = "mlp-4-3-2";
     net.save(c);

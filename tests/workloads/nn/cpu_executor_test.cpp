@@ -3,12 +3,9 @@
 // the ops' vector-Jacobian rules against central finite differences of the loss for models
 // written only as specs (a 5x5-kernel CNN, a three-block CNN, a residual net with layer norm,
 // and one net of every other op: strides, groups, padded pooling of both kinds, every
-// activation); today's CNN and MLP names start from a seed with the CPU CNN's and MLP's weights
-// and give their logits bit for bit, and their checkpoints load; an optimiser steps the graph's
-// parameters.
+// activation); an optimiser steps the graph's parameters (old checkpoints:
+// old_checkpoints_test.cpp).
 #include <tpu_data/batches.hpp>
-#include <tpu_model/cpu_cnn.hpp>
-#include <tpu_model/cpu_mlp.hpp>
 #include <tpu_nn/cpu_executor.hpp>
 #include <tpu_nn/params.hpp>
 #include <tpu_nn/spec.hpp>
@@ -103,43 +100,6 @@ TEST_CASE("graph gradients match central finite differences for spec-only models
     CHECK(check_gradients("cnn-8x8x2-conv4s2g2-tanh-avg3s1p1-conv6k1-gelu-max3s2p1-flat-ln-"
                           "sigmoid-d8-10",
                           64) < 0.05); // every other op
-}
-
-TEST_CASE("today's CNN and MLP names start as the CPU models and give their logits") {
-    const tpu_model::CnnShape shape{8, 8, 2, {3, 4}, {5}, 3};
-    tpu_model::CpuCnn cnn(shape, 3);
-    tpu_model::Checkpoint c;
-    cnn.save(c);
-    tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(shape.name()), 1);
-    net.values() = tpu_nn::load_params(net.graph(), c); // an old checkpoint loads
-    const std::vector<float> x = uniform(4 * 8 * 8 * 2, 9, -1.0f, 1.0f);
-    CHECK(net.forward(x.data(), 4) == cnn.forward(x.data(), 4)); // bit for bit
-
-    tpu_model::CpuMlp mlp({64, 16, 8, 10}, 4);
-    tpu_model::Checkpoint mlp_checkpoint;
-    mlp.save(mlp_checkpoint);
-    tpu_nn::CpuExecutor graph_mlp(tpu_nn::graph_from_spec("mlp-64-16-8-10"), 1);
-    graph_mlp.load(mlp_checkpoint); // an old MLP checkpoint loads too
-    const std::vector<float> rows = uniform(5 * 64, 2, 0.0f, 1.0f);
-    CHECK(graph_mlp.forward(rows.data(), 5) == mlp.forward(rows.data(), 5));
-
-    // The graph's own checkpoint tensors are the CPU CNN's.
-    tpu_model::Checkpoint mine;
-    tpu_nn::save_params(net.graph(), net.values(), mine);
-    REQUIRE(mine.tensors.size() == c.tensors.size());
-    for (std::size_t i = 0; i < c.tensors.size(); ++i) {
-        CHECK(mine.tensors[i].name == c.tensors[i].name);
-        CHECK(mine.tensors[i].shape == c.tensors[i].shape);
-    }
-    // And from the same seed they start with the CPU models' weights.
-    CHECK(tpu_nn::initial_values(net.graph(), 3) == tpu_nn::load_params(net.graph(), c));
-    CHECK(tpu_nn::initial_values(graph_mlp.graph(), 4) ==
-          tpu_nn::load_params(graph_mlp.graph(), mlp_checkpoint));
-
-    c.tensors[0].shape[0] = 5;
-    CHECK_THROWS_WITH(tpu_nn::load_params(net.graph(), c),
-                      Catch::Matchers::Contains("tensor conv0.w is not of this model's shape "
-                                                "3x3x2x3"));
 }
 
 TEST_CASE("Adam steps a spec model's parameters and lowers its loss") {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // old_checkpoints_test.cpp - checkpoints written by the hand-written CPU MLP and CNN before every
-// model became a graph (tests/golden/checkpoints) load into the graph of their model name, give
-// the logits those classes computed bit for bit, on the CPU executor and (within fp32 rounding)
-// on the in-process card, and training resumes from their optimiser state.
+// model became a graph (tests/golden/checkpoints) load into the graph of their model name, which
+// writes the same tensors back, give the logits those classes computed bit for bit, on the CPU
+// executor and (within fp32 rounding) on the in-process card, and training resumes from their
+// optimiser state.
 #include <tpu_data/batches.hpp>
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/optimizer.hpp>
@@ -47,6 +48,14 @@ void check_old_checkpoint(const std::string &stem, const std::string &model) {
     REQUIRE(c.model == model);
     tpu_nn::CpuExecutor net(tpu_nn::graph_from_spec(c.model), 99); // other weights, overwritten
     net.load(c);
+    // The graph writes the tensors the hand-written class wrote, in its order.
+    tpu_model::Checkpoint mine;
+    net.save(mine);
+    for (std::size_t i = 0; i < mine.tensors.size(); ++i) {
+        CHECK(mine.tensors[i].name == c.tensors.at(i).name);
+        CHECK(mine.tensors[i].shape == c.tensors.at(i).shape);
+        CHECK(mine.tensors[i].data == c.tensors.at(i).data);
+    }
     const std::vector<float> probe = normals(8 * 64, 12), want = recorded_logits(stem + ".logits");
     CHECK(net.forward(probe.data(), 8) == want);
 

@@ -3,14 +3,14 @@
 // order with their ops' forward rules, keeping every node's output; backward runs their
 // vector-Jacobian rules in reverse order from the gradient of the logits, summing the
 // gradients of a node read twice (a residual's input). Nothing is written per model. Its
-// params() are tpu_model::Param (keys Graph::param_key), so the CPU models' optimisers
+// params() are tpu_model::Param (keys Graph::param_key), so the CPU optimisers
 // (tpu_model/optimizer.hpp) step them.
 #pragma once
 
 #include "tpu_nn/graph.hpp"
 #include "tpu_nn/params.hpp"
 
-#include <tpu_model/cpu_mlp.hpp>
+#include <tpu_model/loss.hpp>
 #include <tpu_model/optimizer.hpp>
 
 #include <cstddef>

@@ -2,7 +2,8 @@
 // conv2d.cpp - a 2-D convolution + bias on NHWC images: weights HWIO [KH, KW, C / G, F] (He,
 // fan-in KH KW C / G), bias [F] (zeros), strides, zero padding and G groups (filter f sees the
 // channels of group f / (F / G)). Forward sums the taps in row-major order, channels ascending,
-// from 0, then adds the bias (CpuCnn's order); the vjp adds dW, db and dx from dy.
+// from 0, then adds the bias (the order of the hand-written CPU CNN it replaced); the vjp adds
+// dW, db and dx from dy.
 #include "rules.hpp"
 
 #include <stdexcept>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // dense.cpp - a dense layer y = x W + b on a vector of F features: W [F, units] (He), b [units]
-// (zeros). Forward from the bias, products added in ascending input order (CpuMlp's order, so
-// the logits match it bit for bit); vjp dW += x^T dy, db += column sums of dy, dx += dy W^T.
+// (zeros). Forward from the bias, products added in ascending input order (the order of the
+// hand-written CPU MLP it replaced, whose checkpoints give the same logits); vjp dW += x^T dy, db
+// += column sums of dy, dx += dy W^T.
 #include "rules.hpp"
 
 #include <stdexcept>
