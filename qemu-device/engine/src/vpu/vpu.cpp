@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "isa/decode_checks.hpp"
+#include "vpu/host_clones.hpp"
 #include "vpu/vpu_math.hpp"
 #include "vpu/vpu_split.hpp"
 
@@ -191,7 +192,8 @@ template <uint8_t Dtype, class T> void store_value(uint8_t *p, T x) {
 // dst[i] = op(a[i], b[i]) (b[0] for every i if b_scalar) over n <= kVectorChunk elements of
 // Dtype (FP32, BF16 or INT32), all operands read before any result is stored.
 template <uint8_t Dtype, class Op>
-void chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst, uint32_t n, Op op) {
+TPU_HOST_CLONES void chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst,
+                           uint32_t n, Op op) {
     constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
     using T = decltype(load_value<Dtype>(nullptr));
     T x[kVectorChunk], y[kVectorChunk];
@@ -300,7 +302,8 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
 constexpr uint32_t kActivateChunk = 256;
 
 template <bool Int32, bool Bias, uint8_t Func>
-void activate_values(const uint8_t *src, const uint8_t *bias, float scale, float *x, uint32_t n) {
+TPU_HOST_CLONES void activate_values(const uint8_t *src, const uint8_t *bias, float scale, float *x,
+                                     uint32_t n) {
     for (size_t i = 0; i < n; i++) {
         float v = Int32 ? float(load<int32_t>(src + 4 * i)) : load<float>(src + 4 * i);
         if constexpr (Bias)
@@ -333,7 +336,7 @@ ActivateSteps activate_steps(const ActivateInsn &insn) {
     return insn.bias ? steps_for<false, true>(insn.func) : steps_for<false, false>(insn.func);
 }
 
-void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
+TPU_HOST_CLONES void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
     switch (dtype) {
     case TPU_DT_INT8:
         for (size_t i = 0; i < n; i++)
@@ -357,7 +360,8 @@ void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
 // dst (c, r) = a (r, c) for elements of type T, a block of rows at a time (an abort stops it
 // between blocks); a and dst apart.
 template <class T>
-bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+TPU_HOST_CLONES bool transpose_apart(const TransposeInsn &insn, uint8_t *ub,
+                                     const std::atomic<bool> &abort) {
     constexpr uint32_t kBlock = 16;
     // Two rows into dense pairs (how libtpurt widens bf16 to fp32: a row of zeros and a row of
     // values) in one interleaving loop, kBlock * kBlock pairs between abort checks.
@@ -395,7 +399,8 @@ bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<b
 constexpr uint32_t kPoolChunk = 64;
 
 template <uint8_t Dtype>
-bool pool_channels(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+TPU_HOST_CLONES bool pool_channels(const PoolInsn &insn, uint8_t *ub,
+                                   const std::atomic<bool> &abort) {
     constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
     const float count = float(insn.win_h * insn.win_w);
     float acc[kPoolChunk];
