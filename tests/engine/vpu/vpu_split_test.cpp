@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Large VECTOR and ACTIVATE instructions spread over the engine's thread pool (vpu_split.hpp):
-// the same bytes as on the calling thread alone, for operands apart from the destination, on top
-// of it, and overlapping it shifted by one element (where the order of the elements shows, so
-// the instruction must not be split); and an abort stops a split instruction before it writes.
+// Large VECTOR, ACTIVATE and TRANSPOSE instructions spread over the engine's thread pool
+// (vpu_split.hpp): the same bytes as on the calling thread alone, for operands apart from the
+// destination, on top of it, and overlapping it shifted by one element (where the order of the
+// elements shows, so the instruction must not be split); and an abort stops a split instruction
+// before it writes.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -95,6 +96,22 @@ TEST_CASE("a large ACTIVATE gives the same bytes split over the thread pool", "[
     std::vector<uint8_t> split = random_buffer(3), alone = split;
     REQUIRE(vpu::activate(insn, acc.data(), split.data(), abort, &pool));
     REQUIRE(vpu::activate(insn, acc.data(), alone.data(), abort, nullptr));
+    CHECK(split == alone);
+}
+
+TEST_CASE("a large TRANSPOSE gives the same bytes split over the thread pool", "[vpu][threads]") {
+    ThreadPool pool(2);
+    const uint32_t elem = GENERATE(2u, 4u);
+    TransposeInsn insn;
+    insn.dtype = elem == 2 ? TPU_DT_BF16 : TPU_DT_FP32;
+    insn.rows = 250;
+    insn.cols = 300;
+    insn.a = Extent2D{0, 1300, 250, 300 * elem};
+    insn.dst = Extent2D{0x60000, 1100, 300, 250 * elem};
+    std::atomic<bool> abort{false};
+    std::vector<uint8_t> split = random_buffer(5), alone = split;
+    REQUIRE(vpu::transpose(insn, split.data(), abort, &pool));
+    REQUIRE(vpu::transpose(insn, alone.data(), abort, nullptr));
     CHECK(split == alone);
 }
 

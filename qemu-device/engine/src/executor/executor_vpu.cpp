@@ -83,7 +83,7 @@ Fault Executor::execute(const PoolInsn &insn) {
 }
 
 Fault Executor::execute(const TransposeInsn &insn) {
-    const bool completed = vpu::transpose(insn, dev_.ub.data(), dev_.abort_requested);
+    const bool completed = vpu::transpose(insn, dev_.ub.data(), dev_.abort_requested, &dev_.pool);
     return finish(completed, dev_.ub, insn.dst, timeline_,
                   vpu_step(uint64_t(insn.rows) * insn.cols, {insn.a}, insn.dst));
 }

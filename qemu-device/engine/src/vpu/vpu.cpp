@@ -357,11 +357,22 @@ TPU_HOST_CLONES void store_values(uint8_t dtype, const float *x, uint8_t *dst, u
     }
 }
 
-// dst (c, r) = a (r, c) for elements of type T, a block of rows at a time (an abort stops it
-// between blocks); a and dst apart.
+// dst (c, r) = a (r, c) for elements of type T, rows [r0, r1) and columns [c0, c1).
 template <class T>
-TPU_HOST_CLONES bool transpose_apart(const TransposeInsn &insn, uint8_t *ub,
-                                     const std::atomic<bool> &abort) {
+TPU_HOST_CLONES void transpose_block(const TransposeInsn &insn, uint8_t *ub, uint64_t r0,
+                                     uint64_t r1, uint64_t c0, uint64_t c1) {
+    for (uint64_t c = c0; c < c1; c++) {
+        uint8_t *out = at(ub, insn.dst, c, r0, sizeof(T));
+        for (uint64_t r = r0; r < r1; r++, out += sizeof(T))
+            store(out, load<T>(at(ub, insn.a, r, c, sizeof(T))));
+    }
+}
+
+// dst (c, r) = a (r, c) for elements of type T, a block of rows at a time (an abort stops it
+// between blocks; a large one is split over pool, vpu_split.hpp); a and dst apart.
+template <class T>
+bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort,
+                     ThreadPool *pool) {
     constexpr uint32_t kBlock = 16;
     // Two rows into dense pairs (how libtpurt widens bf16 to fp32: a row of zeros and a row of
     // values) in one interleaving loop, kBlock * kBlock pairs between abort checks.
@@ -379,15 +390,16 @@ TPU_HOST_CLONES bool transpose_apart(const TransposeInsn &insn, uint8_t *ub,
         }
         return true;
     }
+    auto blocks = [&](uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) {
+        for (uint64_t r = r0; r < r1; r += kBlock)
+            transpose_block<T>(insn, ub, r, std::min<uint64_t>(r1, r + kBlock), c0, c1);
+    };
+    if (worth_splitting(pool, insn.rows, insn.cols))
+        return run_split(*pool, abort, insn.rows, insn.cols, blocks);
     for (uint32_t r0 = 0; r0 < insn.rows; r0 += kBlock) {
         if (stop_requested(abort))
             return false;
-        const uint32_t r1 = std::min(insn.rows, r0 + kBlock);
-        for (uint32_t c = 0; c < insn.cols; c++) {
-            uint8_t *out = at(ub, insn.dst, c, r0, sizeof(T));
-            for (uint32_t r = r0; r < r1; r++, out += sizeof(T))
-                store(out, load<T>(at(ub, insn.a, r, c, sizeof(T))));
-        }
+        blocks(r0, std::min(insn.rows, r0 + kBlock), 0, insn.cols);
     }
     return true;
 }
@@ -587,7 +599,8 @@ bool pool(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     return true;
 }
 
-bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort,
+               ThreadPool *pool) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     // Source and destination apart, and every destination element written once (rows apart):
     // the order of the copies cannot matter.
@@ -595,10 +608,10 @@ bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &
               insn.dst.end() - insn.dst.addr) &&
         (insn.cols == 1 || insn.dst.stride >= insn.dst.row_bytes)) {
         if (elem == 4)
-            return transpose_apart<uint32_t>(insn, ub, abort);
+            return transpose_apart<uint32_t>(insn, ub, abort, pool);
         if (elem == 2)
-            return transpose_apart<uint16_t>(insn, ub, abort);
-        return transpose_apart<uint8_t>(insn, ub, abort);
+            return transpose_apart<uint16_t>(insn, ub, abort, pool);
+        return transpose_apart<uint8_t>(insn, ub, abort, pool);
     }
     for (uint64_t r = 0; r < insn.rows; r++) {
         if (stop_requested(abort))

@@ -19,14 +19,15 @@
 
 namespace tpu::engine::vpu {
 
-// activate and vector spread a large instruction over pool when its results are independent
-// (vpu_split.hpp; nullptr: all on the calling thread).
+// activate, vector and transpose spread a large instruction over pool when its results are
+// independent (vpu_split.hpp; nullptr: all on the calling thread).
 bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
               const std::atomic<bool> &abort, ThreadPool *pool = nullptr);
 bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort,
             ThreadPool *pool = nullptr);
 bool reduce(const ReduceInsn &insn, uint8_t *ub, const std::atomic<bool> &abort);
 bool pool(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort);
-bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort);
+bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort,
+               ThreadPool *pool = nullptr);
 
 } // namespace tpu::engine::vpu
