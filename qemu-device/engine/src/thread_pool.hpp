@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// ThreadPool: a small persistent pool for the fast MXU. parallel_for() hands out task indices to
-// the calling thread and the workers and returns when all have run. One parallel_for at a time
+// ThreadPool: a small persistent pool for the fast MXU and the vector unit's large element-wise
+// instructions (vpu/vpu_split.hpp). parallel_for() hands out task indices to the calling thread
+// and the workers and returns when all have run. One parallel_for at a time
 // (the engine runs one job at a time); nothing is allocated per call. Threads are never pinned
 // or re-prioritised (QEMU's sandbox may forbid it). Between batches a worker spins a little
 // before it sleeps, and so does the caller waiting for the last task: a job's MATMULs and large
