@@ -53,25 +53,41 @@ void ThreadPool::shutdown() {
 }
 
 void ThreadPool::work_on_tasks() {
-    for (uint32_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1))
+    for (uint32_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) {
         fn_(ctx_, i);
+        if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == count_) {
+            std::lock_guard<std::mutex> guard(lock_);
+            idle_.notify_all();
+        }
+    }
 }
 
 void ThreadPool::run(uint32_t count, TaskFn fn, void *ctx) {
+    // A worker not yet back from the previous batch (still asleep, or its host CPU busy with
+    // another process) would see this batch's state change under it: after a short spin the
+    // caller runs the batch alone rather than wait for that worker to be scheduled.
+    spin_until([this] { return busy_.load(std::memory_order_acquire) == 0; });
+    if (busy_.load(std::memory_order_acquire) != 0) {
+        for (uint32_t i = 0; i < count; i++)
+            fn(ctx, i);
+        return;
+    }
     {
         std::lock_guard<std::mutex> guard(lock_);
         fn_ = fn;
         ctx_ = ctx;
         count_ = count;
         next_.store(0);
+        done_.store(0);
         busy_ = unsigned(workers_.size());
         batch_++;
     }
     wake_.notify_all();
     work_on_tasks();
-    spin_until([this] { return busy_.load(std::memory_order_acquire) == 0; });
+    // Only the tasks are waited for: a worker that never got to this batch leaves it later.
+    spin_until([this] { return done_.load(std::memory_order_acquire) == count_; });
     std::unique_lock<std::mutex> guard(lock_);
-    idle_.wait(guard, [this] { return busy_ == 0; });
+    idle_.wait(guard, [this] { return done_.load(std::memory_order_acquire) == count_; });
 }
 
 void ThreadPool::worker_main() {
@@ -86,9 +102,7 @@ void ThreadPool::worker_main() {
             seen = batch_;
         }
         work_on_tasks();
-        std::lock_guard<std::mutex> guard(lock_);
-        if (busy_.fetch_sub(1) == 1)
-            idle_.notify_one();
+        busy_.fetch_sub(1, std::memory_order_release);
     }
 }
 

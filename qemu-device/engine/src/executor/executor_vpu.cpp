@@ -37,7 +37,8 @@ Fault Executor::execute(const ActivateInsn &insn) {
     bool completed;
     {
         FpEnvGuard fp_env;
-        completed = vpu::activate(insn, dev_.acc.data(), dev_.ub.data(), dev_.abort_requested);
+        completed =
+            vpu::activate(insn, dev_.acc.data(), dev_.ub.data(), dev_.abort_requested, &dev_.pool);
     }
     Step step;
     step.units = kUnitVpu;
@@ -53,7 +54,7 @@ Fault Executor::execute(const VectorInsn &insn) {
     bool completed;
     {
         FpEnvGuard fp_env;
-        completed = vpu::vector(insn, dev_.ub.data(), dev_.abort_requested);
+        completed = vpu::vector(insn, dev_.ub.data(), dev_.abort_requested, &dev_.pool);
     }
     return finish(completed, dev_.ub, insn.dst, timeline_,
                   vpu_step(uint64_t(insn.rows) * insn.cols, {insn.a, insn.b}, insn.dst));
@@ -82,7 +83,7 @@ Fault Executor::execute(const PoolInsn &insn) {
 }
 
 Fault Executor::execute(const TransposeInsn &insn) {
-    const bool completed = vpu::transpose(insn, dev_.ub.data(), dev_.abort_requested);
+    const bool completed = vpu::transpose(insn, dev_.ub.data(), dev_.abort_requested, &dev_.pool);
     return finish(completed, dev_.ub, insn.dst, timeline_,
                   vpu_step(uint64_t(insn.rows) * insn.cols, {insn.a}, insn.dst));
 }

@@ -10,7 +10,9 @@
 #include <cstring>
 
 #include "isa/decode_checks.hpp"
+#include "vpu/host_clones.hpp"
 #include "vpu/vpu_math.hpp"
+#include "vpu/vpu_split.hpp"
 
 namespace tpu::engine::vpu {
 namespace {
@@ -190,7 +192,8 @@ template <uint8_t Dtype, class T> void store_value(uint8_t *p, T x) {
 // dst[i] = op(a[i], b[i]) (b[0] for every i if b_scalar) over n <= kVectorChunk elements of
 // Dtype (FP32, BF16 or INT32), all operands read before any result is stored.
 template <uint8_t Dtype, class Op>
-void chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst, uint32_t n, Op op) {
+TPU_HOST_CLONES void chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst,
+                           uint32_t n, Op op) {
     constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
     using T = decltype(load_value<Dtype>(nullptr));
     T x[kVectorChunk], y[kVectorChunk];
@@ -210,12 +213,42 @@ void chunk(const uint8_t *a, const uint8_t *b, bool b_scalar, uint8_t *dst, uint
         store_value<Dtype>(dst + elem * i, x[i]);
 }
 
+// Columns [c0, c1) of VECTOR's row r (of its rows as vector_rows counts them) a chunk at a time.
+template <uint8_t Dtype, class Op>
+void chunked_row(const VectorInsn &insn, uint8_t *ub, uint64_t r, uint64_t c0, uint64_t c1, Op op) {
+    constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
+    const uint64_t b_step = insn.b_col ? 0 : elem;
+    const uint8_t *a = at(ub, insn.a, r, 0, elem);
+    const uint8_t *b = at(ub, insn.b, r, 0, elem);
+    uint8_t *dst = at(ub, insn.dst, r, 0, elem);
+    for (uint64_t c = c0; c < c1; c += kVectorChunk) {
+        const auto n = uint32_t(std::min<uint64_t>(kVectorChunk, c1 - c));
+        chunk<Dtype>(a + elem * c, b + b_step * c, insn.b_col, dst + elem * c, n, op);
+    }
+}
+
+// Whether every element of dst is computed from the elements of src at its own place alone (src
+// is dst, element for element, or apart from it; a one-column src must be apart), with dst's
+// rows apart from each other.
+bool own_elements(const Extent2D &dst, const Extent2D &src, bool one_column) {
+    if (dst.rows > 1 && dst.stride < dst.row_bytes)
+        return false;
+    if (!one_column && src.addr == dst.addr && src.stride == dst.stride)
+        return true;
+    return apart(src.addr, src.end() - src.addr, dst.addr, dst.end() - dst.addr);
+}
+
 // VECTOR's element loop, row by row and in ascending columns (an operand may overlap the
 // destination): Dtype TPU_DT_FP32 or TPU_DT_BF16 with op a float operation, TPU_DT_INT32 with op
 // an INT32 one (with_int32_op), else (TPU_DT_INT8) integers with op an int_op. FP32, BF16 and
 // INT32 rows whose operands cannot see a result of the same row (chunk_safe) go a chunk at a time.
+//
+// Split over pool (vpu_split.hpp) when large and every operand is the destination itself or
+// apart from it, with the destination's rows apart: each result then depends on its own
+// operands alone.
 template <uint8_t Dtype, class Op>
-bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort, Op op) {
+bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort,
+                 ThreadPool *pool, Op op) {
     constexpr bool kFloat = Dtype == TPU_DT_FP32 || Dtype == TPU_DT_BF16;
     constexpr bool kChunked = kFloat || Dtype == TPU_DT_INT32;
     const uint32_t elem = dtype_bytes(insn.dtype);
@@ -229,6 +262,16 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
         cols *= rows;
         rows = 1;
     }
+    if constexpr (kChunked) {
+        if (worth_splitting(pool, rows, cols) && own_elements(insn.dst, insn.a, false) &&
+            own_elements(insn.dst, insn.b, insn.b_col)) {
+            return run_split(*pool, abort, rows, cols,
+                             [&](uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) {
+                                 for (uint64_t r = r0; r < r1; r++)
+                                     chunked_row<Dtype>(insn, ub, r, c0, c1, op);
+                             });
+        }
+    }
     for (uint64_t r = 0; r < rows; r++) {
         if (stop_requested(abort))
             return false;
@@ -239,10 +282,7 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
             const uint64_t bytes = elem * cols;
             if (chunk_safe(dst, bytes, a, bytes) &&
                 chunk_safe(dst, bytes, b, insn.b_col ? elem : bytes)) {
-                for (uint64_t c = 0; c < cols; c += kVectorChunk) {
-                    const auto n = uint32_t(std::min<uint64_t>(kVectorChunk, cols - c));
-                    chunk<Dtype>(a + elem * c, b + b_step * c, insn.b_col, dst + elem * c, n, op);
-                }
+                chunked_row<Dtype>(insn, ub, r, 0, cols, op);
                 continue;
             }
         }
@@ -262,7 +302,8 @@ bool vector_rows(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &a
 constexpr uint32_t kActivateChunk = 256;
 
 template <bool Int32, bool Bias, uint8_t Func>
-void activate_values(const uint8_t *src, const uint8_t *bias, float scale, float *x, uint32_t n) {
+TPU_HOST_CLONES void activate_values(const uint8_t *src, const uint8_t *bias, float scale, float *x,
+                                     uint32_t n) {
     for (size_t i = 0; i < n; i++) {
         float v = Int32 ? float(load<int32_t>(src + 4 * i)) : load<float>(src + 4 * i);
         if constexpr (Bias)
@@ -295,7 +336,7 @@ ActivateSteps activate_steps(const ActivateInsn &insn) {
     return insn.bias ? steps_for<false, true>(insn.func) : steps_for<false, false>(insn.func);
 }
 
-void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
+TPU_HOST_CLONES void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
     switch (dtype) {
     case TPU_DT_INT8:
         for (size_t i = 0; i < n; i++)
@@ -316,10 +357,22 @@ void store_values(uint8_t dtype, const float *x, uint8_t *dst, uint32_t n) {
     }
 }
 
-// dst (c, r) = a (r, c) for elements of type T, a block of rows at a time (an abort stops it
-// between blocks); a and dst apart.
+// dst (c, r) = a (r, c) for elements of type T, rows [r0, r1) and columns [c0, c1).
 template <class T>
-bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+TPU_HOST_CLONES void transpose_block(const TransposeInsn &insn, uint8_t *ub, uint64_t r0,
+                                     uint64_t r1, uint64_t c0, uint64_t c1) {
+    for (uint64_t c = c0; c < c1; c++) {
+        uint8_t *out = at(ub, insn.dst, c, r0, sizeof(T));
+        for (uint64_t r = r0; r < r1; r++, out += sizeof(T))
+            store(out, load<T>(at(ub, insn.a, r, c, sizeof(T))));
+    }
+}
+
+// dst (c, r) = a (r, c) for elements of type T, a block of rows at a time (an abort stops it
+// between blocks; a large one is split over pool, vpu_split.hpp); a and dst apart.
+template <class T>
+bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort,
+                     ThreadPool *pool) {
     constexpr uint32_t kBlock = 16;
     // Two rows into dense pairs (how libtpurt widens bf16 to fp32: a row of zeros and a row of
     // values) in one interleaving loop, kBlock * kBlock pairs between abort checks.
@@ -337,15 +390,16 @@ bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<b
         }
         return true;
     }
+    auto blocks = [&](uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) {
+        for (uint64_t r = r0; r < r1; r += kBlock)
+            transpose_block<T>(insn, ub, r, std::min<uint64_t>(r1, r + kBlock), c0, c1);
+    };
+    if (worth_splitting(pool, insn.rows, insn.cols))
+        return run_split(*pool, abort, insn.rows, insn.cols, blocks);
     for (uint32_t r0 = 0; r0 < insn.rows; r0 += kBlock) {
         if (stop_requested(abort))
             return false;
-        const uint32_t r1 = std::min(insn.rows, r0 + kBlock);
-        for (uint32_t c = 0; c < insn.cols; c++) {
-            uint8_t *out = at(ub, insn.dst, c, r0, sizeof(T));
-            for (uint32_t r = r0; r < r1; r++, out += sizeof(T))
-                store(out, load<T>(at(ub, insn.a, r, c, sizeof(T))));
-        }
+        blocks(r0, std::min(insn.rows, r0 + kBlock), 0, insn.cols);
     }
     return true;
 }
@@ -357,7 +411,8 @@ bool transpose_apart(const TransposeInsn &insn, uint8_t *ub, const std::atomic<b
 constexpr uint32_t kPoolChunk = 64;
 
 template <uint8_t Dtype>
-bool pool_channels(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+TPU_HOST_CLONES bool pool_channels(const PoolInsn &insn, uint8_t *ub,
+                                   const std::atomic<bool> &abort) {
     constexpr uint32_t elem = Dtype == TPU_DT_BF16 ? 2 : 4;
     const float count = float(insn.win_h * insn.win_w);
     float acc[kPoolChunk];
@@ -400,7 +455,7 @@ bool pool_channels(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &a
 } // namespace
 
 bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
-              const std::atomic<bool> &abort) {
+              const std::atomic<bool> &abort, ThreadPool *pool) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     const ActivateSteps steps = activate_steps(insn);
     const uint8_t *bias = insn.bias ? ub + insn.bias_addr : nullptr;
@@ -414,37 +469,52 @@ bool activate(const ActivateInsn &insn, const uint8_t *acc, uint8_t *ub,
     const bool bias_overwritten = insn.bias && insn.bias_addr < insn.dst.end() &&
                                   insn.dst.addr < insn.bias_addr + 4 * uint64_t(insn.cols);
     const uint32_t chunk = bias_overwritten ? 1 : kActivateChunk;
-    float x[kActivateChunk];
-    for (uint64_t m = 0; m < rows; m++) {
+    // Values [n0, n1) of row m, chunk at a time.
+    auto run = [&](uint64_t m, uint64_t n0, uint64_t n1) {
+        float x[kActivateChunk];
         const uint8_t *src = acc + insn.acc.addr + m * insn.acc.stride;
         uint8_t *dst = at(ub, insn.dst, m, 0, elem);
-        for (uint64_t n0 = 0; n0 < cols; n0 += chunk) {
-            if (stop_requested(abort))
-                return false;
-            const auto n = uint32_t(std::min<uint64_t>(chunk, cols - n0));
+        for (; n0 < n1; n0 += chunk) {
+            const auto n = uint32_t(std::min<uint64_t>(chunk, n1 - n0));
             steps.values(src + 4 * n0, bias ? bias + 4 * n0 : nullptr, insn.scale, x, n);
             if (steps.other_function)
                 for (size_t i = 0; i < n; i++)
                     x[i] = vpu_math::activate(insn.func, x[i]);
             store_values(insn.dtype, x, dst + n0 * elem, n);
         }
+    };
+    // The accumulators and the unified buffer are apart: with the destination's rows apart and
+    // the bias not overwritten, each result depends on its own operands alone.
+    if (!bias_overwritten && (rows == 1 || insn.dst.stride >= insn.dst.row_bytes) &&
+        worth_splitting(pool, rows, cols))
+        return run_split(*pool, abort, rows, cols,
+                         [&](uint64_t m0, uint64_t m1, uint64_t n0, uint64_t n1) {
+                             for (uint64_t m = m0; m < m1; m++)
+                                 run(m, n0, n1);
+                         });
+    for (uint64_t m = 0; m < rows; m++) {
+        for (uint64_t n0 = 0; n0 < cols; n0 += chunk) {
+            if (stop_requested(abort))
+                return false;
+            run(m, n0, std::min<uint64_t>(cols, n0 + chunk));
+        }
     }
     return true;
 }
 
-bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+bool vector(const VectorInsn &insn, uint8_t *ub, const std::atomic<bool> &abort, ThreadPool *pool) {
     switch (insn.dtype) {
     case TPU_DT_FP32:
         return with_float_op(
-            insn.op, [&](auto op) { return vector_rows<TPU_DT_FP32>(insn, ub, abort, op); });
+            insn.op, [&](auto op) { return vector_rows<TPU_DT_FP32>(insn, ub, abort, pool, op); });
     case TPU_DT_BF16:
         return with_float_op(
-            insn.op, [&](auto op) { return vector_rows<TPU_DT_BF16>(insn, ub, abort, op); });
+            insn.op, [&](auto op) { return vector_rows<TPU_DT_BF16>(insn, ub, abort, pool, op); });
     case TPU_DT_INT32:
         return with_int32_op(
-            insn.op, [&](auto op) { return vector_rows<TPU_DT_INT32>(insn, ub, abort, op); });
+            insn.op, [&](auto op) { return vector_rows<TPU_DT_INT32>(insn, ub, abort, pool, op); });
     default:
-        return vector_rows<TPU_DT_INT8>(insn, ub, abort, [&](int32_t a, int32_t b) {
+        return vector_rows<TPU_DT_INT8>(insn, ub, abort, pool, [&](int32_t a, int32_t b) {
             return int_op(insn.dtype, insn.op, a, b);
         });
     }
@@ -529,7 +599,8 @@ bool pool(const PoolInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
     return true;
 }
 
-bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort) {
+bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &abort,
+               ThreadPool *pool) {
     const uint32_t elem = dtype_bytes(insn.dtype);
     // Source and destination apart, and every destination element written once (rows apart):
     // the order of the copies cannot matter.
@@ -537,10 +608,10 @@ bool transpose(const TransposeInsn &insn, uint8_t *ub, const std::atomic<bool> &
               insn.dst.end() - insn.dst.addr) &&
         (insn.cols == 1 || insn.dst.stride >= insn.dst.row_bytes)) {
         if (elem == 4)
-            return transpose_apart<uint32_t>(insn, ub, abort);
+            return transpose_apart<uint32_t>(insn, ub, abort, pool);
         if (elem == 2)
-            return transpose_apart<uint16_t>(insn, ub, abort);
-        return transpose_apart<uint8_t>(insn, ub, abort);
+            return transpose_apart<uint16_t>(insn, ub, abort, pool);
+        return transpose_apart<uint8_t>(insn, ub, abort, pool);
     }
     for (uint64_t r = 0; r < insn.rows; r++) {
         if (stop_requested(abort))
