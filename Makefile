@@ -150,12 +150,12 @@ qemu-fuzz: $(FUZZ_BUILD)/.configured
 # epoch of training takes ASan past its 10 minutes on a loaded 2-core host: the export, compile
 # and serving code it runs is in the other compiler tests); tsan builds the
 # engine and workloads tests with TSan and runs those with threads: the inter-chip links, the
-# thread pool's kernel sets, aborts from another thread, TLB invalidations under running jobs,
-# the serving batcher.
+# thread pool's kernel sets and the vector unit's instructions split over it, aborts from another
+# thread, TLB invalidations under running jobs, the serving batcher.
 SAN_TESTS := engine_tests runtime_tests workloads_tests compiler_tests
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
-TSAN_ENGINE_TESTS := [mxu],[golden],[abort],[tlb],[decoder],[link]
+TSAN_ENGINE_TESTS := [mxu],[golden],[abort],[tlb],[decoder],[link],[threads]
 .PHONY: asan tsan sanitize
 sanitize: asan tsan
 

@@ -6,7 +6,11 @@
 // on every instruction set (the library is built with -ffp-contract=off: no fused multiply-adds).
 #pragma once
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Sanitizer builds keep the baseline alone: the clones' resolvers run while the dynamic linker
+// relocates the program, before the sanitizer's runtime is up (TSan crashes there), and those
+// builds check the logic, not the instruction set.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define TPU_HOST_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #else
 #define TPU_HOST_CLONES
