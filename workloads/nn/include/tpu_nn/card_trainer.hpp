@@ -111,8 +111,9 @@ class CardTrainer {
     // with the ReLU that alone reads it in its epilogue (the ReLU's output is then the
     // producer's, and its vjp reads that, which is positive exactly where its input was); a conv
     // block, a convolution, its fused ReLU and a max pooling that alone reads it, whose ReLU and
-    // bias gradients are taken at the pooled size in the pooling's vjp (conv_block_vjp).
-    enum class Fused { No, Epilogue, Relu, BlockConv, BlockRelu, BlockPool };
+    // bias gradients are taken at the pooled size in the pooling's vjp (conv_block_vjp); a
+    // flatten whose input nothing else reads, a view of that input and of its gradient.
+    enum class Fused { No, Epilogue, Relu, BlockConv, BlockRelu, BlockPool, View };
     void plan_fusion();
     tpurt::Tensor tensor(tpurt::DType type, std::size_t batch, const Shape &shape);
     void plan_types();

@@ -78,6 +78,13 @@ void CardTrainer::plan_fusion() {
                 return r;
         return NodeId(0);
     };
+    for (NodeId n = 1; n < graph_.output(); ++n) {
+        const NodeId in = nodes[n].inputs.empty() ? 0 : nodes[n].inputs[0];
+        if (nodes[n].kind == OpKind::Flatten && in != 0 && reader(in) == n && backward_[n] &&
+            types_[n].act == types_[in].act && types_[n].in[0] == types_[in].act &&
+            types_[n].grad == types_[in].grad)
+            fused_[n] = Fused::View;
+    }
     for (NodeId a = 1; a < graph_.output(); ++a) {
         const OpKind kind = nodes[a].kind;
         const NodeId b = reader(a);
@@ -189,9 +196,15 @@ CardTrainer::Work &CardTrainer::work(std::size_t batch) {
                 maybe(r == Route::Add && t.din[k] != types_[i].grad, types_[i].grad, shape));
         }
     }
-    for (NodeId n = 1; n < nodes.size(); ++n)
+    for (NodeId n = 1; n < nodes.size(); ++n) {
+        const NodeId in = nodes[n].inputs.empty() ? 0 : nodes[n].inputs[0];
         if (fused_[n] == Fused::Relu || fused_[n] == Fused::BlockRelu)
-            w.acts[n] = w.acts[nodes[n].inputs[0]]; // the producer's epilogue applied it
+            w.acts[n] = w.acts[in];     // the producer's epilogue applied it
+        if (fused_[n] == Fused::View) { // the same rows read as features
+            w.acts[n] = w.acts[in].reshape(w.acts[n].shape());
+            w.grads[n] = w.grads[in]->reshape(w.grads[n]->shape());
+        }
+    }
     return work_.emplace(batch, std::move(w)).first->second;
 }
 
@@ -199,7 +212,7 @@ void CardTrainer::queue_forward(Work &w) {
     const std::vector<Node> &nodes = graph_.nodes();
     tpurt::Stream &s = params_.stream();
     for (NodeId n = 1; n <= graph_.output(); ++n) {
-        if (fused_[n] == Fused::Relu || fused_[n] == Fused::BlockRelu)
+        if (fused_[n] == Fused::Relu || fused_[n] == Fused::BlockRelu || fused_[n] == Fused::View)
             continue;
         CardCall c{s, nodes[n].attrs, {}, {}, w.acts[n], nullptr, {}};
         if (fused_[n] == Fused::Epilogue || fused_[n] == Fused::BlockConv)
@@ -225,8 +238,8 @@ void CardTrainer::queue_loss(Work &w, std::size_t mean_over) {
 void CardTrainer::queue_vjp(Work &w, NodeId n) {
     tpurt::Stream &s = params_.stream();
     const std::vector<Node> &nodes = graph_.nodes();
-    if (fused_[n] == Fused::BlockRelu)
-        return; // in its pooling's conv_block_vjp
+    if (fused_[n] == Fused::BlockRelu || fused_[n] == Fused::View)
+        return; // in its pooling's conv_block_vjp; a view's gradient is its input's
     if (fused_[n] == Fused::BlockPool) {
         const NodeId conv = nodes[nodes[n].inputs[0]].inputs[0];
         conv_block_vjp(s, nodes[n].attrs, w.acts[conv], w.acts[n], *w.grads[n], *w.block[n],
