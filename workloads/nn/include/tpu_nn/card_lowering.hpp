@@ -2,8 +2,9 @@
 // card_lowering.hpp - each op's forward and vector-Jacobian product lowered to libtpurt ops
 // queued on a stream (src/card/<op>.cpp): dense (dense, matmul_tn, column_sums, matmul_nt),
 // conv2d (conv2d_layer, column_sums, conv2d_weight_grad, conv2d_input_grad), pooling (pool2d,
-// max_pool2d_grad / avg_pool2d_grad), flatten (a copy each way), activations
-// (unary, activation_grad), layer norm (layer_norm, layer_norm_grad), add (add, copies back).
+// max_pool2d_grad / avg_pool2d_grad), flatten (a copy each way, unless the trainer makes it a
+// view), activations (unary, activation_grad), layer norm (layer_norm, layer_norm_grad), add
+// (add, copies back).
 // Tensors carry the batch as their first dimension. Each rule says which dtypes its operands
 // need (the card's ops take bf16 or fp32 operands, with constraints between them): the trainer
 // converts an input or a gradient (a cast on the card) where the producer's dtype differs.
