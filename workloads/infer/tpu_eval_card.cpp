@@ -104,7 +104,7 @@ Result evaluate(tpurt::Device &dev, const std::string &path, const tpu_data::Dat
                 {.precision = tpumodel::Precision::Bf16, .batch = batch, .calibration = {}}),
             &*spec);
     } else {
-        net = tpu_infer::load_network(path);
+        net = tpu_infer::network_from_checkpoint(c, path);
         l.inputs = tpu_infer::network_inputs(net);
         l.outputs = tpu_infer::network_outputs(net);
         l.native = tpu_infer::load_on_card(dev, net, batch);

@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
                 {.precision = tpumodel::Precision::Bf16, .batch = max_batch, .calibration = {}});
             sig = tpu_serve::graph_signature(graph, name.empty() ? c.model : name);
         } else {
-            net = tpu_infer::load_network(model_path);
+            net = tpu_infer::network_from_checkpoint(c, model_path);
             sig.name = name.empty() ? tpu_infer::network_name(net) : name;
             sig.platform = std::string("tpu-stack-") + tpu_infer::network_precision(net);
             sig.features = tpu_infer::network_inputs(net);

@@ -167,6 +167,8 @@ std::string cnn_name(const Options &o, const tpu_data::Dataset &train) {
     return n + "-" + std::to_string(train.classes());
 }
 
+namespace {
+
 bool is_spec(const Options &o) {
     return o.model != "mlp" && o.model != "cnn";
 }
@@ -193,6 +195,8 @@ tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train) {
                                     std::to_string(train.classes()));
     return g;
 }
+
+} // namespace
 
 tpu_nn::Graph model_graph(const Options &o, const tpu_data::Dataset &train) {
     if (is_spec(o))

@@ -76,12 +76,10 @@ std::string model_name(const std::vector<std::size_t> &sizes);
 // The CNN's name for the training set's images (one channel) and --filters, --hidden, e.g.
 // cnn-28x28x1-c16-c32-d128-10.
 std::string cnn_name(const Options &o, const tpu_data::Dataset &train);
-// Whether --model is a spec (not "mlp" or "cnn"), and its graph, checked against the training
-// set: the input shape (HxWx1 images for cnn-, their pixel count for mlp-) and the classes;
-// throws std::invalid_argument saying what differs, or that --hidden or --filters was given.
-bool is_spec(const Options &o);
-tpu_nn::Graph spec_graph(const Options &o, const tpu_data::Dataset &train);
-// The graph of --model: a spec's (spec_graph), or that of the mlp's or the cnn's name.
+// The graph of --model: that of the mlp's or the cnn's name, or a spec's, checked against the
+// training set: the input shape (HxWx1 images for cnn-, their pixel count for mlp-) and the
+// classes; throws std::invalid_argument saying what differs, or that --hidden or --filters was
+// given with a spec.
 tpu_nn::Graph model_graph(const Options &o, const tpu_data::Dataset &train);
 
 // The logits (batch x classes) of a network for `batch` standardised samples.

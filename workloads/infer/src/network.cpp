@@ -54,7 +54,10 @@ bool reads_checkpoint(const tpu_model::Checkpoint &c) {
 }
 
 Network load_network(const std::string &path) {
-    tpu_model::Checkpoint c = tpu_model::load_checkpoint(path);
+    return network_from_checkpoint(tpu_model::load_checkpoint(path), path);
+}
+
+Network network_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
     const bool int8 = c.notes.count(quantisation_note) > 0;
     if (is_cnn_checkpoint(c))
         return int8 ? Network{int8_cnn_from_checkpoint(c, path)}

@@ -138,6 +138,8 @@ Int8Cnn int8_cnn_from_checkpoint(const tpu_model::Checkpoint &c, const std::stri
 bool reads_checkpoint(const tpu_model::Checkpoint &c);
 // A checkpoint holds a CNN iff it has a tensor conv0.w (fp32) or conv0.wq (quantised).
 bool is_cnn_checkpoint(const tpu_model::Checkpoint &c);
+// The network of a checkpoint already read from `path`, and of the file at `path`.
+Network network_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path);
 Network load_network(const std::string &path);
 
 // The quantised checkpoint of `net` (notes, tensors as workloads/README.md documents them).
