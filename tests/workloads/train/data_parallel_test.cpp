@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// data_parallel_test.cpp - tpu-train's data-parallel step (workloads/train/data_parallel.hpp) on
-// in-process cards joined by a fabric: a small CNN trained a few steps on 2 cards (a ring) and
-// on 4 (a 2 x 2 torus) keeps its replicas bit-identical and follows the one-card run (the
-// gradients of the first step within fp32 rounding, the losses within 1e-5 relative), batches
-// that split unevenly included; a replica changed behind the trainer's back is caught. One rank
-// a thread (a RankGroup each, tpu-train-mpi's set-up) trains bit for bit as one process does.
+// data_parallel_test.cpp - tpu-train's data-parallel step
+// (workloads/train/parallel/data_parallel.hpp) on in-process cards joined by a fabric: a small CNN
+// trained a few steps on 2 cards (a ring) and on 4 (a 2 x 2 torus) keeps its replicas bit-identical
+// and follows the one-card run (the gradients of the first step within fp32 rounding, the losses
+// within 1e-5 relative), batches that split unevenly included; a replica changed behind the
+// trainer's back is caught. One rank a thread (a RankGroup each, tpu-train-mpi's set-up) trains bit
+// for bit as one process does.
 #include <data_parallel.hpp>
 
 #include <rank_group.hpp>

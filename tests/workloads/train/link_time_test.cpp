@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // link_time_test.cpp - the modelled send time of a rank's ports in an all-reduce
-// (workloads/train/link_time.hpp) on four in-process cards of a 2 x 2 torus (v5e links: 400
-// Gbit/s, 1 us a hop): the 2-D torus algorithm keeps every port of every card busy for the
+// (workloads/train/parallel/link_time.hpp) on four in-process cards of a 2 x 2 torus (v5e links:
+// 400 Gbit/s, 1 us a hop): the 2-D torus algorithm keeps every port of every card busy for the
 // collective's whole alpha-beta time; the ring (under 4 KiB) sends on one port, the one toward
 // the next card of the ring; a wrong count of cards is refused.
 #include <link_time.hpp>

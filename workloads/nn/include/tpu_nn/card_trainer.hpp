@@ -11,7 +11,8 @@
 // gradients, optimiser state and the gradients the matmuls and convolutions produce; a cast
 // wherever one op's dtype meets another's need. step() captures the step once per batch size (a
 // tpurt::Graph) and replays it behind the copies of the batch in, unless OptimizerConfig::captured
-// is false. It is a Card of tpu_train::DataParallel (workloads/train/data_parallel.hpp): tpu-train
+// is false. It is a Card of tpu_train::DataParallel (workloads/train/parallel/data_parallel.hpp):
+// tpu-train
 // --model <spec>, on one card or several.
 #pragma once
 
