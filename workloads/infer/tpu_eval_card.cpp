@@ -91,7 +91,7 @@ Result evaluate(tpurt::Device &dev, const std::string &path, const tpu_data::Dat
                 std::size_t batch, std::size_t reference, bool quiet) {
     Loaded l;
     std::optional<tpu_model::Checkpoint> spec;
-    tpu_infer::Network net;
+    std::optional<tpu_infer::Network> net;
     if (path.ends_with(".tpumodel")) {
         load_compiled(dev, l, tpumodel::load(path), nullptr);
     } else if (tpu_model::Checkpoint c = tpu_model::load_checkpoint(path);
@@ -105,14 +105,14 @@ Result evaluate(tpurt::Device &dev, const std::string &path, const tpu_data::Dat
             &*spec);
     } else {
         net = tpu_infer::network_from_checkpoint(c, path);
-        l.inputs = tpu_infer::network_inputs(net);
-        l.outputs = tpu_infer::network_outputs(net);
-        l.native = tpu_infer::load_on_card(dev, net, batch);
+        l.inputs = net->inputs();
+        l.outputs = net->outputs();
+        l.native = tpu_infer::load_on_card(dev, *net, batch);
         l.precision = l.native->precision();
         l.batch = batch;
         l.logits = [&l](const float *x, std::size_t rows) { return l.native->logits(x, rows); };
         l.reference = [&net](const float *x, std::size_t rows) {
-            return tpu_infer::reference_logits(net, x, rows);
+            return tpu_infer::reference_logits(*net, x, rows);
         };
     }
     if (l.inputs != test.sample_size() || l.outputs != test.classes())

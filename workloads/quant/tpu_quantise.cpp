@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
-// tpu-quantise: post-training int8 quantisation of an fp32 MLP or CNN checkpoint. Calibrates the
-// activation ranges on the first --calibration images of the model's training set, quantises the
-// weights per output channel and writes the quantised checkpoint (workloads/README.md). Any
-// other model spec's checkpoint is compiled for int8 in the process, calibrated on the same
-// images (tpu_export::compile_checkpoint), and written as a compiled model (.tpumodel) that
+// tpu-quantise: post-training int8 quantisation of an fp32 checkpoint (tpu_nn's quantiser) of a
+// model whose layers are dense layers and convolutions joined by ReLU, max pooling and flatten
+// (the MLP, the CNN, spec models such as c16k5). Calibrates the input ranges of its layers on
+// the first --calibration images of the model's training set, quantises the weights per output
+// channel and writes the quantised checkpoint (workloads/README.md). Any other model spec's
+// checkpoint, and any with --out x.tpumodel, is compiled for int8 in the process, calibrated on
+// the same images (tpu_export::compile_checkpoint), and written as a compiled model that
 // tpu-serve and tpu-eval run.
-#include "tpu_quant/quantise.hpp"
-
 #include <tpu_data/dataset.hpp>
 #include <tpu_export/compile_checkpoint.hpp>
+#include <tpu_infer/network.hpp>
 #include <tpu_model/checkpoint.hpp>
+#include <tpu_nn/quantise.hpp>
 #include <tpu_nn/spec.hpp>
 #include <tpumodel/file.hpp>
 
@@ -20,7 +22,6 @@
 #include <exception>
 #include <iostream>
 #include <stdexcept>
-#include <type_traits>
 
 namespace {
 
@@ -34,34 +35,23 @@ tpu_data::Dataset training_images(const std::string &data, const std::string &di
     return tpu_data::load_fashion_mnist(dir + "/fashion-mnist", tpu_data::Split::train);
 }
 
-// One quantised layer's line: its input range and the spread of its weight steps.
-template <typename Layer>
-void print_layer(const char *kind, std::size_t i, const Layer &l, float max_abs) {
-    const auto [lo, hi] = std::minmax_element(l.w_scale.begin(), l.w_scale.end());
-    std::printf("  %s %zu: %zu -> %zu, input range +-%.4g (step %.4g), weight steps %.3g..%.3g\n",
-                kind, i, l.in, l.out, double(max_abs), double(l.x_scale), double(*lo), double(*hi));
-}
-
-// Calibrates `net` on the training images, quantises it and writes the checkpoint.
-template <typename Net>
-void quantise_to(const Net &net, const tpu_data::Dataset &train, std::size_t calibration,
-                 const std::string &data, const std::string &out) {
+// Calibrates `net` on the training images, quantises it and writes the checkpoint, with one line
+// per layer: its input range and the spread of its weight steps.
+void quantise_to(const tpu_infer::Network &net, const tpu_data::Dataset &train,
+                 std::size_t calibration, const std::string &data, const std::string &out) {
     const std::size_t n = std::min(calibration, train.count);
-    const tpu_quant::Calibration cal = tpu_quant::calibrate(net, train.features.data(), n);
-    const auto q = tpu_quant::quantise(net, cal);
+    const tpu_nn::Quantised q = tpu_infer::quantise(net, train.features.data(), n);
     std::printf("quantised %s on %zu %s images:\n", net.name.c_str(), n, data.c_str());
-    std::size_t range = 0;
-    if constexpr (std::is_same_v<Net, tpu_infer::FloatCnn>) {
-        for (std::size_t i = 0; i < q.convs.size(); ++i)
-            print_layer("conv", i, q.convs[i], cal.max_abs[range++]);
-        for (std::size_t i = 0; i < q.dense.size(); ++i)
-            print_layer("layer", i, q.dense[i], cal.max_abs[range++]);
-        tpu_model::save_checkpoint(tpu_infer::int8_cnn_to_checkpoint(q), out);
-    } else {
-        for (std::size_t i = 0; i < q.layers.size(); ++i)
-            print_layer("layer", i, q.layers[i], cal.max_abs[range++]);
-        tpu_model::save_checkpoint(tpu_infer::int8_mlp_to_checkpoint(q), out);
+    for (std::size_t i = 0; i < q.layers.size(); ++i) {
+        const tpu_nn::Int8Layer &l = q.layers[i];
+        const tpu_nn::Node &node = net.graph.node(l.node);
+        const auto [lo, hi] = std::minmax_element(l.w_scale.begin(), l.w_scale.end());
+        std::printf(
+            "  %s: %s -> %zu, input range +-%.4g (step %.4g), weight steps %.3g..%.3g\n",
+            node.name.c_str(), tpu_nn::to_string(net.graph.node(node.inputs[0]).shape).c_str(),
+            l.w_scale.size(), double(l.x_scale) * 127, double(l.x_scale), double(*lo), double(*hi));
     }
+    tpu_model::save_checkpoint(tpu_infer::quantised_checkpoint(net, q), out);
     std::printf("wrote %s\n", out.c_str());
 }
 
@@ -95,9 +85,9 @@ int main(int argc, char **argv) {
     std::size_t batch = 32;
     app.add_option("--model", model, "fp32 checkpoint (tpu-train-cpu, tpu-train)")->required();
     app.add_option("--out", out,
-                   "quantised checkpoint to write; for a model spec other than the MLP and the "
-                   "CNN of 3x3 blocks, the int8 compiled model (x.tpumodel) for tpu-serve and "
-                   "tpu-eval")
+                   "quantised checkpoint to write; x.tpumodel: an int8 compiled model for "
+                   "tpu-serve and tpu-eval instead (the only kind for a model spec with layer "
+                   "norms, residuals, other activations or poolings, or groups)")
         ->required();
     app.add_option("--batch", batch, "samples per run of a compiled model (model specs only)")
         ->check(CLI::Range(1, 65535))
@@ -120,15 +110,13 @@ int main(int argc, char **argv) {
                                          data + " images have " +
                                          std::to_string(train.sample_size()));
         };
-        if (!tpu_infer::reads_checkpoint(c)) {
+        if (!tpu_infer::reads_checkpoint(c) || out.ends_with(".tpumodel")) {
             check_inputs(tpu_nn::elements(tpu_nn::parse_spec(c.model).input));
             compile_int8(c, model, train, calibration, batch, data, out);
-        } else if (tpu_infer::is_cnn_checkpoint(c)) {
-            const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(c, model);
-            check_inputs(net.inputs());
-            quantise_to(net, train, calibration, data, out);
         } else {
-            const tpu_infer::FloatMlp net = tpu_infer::float_mlp_from_checkpoint(c, model);
+            const tpu_infer::Network net = tpu_infer::network_from_checkpoint(c, model);
+            if (net.int8)
+                throw std::runtime_error(model + " is already quantised");
             check_inputs(net.inputs());
             quantise_to(net, train, calibration, data, out);
         }

@@ -3,7 +3,7 @@
 // (KServe v2 REST) and dynamic batching; Prometheus metrics at /metrics. An fp32 checkpoint runs
 // as bf16, a quantised one (tpu-quantise) as int8; a compiled model (x.tpumodel, tpu-compile,
 // tpu-quantise of a model spec) as it was compiled, its signature taken from its graph
-// (graph_model.hpp). A model spec's checkpoint that tpu_infer does not read (c16k5, res, ...) is
+// (graph_model.hpp). A model spec's checkpoint that tpu_infer does not read (res, ln, gelu, ...) is
 // compiled in the process for bf16 at --max-batch (tpu_export::compile_checkpoint) and served
 // as a compiled model. A batch the card loses
 // (a reset, a hung job) is run again on the model loaded again, or answered 503 with Retry-After
@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     std::signal(SIGPIPE, SIG_IGN);
     try {
         bool compiled = model_path.ends_with(".tpumodel");
-        tpu_infer::Network net;
+        std::optional<tpu_infer::Network> net;
         tpumodel::Model graph;
         tpu_serve::ModelSignature sig;
         if (compiled) {
@@ -104,10 +104,10 @@ int main(int argc, char **argv) {
             sig = tpu_serve::graph_signature(graph, name.empty() ? c.model : name);
         } else {
             net = tpu_infer::network_from_checkpoint(c, model_path);
-            sig.name = name.empty() ? tpu_infer::network_name(net) : name;
-            sig.platform = std::string("tpu-stack-") + tpu_infer::network_precision(net);
-            sig.features = tpu_infer::network_inputs(net);
-            sig.classes = tpu_infer::network_outputs(net);
+            sig.name = name.empty() ? net->name : name;
+            sig.platform = std::string("tpu-stack-") + net->precision();
+            sig.features = net->inputs();
+            sig.classes = net->outputs();
         }
         std::optional<tpurt::Device> dev;
         std::unique_ptr<tpu_infer::CardModel> model;
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
         std::optional<tpu_serve::GraphRunner> graph_runner;
         std::unique_ptr<tpu_serve::RecoveringRunner> runner;
         tpu_serve::Batcher::RunFn run = [&](const float *x, std::size_t rows) {
-            return tpu_infer::reference_logits(net, x, rows);
+            return tpu_infer::reference_logits(*net, x, rows);
         };
         if (compiled && cpu) {
             graph_runner.emplace(graph, [&](const std::vector<tpumodel::Tensor> &in) {
@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
                         return graph_runner->run(x, rows);
                     };
                 }
-                model = tpu_infer::load_on_card(*dev, net, max_batch);
+                model = tpu_infer::load_on_card(*dev, *net, max_batch);
                 return [&](const float *x, std::size_t rows) { return model->logits(x, rows); };
             };
             runner = std::make_unique<tpu_serve::RecoveringRunner>(

@@ -5,6 +5,7 @@
 
 #include "tpu_data/file_write.hpp"
 
+#include <tpu_nn/quantise.hpp>
 #include <tpu_nn/spec.hpp>
 
 #include <onnx/checker.h>
@@ -46,7 +47,7 @@ tpu_nn::Graph spec_graph(const tpu_model::Checkpoint &c, const std::string &path
 
 onnx::ModelProto checkpoint_to_onnx(const tpu_model::Checkpoint &c, const std::string &path,
                                     const ExportOptions &options) {
-    if (c.notes.count(tpu_infer::quantisation_note))
+    if (c.notes.count(tpu_nn::quantisation_note))
         throw ExportError(path +
                           ": is a quantised checkpoint; export the fp32 checkpoint it was made "
                           "from and compile it with tpu-compile --dtype int8");

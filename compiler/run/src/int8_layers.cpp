@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// int8_layers.cpp - int8 matmuls and convolutions with workloads/quant's scales (int8_layers.hpp).
+// int8_layers.cpp - int8 matmuls and convolutions with tpu_nn/quantise.hpp's scales
+// (int8_layers.hpp).
 #include "int8_layers.hpp"
 
 #include "card_ops.hpp"
 #include "op_text.hpp"
 
-#include <tpu_infer/reference.hpp>
-#include <tpu_quant/quantise.hpp>
+#include <tpu_nn/quantise.hpp>
 
 #include <array>
 #include <span>
@@ -26,7 +26,7 @@ bool int8_layer(const Node &n) {
 }
 
 float int8_data_scale(const Node &n) {
-    return tpu_quant::activation_scale(n.get_float("calibrated_max", 0.0f));
+    return tpu_nn::activation_scale(n.get_float("calibrated_max", 0.0f));
 }
 
 tpurt::OpSequence prepare_int8_layer(tpurt::Device &device, const Model &m, const Node &n,
@@ -39,12 +39,12 @@ tpurt::OpSequence prepare_int8_layer(tpurt::Device &device, const Model &m, cons
     const std::size_t channels = std::size_t(w.shape.back());
     const std::size_t rows = std::size_t(w.element_count()) / channels;
     const std::vector<float> wf = w.floats();
-    const std::vector<float> w_scale = tpu_quant::channel_scales(wf, rows, channels);
-    const std::vector<std::int8_t> wq = tpu_quant::quantise_weights(wf, rows, channels, w_scale);
+    const std::vector<float> w_scale = tpu_nn::channel_scales(wf, rows, channels);
+    const std::vector<std::int8_t> wq = tpu_nn::quantise_weights(wf, rows, channels, w_scale);
     const std::vector<float> b =
         has_bias ? m.tensors[n.inputs[2]].floats() : std::vector<float>(channels, 0.0f);
-    const tpu_infer::Int8LayerConstants k =
-        tpu_infer::requantisation(int8_data_scale(n), w_scale, b, std::nullopt);
+    const tpu_nn::Int8LayerConstants k =
+        tpu_nn::requantisation(int8_data_scale(n), w_scale, b, std::nullopt);
 
     const tpurt::Tensor weights =
         tpurt::Tensor::from_host<std::int8_t>(device, std::span(wq), dims(w));

@@ -16,7 +16,6 @@
 #include <tpu_export/export.hpp>
 #include <tpu_infer/card_model.hpp>
 #include <tpu_onnx/compile.hpp>
-#include <tpu_quant/quantise.hpp>
 #include <tpu_serve/graph_model.hpp>
 #include <tpumodel/card_executor.hpp>
 
@@ -107,8 +106,8 @@ TEST_CASE("tpu-serve answers the demo's CNN compiled back with its native logits
     const tpu_infer::Network net = tpu_infer::load_network(ckpt);
     tpu_serve::ModelSignature sig;
     sig.name = "native";
-    sig.features = tpu_infer::network_inputs(net);
-    sig.classes = tpu_infer::network_outputs(net);
+    sig.features = net.inputs();
+    sig.classes = net.outputs();
     tpurt::Device native_card = tpurt::Device::open_in_process({});
     const std::unique_ptr<tpu_infer::CardModel> model =
         tpu_infer::load_on_card(native_card, net, serve_batch);
@@ -149,9 +148,9 @@ TEST_CASE("the demo's CNN compiled for int8 is as accurate as tpu-quantise's int
                                train.features.begin() + std::ptrdiff_t(calibration * 784));
     const tpumodel::Model m = tpu_onnx::compile_file(onnx, options).model;
 
-    const tpu_infer::FloatCnn net = std::get<tpu_infer::FloatCnn>(tpu_infer::load_network(ckpt));
-    const tpu_infer::Network native_int8 =
-        tpu_quant::quantise(net, tpu_quant::calibrate(net, train.features.data(), calibration));
+    const tpu_infer::Network net = tpu_infer::load_network(ckpt);
+    tpu_infer::Network native_int8 = net;
+    native_int8.int8 = tpu_infer::quantise(net, train.features.data(), calibration);
     tpurt::Device dev = tpurt::Device::open_in_process({});
     tpumodel::card::Executor exe(dev, m);
     const tpu_serve::GraphRunner runner(
@@ -160,10 +159,9 @@ TEST_CASE("the demo's CNN compiled for int8 is as accurate as tpu-quantise's int
     const std::size_t native = correct(tpu_infer::load_on_card(dev, native_int8, native_batch)
                                            ->logits(test.features.data(), test.count),
                                        test);
-    const std::size_t bf16 =
-        correct(tpu_infer::load_on_card(dev, tpu_infer::Network(net), native_batch)
-                    ->logits(test.features.data(), test.count),
-                test);
+    const std::size_t bf16 = correct(
+        tpu_infer::load_on_card(dev, net, native_batch)->logits(test.features.data(), test.count),
+        test);
     INFO("right of 10,000: compiled int8 " << compiled << ", tpu-quantise's int8 " << native
                                            << ", native bf16 " << bf16);
     CHECK(compiled + 100 >= bf16);

@@ -4,8 +4,8 @@
 // (tpu_export::compile_checkpoint), on the in-process card: in bf16 close to tpu_nn's fp32 CPU
 // executor with its labels; in int8 (calibrated on training images, as tpu-quantise does) with
 // most of its labels; served over tpu-serve's HTTP server with the compiled model's logits bit
-// for bit (any spec compiles so; the tools take this route for those tpu_infer does not read,
-// the last test: the three-block CNN of 3x3 blocks is one tpu_infer reads).
+// for bit (any spec compiles so; the tools take this route for those tpu_infer does not read:
+// layer norms, residuals, other activations and poolings, groups).
 #include "served_logits.hpp"
 #include "spec_models.hpp"
 
@@ -113,18 +113,19 @@ TEST_CASE("tpu-serve answers a model spec's checkpoint with its compiled model's
     CHECK(differ == 0);
 }
 
-TEST_CASE("the legacy MLP and CNN checkpoints stay tpu_infer's, other specs are compiled",
+TEST_CASE("specs of layers the CPU model of the card has stay tpu_infer's, others are compiled",
           "[spec-models]") {
     tpu_model::Checkpoint c;
-    for (const char *legacy :
+    for (const char *native :
          {"mlp-784-256-128-10", "cnn-28x28x1-c16-c32-d128-10", "cnn-28x28x1-c16-c32-c64-d128-10",
-          "cnn-8x8x1-c8k3-d16-10", "not a spec"}) {
-        c.model = legacy;
+          "cnn-8x8x1-c8k3-d16-10", "cnn-28x28x1-c16k5-c32k5-d128-10", "cnn-28x28x1-c16s2-10",
+          "cnn-28x28x1-conv16-max3s2p1-relu-10", "not a spec"}) {
+        c.model = native;
         CHECK(tpu_infer::reads_checkpoint(c));
     }
-    for (const char *spec : {"cnn-28x28x1-c16k5-c32k5-d128-10", "cnn-28x28x1-c16-res-res-d64-10",
-                             "cnn-28x28x1-c16s2-10", "cnn-28x28x1-c16-c16g2-10",
-                             "cnn-28x28x1-conv16-10", "cnn-28x28x1-c16-gelu-10"}) {
+    for (const char *spec :
+         {"cnn-28x28x1-c16-res-res-d64-10", "cnn-28x28x1-c16-c16g2-10", "cnn-28x28x1-c16-gelu-10",
+          "cnn-28x28x1-c16-ln-10", "cnn-28x28x1-c16-avg2-10"}) {
         c.model = spec;
         CHECK_FALSE(tpu_infer::reads_checkpoint(c));
     }
@@ -132,22 +133,19 @@ TEST_CASE("the legacy MLP and CNN checkpoints stay tpu_infer's, other specs are 
     CHECK(tpu_infer::reads_checkpoint(c));
 }
 
-TEST_CASE("the legacy MLP and CNN compiled from their checkpoints give tpu_infer's logits bit for "
-          "bit",
+TEST_CASE("the MLP, the CNN and 5x5 kernels compiled from their checkpoints give tpu_infer's "
+          "logits bit for bit",
           "[spec-models]") {
-    // The groundwork for retiring tpu_infer's hand-written networks: the same route as any spec,
-    // the native bf16 path's arithmetic.
-    for (const char *spec : {"mlp-64-32-16-10", "cnn-8x8x1-c8-c16-d32-10"}) {
+    // Two routes to the same arithmetic: the compiled model and tpu_infer's graph on the card.
+    for (const char *spec :
+         {"mlp-64-32-16-10", "cnn-8x8x1-c8-c16-d32-10", "cnn-8x8x1-c8k5-c16k5-d32-10"}) {
         INFO(spec);
         const SpecModel model = trained_spec_model(spec);
         REQUIRE(tpu_infer::reads_checkpoint(model.saved));
         const tpumodel::Model m = tpu_export::compile_checkpoint(
             model.saved, "legacy.ckpt",
             {.precision = tpumodel::Precision::Bf16, .batch = batch, .calibration = {}});
-        const tpu_infer::Network net =
-            model.saved.find("conv0.w")
-                ? tpu_infer::Network(tpu_infer::float_cnn_from_checkpoint(model.saved, "legacy"))
-                : tpu_infer::Network(tpu_infer::float_mlp_from_checkpoint(model.saved, "legacy"));
+        const tpu_infer::Network net = tpu_infer::network_from_checkpoint(model.saved, "legacy");
         tpurt::Device dev = tpurt::Device::open_in_process({});
         const std::vector<float> native =
             tpu_infer::load_on_card(dev, net, 256)->logits(digits().test.features.data(), images);

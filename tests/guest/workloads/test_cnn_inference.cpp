@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: MIT
 // test_cnn_inference.cpp - CNNs on the card: conv2d_layer() (the convolution with ACTIVATE's
-// epilogue) against reference_conv2d_layer() bit for bit, and its refusals; a random
-// Fashion-MNIST-shaped CNN (28x28x1, convolutions 16 and 32, dense 128 and 10) and a small one,
-// as bf16 and after int8 quantisation, whose logits on the card equal reference_logits() bit for
-// bit for batches that fill, split and undershoot the card batch.
+// epilogue) against reference_conv2d_layer() bit for bit, and its refusals; random CNN graphs
+// (Fashion-MNIST-shaped: 28x28x1, convolutions 16 and 32, dense 128 and 10; a small one with odd
+// image sizes; one of 5x5 kernels), as bf16 and after int8 quantisation, whose logits on the card
+// equal reference_logits() bit for bit for batches that fill, split and undershoot the card batch.
 #include "runtime_helpers.hpp"
 
-#include "../../workloads/model/toy_cnn.hpp"
+#include "../../workloads/nn/nn_fixtures.hpp"
 
 #include <tpu_infer/card_model.hpp>
 #include <tpu_infer/network.hpp>
 #include <tpu_infer/reference.hpp>
-#include <tpu_quant/quantise.hpp>
 #include <tpurt/golden/reference_conv2d.hpp>
 #include <tpurt/ops/tensor_ops.hpp>
 #include <tpurt/testing/test_patterns.hpp>
@@ -43,10 +42,10 @@ void require_same(const std::vector<float> &got, const std::vector<float> &want)
 
 void check_network(const tpu_infer::Network &net, std::size_t max_batch,
                    const std::vector<float> &raw, std::size_t count) {
-    INFO(tpu_infer::network_name(net) << " " << tpu_infer::network_precision(net) << ", card batch "
-                                      << max_batch << ", " << count << " samples");
+    INFO(net.name << " " << net.precision() << ", card batch " << max_batch << ", " << count
+                  << " samples");
     auto model = tpu_infer::load_on_card(device(), net, max_batch);
-    CHECK(model->inputs() == tpu_infer::network_inputs(net));
+    CHECK(model->inputs() == net.inputs());
     require_same(model->logits(raw.data(), count),
                  tpu_infer::reference_logits(net, raw.data(), count));
 }
@@ -122,23 +121,23 @@ TEST_CASE("conv2d_layer equals the reference layer on the card", "[cnn][conv2d_l
 }
 
 TEST_CASE("CNNs on the card give the reference's logits, bf16 and int8", "[cnn]") {
-    SECTION("Fashion-MNIST-shaped") {
-        const tpu_model::Checkpoint c =
-            tpu_test::random_cnn_checkpoint({28, 28, 1, {16, 32}, {128, 10}}, 11);
-        const tpu_infer::FloatCnn net = tpu_infer::float_cnn_from_checkpoint(c, "random");
-        const std::vector<float> raw = tpurt::uniform_fp32(40 * 784, 12, 0.0f, 1.0f);
-        check_network(net, 16, raw, 40);
-        const tpu_infer::Int8Cnn q =
-            tpu_quant::quantise(net, tpu_quant::calibrate(net, raw.data(), 40));
-        check_network(q, 16, raw, 40);
-        check_network(q, 64, raw, 3);
-    }
-    SECTION("small, with odd image sizes") {
-        const tpu_infer::FloatCnn net =
-            tpu_infer::float_cnn_from_checkpoint(tpu_test::toy_checkpoint(), "toy");
-        const std::vector<float> raw = tpurt::uniform_fp32(9 * 144, 13, 0.0f, 1.0f);
-        check_network(net, 4, raw, 9);
-        check_network(tpu_quant::quantise(net, tpu_quant::calibrate(net, raw.data(), 9)), 1, raw,
-                      2);
+    // Per network: its samples, then card batch and samples of the bf16 run and of int8 runs
+    // (quantised on all the samples).
+    struct Case {
+        const char *spec;
+        unsigned seed;
+        std::size_t samples, bf16_batch;
+        std::vector<std::pair<std::size_t, std::size_t>> int8_runs;
+    };
+    for (const Case &c : {Case{"cnn-28x28x1-c16-c32-d128-10", 11, 40, 16, {{16, 40}, {64, 3}}},
+                          Case{"cnn-9x8x2-c4-c6-d10-3", 1, 9, 4, {{1, 2}}},
+                          Case{"cnn-12x12x1-c4k5-c8-d-10", 3, 7, 4, {{4, 7}}}}) {
+        tpu_infer::Network net = tpu_test::random_network(c.spec, c.seed);
+        const std::vector<float> raw =
+            tpurt::uniform_fp32(c.samples * net.inputs(), c.seed + 11, 0.0f, 1.0f);
+        check_network(net, c.bf16_batch, raw, c.samples);
+        net.int8 = tpu_infer::quantise(net, raw.data(), c.samples);
+        for (const auto &[batch, samples] : c.int8_runs)
+            check_network(net, batch, raw, samples);
     }
 }

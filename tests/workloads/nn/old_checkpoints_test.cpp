@@ -4,6 +4,8 @@
 // writes the same tensors back, give the logits those classes computed bit for bit, on the CPU
 // executor and (within fp32 rounding) on the in-process card, and training resumes from their
 // optimiser state.
+#include "nn_fixtures.hpp"
+
 #include <tpu_data/batches.hpp>
 #include <tpu_model/checkpoint.hpp>
 #include <tpu_model/optimizer.hpp>
@@ -24,24 +26,6 @@ namespace {
 
 const std::string golden = TPU_GOLDEN_DIR "/checkpoints/";
 
-std::vector<float> normals(std::size_t n, std::uint64_t seed) {
-    tpu_data::SplitMix64 rng(seed);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = rng.normal();
-    return v;
-}
-
-std::vector<float> recorded_logits(const std::string &file) {
-    std::ifstream in(golden + file, std::ios::binary);
-    REQUIRE(in);
-    const std::string bytes{std::istreambuf_iterator<char>(in), {}};
-    REQUIRE(bytes.size() == 8 * 10 * sizeof(float));
-    std::vector<float> v(bytes.size() / sizeof(float));
-    std::memcpy(v.data(), bytes.data(), bytes.size());
-    return v;
-}
-
 void check_old_checkpoint(const std::string &stem, const std::string &model) {
     INFO(stem);
     const tpu_model::Checkpoint c = tpu_model::load_checkpoint(golden + stem + ".tpuckpt");
@@ -56,7 +40,8 @@ void check_old_checkpoint(const std::string &stem, const std::string &model) {
         CHECK(mine.tensors[i].shape == c.tensors.at(i).shape);
         CHECK(mine.tensors[i].data == c.tensors.at(i).data);
     }
-    const std::vector<float> probe = normals(8 * 64, 12), want = recorded_logits(stem + ".logits");
+    const std::vector<float> probe = tpu_test::normals(8 * 64, 12),
+                             want = tpu_test::recorded_logits(golden + stem + ".logits");
     CHECK(net.forward(probe.data(), 8) == want);
 
     // On the card in fp32 (other sums' orders): the same logits to rounding.
@@ -72,7 +57,7 @@ void check_old_checkpoint(const std::string &stem, const std::string &model) {
     // Adam resumes from the checkpoint's state (its step count included) on both.
     tpu_model::Adam cpu_opt(0.01f);
     cpu_opt.load(c, net.params());
-    const std::vector<float> x = normals(32 * 64, 11);
+    const std::vector<float> x = tpu_test::normals(32 * 64, 11);
     std::vector<std::uint8_t> labels;
     for (std::size_t i = 0; i < 32; ++i)
         labels.push_back(std::uint8_t(i * 7 % 10));

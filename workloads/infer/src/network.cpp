@@ -1,91 +1,119 @@
 // SPDX-License-Identifier: MIT
-// network.cpp - FloatMlp and Int8Mlp from and to checkpoints (every tensor's presence and shape
-// checked by checkpoint_fields.hpp), load_network() for every kind, and what the kinds share.
+// network.cpp - networks from and to checkpoints: the graph of the model spec, its fp32 or int8
+// parameters (tpu_nn's checked readers), the notes of the input.
 #include "tpu_infer/network.hpp"
 
-#include "checkpoint_fields.hpp"
-
+#include <tpu_data/error.hpp>
+#include <tpu_nn/cpu_executor.hpp>
 #include <tpu_nn/spec.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <stdexcept>
-#include <string>
 
 namespace tpu_infer {
 
-FloatMlp float_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
-    detail::require_fp32(c, path);
-    return FloatMlp{c.model, input_transform(c, path), detail::float_dense_layers(c, path)};
-}
-
-Int8Mlp int8_mlp_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
-    detail::require_int8(c, path);
-    return Int8Mlp{c.model, input_transform(c, path), detail::calibration_samples(c),
-                   detail::int8_dense_layers(c, path)};
-}
-
 namespace {
 
-// A CNN block as FloatCnn has them: 3x3, stride 1, padding 1, one group.
-bool cnn_block(const tpu_nn::Layer &l) {
-    const tpu_nn::Window &k = l.window;
-    return l.kind == tpu_nn::LayerKind::Block && l.groups == 1 && k.kh == 3 && k.kw == 3 &&
-           k.sh == 1 && k.sw == 1 && k.ph == 1 && k.pw == 1;
+float note_float(const tpu_model::Checkpoint &c, const std::string &path, const char *name,
+                 float fallback) {
+    auto it = c.notes.find(name);
+    if (it == c.notes.end())
+        return fallback;
+    try {
+        std::size_t used = 0;
+        const float v = std::stof(it->second, &used);
+        if (used == it->second.size() && std::isfinite(v))
+            return v;
+    } catch (const std::exception &) {
+    }
+    throw tpu_data::DataError(path, std::string("note ") + name + " '" + it->second +
+                                        "' is not a finite number");
 }
 
-bool dense(const tpu_nn::Layer &l) {
-    return l.kind == tpu_nn::LayerKind::Dense;
+// "%.9g": a float that reads back exactly.
+std::string format_float(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", double(v));
+    return buf;
+}
+
+tpu_nn::Graph graph_of(const tpu_model::Checkpoint &c, const std::string &path) {
+    tpu_nn::Graph g({1});
+    try {
+        g = tpu_nn::graph_from_spec(c.model);
+    } catch (const std::invalid_argument &e) {
+        throw tpu_data::DataError(path, "model '" + c.model + "' is not a model spec: " + e.what());
+    }
+    const auto shape = c.notes.find("input.shape");
+    if (shape != c.notes.end() && shape->second != tpu_nn::to_string(g.node(0).shape))
+        throw tpu_data::DataError(path, "note input.shape '" + shape->second + "' is not " +
+                                            c.model + "'s input " +
+                                            tpu_nn::to_string(g.node(0).shape));
+    return g;
 }
 
 } // namespace
 
-bool reads_checkpoint(const tpu_model::Checkpoint &c) {
-    if (c.notes.count(quantisation_note))
-        return true;
-    tpu_nn::Spec spec;
-    try {
-        spec = tpu_nn::parse_spec(c.model);
-    } catch (const std::invalid_argument &) {
-        return true;
-    }
-    const auto first_dense = std::find_if(spec.layers.begin(), spec.layers.end(), dense);
-    return std::all_of(spec.layers.begin(), first_dense, cnn_block) &&
-           std::all_of(first_dense, spec.layers.end(), dense);
+InputTransform input_transform(const tpu_model::Checkpoint &c, const std::string &path) {
+    const InputTransform t{note_float(c, path, "input.mean", 0.0f),
+                           note_float(c, path, "input.stddev", 1.0f)};
+    if (!(t.stddev > 0))
+        throw tpu_data::DataError(path, "note input.stddev must be positive");
+    return t;
+}
+
+std::vector<float> standardise(const InputTransform &t, const float *raw, std::size_t count) {
+    std::vector<float> x(count);
+    std::transform(raw, raw + count, x.begin(), [&](float v) { return t.apply(v); });
+    return x;
+}
+
+tpu_nn::InferencePlan Network::plan() const {
+    return int8 ? tpu_nn::InferencePlan::make(graph, *int8)
+                : tpu_nn::InferencePlan::make(graph, values, tpurt::DType::Bf16);
+}
+
+Network network_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
+    Network net{c.model, input_transform(c, path), graph_of(c, path), {}, std::nullopt};
+    if (c.notes.count(tpu_nn::quantisation_note))
+        net.int8 = tpu_nn::load_quantised(net.graph, c, path);
+    else
+        net.values = tpu_nn::load_params(net.graph, c);
+    return net;
 }
 
 Network load_network(const std::string &path) {
     return network_from_checkpoint(tpu_model::load_checkpoint(path), path);
 }
 
-Network network_from_checkpoint(const tpu_model::Checkpoint &c, const std::string &path) {
-    const bool int8 = c.notes.count(quantisation_note) > 0;
-    if (is_cnn_checkpoint(c))
-        return int8 ? Network{int8_cnn_from_checkpoint(c, path)}
-                    : Network{float_cnn_from_checkpoint(c, path)};
-    return int8 ? Network{int8_mlp_from_checkpoint(c, path)}
-                : Network{float_mlp_from_checkpoint(c, path)};
+tpu_nn::Quantised quantise(const Network &net, const float *raw, std::size_t count) {
+    tpu_nn::CpuExecutor fp32(net.graph, 0);
+    fp32.values() = net.values;
+    const std::vector<float> x = standardise(net.input, raw, count * net.inputs());
+    return tpu_nn::quantise(net.graph, net.values, tpu_nn::calibrate(fp32, x.data(), count));
 }
 
-tpu_model::Checkpoint int8_mlp_to_checkpoint(const Int8Mlp &net) {
+tpu_model::Checkpoint quantised_checkpoint(const Network &net, const tpu_nn::Quantised &q) {
     tpu_model::Checkpoint c;
     c.model = net.name;
-    detail::add_int8_notes(c, net.input, net.calibration_samples);
-    detail::add_int8_dense_layers(c, net.layers);
+    c.notes["input.mean"] = format_float(net.input.mean);
+    c.notes["input.stddev"] = format_float(net.input.stddev);
+    if (net.graph.node(0).shape.size() == 3)
+        c.notes["input.shape"] = tpu_nn::to_string(net.graph.node(0).shape);
+    tpu_nn::save_quantised(net.graph, q, c);
     return c;
 }
 
-std::string network_name(const Network &n) {
-    return std::visit([](const auto &net) { return net.name; }, n);
-}
-std::size_t network_inputs(const Network &n) {
-    return std::visit([](const auto &net) { return net.inputs(); }, n);
-}
-std::size_t network_outputs(const Network &n) {
-    return std::visit([](const auto &net) { return net.outputs(); }, n);
-}
-const char *network_precision(const Network &n) {
-    return std::holds_alternative<Int8Mlp>(n) || std::holds_alternative<Int8Cnn>(n) ? "int8"
-                                                                                    : "bf16";
+bool reads_checkpoint(const tpu_model::Checkpoint &c) {
+    if (c.notes.count(tpu_nn::quantisation_note))
+        return true;
+    try {
+        return tpu_nn::has_reference(tpu_nn::graph_from_spec(c.model));
+    } catch (const std::invalid_argument &) {
+        return true;
+    }
 }
 
 } // namespace tpu_infer

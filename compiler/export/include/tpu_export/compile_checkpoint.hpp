@@ -3,7 +3,8 @@
 // in memory (export.hpp) and compiled by tpu_onnx::compile_bytes, as tpu-export followed by
 // tpu-compile would. tpu-serve, tpu-eval and tpu-quantise take a model spec checkpoint this way
 // (compiler/README.md, "Export"; workloads/README.md, "Model specs"); the checkpoints
-// tpu_infer reads (tpu_infer::reads_checkpoint: the legacy MLP and CNN) keep its inference.
+// tpu_infer reads (tpu_infer::reads_checkpoint: the MLP, CNNs of convolutions, max pooling and
+// ReLU) keep its inference.
 #pragma once
 
 #include <tpu_model/checkpoint.hpp>

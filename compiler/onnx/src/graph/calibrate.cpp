@@ -4,7 +4,7 @@
 // of float data by constant weights (dense, conv2d_layer: the layers the card runs in int8)
 // given the attribute `calibrated_max`, the largest |x| its data input took, as
 // workloads/quant calibrates the stack's own networks. The card's executor turns it into the
-// layer's activation scale (tpu_quant::activation_scale: max / 127).
+// layer's activation scale (tpu_nn::activation_scale: max / 127).
 #include "passes.hpp"
 
 #include <tpumodel/cpu_executor.hpp>

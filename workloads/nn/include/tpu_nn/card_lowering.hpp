@@ -60,6 +60,16 @@ struct CardRule {
 
 const CardRule &card_rule(OpKind kind);
 
+// The dtypes of a graph's forward pass in compute dtype `compute` (fp32, or bf16 in mixed
+// precision): each node's output (the compute dtype unless its op gives fp32, it is the
+// logits, or every reader needs fp32 and its op does not keep its input's dtype) and the dtype
+// it reads each input in (its rule's Needs; the input node reads nothing).
+struct ForwardTypes {
+    std::vector<tpurt::DType> act;
+    std::vector<std::vector<tpurt::DType>> in;
+};
+ForwardTypes forward_types(const Graph &g, tpurt::DType compute);
+
 // The backward of a conv block, relu(conv(x) + b) max-pooled by `pool`, from the pooled output
 // y's gradient dy: the ReLU's gradient from y into `scratch` (fp32, y's shape), the bias's as
 // its column sums, then the convolution output's (`dconv`) by max_pool2d_grad from `conv_out`

@@ -40,6 +40,8 @@ class CpuExecutor {
     ParamValues &values() { return values_; }
     const ParamValues &values() const { return values_; }
     const ParamValues &grads() const { return grads_; }
+    // Node n's output in the last forward pass (batch first).
+    const std::vector<float> &activation(NodeId n) const { return acts_.at(n); }
     std::size_t classes() const { return graph_.node(graph_.output()).shape.at(0); }
 
   private:

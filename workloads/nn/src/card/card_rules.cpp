@@ -33,4 +33,26 @@ const CardRule &card_rule(OpKind kind) {
     throw std::invalid_argument("tpu_nn: the input node has no card lowering");
 }
 
+ForwardTypes forward_types(const Graph &g, tpurt::DType compute) {
+    const std::vector<Node> &nodes = g.nodes();
+    ForwardTypes t{std::vector<tpurt::DType>(nodes.size(), compute),
+                   std::vector<std::vector<tpurt::DType>>(nodes.size())};
+    std::vector<bool> fp32_readers(nodes.size(), true);
+    for (NodeId n = 1; n < nodes.size(); ++n)
+        for (NodeId i : nodes[n].inputs)
+            fp32_readers[i] = fp32_readers[i] && card_rule(nodes[n].kind).in == Needs::Fp32;
+    for (NodeId n = 1; n < nodes.size(); ++n) {
+        const CardRule &r = card_rule(nodes[n].kind);
+        const bool fp32 = r.fp32_out || n == g.output() ||
+                          (fp32_readers[n] && g.consumers(n) > 0 && r.in != Needs::Output);
+        t.act[n] = fp32 ? tpurt::DType::Fp32 : compute;
+        for (NodeId i : nodes[n].inputs)
+            t.in[n].push_back(r.in == Needs::Compute  ? compute
+                              : r.in == Needs::Fp32   ? tpurt::DType::Fp32
+                              : r.in == Needs::Output ? t.act[n]
+                                                      : t.act[i]);
+    }
+    return t;
+}
+
 } // namespace tpu_nn

@@ -106,27 +106,13 @@ void CardTrainer::plan_fusion() {
 
 void CardTrainer::plan_types() {
     const std::vector<Node> &nodes = graph_.nodes();
+    const ForwardTypes f = forward_types(graph_, dtype_);
     types_.assign(nodes.size(), Types{});
-    types_[0].act = dtype_;
-    // A node's output is fp32 where its op makes it so, for the logits, and where every
-    // reader needs fp32 (a convolution before a layer norm: no bf16 rounding in between) unless
-    // its op keeps its input's dtype.
-    std::vector<bool> fp32_readers(nodes.size(), true);
-    for (NodeId n = 1; n < nodes.size(); ++n)
-        for (NodeId i : nodes[n].inputs)
-            fp32_readers[i] = fp32_readers[i] && card_rule(nodes[n].kind).in == Needs::Fp32;
-    for (NodeId n = 1; n < nodes.size(); ++n) {
-        const CardRule &r = card_rule(nodes[n].kind);
-        Types &t = types_[n];
-        const bool fp32 = r.fp32_out || n == graph_.output() ||
-                          (fp32_readers[n] && graph_.consumers(n) > 0 && r.in != Needs::Output);
-        t.act = fp32 ? tpurt::DType::Fp32 : dtype_;
-        t.grad = r.dout == Needs::Compute ? dtype_ : tpurt::DType::Fp32;
-        for (NodeId i : nodes[n].inputs)
-            t.in.push_back(r.in == Needs::Compute  ? dtype_
-                           : r.in == Needs::Fp32   ? tpurt::DType::Fp32
-                           : r.in == Needs::Output ? t.act
-                                                   : types_[i].act);
+    for (NodeId n = 0; n < nodes.size(); ++n) {
+        types_[n].act = f.act[n];
+        types_[n].in = f.in[n];
+        if (n > 0 && card_rule(nodes[n].kind).dout == Needs::Compute)
+            types_[n].grad = dtype_; // else fp32
     }
     for (NodeId n = 1; n < nodes.size(); ++n)
         for (NodeId i : nodes[n].inputs)
