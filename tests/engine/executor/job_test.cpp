@@ -3,8 +3,11 @@
 // state at the start of every job (isolation between processes), and counters of failed jobs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "tpu_test/card.hpp"
 #include "tpu_test/reference.hpp"
@@ -141,6 +144,56 @@ TEST_CASE("every job starts with zeroed buffers and no weights", "[job]") {
 
     tpu_job_result r = card.run(second, Program{matmul(TPU_DT_INT8, 1, 8, 0, 8, 0, 32)});
     CHECK(r.status == TPU_ERR_NO_WEIGHTS);
+}
+
+TEST_CASE("a job's DMA_INs leave the rest of the zeroed buffer zero", "[job]") {
+    // The engine zeroes what the previous job wrote only where a job does not overwrite it
+    // first (LocalMemory): every part of that bookkeeping must still read as zero.
+    HostMemory mem(64ull << 20);
+    Card card(mem, small_config());
+    AddressSpace space = card.address_space(1);
+    space.map(kHost, 3 * 4096, kReadWrite);
+    const std::vector<uint8_t> ones(4096, 1), twos(4096, 2);
+    space.write(kHost, ones.data(), ones.size());
+    space.write(kHost + 4096, twos.data(), twos.size());
+    const Program fill{dma_in(TPU_DT_INT8, 1, 4096, kHost, 0, 0, 0), halt()};
+    const Program dump{dma_out(TPU_DT_INT8, 1, 4096, kHost + 2 * 4096, 0, 0, 0), halt()};
+    auto after = [&](const Program &writes) {
+        REQUIRE(card.run(space, fill).status == TPU_ERR_NONE);
+        REQUIRE(card.run(space, writes).status == TPU_ERR_NONE);
+        return space.read_vector<uint8_t>(kHost + 2 * 4096, 4096);
+    };
+    auto expect = [](std::initializer_list<std::pair<uint32_t, uint32_t>> twos_at) {
+        std::vector<uint8_t> v(4096, 0);
+        for (auto [begin, end] : twos_at)
+            std::fill(v.begin() + begin, v.begin() + end, 2);
+        return v;
+    };
+    const tpu_insn out = dump[0];
+
+    SECTION("a prefix, then a suffix") {
+        CHECK(after({dma_in(TPU_DT_INT8, 1, 1024, kHost + 4096, 0, 0, 0),
+                     dma_in(TPU_DT_INT8, 1, 512, kHost + 4096, 0, 3584, 0), out, halt()}) ==
+              expect({{0, 1024}, {3584, 4096}}));
+    }
+    SECTION("the middle") {
+        CHECK(after({dma_in(TPU_DT_INT8, 1, 1024, kHost + 4096, 0, 1024, 0), out, halt()}) ==
+              expect({{1024, 2048}}));
+    }
+    SECTION("rows with gaps between them") {
+        CHECK(after({dma_in(TPU_DT_INT8, 2, 64, kHost + 4096, 64, 0, 128), out, halt()}) ==
+              expect({{0, 64}, {128, 192}}));
+    }
+    SECTION("a DMA_IN that faults, then another job") {
+        // Back-to-back rows one page apart in host memory: the third is not mapped, so the
+        // first two are moved and the DMA faults.
+        REQUIRE(card.run(space, fill).status == TPU_ERR_NONE);
+        tpu_job_result r = card.run(
+            space, Program{dma_in(TPU_DT_INT8, 4, 512, kHost + 4096, 4096, 0, 512), halt()});
+        REQUIRE(r.status == TPU_ERR_MMU_FAULT);
+        REQUIRE(card.run(space, dump).status == TPU_ERR_NONE);
+        CHECK(space.read_vector<uint8_t>(kHost + 2 * 4096, 4096) == expect({}));
+    }
 }
 
 TEST_CASE("reset clears on-chip state between jobs too", "[job]") {

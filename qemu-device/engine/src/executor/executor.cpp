@@ -79,8 +79,16 @@ Fault Executor::flush_deferred() {
 }
 
 Fault Executor::execute(const DmaInsn &insn) {
-    if (!insn.to_host && !insn.from_acc)
+    if (!insn.to_host && !insn.from_acc) {
         deferred_.ub_will_write(insn.local);
+        // Rows back to back are written in full: bytes there that the job's start left to be
+        // zeroed need not be (a faulting DMA ends the job, and nothing reads the rest before
+        // the next job's start zeroes it again). Otherwise the gaps between rows must be zero.
+        if (insn.rows == 1 || insn.local.stride == insn.row_bytes)
+            dev_.ub.will_overwrite(insn.local.addr, insn.local.end());
+        else
+            dev_.ub.zero_pending();
+    }
     Fault f = dev_.dma.transfer(insn, insn.from_acc ? dev_.acc : dev_.ub, dev_.abort_requested);
     if (!f.ok())
         return f;
@@ -112,7 +120,14 @@ tpu_job_result Executor::run(uint32_t ctx_id, uint64_t program_addr, uint32_t pr
             if (!f.ok())
                 break;
         }
-        if (!dev_.cycle_accurate && window_[pc_ - window_begin_].hdr.opcode == TPU_OP_LOAD_W) {
+        // The on-chip memories are zeroed lazily (LocalMemory): before anything but a DMA_IN,
+        // which may overwrite them, or a NOP or HALT, which touch nothing.
+        const uint8_t opcode = window_[pc_ - window_begin_].hdr.opcode;
+        if (opcode != TPU_OP_DMA_IN && opcode != TPU_OP_NOP && opcode != TPU_OP_HALT) {
+            dev_.ub.zero_pending();
+            dev_.acc.zero_pending();
+        }
+        if (!dev_.cycle_accurate && opcode == TPU_OP_LOAD_W) {
             // A K chain, else a sequence of pairs over the same accumulators.
             bool chain = true;
             uint32_t links =

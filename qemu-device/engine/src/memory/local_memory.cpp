@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// On-chip buffer with lazy zeroing of the dirty extent. On Linux, buffers of a huge page or more
-// are anonymous mappings aligned to huge pages and asked to be backed by them: the MXU kernels
-// walk rows of large matrices thousands of bytes apart, and with 4 KiB pages nearly every row is
-// a TLB miss. Like calloc's, the mapping's pages are zero and committed only when first touched.
+// On-chip buffer with lazy zeroing of the dirty extent: clear() only records it, and it is zeroed
+// before the buffer is next read, except for the part a job's first writes overwrite in full. On
+// Linux, buffers of a huge page or more are anonymous mappings aligned to huge pages and asked to
+// be backed by them: the MXU kernels walk rows of large matrices thousands of bytes apart, and with
+// 4 KiB pages nearly every row is a TLB miss. Like calloc's, the mapping's pages are zero and
+// committed only when first touched.
 #include "memory/local_memory.hpp"
 
 #include <algorithm>
@@ -67,10 +69,35 @@ void LocalMemory::mark_dirty(uint64_t begin, uint64_t end) {
 }
 
 void LocalMemory::clear() {
-    if (dirty_begin_ < dirty_end_)
-        std::memset(data_.get() + dirty_begin_, 0, dirty_end_ - dirty_begin_);
+    // What the last clear left pending was neither read nor overwritten since: zeroed now rather
+    // than merged with what was written since, whose extent may lie far from it. So every byte
+    // zeroed here or by zero_pending() is one that zeroing at every clear zeroed too, at this
+    // clear or the one before.
+    zero_pending();
+    if (dirty_begin_ < dirty_end_) {
+        pending_begin_ = dirty_begin_;
+        pending_end_ = dirty_end_;
+    }
     dirty_begin_ = size_;
     dirty_end_ = 0;
+}
+
+void LocalMemory::zero_pending_now() {
+    std::memset(data_.get() + pending_begin_, 0, pending_end_ - pending_begin_);
+    pending_begin_ = pending_end_ = 0;
+}
+
+void LocalMemory::will_overwrite(uint64_t begin, uint64_t end) {
+    if (pending_begin_ >= pending_end_ || end <= pending_begin_ || begin >= pending_end_)
+        return;
+    if (begin <= pending_begin_ && end >= pending_end_)
+        pending_begin_ = pending_end_ = 0;
+    else if (begin <= pending_begin_)
+        pending_begin_ = end;
+    else if (end >= pending_end_)
+        pending_end_ = begin;
+    else
+        zero_pending_now();
 }
 
 } // namespace tpu::engine
