@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Host description for the benchmark's header: /proc/cpuinfo's first "model name" and "flags"
-// lines, and the engine's kernel selection (mxu/kernels/kernels.hpp).
+// Host description for the benchmark's header: /proc/cpuinfo's first "model name", "cpu family",
+// "model", "stepping" and "flags" lines, and the engine's kernel selection
+// (mxu/kernels/kernels.hpp).
 #include "host_info.hpp"
 
 #include <fstream>
@@ -33,6 +34,19 @@ std::string cpuinfo_field(const std::string &key) {
 std::string cpu_model() {
     const std::string model = cpuinfo_field("model name");
     return model.empty() ? "unknown CPU" : model;
+}
+
+std::string cpu_family_model() {
+    const std::string family = cpuinfo_field("cpu family");
+    if (family.empty())
+        return "family unknown";
+    std::string out = "family " + family;
+    for (const char *key : {"model", "stepping"}) {
+        const std::string value = cpuinfo_field(key);
+        if (!value.empty())
+            out += std::string(", ") + key + " " + value;
+    }
+    return out;
 }
 
 std::string matrix_isa_flags() {

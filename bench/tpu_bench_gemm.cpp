@@ -168,8 +168,9 @@ Gemm square(uint8_t dtype, uint32_t size) {
 }
 
 void fast_mode_table(const Options &o, std::mt19937_64 &rng) {
-    std::printf("Host: %s\nMatrix ISA flags: %s\nEngine kernel set: %s\n\n", cpu_model().c_str(),
-                matrix_isa_flags().c_str(), engine_kernel_set().c_str());
+    std::printf("Host: %s (%s)\nMatrix ISA flags: %s\nEngine kernel set: %s\n\n",
+                cpu_model().c_str(), cpu_family_model().c_str(), matrix_isa_flags().c_str(),
+                engine_kernel_set().c_str());
     std::printf("Fast mode (%ux%u array) vs oneDNN, %d thread(s), best of %d alternating rounds; "
                 "GFLOP/s (GOP/s for int8) = 2*M*N*K / time\n",
                 o.mxu, o.mxu, o.threads, o.reps);
