@@ -32,11 +32,11 @@ struct InferencePlan {
     std::vector<bool> relu_epilogue;              // a dense layer or conv with its ReLU
     std::vector<bool> fused;                      // that ReLU, or a flatten as a view
     // Per parameter (Graph::params() order), the values the card reads: fp32, or rounded to
-    // bf16 for weights in bf16; for int8 layers the quantised weights and the constants.
+    // bf16 for weights in bf16; for int8 layers the quantised weights and the rescaled bias.
     ParamValues values;
-    std::vector<std::optional<std::size_t>> int8_layer; // per node: its index in int8
-    std::vector<Int8Layer> int8;
-    std::vector<Int8LayerConstants> constants;
+    std::vector<std::optional<std::size_t>> int8_layer; // per node: its index in constants
+    std::vector<Int8LayerConstants> constants;          // per int8 layer, in node order
+    float input_scale = 1.0f; // int8: the first layer's, with which the host quantises the input
 
     // The fp32 or bf16 plan of `values`; throws std::invalid_argument naming a node the card
     // cannot run.

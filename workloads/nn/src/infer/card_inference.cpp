@@ -52,10 +52,11 @@ CardInference::CardInference(tpurt::Device &device, InferencePlan plan, std::siz
             params_.push_back(upload(device, plan_.values[i], p.shape, as_float));
     }
     mult_.resize(g.nodes().size());
-    for (const Int8Layer &l : plan_.int8) {
-        const std::vector<float> &m = plan_.constants[*plan_.int8_layer[l.node]].mult;
-        mult_[l.node] = upload(device, m, {m.size()}, as_float);
-    }
+    for (NodeId n = 1; n < g.nodes().size(); ++n)
+        if (plan_.int8_layer[n]) {
+            const std::vector<float> &m = plan_.constants[*plan_.int8_layer[n]].mult;
+            mult_[n] = upload(device, m, {m.size()}, as_float);
+        }
     acts_.push_back(tpurt::Tensor::empty(device, plan_.act[0], dims(max_batch_, g.node(0).shape)));
     conv_.emplace_back();
     for (NodeId n = 1; n < g.nodes().size(); ++n) {
@@ -93,7 +94,7 @@ void CardInference::run(const float *x, std::size_t m, float *out) {
     const std::size_t count = m * plan_.inputs();
     tpurt::Tensor input = acts_[0].slice(0, 0, m);
     if (plan_.act[0] == tpurt::DType::Int8) {
-        const float inv = 1.0f / plan_.int8.front().x_scale;
+        const float inv = 1.0f / plan_.input_scale;
         std::vector<std::int8_t> q(count);
         std::transform(x, x + count, q.begin(), [&](float v) { return quantise_value(v, inv); });
         input.copy_from_host(q);

@@ -32,7 +32,7 @@ InferencePlan empty_plan(const Graph &g, tpurt::DType precision) {
                          {},
                          std::vector<std::optional<std::size_t>>(count),
                          {},
-                         {}};
+                         1.0f};
 }
 
 // A ReLU that alone reads a dense layer or convolution, in its dtype, runs in its epilogue; a
@@ -81,7 +81,7 @@ InferencePlan InferencePlan::make(const Graph &g, const ParamValues &values,
 InferencePlan InferencePlan::make(const Graph &g, const Quantised &q) {
     InferencePlan p = empty_plan(g, tpurt::DType::Int8);
     p.constants = int8_constants(g, q);
-    p.int8 = q.layers;
+    p.input_scale = q.layers.front().x_scale;
     for (std::size_t i = 0; i < q.layers.size(); ++i)
         p.int8_layer[q.layers[i].node] = i;
     // The input in int8; an int8 layer reads int8 and gives fp32; the nodes between them

@@ -94,7 +94,7 @@ std::vector<float> reference_logits(const InferencePlan &plan, const float *x, s
     std::vector<Values> acts(g.nodes().size());
     const std::vector<float> input(x, x + batch * plan.inputs());
     if (plan.act[0] == tpurt::DType::Int8) {
-        const float inv = 1.0f / plan.int8.front().x_scale;
+        const float inv = 1.0f / plan.input_scale;
         for (float v : input)
             acts[0].bytes.push_back(std::byte(static_cast<std::uint8_t>(quantise_value(v, inv))));
         acts[0].type = tpurt::DType::Int8;
