@@ -65,7 +65,7 @@ module: | deps
 	$(MAKE) -C driver
 
 test: deps qemu all packages
-	ctest --test-dir $(HOST_BUILD) --output-on-failure
+	ctest --test-dir $(HOST_BUILD) -j $(JOBS) --output-on-failure
 
 # The whole story (workloads/demo/run-demo.sh): the CNN trained on Fashion-MNIST on the card,
 # evaluated, quantised to int8, served and load-tested, then a summary. DEMO_TRAIN_ARGS: tpu-train's

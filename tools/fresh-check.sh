@@ -156,7 +156,7 @@ steps=(
 	"README prerequisites|cd /root/tpu-stack && ${prerequisites:-true}"
 	"interrupted|cd /root/tpu-stack && $interrupt_demo"
 	"make demo|cd /root/tpu-stack && make demo"
-	"host tests|cd /root/tpu-stack && ctest --test-dir build/host -LE vm -E '^python:test_tutorial' --output-on-failure"
+	"host tests|cd /root/tpu-stack && ctest --test-dir build/host -LE vm -E '^python:test_tutorial' -j $(nproc) --output-on-failure"
 )
 times=()
 for entry in "${steps[@]}"; do
